@@ -1,0 +1,113 @@
+package com.spectrayan.spector.contract;
+
+import java.util.HashSet;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Which header names cross which hop. One policy for the gateway's forwarder, the uplink's two
+ * halves and the worker's {@code http-forward} target.
+ *
+ * <ul>
+ *   <li>Hop-by-hop names (RFC 9110 section 7.6.1) and every name the {@code Connection} header
+ *       lists describe one connection and never cross a hop.
+ *   <li>Framing names ({@code Host}, {@code Content-Length}) are re-created by whoever writes the
+ *       next hop.
+ *   <li>Credential names never cross an uplink: a worker never holds a gateway credential.
+ *   <li>Gateway-owned names ({@code X-Spector-Epoch}, {@code -Fence}, {@code -Owner}, {@code
+ *       -Attempt}) are never taken from a client; the gateway writes them.
+ * </ul>
+ *
+ * <p>All sets hold lower-case names; the methods take names in any case.
+ */
+public final class HeaderPolicy {
+    /** Hop-by-hop names, plus the non-standard {@code proxy-connection} that proxies drop too. */
+    public static final Set<String> HOP_BY_HOP = Set.of(
+            "connection",
+            "keep-alive",
+            "proxy-authenticate",
+            "proxy-authorization",
+            "proxy-connection",
+            "te",
+            "trailer",
+            "transfer-encoding",
+            "upgrade");
+
+    /** Names the writer of the next hop re-creates. */
+    public static final Set<String> FRAMING = Set.of("host", "content-length");
+
+    /** Names that never travel over an uplink. */
+    public static final Set<String> CREDENTIALS = Set.of("authorization", "x-agent-device-token");
+
+    /** Names only the gateway writes on a forwarded request; a client's copy is dropped. */
+    public static final Set<String> GATEWAY_OWNED = Set.of(
+            lower(SpectorHeaders.EPOCH),
+            lower(SpectorHeaders.FENCE),
+            lower(SpectorHeaders.OWNER),
+            lower(SpectorHeaders.ATTEMPT));
+
+    /** The routing names the gateway re-sets from the routing key it resolved. */
+    public static final Set<String> ROUTING = Set.of(lower(SpectorHeaders.NAMESPACE), lower(SpectorHeaders.TENANT));
+
+    /** How many names one {@code Connection} header may list before the request is refused. */
+    public static final int MAX_CONNECTION_TOKENS = 32;
+
+    private HeaderPolicy() {}
+
+    /**
+     * Returns the lower-case names listed by the {@code Connection} header values, so that they
+     * are dropped with the hop-by-hop names.
+     *
+     * @throws SpectorException BAD_REQUEST when the values list more than {@link
+     *     #MAX_CONNECTION_TOKENS} names
+     */
+    public static Set<String> connectionTokens(Iterable<String> connectionValues) {
+        Set<String> tokens = new HashSet<>();
+        for (String value : connectionValues) {
+            for (String token : value.split(",", -1)) {
+                String name = token.strip();
+                if (!name.isEmpty()) {
+                    tokens.add(lower(name));
+                    if (tokens.size() > MAX_CONNECTION_TOKENS) {
+                        throw SpectorException.badRequest(
+                                "Connection",
+                                "lists more than " + MAX_CONNECTION_TOKENS + " names (expected: <= "
+                                        + MAX_CONNECTION_TOKENS + ")");
+                    }
+                }
+            }
+        }
+        return tokens;
+    }
+
+    /** Answers whether a name is hop-by-hop, by itself or because {@code Connection} lists it. */
+    public static boolean isHopByHop(String name, Set<String> connectionTokens) {
+        String lower = lower(name);
+        return HOP_BY_HOP.contains(lower) || connectionTokens.contains(lower);
+    }
+
+    /** Answers whether a client's request header is copied onto the request to an owner. */
+    public static boolean forwardsToOwner(String name, Set<String> connectionTokens) {
+        String lower = lower(name);
+        return !HOP_BY_HOP.contains(lower)
+                && !connectionTokens.contains(lower)
+                && !FRAMING.contains(lower)
+                && !GATEWAY_OWNED.contains(lower)
+                && !ROUTING.contains(lower);
+    }
+
+    /** Answers whether a client's request header is copied onto a relayed request (uplink). */
+    public static boolean forwardsOverUplink(String name, Set<String> connectionTokens) {
+        return forwardsToOwner(name, connectionTokens) && !CREDENTIALS.contains(lower(name));
+    }
+
+    /** Answers whether an owner's or a target's response header is copied to the client. */
+    public static boolean forwardsToClient(String name, Set<String> connectionTokens) {
+        String lower = lower(name);
+        return !HOP_BY_HOP.contains(lower) && !connectionTokens.contains(lower) && !FRAMING.contains(lower);
+    }
+
+    private static String lower(String name) {
+        return name.toLowerCase(Locale.ROOT);
+    }
+}

@@ -1,0 +1,51 @@
+package com.spectrayan.spector.contract;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * An RFC 9457 problem detail with Spector's extension members {@code code} and {@code details}.
+ *
+ * @param type a URI naming the problem type: {@code urn:spector:error:<CODE>}
+ * @param title the code's title
+ * @param status the HTTP status
+ * @param detail the human explanation of this occurrence
+ * @param code the {@link ErrorCode} name
+ * @param details machine-readable members, shaped as the code says
+ * @param instance the request path the problem occurred on, when known
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+@JsonPropertyOrder({"type", "title", "status", "detail", "code", "details", "instance"})
+public record Problem(
+        String type,
+        String title,
+        int status,
+        String detail,
+        String code,
+        Map<String, Object> details,
+        @Nullable String instance) {
+
+    /** The media type of a problem body. */
+    public static final String CONTENT_TYPE = "application/problem+json";
+
+    /** The prefix of every {@link #type()}. */
+    public static final String TYPE_PREFIX = "urn:spector:error:";
+
+    public Problem {
+        requireNonNull(type, "type");
+        requireNonNull(title, "title");
+        requireNonNull(detail, "detail");
+        requireNonNull(code, "code");
+        details = Map.copyOf(requireNonNull(details, "details"));
+    }
+
+    /** Creates the problem for a code. */
+    public static Problem of(ErrorCode code, String detail, Map<String, Object> details, @Nullable String instance) {
+        return new Problem(
+                TYPE_PREFIX + code.name(), code.title(), code.httpStatus(), detail, code.name(), details, instance);
+    }
+}

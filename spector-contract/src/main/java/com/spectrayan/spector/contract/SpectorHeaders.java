@@ -1,0 +1,34 @@
+package com.spectrayan.spector.contract;
+
+/**
+ * The header names of the cell routing contract (DESIGN.md section 4) and the uplink, in their
+ * canonical spelling. Compare them case-insensitively.
+ */
+public final class SpectorHeaders {
+    /** The namespace of the routing key; a client may send it, the gateway always re-sets it. */
+    public static final String NAMESPACE = "X-Spector-Namespace";
+    /** The tenant of the routing key; a client may send it, the gateway always re-sets it. */
+    public static final String TENANT = "X-Spector-Tenant";
+    /** The ring or ownership epoch the gateway routed with; never taken from a client. */
+    public static final String EPOCH = "X-Spector-Epoch";
+    /** The last fencing token the gateway learned for the key; never taken from a client. */
+    public static final String FENCE = "X-Spector-Fence";
+    /** On an owner's 421: the node that owns the key. Never taken from a client. */
+    public static final String OWNER = "X-Spector-Owner";
+    /** On every owner response: the node that answered. */
+    public static final String NODE = "X-Spector-Node";
+    /** The attempt number of a forwarded request: 1, 2 or 3. Never taken from a client. */
+    public static final String ATTEMPT = "X-Spector-Attempt";
+    /** The lease id a relayed request runs under. */
+    public static final String LEASE = "X-Spector-Lease";
+    /** The id a worker dials the uplink with. */
+    public static final String WORKER = "X-Spector-Worker";
+    /** The client's idempotency key, copied byte for byte on every attempt (K7). */
+    public static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+    /** The legacy spelling of {@link #IDEMPOTENCY_KEY}, copied the same way. */
+    public static final String X_IDEMPOTENCY_KEY = "X-Idempotency-Key";
+    /** Set by an owner that answers a stored response for a repeated idempotency key. */
+    public static final String IDEMPOTENT_REPLAYED = "Idempotent-Replayed";
+
+    private SpectorHeaders() {}
+}

@@ -1,0 +1,100 @@
+package com.spectrayan.spector.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+final class HeaderPolicyTest {
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "Connection",
+                "Keep-Alive",
+                "Proxy-Authenticate",
+                "Proxy-Authorization",
+                "TE",
+                "Trailer",
+                "Transfer-Encoding",
+                "Upgrade"
+            })
+    void forwardsToOwner_hopByHopName_isDroppedInAnyCase(String name) {
+        assertThat(HeaderPolicy.forwardsToOwner(name, Set.of())).as(name).isFalse();
+        assertThat(HeaderPolicy.forwardsToOwner(name.toUpperCase(java.util.Locale.ROOT), Set.of()))
+                .isFalse();
+        assertThat(HeaderPolicy.forwardsToClient(name, Set.of())).isFalse();
+        assertThat(HeaderPolicy.forwardsOverUplink(name, Set.of())).isFalse();
+    }
+
+    @Test
+    void forwardsToOwner_nameListedByConnection_isDropped() {
+        Set<String> tokens = HeaderPolicy.connectionTokens(List.of("keep-alive, X-Secret-Hop", "close"));
+
+        assertThat(tokens).containsExactlyInAnyOrder("keep-alive", "x-secret-hop", "close");
+        assertThat(HeaderPolicy.forwardsToOwner("X-Secret-Hop", tokens)).isFalse();
+        assertThat(HeaderPolicy.forwardsToClient("x-secret-hop", tokens)).isFalse();
+        assertThat(HeaderPolicy.forwardsToOwner("X-Other", tokens)).isTrue();
+    }
+
+    @Test
+    void forwardsToOwner_framingAndGatewayOwnedNames_areDropped() {
+        for (String name : List.of(
+                "Host",
+                "Content-Length",
+                SpectorHeaders.EPOCH,
+                SpectorHeaders.FENCE,
+                SpectorHeaders.OWNER,
+                SpectorHeaders.ATTEMPT,
+                SpectorHeaders.NAMESPACE,
+                SpectorHeaders.TENANT)) {
+            assertThat(HeaderPolicy.forwardsToOwner(name, Set.of()))
+                    .as("%s is re-created by the gateway", name)
+                    .isFalse();
+        }
+    }
+
+    @Test
+    void forwardsToOwner_idempotencyKeysAndAuthorization_areKept() {
+        assertThat(HeaderPolicy.forwardsToOwner(SpectorHeaders.IDEMPOTENCY_KEY, Set.of()))
+                .isTrue();
+        assertThat(HeaderPolicy.forwardsToOwner(SpectorHeaders.X_IDEMPOTENCY_KEY, Set.of()))
+                .isTrue();
+        assertThat(HeaderPolicy.forwardsToOwner("Authorization", Set.of())).isTrue();
+    }
+
+    @Test
+    void forwardsOverUplink_credentials_neverCross() {
+        assertThat(HeaderPolicy.forwardsOverUplink("Authorization", Set.of())).isFalse();
+        assertThat(HeaderPolicy.forwardsOverUplink("X-Agent-Device-Token", Set.of()))
+                .isFalse();
+        assertThat(HeaderPolicy.forwardsOverUplink("Accept", Set.of())).isTrue();
+    }
+
+    @Test
+    void forwardsToClient_ownerNodeHeader_isKept() {
+        assertThat(HeaderPolicy.forwardsToClient(SpectorHeaders.NODE, Set.of())).isTrue();
+        assertThat(HeaderPolicy.forwardsToClient("Content-Length", Set.of())).isFalse();
+    }
+
+    @Test
+    void connectionTokens_atTheLimit_areAccepted_andOnePast_isBadRequest() {
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < HeaderPolicy.MAX_CONNECTION_TOKENS; i++) {
+            names.add("x-" + i);
+        }
+        assertThat(HeaderPolicy.connectionTokens(List.of(String.join(",", names))))
+                .hasSize(HeaderPolicy.MAX_CONNECTION_TOKENS);
+
+        names.add("x-one-more");
+        assertThatThrownBy(() -> HeaderPolicy.connectionTokens(List.of(String.join(",", names))))
+                .isInstanceOf(SpectorException.class)
+                .hasMessageContaining("more than 32")
+                .satisfies(e -> assertThat(((SpectorException) e).code()).isEqualTo(ErrorCode.BAD_REQUEST));
+    }
+}
