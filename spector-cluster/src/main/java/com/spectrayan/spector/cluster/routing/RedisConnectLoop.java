@@ -1,0 +1,108 @@
+package com.spectrayan.spector.cluster.routing;
+
+import static java.util.Objects.requireNonNull;
+
+import io.lettuce.core.api.StatefulConnection;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Makes the first connection to Redis, retrying with backoff until it succeeds or is closed.
+ * Lettuce reconnects an established connection by itself but does not retry a first connect that
+ * failed, and a gateway must start (and route from the ring) while Redis is down.
+ *
+ * <p>Concurrency: attempts run one at a time on the scheduler; {@link #connection()} is safe from
+ * any thread.
+ */
+final class RedisConnectLoop<C extends StatefulConnection<?, ?>> implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(RedisConnectLoop.class);
+
+    /** First delay after a failed connect; doubled per failure up to {@link #MAX_BACKOFF}. */
+    static final Duration MIN_BACKOFF = Duration.ofMillis(250);
+
+    /** Longest delay between two connect attempts. */
+    static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
+
+    private final String name;
+    private final Supplier<CompletionStage<C>> connect;
+    private final Consumer<C> onConnected;
+    private final ScheduledExecutorService scheduler;
+    private volatile @Nullable C connection;
+    private volatile boolean closed;
+
+    RedisConnectLoop(
+            String name,
+            Supplier<CompletionStage<C>> connect,
+            Consumer<C> onConnected,
+            ScheduledExecutorService scheduler) {
+        this.name = requireNonNull(name, "name");
+        this.connect = requireNonNull(connect, "connect");
+        this.onConnected = requireNonNull(onConnected, "onConnected");
+        this.scheduler = requireNonNull(scheduler, "scheduler");
+    }
+
+    /** Starts the first attempt. */
+    void start() {
+        attempt(MIN_BACKOFF);
+    }
+
+    /** Returns the connection once made (Lettuce keeps it reconnecting after that), or null. */
+    @Nullable
+    C connection() {
+        return connection;
+    }
+
+    private void attempt(Duration nextBackoff) {
+        if (closed) {
+            return;
+        }
+        CompletionStage<C> stage;
+        try {
+            stage = connect.get();
+        } catch (RuntimeException e) {
+            retry(nextBackoff, e);
+            return;
+        }
+        stage.whenComplete((c, error) -> {
+            if (error != null) {
+                retry(nextBackoff, error);
+            } else if (closed) {
+                closeQuietly(c);
+            } else {
+                connection = c;
+                log.info("Redis {} connection established", name);
+                onConnected.accept(c);
+            }
+        });
+    }
+
+    private void retry(Duration backoff, Throwable error) {
+        if (closed) {
+            return;
+        }
+        log.warn("Redis {} connection failed, retrying in {} ms: {}", name, backoff.toMillis(), error.toString());
+        Duration next = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
+        var unused = scheduler.schedule(() -> attempt(next), backoff.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        C c = connection;
+        connection = null;
+        if (c != null) {
+            closeQuietly(c);
+        }
+    }
+
+    private static void closeQuietly(StatefulConnection<?, ?> c) {
+        var unused = c.closeAsync(); // nothing to do on failure: the connection is discarded either way
+    }
+}

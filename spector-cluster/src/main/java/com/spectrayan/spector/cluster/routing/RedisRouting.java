@@ -1,0 +1,116 @@
+package com.spectrayan.spector.cluster.routing;
+
+import static java.util.Objects.requireNonNull;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The Redis side of routing for one process: one Lettuce client (one I/O thread), the L2 {@link
+ * RedisRoutingCache} and, once a resolver exists, its {@link RoutingInvalidationSubscriber}.
+ *
+ * <pre>{@code
+ * RedisRouting redis = RedisRouting.connect(uri, cellId, l2Ttl, l2Timeout);
+ * WaterfallRoutingResolver resolver = WaterfallRoutingResolver.builder(cellId, ring).l2(redis.cache()).build();
+ * redis.subscribe(resolver);
+ * }</pre>
+ *
+ * <p>Nothing here waits for Redis: connections are made in the background, and a process whose
+ * Redis is down routes from the ring until it is back.
+ */
+public final class RedisRouting implements AutoCloseable {
+    /** Longest wait for a TCP connect to Redis. */
+    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
+
+    /** Lettuce's reconnect delay after a lost connection: from this, doubling... */
+    static final Duration RECONNECT_MIN = Duration.ofMillis(100);
+
+    /** ...up to this. */
+    static final Duration RECONNECT_MAX = Duration.ofSeconds(5);
+
+    /** How long {@link #close()} waits for the client's threads to stop. */
+    static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(2);
+
+    private final ClientResources resources;
+    private final RedisClient client;
+    private final RedisURI uri;
+    private final RedisRoutingCache cache;
+    private volatile @Nullable RoutingInvalidationSubscriber subscriber;
+
+    private RedisRouting(String uri, String cellId, Duration ttl, Duration commandTimeout) {
+        this.uri = RedisURI.create(requireNonNull(uri, "uri"));
+        if (commandTimeout.isNegative() || commandTimeout.isZero()) {
+            throw new IllegalArgumentException("timeout: " + commandTimeout + " (expected: > 0)");
+        }
+        this.resources = ClientResources.builder()
+                .ioThreadPoolSize(1)
+                .computationThreadPoolSize(1)
+                .reconnectDelay(Delay.exponential(RECONNECT_MIN, RECONNECT_MAX, 2, TimeUnit.MILLISECONDS))
+                .build();
+        this.client = RedisClient.create(resources);
+        client.setOptions(ClientOptions.builder()
+                .autoReconnect(true)
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+                .socketOptions(SocketOptions.builder()
+                        .connectTimeout(CONNECT_TIMEOUT)
+                        .keepAlive(true)
+                        .build())
+                .build());
+        this.cache = RedisRoutingCache.start(client, this.uri, cellId, ttl);
+    }
+
+    /**
+     * Starts connecting to Redis for a cell.
+     *
+     * @param uri {@code redis://host:port} ({@code spector.routing.redis.uri})
+     * @param l2Ttl an entry's time to live ({@code spector.routing.redis.ttl-seconds})
+     * @param commandTimeout a command's longest wait ({@code spector.routing.redis.timeout-ms})
+     */
+    public static RedisRouting connect(String uri, String cellId, Duration l2Ttl, Duration commandTimeout) {
+        return new RedisRouting(uri, cellId, l2Ttl, commandTimeout);
+    }
+
+    /** Returns L2. */
+    public RedisRoutingCache cache() {
+        return cache;
+    }
+
+    /** Starts the invalidation subscription that feeds a resolver (once). */
+    public synchronized void subscribe(WaterfallRoutingResolver resolver) {
+        if (subscriber != null) {
+            throw new IllegalStateException("already subscribed");
+        }
+        subscriber = RoutingInvalidationSubscriber.start(client, uri, resolver);
+    }
+
+    /** Answers whether L2's connection is up. */
+    public boolean isConnected() {
+        return cache.isConnected();
+    }
+
+    /** Answers whether the invalidation subscription is confirmed. */
+    public boolean isSubscribed() {
+        RoutingInvalidationSubscriber s = subscriber;
+        return s != null && s.isSubscribed();
+    }
+
+    @Override
+    public void close() {
+        RoutingInvalidationSubscriber s = subscriber;
+        if (s != null) {
+            s.close();
+        }
+        cache.close();
+        client.shutdown(Duration.ZERO, SHUTDOWN_TIMEOUT);
+        var unused = resources.shutdown(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    }
+}

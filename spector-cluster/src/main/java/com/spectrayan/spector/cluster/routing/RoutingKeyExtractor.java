@@ -1,0 +1,101 @@
+package com.spectrayan.spector.cluster.routing;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.contract.SpectorHeaders;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Finds a request's {@link RoutingKey} (DESIGN.md section 4), independent of any HTTP library.
+ *
+ * <ul>
+ *   <li>namespace: the {@code X-Spector-Namespace} header, else the path {@code
+ *       /api/v1/namespaces/{ns}/...}, else the token's {@code namespace} claim, else {@code
+ *       default};
+ *   <li>tenant: the {@code X-Spector-Tenant} header, else the token's {@code tenant} claim, else
+ *       none. A header tenant that contradicts the token's tenant is FORBIDDEN: a caller may not
+ *       route into another tenant's namespace.
+ * </ul>
+ *
+ * <p>Names that break the bounds are BAD_REQUEST. Thread-safe and allocation-light: the hot path
+ * calls it once per request.
+ */
+public final class RoutingKeyExtractor {
+    /** The namespace of a request that names none. */
+    public static final String DEFAULT_NAMESPACE = "default";
+
+    /** The path prefix whose next segment is the namespace. */
+    public static final String NAMESPACE_PATH_PREFIX = "/api/v1/namespaces/";
+
+    /** The token claim that names the tenant. */
+    public static final String TENANT_CLAIM = "tenant";
+
+    /** The token claim that names the namespace. */
+    public static final String NAMESPACE_CLAIM = "namespace";
+
+    private final String cellId;
+
+    /** Creates an extractor for one cell. */
+    public RoutingKeyExtractor(String cellId) {
+        this.cellId = RoutingKey.checkName("cellId", cellId);
+    }
+
+    /**
+     * Returns the routing key of a request.
+     *
+     * @param headerNamespace the {@code X-Spector-Namespace} value, or null when absent
+     * @param headerTenant the {@code X-Spector-Tenant} value, or null when absent
+     * @param path the request path without its query
+     * @param claims the verified token's claims; empty when the request carries no token
+     * @throws SpectorException BAD_REQUEST for a malformed name, FORBIDDEN for a tenant mismatch
+     */
+    public RoutingKey extract(
+            @Nullable String headerNamespace, @Nullable String headerTenant, String path, Map<String, ?> claims) {
+        requireNonNull(path, "path");
+        requireNonNull(claims, "claims");
+        String claimTenant = stringClaim(claims, TENANT_CLAIM);
+        String tenant = headerTenant != null ? headerTenant : claimTenant;
+        if (headerTenant != null && claimTenant != null && !headerTenant.equals(claimTenant)) {
+            throw SpectorException.of(
+                    ErrorCode.FORBIDDEN,
+                    SpectorHeaders.TENANT + " names a tenant the token does not grant",
+                    Map.of("reason", "tenant-mismatch"));
+        }
+        String namespace = headerNamespace;
+        if (namespace == null) {
+            namespace = pathNamespace(path);
+        }
+        if (namespace == null) {
+            namespace = stringClaim(claims, NAMESPACE_CLAIM);
+        }
+        if (namespace == null) {
+            namespace = DEFAULT_NAMESPACE;
+        }
+        return RoutingKey.of(cellId, tenant, namespace);
+    }
+
+    /** Returns the segment after {@code /api/v1/namespaces/}, or null when there is none. */
+    static @Nullable String pathNamespace(String path) {
+        if (!path.startsWith(NAMESPACE_PATH_PREFIX)) {
+            return null;
+        }
+        int start = NAMESPACE_PATH_PREFIX.length();
+        int end = path.indexOf('/', start);
+        String segment = end < 0 ? path.substring(start) : path.substring(start, end);
+        return segment.isEmpty() ? null : segment;
+    }
+
+    private static @Nullable String stringClaim(Map<String, ?> claims, String name) {
+        Object value = claims.get(name);
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof String s)) {
+            throw SpectorException.badRequest("claim " + name, "not a string");
+        }
+        return s;
+    }
+}
