@@ -40,6 +40,9 @@ public final class KetamaRing {
     /** MD5 digests per member; each gives 4 points. */
     static final int DIGESTS_PER_MEMBER = Limits.RING_POINTS_PER_MEMBER / 4;
 
+    /** Bits that hold a member index beside a point while sorting; covers {@code RING_MEMBERS}. */
+    private static final int MEMBER_BITS = 16;
+
     private static final ThreadLocal<MessageDigest> MD5 = ThreadLocal.withInitial(KetamaRing::newMd5);
 
     private final long epoch;
@@ -76,23 +79,24 @@ public final class KetamaRing {
         }
         List<String> labels = List.copyOf(sorted);
         int n = labels.size() * Limits.RING_POINTS_PER_MEMBER;
-        // Sort (point << 32 | memberIndex) once: ties go to the lower index, the label sorting first.
+        // Sort (point << 16 | memberIndex) once: ties go to the lower index, the label sorting first.
+        // 32 + 16 bits stay positive, so a signed sort orders the unsigned points.
         long[] packed = new long[n];
         int p = 0;
         for (int m = 0; m < labels.size(); m++) {
             for (int i = 0; i < DIGESTS_PER_MEMBER; i++) {
                 byte[] d = md5(labels.get(m) + "-" + i);
                 for (int h = 0; h < 4; h++) {
-                    packed[p++] = (le32(d, h * 4) << 32) | m;
+                    packed[p++] = (le32(d, h * 4) << MEMBER_BITS) | m;
                 }
             }
         }
-        Arrays.sort(packed); // unsigned points fit in the upper 32 bits of a non-negative long
+        Arrays.sort(packed);
         long[] points = new long[n];
         int[] owners = new int[n];
         for (int i = 0; i < n; i++) {
-            points[i] = packed[i] >>> 32;
-            owners[i] = (int) (packed[i] & 0xffffffffL);
+            points[i] = packed[i] >>> MEMBER_BITS;
+            owners[i] = (int) (packed[i] & ((1L << MEMBER_BITS) - 1));
         }
         return new KetamaRing(epoch, labels, points, owners);
     }

@@ -1,0 +1,99 @@
+package com.spectrayan.spector.cluster.routing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.SpectorException;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+final class RoutingKeyExtractorTest {
+    private final RoutingKeyExtractor extractor = new RoutingKeyExtractor("cell-1");
+
+    @Test
+    void extract_headerNamespace_winsOverPathAndClaim() {
+        RoutingKey key =
+                extractor.extract("from-header", null, "/api/v1/namespaces/from-path/x", Map.of("namespace", "claim"));
+
+        assertThat(key.namespace()).isEqualTo("from-header");
+    }
+
+    @Test
+    void extract_pathNamespace_winsOverClaim() {
+        RoutingKey key = extractor.extract(null, null, "/api/v1/namespaces/orders/objects/1", Map.of("namespace", "c"));
+
+        assertThat(key.namespace()).isEqualTo("orders");
+    }
+
+    @Test
+    void extract_pathEndingAtTheNamespace_usesIt() {
+        assertThat(extractor
+                        .extract(null, null, "/api/v1/namespaces/orders", Map.of())
+                        .namespace())
+                .isEqualTo("orders");
+    }
+
+    @Test
+    void extract_claimNamespace_isUsedWhenHeaderAndPathAreSilent() {
+        assertThat(extractor
+                        .extract(null, null, "/api/v1/events", Map.of("namespace", "claimed"))
+                        .namespace())
+                .isEqualTo("claimed");
+    }
+
+    @Test
+    void extract_nothingNamed_isTheUntenantedDefault() {
+        RoutingKey key = extractor.extract(null, null, "/api/v1/auth/token", Map.of());
+
+        assertThat(key).isEqualTo(RoutingKey.ofUntenanted("cell-1", "default"));
+    }
+
+    @Test
+    void extract_emptyPathSegment_fallsThroughToDefault() {
+        assertThat(extractor
+                        .extract(null, null, "/api/v1/namespaces/", Map.of())
+                        .namespace())
+                .isEqualTo("default");
+    }
+
+    @Test
+    void extract_tenantFromTheTokenClaim_whenNoHeader() {
+        assertThat(extractor
+                        .extract(null, null, "/api/v1/x", Map.of("tenant", "acme"))
+                        .tenant())
+                .isEqualTo("acme");
+    }
+
+    @Test
+    void extract_headerTenantMatchingTheToken_isAccepted() {
+        assertThat(extractor
+                        .extract(null, "acme", "/api/v1/x", Map.of("tenant", "acme"))
+                        .ringKey())
+                .isEqualTo("acme/default");
+    }
+
+    @Test
+    void extract_headerTenantContradictingTheToken_isForbidden() {
+        assertThatThrownBy(() -> extractor.extract(null, "other", "/api/v1/x", Map.of("tenant", "acme")))
+                .isInstanceOf(SpectorException.class)
+                .satisfies(e -> {
+                    SpectorException se = (SpectorException) e;
+                    assertThat(se.code()).isEqualTo(ErrorCode.FORBIDDEN);
+                    assertThat(se.details()).containsEntry("reason", "tenant-mismatch");
+                });
+    }
+
+    @Test
+    void extract_malformedPathNamespace_isBadRequest() {
+        assertThatThrownBy(() -> extractor.extract(null, null, "/api/v1/namespaces/Bad%20Name/x", Map.of()))
+                .isInstanceOf(SpectorException.class)
+                .satisfies(e -> assertThat(((SpectorException) e).code()).isEqualTo(ErrorCode.BAD_REQUEST));
+    }
+
+    @Test
+    void extract_nonStringClaim_isBadRequest() {
+        assertThatThrownBy(() -> extractor.extract(null, null, "/api/v1/x", Map.of("tenant", 7)))
+                .hasMessageContaining("claim tenant: not a string");
+    }
+}
