@@ -1,0 +1,5 @@
+/** JMH benchmarks of hot code. Run them as {@code bench/README.md} says; tests never run them. */
+@NullMarked
+package com.spectrayan.spector.bench;
+
+import org.jspecify.annotations.NullMarked;
