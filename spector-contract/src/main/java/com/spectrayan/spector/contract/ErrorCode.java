@@ -23,7 +23,7 @@ public enum ErrorCode {
             503,
             1,
             "Gateway routing failure",
-            shape("reason", String.class, "attempts", Integer.class)),
+            shape("reason", String.class, "attempts", Integer.class, "retryAfterSeconds", Long.class)),
     OWNER_UNREACHABLE(ErrorKind.TRANSPORT, 502, 1, "Owner unreachable", shape("owner", String.class)),
     OWNER_TIMEOUT(ErrorKind.TRANSPORT, 504, 1, "Owner timeout", shape("owner", String.class, "timeoutMs", Long.class)),
     WORKER_UNREACHABLE(ErrorKind.TRANSPORT, 503, 1, "Worker unreachable", shape("workerId", String.class)),

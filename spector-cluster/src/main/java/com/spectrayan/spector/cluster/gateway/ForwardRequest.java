@@ -1,0 +1,46 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.cluster.routing.RoutingKey;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One client request to forward: its head as received, its routing key, the facts the gateway
+ * adds as {@code X-Forwarded-*}, and its body as a stream ({@link RequestBody}), never a byte
+ * array.
+ *
+ * @param method the request method
+ * @param uri the path and query as received (origin form)
+ * @param headers the client's headers as received; the forwarder filters them
+ * @param key the routing key
+ * @param body the body, pulled as the owner takes it
+ * @param declaredLength the client's Content-Length, or -1 when chunked or absent
+ * @param clientAddress the client's IP literal, for {@code X-Forwarded-For}
+ * @param trustedProxy whether the client is a configured trusted proxy (its X-Forwarded-* are kept)
+ * @param scheme {@code http} or {@code https}, for {@code X-Forwarded-Proto}
+ * @param host the client's Host header, for {@code X-Forwarded-Host}
+ */
+public record ForwardRequest(
+        HttpMethod method,
+        String uri,
+        HttpHeaders headers,
+        RoutingKey key,
+        RequestBody body,
+        long declaredLength,
+        String clientAddress,
+        boolean trustedProxy,
+        String scheme,
+        @Nullable String host) {
+    public ForwardRequest {
+        requireNonNull(method, "method");
+        requireNonNull(uri, "uri");
+        requireNonNull(headers, "headers");
+        requireNonNull(key, "key");
+        requireNonNull(body, "body");
+        requireNonNull(clientAddress, "clientAddress");
+        requireNonNull(scheme, "scheme");
+    }
+}

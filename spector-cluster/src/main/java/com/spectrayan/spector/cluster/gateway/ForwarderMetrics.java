@@ -1,0 +1,144 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Counters of the forwarder, cheap enough for the hot path; the gateway binds them to Micrometer.
+ * Retargets are counted by cause, exchanges by outcome.
+ */
+public final class ForwarderMetrics {
+    private final AtomicInteger active = new AtomicInteger();
+    private final LongAdder completed = new LongAdder();
+    private final LongAdder failed = new LongAdder();
+    private final LongAdder cancelled = new LongAdder();
+    private final LongAdder retargetMisdirected = new LongAdder();
+    private final LongAdder retryStaleConnection = new LongAdder();
+    private final LongAdder retargetsExhausted = new LongAdder();
+    private final LongAdder replayRefusals = new LongAdder();
+    private final LongAdder tooLarge = new LongAdder();
+    private final LongAdder ownerTimeouts = new LongAdder();
+    private final LongAdder ownerUnreachable = new LongAdder();
+    private final LongAdder bytesToOwners = new LongAdder();
+    private final LongAdder bytesToClients = new LongAdder();
+
+    /** Exchanges in progress. */
+    public int active() {
+        return active.get();
+    }
+
+    /** Exchanges whose response ended normally (any status the owner chose). */
+    public long completed() {
+        return completed.sum();
+    }
+
+    /** Exchanges that failed with a gateway error (before or after the head). */
+    public long failed() {
+        return failed.sum();
+    }
+
+    /** Exchanges cancelled because the client went away. */
+    public long cancelled() {
+        return cancelled.sum();
+    }
+
+    /** Retargets after an owner's 421. */
+    public long retargetMisdirected() {
+        return retargetMisdirected.sum();
+    }
+
+    /** Retries on a fresh connection after a pooled one turned out closed. */
+    public long retryStaleConnection() {
+        return retryStaleConnection.sum();
+    }
+
+    /** Exchanges that ended in 503 because the 421 budget was spent or the hint was unusable. */
+    public long retargetsExhausted() {
+        return retargetsExhausted.sum();
+    }
+
+    /** Requests that kept no replay copy (past the per-request buffer or the gateway budget). */
+    public long replayRefusals() {
+        return replayRefusals.sum();
+    }
+
+    /** Requests refused 413 (by Content-Length or by counting a streamed body). */
+    public long tooLarge() {
+        return tooLarge.sum();
+    }
+
+    /** Attempts that got no response head in time. */
+    public long ownerTimeouts() {
+        return ownerTimeouts.sum();
+    }
+
+    /** Attempts that could not reach their owner. */
+    public long ownerUnreachable() {
+        return ownerUnreachable.sum();
+    }
+
+    /** Request body bytes written to owners. */
+    public long bytesToOwners() {
+        return bytesToOwners.sum();
+    }
+
+    /** Response body bytes handed to clients. */
+    public long bytesToClients() {
+        return bytesToClients.sum();
+    }
+
+    void started() {
+        active.incrementAndGet();
+    }
+
+    void ended(Outcome outcome) {
+        active.decrementAndGet();
+        switch (outcome) {
+            case COMPLETED -> completed.increment();
+            case FAILED -> failed.increment();
+            case CANCELLED -> cancelled.increment();
+        }
+    }
+
+    void countRetargetMisdirected() {
+        retargetMisdirected.increment();
+    }
+
+    void countRetryStaleConnection() {
+        retryStaleConnection.increment();
+    }
+
+    void countRetargetsExhausted() {
+        retargetsExhausted.increment();
+    }
+
+    void countReplayRefused() {
+        replayRefusals.increment();
+    }
+
+    void countTooLarge() {
+        tooLarge.increment();
+    }
+
+    void countOwnerTimeout() {
+        ownerTimeouts.increment();
+    }
+
+    void countOwnerUnreachable() {
+        ownerUnreachable.increment();
+    }
+
+    void countToOwner(long bytes) {
+        bytesToOwners.add(bytes);
+    }
+
+    void countToClient(long bytes) {
+        bytesToClients.add(bytes);
+    }
+
+    enum Outcome {
+        COMPLETED,
+        FAILED,
+        CANCELLED
+    }
+}

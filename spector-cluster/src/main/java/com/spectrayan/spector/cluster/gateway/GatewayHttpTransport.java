@@ -1,0 +1,264 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.pool.ChannelHealthChecker;
+import io.netty.channel.pool.ChannelPoolHandler;
+import io.netty.channel.pool.FixedChannelPool;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.AttributeKey;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Future;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Kept-alive HTTP/1.1 connections to owners: one FIXED {@link FixedChannelPool} per (event loop,
+ * owner), so an exchange's owner connection runs on the same event loop as its client connection
+ * and no byte crosses threads.
+ *
+ * <p>Design notes:
+ *
+ * <ul>
+ *   <li>Bounded: {@link TransportSpec#maxConnectionsPerOwner()} connections and {@link
+ *       TransportSpec#maxPendingAcquires()} waiters per pool; a waiter gives up after {@link
+ *       TransportSpec#acquireTimeout()} (the forwarder answers 503).
+ *   <li>Stale connections: LIFO reuse keeps the hottest connections busy and lets the rest go
+ *       idle; an {@link IdleStateHandler} closes a pooled connection unused for {@link
+ *       TransportSpec#maxIdleTime()} (background eviction), and acquire checks that a pooled one is
+ *       still open. A connection that dies as it is reused is retried once by the forwarder.
+ *   <li>Each channel carries one permanent {@link OwnerChannelHandler} whose {@link Listener} is
+ *       set while an exchange holds the channel; anything an owner sends while no exchange holds
+ *       it is released and the connection closed.
+ * </ul>
+ *
+ * <p>Concurrency: pools are created lazily and concurrently; each pool's work runs on its loop.
+ */
+public final class GatewayHttpTransport implements AutoCloseable {
+    private static final AttributeKey<Boolean> IN_USE = AttributeKey.valueOf("spector.inUse");
+    private static final AttributeKey<AtomicInteger> USES = AttributeKey.valueOf("spector.uses");
+
+    private final TransportSpec spec;
+    private final Class<? extends Channel> channelClass;
+    private final Map<PoolKey, FixedChannelPool> pools = new ConcurrentHashMap<>();
+    private final AtomicInteger connections = new AtomicInteger();
+    private volatile boolean closed;
+
+    /**
+     * Creates a transport whose connections use {@code channelClass}, which must match the event
+     * loops passed to {@link #acquire} (epoll loops with an epoll channel, NIO with NIO).
+     */
+    public GatewayHttpTransport(TransportSpec spec, Class<? extends Channel> channelClass) {
+        this.spec = requireNonNull(spec, "spec");
+        this.channelClass = requireNonNull(channelClass, "channelClass");
+    }
+
+    /**
+     * Returns a connection to an owner, on {@code loop}, completing on that loop. The caller sets
+     * its {@link Listener} with {@link #listen} and gives the channel back with {@link #release}.
+     */
+    public Future<Channel> acquire(EventLoop loop, URI owner) {
+        if (closed) {
+            return loop.newFailedFuture(new IllegalStateException("transport closed"));
+        }
+        FixedChannelPool pool = pools.computeIfAbsent(new PoolKey(loop, owner), this::newPool);
+        return pool.acquire();
+    }
+
+    /** Sets the listener of an acquired channel (null to detach). */
+    public static void listen(Channel channel, @Nullable Listener listener) {
+        OwnerChannelHandler h = channel.pipeline().get(OwnerChannelHandler.class);
+        if (h != null) {
+            h.listener = listener;
+        }
+    }
+
+    /** Answers whether an acquired channel was used by an exchange before (not a fresh connection). */
+    public static boolean isReused(Channel channel) {
+        AtomicInteger uses = channel.attr(USES).get();
+        return uses != null && uses.get() > 1;
+    }
+
+    /**
+     * Gives a channel back: to its pool when {@code reusable} (request and response complete, keep-
+     * alive allowed), else closes it first so the pool drops it.
+     */
+    public void release(EventLoop loop, URI owner, Channel channel, boolean reusable) {
+        listen(channel, null);
+        if (!reusable) {
+            channel.close();
+        }
+        FixedChannelPool pool = pools.get(new PoolKey(loop, owner));
+        if (pool != null) {
+            var unused = pool.release(channel);
+        } else {
+            channel.close();
+        }
+    }
+
+    /** Returns the number of open owner connections (pooled or in use). */
+    public int openConnections() {
+        return connections.get();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (FixedChannelPool pool : pools.values()) {
+            pool.close();
+        }
+        pools.clear();
+    }
+
+    private FixedChannelPool newPool(PoolKey key) {
+        Bootstrap bootstrap = new Bootstrap()
+                .group(key.loop())
+                .channel(channelClass)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
+                        spec.connectTimeout().toMillis())
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.SO_KEEPALIVE, true)
+                .remoteAddress(InetSocketAddress.createUnresolved(key.owner().getHost(), port(key.owner())));
+        return new FixedChannelPool(
+                bootstrap,
+                new PoolHandler(),
+                ChannelHealthChecker.ACTIVE,
+                FixedChannelPool.AcquireTimeoutAction.FAIL,
+                spec.acquireTimeout().toMillis(),
+                spec.maxConnectionsPerOwner(),
+                spec.maxPendingAcquires(),
+                true,
+                false);
+    }
+
+    private static int port(URI uri) {
+        return uri.getPort() > 0 ? uri.getPort() : 80;
+    }
+
+    private record PoolKey(EventLoop loop, URI owner) {}
+
+    /** Receives what an owner connection delivers while an exchange holds it. */
+    public interface Listener {
+        /** A decoded message (HttpResponse and/or HttpContent); the listener releases it. */
+        void onMessage(Object message);
+
+        /** A read batch ended; flush what was handed on. */
+        void onReadComplete();
+
+        /** The connection's writability changed. */
+        void onWritabilityChanged(boolean writable);
+
+        /** The connection closed. */
+        void onClosed();
+
+        /** The connection failed (decoder error, reset). */
+        void onFailure(Throwable cause);
+    }
+
+    private final class PoolHandler implements ChannelPoolHandler {
+        @Override
+        public void channelCreated(Channel ch) {
+            connections.incrementAndGet();
+            ch.closeFuture().addListener(f -> connections.decrementAndGet());
+            ch.attr(USES).set(new AtomicInteger());
+            HttpDecoderConfig decoder = new HttpDecoderConfig()
+                    .setMaxInitialLineLength(spec.maxInitialLineBytes())
+                    .setMaxHeaderSize(spec.maxResponseHeaderBytes())
+                    .setMaxChunkSize(64 * 1024);
+            ch.pipeline()
+                    .addLast("codec", new HttpClientCodec(decoder, false, false))
+                    .addLast(
+                            "idle",
+                            new IdleStateHandler(0, 0, spec.maxIdleTime().toNanos(), TimeUnit.NANOSECONDS))
+                    .addLast("owner", new OwnerChannelHandler());
+        }
+
+        @Override
+        public void channelAcquired(Channel ch) {
+            ch.attr(IN_USE).set(Boolean.TRUE);
+            ch.attr(USES).get().incrementAndGet();
+        }
+
+        @Override
+        public void channelReleased(Channel ch) {
+            ch.attr(IN_USE).set(Boolean.FALSE);
+            ch.config().setAutoRead(true);
+        }
+    }
+
+    /** The permanent last handler of an owner connection. */
+    static final class OwnerChannelHandler extends ChannelInboundHandlerAdapter {
+        @Nullable
+        Listener listener;
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            Listener l = listener;
+            if (l != null) {
+                l.onMessage(msg);
+            } else {
+                ReferenceCountUtil.release(msg);
+                ctx.close(); // an owner speaking out of turn: the connection's framing is unknown
+            }
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            Listener l = listener;
+            if (l != null) {
+                l.onReadComplete();
+            }
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            Listener l = listener;
+            if (l != null) {
+                l.onWritabilityChanged(ctx.channel().isWritable());
+            }
+            ctx.fireChannelWritabilityChanged();
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            Listener l = listener;
+            listener = null;
+            if (l != null) {
+                l.onClosed();
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            Listener l = listener;
+            if (l != null) {
+                l.onFailure(cause);
+            }
+            ctx.close();
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof IdleStateEvent
+                    && !Boolean.TRUE.equals(ctx.channel().attr(IN_USE).get())) {
+                ctx.close(); // idle in the pool past maxIdleTime
+                return;
+            }
+            ctx.fireUserEventTriggered(evt);
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import com.spectrayan.spector.contract.SpectorException;
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Where the forwarder delivers the answer: the client side of one exchange. The forwarder calls,
+ * in order, {@link #onHead} once, {@link #onChunk} any number of times, then {@link #onEnd}; or
+ * {@link #onError} once at any point, after which nothing else is called.
+ *
+ * <p>Threading: every method is called on the client channel's event loop. Backpressure: the
+ * forwarder stops reading from the owner while {@link #isWritable()} is false and resumes when the
+ * client side calls {@link GatewayForwarder.Exchange#onClientWritable()}.
+ */
+public interface ResponseSink {
+    /** The owner's response head, with its headers already filtered by the header policy. */
+    void onHead(ForwardResponse response);
+
+    /** A chunk of the response body; the sink owns (and releases) it. Not flushed yet. */
+    void onChunk(ByteBuf chunk);
+
+    /** Writes out what {@link #onChunk} queued. */
+    void flush();
+
+    /** The response body ended. */
+    void onEnd();
+
+    /**
+     * The exchange failed. Before the head ({@code headSent} false) the sink answers the client
+     * with the error's problem+json; after it, the sink resets the client connection (the
+     * response cannot be completed honestly).
+     */
+    void onError(SpectorException error, boolean headSent);
+
+    /** Answers whether the client connection takes more bytes now. */
+    boolean isWritable();
+}
