@@ -1,0 +1,25 @@
+package com.spectrayan.spector.gateway;
+
+import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
+import com.spectrayan.spector.cluster.routing.RoutingKeyExtractor;
+import java.util.Set;
+
+/**
+ * What every connection's {@link GatewayHandler} shares: thread-safe, built once at start.
+ *
+ * @param forwarder the streaming forwarder
+ * @param extractor the routing key extractor of the cell
+ * @param auth edge authentication
+ * @param cors CORS answers and headers
+ * @param local the gateway's own endpoints
+ * @param metrics request metrics
+ * @param trustedProxies client IPs whose X-Forwarded-* headers are kept and appended to
+ */
+record GatewayContext(
+        GatewayForwarder forwarder,
+        RoutingKeyExtractor extractor,
+        EdgeAuthenticator auth,
+        Cors cors,
+        LocalEndpoints local,
+        GatewayMetrics metrics,
+        Set<String> trustedProxies) {}

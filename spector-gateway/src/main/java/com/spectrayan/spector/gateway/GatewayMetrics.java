@@ -1,0 +1,245 @@
+package com.spectrayan.spector.gateway;
+
+import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
+import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
+import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
+import com.spectrayan.spector.cluster.routing.RoutingMetrics;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufAllocatorMetricProvider;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.SingleThreadEventExecutor;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The gateway's meters (DESIGN.md section 8), exported at {@code /actuator/prometheus}: requests by
+ * route and status, routing resolutions by level, Redis errors, invalidations, retargets by cause,
+ * replay refusals, owner connections, event-loop backlog and direct memory. Counters kept by the
+ * Spring-free modules are read through function meters, so the hot path only adds to a {@code
+ * LongAdder}.
+ */
+final class GatewayMetrics {
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final Map<String, Timer> requestTimers = new ConcurrentHashMap<>();
+
+    GatewayMetrics() {
+        new JvmMemoryMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+    }
+
+    PrometheusMeterRegistry registry() {
+        return registry;
+    }
+
+    /** Records one request's route, final status and duration. */
+    void request(String route, int status, long nanos) {
+        String key = route + '|' + status;
+        Timer timer = requestTimers.get(key);
+        if (timer == null) {
+            timer = requestTimers.computeIfAbsent(
+                    key,
+                    k -> Timer.builder("spector.gateway.requests")
+                            .description("Requests by route and final status")
+                            .tag("route", route)
+                            .tag("status", Integer.toString(status))
+                            .tag("outcome", outcome(status))
+                            .register(registry));
+        }
+        timer.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    void bindRouting(RoutingMetrics m) {
+        counter(
+                "spector.routing.resolutions",
+                "Routing answers by waterfall level",
+                m,
+                RoutingMetrics::l1Hits,
+                "level",
+                "l1");
+        counter(
+                "spector.routing.resolutions",
+                "Routing answers by waterfall level",
+                m,
+                RoutingMetrics::l2Hits,
+                "level",
+                "l2");
+        counter(
+                "spector.routing.resolutions",
+                "Routing answers by waterfall level",
+                m,
+                RoutingMetrics::l3Hits,
+                "level",
+                "l3");
+        counter(
+                "spector.routing.redis.errors",
+                "Redis commands that failed or timed out",
+                m,
+                RoutingMetrics::redisErrors);
+        counter(
+                "spector.routing.invalidations",
+                "Route invalidations",
+                m,
+                RoutingMetrics::invalidationsReceived,
+                "direction",
+                "received");
+        counter(
+                "spector.routing.invalidations",
+                "Route invalidations",
+                m,
+                RoutingMetrics::invalidationsPublished,
+                "direction",
+                "published");
+        counter(
+                "spector.routing.fills.dropped",
+                "L1 fills dropped because an invalidation raced them",
+                m,
+                RoutingMetrics::fillsDropped);
+        counter(
+                "spector.routing.l1.clears",
+                "L1 clears after the invalidation subscription dropped",
+                m,
+                RoutingMetrics::l1Clears);
+        counter("spector.routing.misdirected", "Owner 421s reported to the resolver", m, RoutingMetrics::misdirected);
+    }
+
+    void bindForwarder(GatewayForwarder forwarder, GatewayHttpTransport transport) {
+        ForwarderMetrics m = forwarder.metrics();
+        counter(
+                "spector.forwarder.retargets",
+                "Retargets by cause",
+                m,
+                ForwarderMetrics::retargetMisdirected,
+                "cause",
+                "misdirected");
+        counter(
+                "spector.forwarder.retargets",
+                "Retargets by cause",
+                m,
+                ForwarderMetrics::retryStaleConnection,
+                "cause",
+                "stale-connection");
+        counter(
+                "spector.forwarder.exhausted",
+                "Exchanges answered 503 after the 421 budget",
+                m,
+                ForwarderMetrics::retargetsExhausted);
+        counter(
+                "spector.forwarder.replay.refusals",
+                "Requests that kept no replay copy",
+                m,
+                ForwarderMetrics::replayRefusals);
+        counter("spector.forwarder.too.large", "Requests refused 413", m, ForwarderMetrics::tooLarge);
+        counter(
+                "spector.forwarder.owner.timeouts",
+                "Attempts with no response head in time",
+                m,
+                ForwarderMetrics::ownerTimeouts);
+        counter(
+                "spector.forwarder.owner.unreachable",
+                "Attempts that could not reach their owner",
+                m,
+                ForwarderMetrics::ownerUnreachable);
+        counter(
+                "spector.forwarder.bytes",
+                "Body bytes forwarded",
+                m,
+                ForwarderMetrics::bytesToOwners,
+                "direction",
+                "to-owner");
+        counter(
+                "spector.forwarder.bytes",
+                "Body bytes forwarded",
+                m,
+                ForwarderMetrics::bytesToClients,
+                "direction",
+                "to-client");
+        counter(
+                "spector.forwarder.exchanges",
+                "Exchanges by outcome",
+                m,
+                ForwarderMetrics::completed,
+                "outcome",
+                "completed");
+        counter(
+                "spector.forwarder.exchanges",
+                "Exchanges by outcome",
+                m,
+                ForwarderMetrics::failed,
+                "outcome",
+                "failed");
+        counter(
+                "spector.forwarder.exchanges",
+                "Exchanges by outcome",
+                m,
+                ForwarderMetrics::cancelled,
+                "outcome",
+                "cancelled");
+        Gauge.builder("spector.forwarder.active", m, ForwarderMetrics::active)
+                .description("Exchanges in progress")
+                .register(registry);
+        Gauge.builder("spector.forwarder.replay.budget.available", forwarder, GatewayForwarder::replayBudgetAvailable)
+                .description("Replay bytes the gateway can still hold")
+                .baseUnit("bytes")
+                .register(registry);
+        Gauge.builder("spector.owner.connections", transport, GatewayHttpTransport::openConnections)
+                .description("Open owner connections, pooled or in use")
+                .register(registry);
+    }
+
+    void bindNetty(EventLoopGroup workers) {
+        Gauge.builder("spector.eventloop.pending.tasks", workers, GatewayMetrics::pendingTasks)
+                .description("Tasks waiting on the gateway's event loops")
+                .register(registry);
+        if (ByteBufAllocator.DEFAULT instanceof ByteBufAllocatorMetricProvider provider) {
+            Gauge.builder(
+                            "spector.netty.direct.memory.used",
+                            provider,
+                            p -> p.metric().usedDirectMemory())
+                    .description("Direct memory held by Netty's allocator")
+                    .baseUnit("bytes")
+                    .register(registry);
+        }
+    }
+
+    private static double pendingTasks(EventLoopGroup group) {
+        long n = 0;
+        for (EventExecutor e : group) {
+            if (e instanceof SingleThreadEventExecutor s) {
+                n += s.pendingTasks();
+            }
+        }
+        return n;
+    }
+
+    private <T> void counter(String name, String description, T source, ToDoubleFunction<T> f, String... tags) {
+        FunctionCounter.builder(name, source, f)
+                .description(description)
+                .tags(tags)
+                .register(registry);
+    }
+
+    private static String outcome(int status) {
+        if (status == 499) {
+            return "CLIENT_GONE";
+        }
+        if (status >= 500) {
+            return "SERVER_ERROR";
+        }
+        if (status >= 400) {
+            return "CLIENT_ERROR";
+        }
+        return "SUCCESS";
+    }
+}

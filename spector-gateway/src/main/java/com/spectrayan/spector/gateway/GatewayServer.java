@@ -1,0 +1,256 @@
+package com.spectrayan.spector.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
+import com.spectrayan.spector.cluster.gateway.ForwarderSpec;
+import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
+import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
+import com.spectrayan.spector.cluster.gateway.TransportSpec;
+import com.spectrayan.spector.cluster.routing.KetamaRing;
+import com.spectrayan.spector.cluster.routing.OwnershipResolver;
+import com.spectrayan.spector.cluster.routing.RedisRouting;
+import com.spectrayan.spector.cluster.routing.RoutingKeyExtractor;
+import com.spectrayan.spector.cluster.routing.RoutingMetrics;
+import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.gateway.config.GatewaySettings;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpMessage;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The gateway process: binds the port, wires routing, the forwarder, auth and metrics from {@link
+ * GatewaySettings}, and stops them in order. Native epoll when available, NIO otherwise.
+ */
+public final class GatewayServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(GatewayServer.class);
+
+    /** Client connection write buffer: past the high mark the owner is no longer read. */
+    static final WriteBufferWaterMark CLIENT_WATER_MARK = new WriteBufferWaterMark(64 * 1024, 256 * 1024);
+
+    /** How long {@link #close()} lets the event loops finish their work. */
+    static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(5);
+
+    private final EventLoopGroup boss;
+    private final EventLoopGroup workers;
+    private final Channel serverChannel;
+    private final GatewayHttpTransport transport;
+    private final @Nullable RedisRouting redis;
+    private final GatewayMetrics metrics;
+    private final WaterfallRoutingResolver resolver;
+    private final GatewayForwarder forwarder;
+    private volatile boolean draining;
+
+    private GatewayServer(GatewaySettings s, EdgeAuthenticator auth, Cors cors) {
+        boolean epoll = Epoll.isAvailable();
+        IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+        Class<? extends ServerChannel> serverClass =
+                epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        Class<? extends SocketChannel> clientClass = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
+        this.boss = new MultiThreadIoEventLoopGroup(1, io);
+        this.workers = new MultiThreadIoEventLoopGroup(Runtime.getRuntime().availableProcessors(), io);
+
+        OwnershipResolver ownership = new OwnershipResolver(
+                KetamaRing.of(s.ringEpoch(), s.ringMembers().keySet()));
+        RoutingMetrics routingMetrics = new RoutingMetrics();
+        this.redis = s.redisEnabled()
+                ? RedisRouting.connect(s.redisUri().toString(), s.cellId(), s.redisTtl(), s.redisTimeout())
+                : null;
+        WaterfallRoutingResolver.Builder routing = WaterfallRoutingResolver.builder(s.cellId(), ownership)
+                .l1Ttl(s.caffeineTtl())
+                .l1MaxSize(s.caffeineMaxSize())
+                .metrics(routingMetrics);
+        RedisRouting r = redis;
+        if (r != null) {
+            routing.l2(r.cache());
+        }
+        this.resolver = routing.build();
+        if (r != null) {
+            r.subscribe(resolver);
+        }
+
+        this.transport = new GatewayHttpTransport(TransportSpec.defaults(), clientClass);
+        ForwarderSpec forwarding = new ForwarderSpec(
+                s.retryMax(),
+                s.maxBufferedBodyBytes(),
+                s.replayBufferBytes(),
+                Math.max(ForwarderSpec.DEFAULT_REPLAY_BUDGET_BYTES, s.replayBufferBytes()),
+                s.ownerTimeout(),
+                s.ownerTimeout().multipliedBy(s.retryMax() + 1L),
+                ForwarderSpec.DEFAULT_RESPONSE_IDLE_TIMEOUT,
+                s.streamIdleTimeout());
+        this.forwarder = new GatewayForwarder(resolver, s.ringMembers(), transport, forwarding, new ForwarderMetrics());
+
+        this.metrics = new GatewayMetrics();
+        metrics.bindRouting(routingMetrics);
+        metrics.bindForwarder(forwarder, transport);
+        metrics.bindNetty(workers);
+        Health health = new Health(ownership, redis, () -> draining);
+        Set<String> trusted = new HashSet<>();
+        for (InetAddress a : s.trustedProxies()) {
+            trusted.add(a.getHostAddress());
+        }
+        GatewayContext context = new GatewayContext(
+                forwarder,
+                new RoutingKeyExtractor(s.cellId()),
+                auth,
+                cors,
+                new LocalEndpoints(health, metrics.registry(), cors),
+                metrics,
+                Set.copyOf(trusted));
+
+        HttpDecoderConfig decoder = new HttpDecoderConfig()
+                .setMaxInitialLineLength(s.maxInitialLineLength())
+                .setMaxHeaderSize(s.maxHeaderSize())
+                .setMaxChunkSize(64 * 1024);
+        long maxBody = s.maxBufferedBodyBytes();
+        long idleNanos = s.idleTimeout().toNanos();
+        AtomicInteger open = new AtomicInteger();
+        int maxConnections = s.maxConnections();
+        ServerBootstrap bootstrap = new ServerBootstrap()
+                .group(boss, workers)
+                .channel(serverClass)
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, CLIENT_WATER_MARK)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        if (open.incrementAndGet() > maxConnections) {
+                            open.decrementAndGet();
+                            log.warn("refused a connection: {} open (spector.server.max-connections)", maxConnections);
+                            ch.close();
+                            return;
+                        }
+                        ch.closeFuture().addListener(f -> open.decrementAndGet());
+                        ch.pipeline()
+                                .addLast("codec", new HttpServerCodec(decoder))
+                                .addLast("expect", new ExpectContinue(maxBody))
+                                .addLast("idle", new IdleStateHandler(0, 0, idleNanos, TimeUnit.NANOSECONDS))
+                                .addLast("gateway", new GatewayHandler(context));
+                    }
+                });
+        this.serverChannel = bootstrap
+                .bind(new InetSocketAddress(s.serverHost(), s.serverPort()))
+                .syncUninterruptibly()
+                .channel();
+        log.info(
+                "gateway listening on {} ({}), cell {}, ring {} at epoch {}, redis {}",
+                serverChannel.localAddress(),
+                epoll ? "epoll" : "nio",
+                s.cellId(),
+                s.ringMembers().keySet(),
+                s.ringEpoch(),
+                r == null ? "off" : s.redisUri());
+    }
+
+    /** Starts a gateway with edge auth and CORS as the settings say. */
+    public static GatewayServer start(GatewaySettings settings) {
+        requireNonNull(settings, "settings");
+        return new GatewayServer(settings, Security.authenticator(settings), Security.cors(settings));
+    }
+
+    /** Returns the bound port. */
+    public int port() {
+        return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+    }
+
+    /** Returns the routing resolver (for tests and the status endpoint). */
+    public WaterfallRoutingResolver resolver() {
+        return resolver;
+    }
+
+    /** Returns the forwarder (for tests and metrics). */
+    public GatewayForwarder forwarder() {
+        return forwarder;
+    }
+
+    /** Returns the open owner connections. */
+    public int ownerConnections() {
+        return transport.openConnections();
+    }
+
+    /** Stops accepting, closes the event loops, the owner pools and Redis. */
+    @Override
+    public void close() {
+        draining = true;
+        serverChannel.close().syncUninterruptibly();
+        transport.close();
+        boss.shutdownGracefully(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        workers.shutdownGracefully(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                .awaitUninterruptibly(SHUTDOWN_TIMEOUT.toMillis() + 1000);
+        RedisRouting r = redis;
+        if (r != null) {
+            r.close();
+        }
+        metrics.registry().close();
+        log.info("gateway stopped");
+    }
+
+    /** Answers {@code Expect: 100-continue}, refusing a declared body over the cap with 413. */
+    private static final class ExpectContinue extends HttpServerExpectContinueHandler {
+        private final long maxBody;
+
+        ExpectContinue(long maxBody) {
+            this.maxBody = maxBody;
+        }
+
+        @Override
+        protected @Nullable HttpResponse rejectResponse(io.netty.handler.codec.http.HttpRequest request) {
+            var r = Responses.problem(Limits.BODY_BYTES.refusal(HttpUtil.getContentLength(request, -1L)), null);
+            Responses.closing(r);
+            return r;
+        }
+
+        @Override
+        protected @Nullable HttpResponse acceptMessage(io.netty.handler.codec.http.HttpRequest request) {
+            if (HttpUtil.getContentLength(request, -1L) > maxBody) {
+                return null;
+            }
+            return super.acceptMessage(request);
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+            if (msg instanceof HttpMessage m && !HttpUtil.is100ContinueExpected(m)) {
+                ctx.fireChannelRead(msg); // the common case: no Expect header
+                return;
+            }
+            super.channelRead(ctx, msg);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package com.spectrayan.spector.gateway;
+
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.SpectorException;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The routes the gateway answers itself (DESIGN.md section 4): {@code /actuator/health} (and its
+ * {@code liveness} and {@code readiness} groups), {@code /actuator/prometheus}, {@code **}{@code
+ * /health}, {@code /api/v1/health/**}, CORS preflights, and the uplink routes (404 until the relay
+ * lands).
+ */
+final class LocalEndpoints {
+    private static final String PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+    private final Health health;
+    private final PrometheusMeterRegistry registry;
+    private final Cors cors;
+
+    LocalEndpoints(Health health, PrometheusMeterRegistry registry, Cors cors) {
+        this.health = health;
+        this.registry = registry;
+        this.cors = cors;
+    }
+
+    /** Returns the local answer for a request, or null when it is forwarded. */
+    @Nullable
+    FullHttpResponse answer(HttpMethod method, String path, HttpHeaders headers) {
+        FullHttpResponse actuator = switch (path) {
+            case "/actuator/health" -> health.full();
+            case "/actuator/health/liveness" -> health.liveness();
+            case "/actuator/health/readiness" -> health.readiness();
+            case "/actuator/prometheus" ->
+                Responses.full(
+                        HttpResponseStatus.OK,
+                        PROMETHEUS_TYPE,
+                        registry.scrape().getBytes(StandardCharsets.UTF_8));
+            default -> null;
+        };
+        if (actuator != null) {
+            return actuator;
+        }
+        if (path.startsWith("/api/v1/health/") || path.equals("/api/v1/health") || path.endsWith("/health")) {
+            return health.full();
+        }
+        if (path.equals("/uplink") || path.startsWith("/relay/") || path.startsWith("/gateway/v1/")) {
+            return Responses.problem(
+                    SpectorException.of(
+                            ErrorCode.NOT_FOUND,
+                            "the uplink routes are not served by this build yet",
+                            Map.of("path", path)),
+                    path);
+        }
+        if (path.startsWith("/api/v1/")) {
+            return cors.preflight(method, headers);
+        }
+        return null;
+    }
+
+    /** Returns the metrics name of a local route. */
+    String routeName(String path) {
+        if (path.startsWith("/actuator/prometheus")) {
+            return "prometheus";
+        }
+        if (path.endsWith("/health") || path.contains("/health/")) {
+            return "health";
+        }
+        if (path.startsWith("/api/v1/")) {
+            return "cors-preflight";
+        }
+        return "not-found";
+    }
+}

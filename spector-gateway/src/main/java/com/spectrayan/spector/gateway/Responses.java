@@ -1,0 +1,51 @@
+package com.spectrayan.spector.gateway;
+
+import com.spectrayan.spector.contract.Problem;
+import com.spectrayan.spector.contract.ProblemJson;
+import com.spectrayan.spector.contract.SpectorException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import java.nio.charset.StandardCharsets;
+import org.jspecify.annotations.Nullable;
+
+/** Builds the responses the gateway originates: problem+json errors and small JSON or text bodies. */
+final class Responses {
+    private Responses() {}
+
+    /** A problem+json response for a failure; adds {@code Retry-After} when the details carry it. */
+    static FullHttpResponse problem(SpectorException error, @Nullable String instance) {
+        Problem problem = error.toProblem(instance);
+        FullHttpResponse r =
+                full(HttpResponseStatus.valueOf(problem.status()), Problem.CONTENT_TYPE, ProblemJson.toBytes(problem));
+        Object retryAfter = error.details().get("retryAfterSeconds");
+        if (retryAfter != null) {
+            r.headers().set(HttpHeaderNames.RETRY_AFTER, retryAfter.toString());
+        }
+        return r;
+    }
+
+    /** A JSON response. */
+    static FullHttpResponse json(HttpResponseStatus status, String json) {
+        return full(status, "application/json", json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A response with a body of the given type. */
+    static FullHttpResponse full(HttpResponseStatus status, String contentType, byte[] body) {
+        ByteBuf content = Unpooled.wrappedBuffer(body);
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+        r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+        return r;
+    }
+
+    /** Marks a response as the connection's last. */
+    static void closing(FullHttpResponse r) {
+        r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+    }
+}
