@@ -16,7 +16,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = SpectorCli.Version.class,
         description = "Spector Gateway: a streaming HTTP ingress router for a cell of single-writer backends.",
-        subcommands = {RouteCommand.class})
+        subcommands = {RouteCommand.class, GatewayCommand.class, TokenCommand.class})
 public final class SpectorCli {
     private SpectorCli() {}
 

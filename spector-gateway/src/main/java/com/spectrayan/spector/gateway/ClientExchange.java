@@ -15,6 +15,7 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
@@ -40,6 +41,7 @@ final class ClientExchange implements RequestBody, ResponseSink {
     private final boolean keepAlive;
     private final boolean head;
     private final String path;
+    private final @Nullable HttpHeaders extraHeaders;
     private final ArrayDeque<ByteBuf> early = new ArrayDeque<>();
     private RequestBody.@Nullable Consumer consumer;
     private GatewayForwarder.@Nullable Exchange exchange;
@@ -50,8 +52,15 @@ final class ClientExchange implements RequestBody, ResponseSink {
     private int status;
 
     ClientExchange(
-            ChannelHandlerContext ctx, Done done, boolean keepAlive, boolean head, boolean hasBody, String path) {
+            ChannelHandlerContext ctx,
+            Done done,
+            boolean keepAlive,
+            boolean head,
+            boolean hasBody,
+            String path,
+            @Nullable HttpHeaders extraHeaders) {
         this.ctx = ctx;
+        this.extraHeaders = extraHeaders;
         this.done = done;
         this.keepAlive = keepAlive;
         this.head = head;
@@ -179,6 +188,9 @@ final class ClientExchange implements RequestBody, ResponseSink {
         if (!keepAlive) {
             r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         }
+        if (extraHeaders != null) {
+            r.headers().set(extraHeaders);
+        }
         ctx.write(r);
         if (response.streaming()) {
             ctx.flush(); // an event stream's head goes out at once
@@ -219,6 +231,9 @@ final class ClientExchange implements RequestBody, ResponseSink {
             return;
         }
         FullHttpResponse r = Responses.problem(error, path);
+        if (extraHeaders != null) {
+            r.headers().add(extraHeaders);
+        }
         status = r.status().code();
         boolean reusable = keepAlive && bodyComplete && !discarded;
         if (!reusable) {

@@ -5,7 +5,7 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /** Checks a request's bearer token at the edge and returns its verified claims. */
-interface EdgeAuthenticator {
+interface EdgeAuthenticator extends AutoCloseable {
     /** Lets every request through with no claims (auth switched off). */
     EdgeAuthenticator NONE = new EdgeAuthenticator() {
         @Override
@@ -28,4 +28,8 @@ interface EdgeAuthenticator {
 
     /** Returns the {@code WWW-Authenticate} value for a refusal. */
     String challenge(SpectorException failure);
+
+    /** Stops background work (a JWK set refresh). */
+    @Override
+    default void close() {}
 }

@@ -11,6 +11,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -145,8 +146,13 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
             answerLocal(ctx, r, keepAlive, hasBody);
             return;
         }
-        ClientExchange client =
-                new ClientExchange(ctx, this, keepAlive, HttpMethod.HEAD.equals(request.method()), hasBody, path);
+        HttpHeaders extra = null;
+        if (context.cors() != Cors.OFF) {
+            extra = new DefaultHttpHeaders();
+            context.cors().decorate(request.headers(), extra);
+        }
+        ClientExchange client = new ClientExchange(
+                ctx, this, keepAlive, HttpMethod.HEAD.equals(request.method()), hasBody, path, extra);
         exchange = client;
         ForwardRequest forward = new ForwardRequest(
                 request.method(),

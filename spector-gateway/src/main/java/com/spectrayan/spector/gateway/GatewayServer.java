@@ -72,9 +72,11 @@ public final class GatewayServer implements AutoCloseable {
     private final GatewayMetrics metrics;
     private final WaterfallRoutingResolver resolver;
     private final GatewayForwarder forwarder;
+    private final EdgeAuthenticator auth;
     private volatile boolean draining;
 
     private GatewayServer(GatewaySettings s, EdgeAuthenticator auth, Cors cors) {
+        this.auth = auth;
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         Class<? extends ServerChannel> serverClass =
@@ -218,6 +220,7 @@ public final class GatewayServer implements AutoCloseable {
             r.close();
         }
         metrics.registry().close();
+        auth.close();
         log.info("gateway stopped");
     }
 

@@ -1,0 +1,132 @@
+package com.spectrayan.spector.gateway.config;
+
+import com.spectrayan.spector.contract.Limits;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Every key the gateway reads, in the order docs/CONFIG.md lists them, and the defaults of those
+ * that have one (the seeds' numbers, as {@link com.spectrayan.spector.contract.Limits} holds them).
+ */
+final class Keys {
+    static final String CELL_ID = "spector.cell.id";
+    static final String CELL_ROLE = "spector.cell.role";
+    static final String CELL_NODE_ID = "spector.cell.node-id";
+    static final String RING_MEMBERS = "spector.cell.ring-members";
+    static final String RING_EPOCH = "spector.cell.ring-epoch";
+
+    static final String CAFFEINE_TTL = "spector.routing.caffeine.ttl-seconds";
+    static final String CAFFEINE_MAX_SIZE = "spector.routing.caffeine.max-size";
+    static final String REDIS_ENABLED = "spector.routing.redis.enabled";
+    static final String REDIS_URI = "spector.routing.redis.uri";
+    static final String REDIS_TTL = "spector.routing.redis.ttl-seconds";
+    static final String REDIS_TIMEOUT = "spector.routing.redis.timeout-ms";
+    static final String RETRY_MAX = "spector.routing.gateway.retry-max";
+    static final String MAX_BODY = "spector.routing.gateway.max-buffered-body-bytes";
+    static final String REPLAY_BUFFER = "spector.routing.gateway.replay-buffer-bytes";
+    static final String OWNER_TIMEOUT = "spector.routing.gateway.owner-timeout";
+    static final String STREAM_IDLE_TIMEOUT = "spector.routing.gateway.stream-idle-timeout";
+
+    static final String UPLINK_TOKENS = "spector.uplink.tokens";
+    static final String RELAY_DEADLINE = "spector.uplink.relay.deadline";
+    static final String RELAY_MAX_PER_WORKER = "spector.uplink.relay.max-per-worker";
+
+    static final String SECURITY_ENABLED = "spector.security.enabled";
+    static final String JWT_HMAC_SECRET = "spector.security.jwt.hmac-secret";
+    static final String JWT_PUBLIC_KEY = "spector.security.jwt.public-key-location";
+    static final String JWT_JWK_SET_URI = "spector.security.jwt.jwk-set-uri";
+    static final String JWT_ISSUER = "spector.security.jwt.issuer";
+    static final String JWT_AUDIENCE = "spector.security.jwt.audience";
+
+    static final String CORS_ORIGINS = "spector.cors.allowed-origins";
+    static final String CORS_METHODS = "spector.cors.allowed-methods";
+    static final String CORS_HEADERS = "spector.cors.allowed-headers";
+    static final String CORS_MAX_AGE = "spector.cors.max-age";
+
+    static final String SERVER_PORT = "spector.server.port";
+    static final String SERVER_HOST = "spector.server.host";
+    static final String SERVER_MAX_HEADER_SIZE = "spector.server.max-header-size";
+    static final String SERVER_MAX_INITIAL_LINE = "spector.server.max-initial-line-length";
+    static final String SERVER_IDLE_TIMEOUT = "spector.server.idle-timeout";
+    static final String SERVER_MAX_CONNECTIONS = "spector.server.max-connections";
+    static final String SERVER_TRUSTED_PROXIES = "spector.server.trusted-proxies";
+
+    /** Every key, in the documented order; {@link GatewaySettings#describe()} follows it. */
+    static final List<String> ALL = List.of(
+            CELL_ID,
+            CELL_ROLE,
+            CELL_NODE_ID,
+            RING_MEMBERS,
+            RING_EPOCH,
+            CAFFEINE_TTL,
+            CAFFEINE_MAX_SIZE,
+            REDIS_ENABLED,
+            REDIS_URI,
+            REDIS_TTL,
+            REDIS_TIMEOUT,
+            RETRY_MAX,
+            MAX_BODY,
+            REPLAY_BUFFER,
+            OWNER_TIMEOUT,
+            STREAM_IDLE_TIMEOUT,
+            UPLINK_TOKENS,
+            RELAY_DEADLINE,
+            RELAY_MAX_PER_WORKER,
+            SECURITY_ENABLED,
+            JWT_HMAC_SECRET,
+            JWT_PUBLIC_KEY,
+            JWT_JWK_SET_URI,
+            JWT_ISSUER,
+            JWT_AUDIENCE,
+            CORS_ORIGINS,
+            CORS_METHODS,
+            CORS_HEADERS,
+            CORS_MAX_AGE,
+            SERVER_PORT,
+            SERVER_HOST,
+            SERVER_MAX_HEADER_SIZE,
+            SERVER_MAX_INITIAL_LINE,
+            SERVER_IDLE_TIMEOUT,
+            SERVER_MAX_CONNECTIONS,
+            SERVER_TRUSTED_PROXIES);
+
+    /** The defaults, the lowest-precedence source; keys without one are optional or required. */
+    static final Map<String, String> DEFAULTS = defaults();
+
+    private Keys() {}
+
+    private static Map<String, String> defaults() {
+        Map<String, String> d = new LinkedHashMap<>();
+        d.put(CELL_ID, "default");
+        d.put(RING_EPOCH, "1");
+        d.put(CAFFEINE_TTL, String.valueOf(Limits.L1_TTL.toSeconds()));
+        d.put(CAFFEINE_MAX_SIZE, String.valueOf(Limits.L1_MAX_ENTRIES));
+        d.put(REDIS_ENABLED, "true");
+        d.put(REDIS_URI, "redis://localhost:6379");
+        d.put(REDIS_TTL, String.valueOf(Limits.L2_TTL.toSeconds()));
+        d.put(REDIS_TIMEOUT, String.valueOf(Limits.L2_TIMEOUT.toMillis()));
+        d.put(RETRY_MAX, String.valueOf(Limits.RETARGETS.max()));
+        d.put(MAX_BODY, String.valueOf(Limits.BODY_BYTES.max()));
+        d.put(REPLAY_BUFFER, String.valueOf(Limits.REPLAY_BYTES.max()));
+        d.put(OWNER_TIMEOUT, Durations.format(Limits.OWNER_TIMEOUT));
+        d.put(STREAM_IDLE_TIMEOUT, Durations.format(Limits.STREAM_IDLE_TIMEOUT));
+        d.put(RELAY_DEADLINE, Durations.format(Limits.RELAY_DEADLINE));
+        d.put(RELAY_MAX_PER_WORKER, String.valueOf(Limits.RELAYS_PER_WORKER));
+        d.put(SECURITY_ENABLED, "true");
+        d.put(CORS_METHODS, "GET,POST,PUT,PATCH,DELETE,OPTIONS");
+        d.put(
+                CORS_HEADERS,
+                "Authorization,Content-Type,Idempotency-Key,X-Idempotency-Key,X-Spector-Namespace,"
+                        + "X-Spector-Tenant,Last-Event-ID");
+        d.put(CORS_MAX_AGE, "1h");
+        d.put(SERVER_PORT, "7070");
+        d.put(SERVER_HOST, "0.0.0.0");
+        d.put(SERVER_MAX_HEADER_SIZE, "16384");
+        d.put(SERVER_MAX_INITIAL_LINE, "8192");
+        d.put(SERVER_IDLE_TIMEOUT, "60s");
+        d.put(SERVER_MAX_CONNECTIONS, "10000");
+        return Collections.unmodifiableMap(d);
+    }
+}

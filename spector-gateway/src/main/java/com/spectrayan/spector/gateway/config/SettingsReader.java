@@ -1,0 +1,159 @@
+package com.spectrayan.spector.gateway.config;
+
+import io.smallrye.config.ConfigValue;
+import io.smallrye.config.SmallRyeConfig;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Reads raw values from a built {@link SmallRyeConfig} and parses them, collecting every problem
+ * instead of stopping at the first. A parser that records a problem returns a harmless fallback so
+ * that the keys after it are still checked.
+ */
+final class SettingsReader {
+    /** Chars of an offending value a message shows; the rest is cut and marked with an ellipsis. */
+    static final int SHOWN_VALUE_CHARS = 120;
+
+    /** What a message shows for a key that has no value. */
+    static final String UNSET = "<unset>";
+
+    private final SmallRyeConfig config;
+    private final List<String> problems = new ArrayList<>();
+
+    SettingsReader(SmallRyeConfig config) {
+        this.config = config;
+    }
+
+    /** Returns the value of a key, stripped, or null when it is unset or blank. */
+    @Nullable
+    String raw(String key) {
+        ConfigValue value = config.getConfigValue(key);
+        String text = value == null ? null : value.getValue();
+        if (text == null || text.isBlank()) {
+            return null;
+        }
+        return text.strip();
+    }
+
+    /** Returns the value of a key that has a default; a blank value means the default. */
+    String text(String key) {
+        String value = raw(key);
+        if (value != null) {
+            return value;
+        }
+        String fallback = Keys.DEFAULTS.get(key);
+        if (fallback == null) {
+            throw new IllegalStateException(key + ": has no default (expected: a key of Keys.DEFAULTS)");
+        }
+        return fallback;
+    }
+
+    /** Records a problem: {@code key: shown (expected: expected)}. */
+    void problem(String key, String shown, String expected) {
+        problems.add(key + ": " + shown + " (expected: " + expected + ")");
+    }
+
+    /** Returns the problems recorded so far, in order. */
+    List<String> problems() {
+        return Collections.unmodifiableList(problems);
+    }
+
+    /** Reads an integer in {@code min..max}; {@code expected} says so in words. */
+    long integer(String key, long min, long max, String expected) {
+        String value = text(key);
+        try {
+            long n = Long.parseLong(value);
+            if (n >= min && n <= max) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // recorded below
+        }
+        problem(key, show(value), expected);
+        return fallback(key, min);
+    }
+
+    /**
+     * Reads a duration in {@code min..max}. A bare number is read in {@code bareUnit} when given.
+     */
+    Duration duration(String key, @Nullable ChronoUnit bareUnit, Duration min, Duration max, String expected) {
+        String value = text(key);
+        Duration d = Durations.parse(value, bareUnit);
+        if (d != null && d.compareTo(min) >= 0 && d.compareTo(max) <= 0) {
+            return d;
+        }
+        problem(key, show(value), expected);
+        Duration fallback = Durations.parse(Keys.DEFAULTS.getOrDefault(key, ""), bareUnit);
+        return fallback == null ? min : fallback;
+    }
+
+    /** Reads {@code true} or {@code false}, in any case. */
+    boolean bool(String key) {
+        String value = text(key);
+        if (value.equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (value.equalsIgnoreCase("false")) {
+            return false;
+        }
+        problem(key, show(value), "true or false");
+        return Boolean.parseBoolean(Keys.DEFAULTS.get(key));
+    }
+
+    /**
+     * Reads a comma-separated list (a YAML sequence arrives in this form too); each entry is
+     * stripped. An unset key is the default's list, or empty; an empty entry is a problem.
+     */
+    List<String> list(String key) {
+        String value = raw(key);
+        if (value == null) {
+            value = Keys.DEFAULTS.get(key);
+        }
+        List<String> entries = new ArrayList<>();
+        if (value == null) {
+            return entries;
+        }
+        for (String entry : value.split(",", -1)) {
+            String e = entry.strip();
+            if (e.isEmpty()) {
+                problem(key, show(value), "a comma-separated list without empty entries");
+                entries.clear();
+                return entries;
+            }
+            entries.add(e);
+        }
+        return entries;
+    }
+
+    /** Returns a value as a message shows it: control chars as {@code ?}, cut after a limit. */
+    static String show(String value) {
+        if (value.isEmpty()) {
+            return "''";
+        }
+        StringBuilder out = new StringBuilder(Math.min(value.length(), SHOWN_VALUE_CHARS + 3));
+        for (int i = 0; i < value.length() && i < SHOWN_VALUE_CHARS; i++) {
+            char c = value.charAt(i);
+            out.append(c < 0x20 || c == 0x7f ? '?' : c);
+        }
+        if (value.length() > SHOWN_VALUE_CHARS) {
+            out.append("...");
+        }
+        return out.toString();
+    }
+
+    private static long fallback(String key, long min) {
+        String d = Keys.DEFAULTS.get(key);
+        if (d == null) {
+            return min;
+        }
+        try {
+            return Long.parseLong(d);
+        } catch (NumberFormatException e) {
+            return min;
+        }
+    }
+}

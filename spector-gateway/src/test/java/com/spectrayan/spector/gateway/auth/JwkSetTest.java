@@ -1,0 +1,170 @@
+package com.spectrayan.spector.gateway.auth;
+
+import static com.spectrayan.spector.gateway.auth.AuthFixtures.CLOCK;
+import static com.spectrayan.spector.gateway.auth.AuthFixtures.SECRET;
+import static com.spectrayan.spector.gateway.auth.AuthFixtures.reasonOf;
+import static com.spectrayan.spector.gateway.auth.AuthFixtures.settings;
+import static com.spectrayan.spector.gateway.auth.AuthFixtures.sign;
+import static com.spectrayan.spector.gateway.auth.AuthFixtures.validClaims;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.crypto.MACSigner;
+import com.nimbusds.jose.crypto.RSASSASigner;
+import com.nimbusds.jose.jwk.JWKSet;
+import com.nimbusds.jose.jwk.KeyUse;
+import com.nimbusds.jose.jwk.RSAKey;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.interfaces.RSAPublicKey;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** A JWK set served by a real loopback HTTP server: caching, rate-limited refresh, outage. */
+final class JwkSetTest {
+    private static KeyPair signing;
+    private static KeyPair stranger;
+
+    private final AtomicInteger fetches = new AtomicInteger();
+    private volatile int status = 200;
+    private HttpServer server;
+    private String jwksUri;
+
+    @BeforeAll
+    static void keys() throws GeneralSecurityException {
+        KeyPairGenerator g = KeyPairGenerator.getInstance("RSA");
+        g.initialize(2048);
+        signing = g.generateKeyPair();
+        stranger = g.generateKeyPair();
+    }
+
+    @BeforeEach
+    void serveJwks() throws IOException {
+        byte[] body = new JWKSet(new RSAKey.Builder((RSAPublicKey) signing.getPublic())
+                        .keyID("k1")
+                        .keyUse(KeyUse.SIGNATURE)
+                        .algorithm(JWSAlgorithm.RS256)
+                        .build())
+                .toString()
+                .getBytes(StandardCharsets.UTF_8);
+        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/jwks.json", exchange -> {
+            fetches.incrementAndGet();
+            exchange.getResponseHeaders().add("Content-Type", "application/json");
+            byte[] answer = status == 200 ? body : "down".getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(status, answer.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(answer);
+            }
+        });
+        server.start();
+        jwksUri = "http://" + InetAddress.getLoopbackAddress().getHostAddress() + ":"
+                + server.getAddress().getPort() + "/jwks.json";
+    }
+
+    @AfterEach
+    void stop() {
+        server.stop(0);
+    }
+
+    private JwtAuthenticator jwks(String uri) {
+        return JwtAuthenticator.create(settings(Map.of("spector.security.jwt.jwk-set-uri", uri)), CLOCK);
+    }
+
+    private static String rs256(String kid, KeyPair pair, String subject) throws JOSEException {
+        return sign(
+                new JWSHeader.Builder(JWSAlgorithm.RS256).keyID(kid).build(),
+                validClaims().subject(subject).build(),
+                new RSASSASigner(pair.getPrivate()));
+    }
+
+    @Test
+    void authenticate_manyTokens_fetchTheJwkSetOnce() throws JOSEException {
+        try (JwtAuthenticator auth = jwks(jwksUri)) {
+            for (int i = 0; i < 50; i++) {
+                assertThat(auth.authenticate("Bearer " + rs256("k1", signing, "user-" + i))
+                                .subject())
+                        .isEqualTo("user-" + i);
+            }
+
+            assertThat(fetches.get())
+                    .as("the JWK set is cached, not fetched per token")
+                    .isEqualTo(1);
+        }
+    }
+
+    @Test
+    void authenticate_unknownKeyIds_areBadSignatureAndRefetchesAreRateLimited() throws JOSEException {
+        try (JwtAuthenticator auth = jwks(jwksUri)) {
+            assertThat(auth.authenticate("Bearer " + rs256("k1", signing, "alice"))
+                            .subject())
+                    .isEqualTo("alice");
+
+            for (int i = 0; i < 10; i++) {
+                assertThat(reasonOf(auth, "Bearer " + rs256("rotated-" + i, stranger, "mallory")))
+                        .as("a key id the set lacks")
+                        .isEqualTo("bad-signature");
+            }
+
+            assertThat(fetches.get())
+                    .as("an unknown key id refreshes the set at most twice per interval, not once per token")
+                    .isEqualTo(2);
+        }
+    }
+
+    @Test
+    void authenticate_hmacTokenAgainstAJwkSet_isUnexpectedAlg() throws JOSEException {
+        String hs256 = sign(
+                new JWSHeader(JWSAlgorithm.HS256),
+                validClaims().build(),
+                new MACSigner(SECRET.getBytes(StandardCharsets.UTF_8)));
+
+        try (JwtAuthenticator auth = jwks(jwksUri)) {
+            assertThat(reasonOf(auth, "Bearer " + hs256))
+                    .as("a JWK set never verifies HMAC tokens")
+                    .isEqualTo("unexpected-alg");
+        }
+    }
+
+    @Test
+    void authenticate_jwkSetAnswering500_isJwksUnavailable() throws JOSEException {
+        status = 500;
+
+        try (JwtAuthenticator auth = jwks(jwksUri)) {
+            assertThat(reasonOf(auth, "Bearer " + rs256("k1", signing, "alice")))
+                    .as("the issuer's keys cannot be fetched")
+                    .isEqualTo("jwks-unavailable");
+            assertThat(reasonOf(auth, "Bearer " + rs256("k1", signing, "alice")))
+                    .as("still unavailable while refetches are rate limited")
+                    .isEqualTo("jwks-unavailable");
+        }
+    }
+
+    @Test
+    void authenticate_nothingListening_isJwksUnavailable() throws IOException, JOSEException {
+        int closedPort;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closedPort = s.getLocalPort();
+        }
+
+        try (JwtAuthenticator auth = jwks("http://127.0.0.1:" + closedPort + "/jwks.json")) {
+            assertThat(reasonOf(auth, "Bearer " + rs256("k1", signing, "alice")))
+                    .as("connection refused")
+                    .isEqualTo("jwks-unavailable");
+        }
+    }
+}
