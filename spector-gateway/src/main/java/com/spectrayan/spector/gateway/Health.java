@@ -50,11 +50,11 @@ final class Health {
             boolean up = rr.isConnected() && rr.isSubscribed();
             components.put(
                     "redis",
-                    Map.of(
+                    ordered(
                             "status",
                             up ? "UP" : "DOWN",
                             "details",
-                            Map.of(
+                            ordered(
                                     "connected", rr.isConnected(),
                                     "subscribed", rr.isSubscribed(),
                                     "impact", "routing answers from the ring; L1 bypassed while unsubscribed")));
@@ -77,6 +77,14 @@ final class Health {
         return respond(
                 ready ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
                 Map.of("status", ready ? "UP" : "OUT_OF_SERVICE"));
+    }
+
+    private static Map<String, Object> ordered(Object... keyValues) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < keyValues.length; i += 2) {
+            m.put((String) keyValues[i], keyValues[i + 1]);
+        }
+        return m;
     }
 
     private static FullHttpResponse respond(HttpResponseStatus status, Map<String, Object> body) {

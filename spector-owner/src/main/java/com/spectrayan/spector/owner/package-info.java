@@ -1,7 +1,13 @@
 /**
- * Owner-side support (the ownership guard) and the reference owner node.
+ * Owner-side support and the reference owner node (DESIGN.md section 4, "Owner side").
  *
- * <p>Filled by the gateway issue; DESIGN.md section 4, "Owner side", is its definition.
+ * <p>Public nouns: {@link com.spectrayan.spector.owner.OwnershipGuard} (decide 421 / 503 before
+ * any side effect, usable by any Java owner) and its {@link
+ * com.spectrayan.spector.owner.OwnershipDecision}; {@link
+ * com.spectrayan.spector.owner.ReferenceOwner}, started from an {@link
+ * com.spectrayan.spector.owner.OwnerSpec}, with its request log of {@link
+ * com.spectrayan.spector.owner.RecordedRequest}s. Everything else is package-private and may change
+ * at any time.
  */
 @NullMarked
 package com.spectrayan.spector.owner;

@@ -1,0 +1,38 @@
+package com.spectrayan.spector.gateway;
+
+import com.spectrayan.spector.gateway.config.GatewaySettings;
+import com.spectrayan.spector.gateway.config.SettingsException;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * Runs the gateway alone: {@code java -cp ... com.spectrayan.spector.gateway.GatewayMain [FILE]}.
+ * Settings come from the optional YAML file, the {@code SPECTOR_*} environment and system
+ * properties. Stops on SIGTERM; exits 2 on a bad setting. {@code bin/spector gateway} does the same.
+ */
+public final class GatewayMain {
+    private GatewayMain() {}
+
+    /** Starts the gateway and waits for the JVM to be asked to stop. */
+    public static void main(String[] args) throws InterruptedException {
+        GatewaySettings settings;
+        try {
+            settings = GatewaySettings.load(args.length > 0 ? Path.of(args[0]) : null);
+        } catch (SettingsException e) {
+            System.err.println("spector gateway: refusing to start:\n" + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        GatewayServer server = GatewayServer.start(settings);
+        System.out.println("spector gateway ready on port " + server.port());
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            server.close();
+                            stopped.countDown();
+                        },
+                        "spector-gateway-shutdown"));
+        stopped.await(); // the process's main wait, released by SIGTERM or Ctrl-C
+    }
+}

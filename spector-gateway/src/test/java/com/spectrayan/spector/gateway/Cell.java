@@ -1,0 +1,203 @@
+package com.spectrayan.spector.gateway;
+
+import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.crypto.MACSigner;
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.SignedJWT;
+import com.spectrayan.spector.cluster.routing.KetamaRing;
+import com.spectrayan.spector.gateway.config.GatewaySettings;
+import com.spectrayan.spector.owner.OwnerSpec;
+import com.spectrayan.spector.owner.ReferenceOwner;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A real cell on loopback for scenario tests: reference owners on ephemeral ports, optional extra
+ * ring members that are dead (a closed port) or silent (accepts, never answers), and a gateway in
+ * this process. Everyone shares one ring; auth is on with a fresh HMAC secret.
+ */
+final class Cell implements AutoCloseable {
+    static final String SECRET = "test-secret-0123456789-0123456789-0123456789";
+    static final String TENANT = "acme";
+    static final String CELL_ID = "test";
+
+    final List<ReferenceOwner> owners = new ArrayList<>();
+    final Map<String, URI> members = new LinkedHashMap<>();
+    final KetamaRing ring;
+    final GatewayServer gateway;
+    final HttpClient http = HttpClient.newBuilder()
+            .connectTimeout(Duration.ofSeconds(5))
+            .version(HttpClient.Version.HTTP_1_1)
+            .build();
+    private final @Nullable SilentServer silent;
+    private int nextNamespace;
+
+    private Cell(Builder b) throws IOException {
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < b.owners; i++) {
+            ids.add("owner-" + i);
+        }
+        if (b.deadMember) {
+            ids.add("dead-0");
+        }
+        if (b.silentMember) {
+            ids.add("silent-0");
+        }
+        this.ring = KetamaRing.of(1, ids);
+        for (int i = 0; i < b.owners; i++) {
+            OwnerSpec.Builder spec = OwnerSpec.builder("owner-" + i)
+                    .cellId(CELL_ID)
+                    .port(0)
+                    .ringMembers(ids)
+                    .ringEpoch(1)
+                    .hmacSecret(SECRET.getBytes(StandardCharsets.UTF_8));
+            ReferenceOwner owner = ReferenceOwner.start(spec.build());
+            owners.add(owner);
+            members.put(owner.nodeId(), URI.create("http://127.0.0.1:" + owner.port()));
+        }
+        if (b.deadMember) {
+            members.put("dead-0", URI.create("http://127.0.0.1:" + SilentServer.closedPort()));
+        }
+        SilentServer s = null;
+        if (b.silentMember) {
+            s = SilentServer.start();
+            members.put("silent-0", URI.create("http://127.0.0.1:" + s.port()));
+        }
+        this.silent = s;
+        Map<String, String> props = new HashMap<>();
+        props.put("spector.cell.role", "gateway");
+        props.put("spector.cell.id", CELL_ID);
+        StringBuilder ring = new StringBuilder();
+        members.forEach((id, uri) -> ring.append(ring.length() == 0 ? "" : ",")
+                .append(id)
+                .append('=')
+                .append(uri));
+        props.put("spector.cell.ring-members", ring.toString());
+        props.put("spector.server.port", "0");
+        props.put("spector.server.host", "127.0.0.1");
+        props.put("spector.routing.redis.enabled", b.redisUri == null ? "false" : "true");
+        if (b.redisUri != null) {
+            props.put("spector.routing.redis.uri", b.redisUri);
+        }
+        props.put("spector.security.jwt.hmac-secret", SECRET);
+        props.putAll(b.settings);
+        this.gateway = GatewayServer.start(GatewaySettings.load(null, Map.of(), props));
+    }
+
+    static Builder builder() {
+        return new Builder();
+    }
+
+    URI uri(String pathAndQuery) {
+        return URI.create("http://127.0.0.1:" + gateway.port() + pathAndQuery);
+    }
+
+    ReferenceOwner owner(String id) {
+        for (ReferenceOwner o : owners) {
+            if (o.nodeId().equals(id)) {
+                return o;
+            }
+        }
+        throw new IllegalArgumentException("no owner " + id);
+    }
+
+    /**
+     * Returns a namespace, new to this cell, whose key {@code tenant/ns} the ring gives to {@code
+     * member}, so tests sharing a cell never share a namespace.
+     */
+    synchronized String namespaceOwnedBy(String member) {
+        while (nextNamespace < 1_000_000) {
+            String ns = "ns-" + nextNamespace++;
+            if (ring.ownerOf(TENANT + "/" + ns).equals(member)) {
+                return ns;
+            }
+        }
+        throw new IllegalStateException("no namespace owned by " + member);
+    }
+
+    /** Returns a valid HS256 token for a tenant. */
+    static String token(String tenant) {
+        return token(tenant, Instant.now().plusSeconds(3600), SECRET);
+    }
+
+    static String token(String tenant, Instant expires, String secret) {
+        JWTClaimsSet claims = new JWTClaimsSet.Builder()
+                .subject(tenant)
+                .claim("tenant", tenant)
+                .issueTime(Date.from(Instant.now().minusSeconds(120)))
+                .expirationTime(Date.from(expires))
+                .build();
+        SignedJWT jwt = new SignedJWT(new JWSHeader(JWSAlgorithm.HS256), claims);
+        try {
+            jwt.sign(new MACSigner(secret.getBytes(StandardCharsets.UTF_8)));
+        } catch (JOSEException e) {
+            throw new IllegalStateException(e);
+        }
+        return jwt.serialize();
+    }
+
+    @Override
+    public void close() {
+        gateway.close();
+        for (ReferenceOwner o : owners) {
+            o.close();
+        }
+        SilentServer s = silent;
+        if (s != null) {
+            s.close();
+        }
+    }
+
+    static final class Builder {
+        int owners = 3;
+        boolean deadMember;
+        boolean silentMember;
+
+        @Nullable
+        String redisUri;
+
+        final Map<String, String> settings = new HashMap<>();
+
+        Builder owners(int n) {
+            this.owners = n;
+            return this;
+        }
+
+        Builder deadMember() {
+            this.deadMember = true;
+            return this;
+        }
+
+        Builder silentMember() {
+            this.silentMember = true;
+            return this;
+        }
+
+        Builder redis(String uri) {
+            this.redisUri = uri;
+            return this;
+        }
+
+        Builder set(String key, String value) {
+            settings.put(key, value);
+            return this;
+        }
+
+        Cell start() throws IOException {
+            return new Cell(this);
+        }
+    }
+}

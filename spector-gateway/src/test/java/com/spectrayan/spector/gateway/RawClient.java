@@ -1,0 +1,119 @@
+package com.spectrayan.spector.gateway;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * A raw HTTP/1.1 client over a socket, for what {@code java.net.http} will not send (hop-by-hop
+ * headers, a lying Content-Length, an abort mid-body). Every read is bounded by {@link #TIMEOUT_MS}.
+ */
+final class RawClient implements AutoCloseable {
+    static final int TIMEOUT_MS = 20_000;
+
+    @SuppressWarnings("ArrayRecordComponent") // a test value, never compared or hashed
+    record Response(int status, Map<String, String> headers, byte[] body) {
+        String header(String name) {
+            return headers.getOrDefault(name.toLowerCase(Locale.ROOT), "");
+        }
+
+        String text() {
+            return new String(body, StandardCharsets.UTF_8);
+        }
+    }
+
+    private final Socket socket;
+    private final InputStream in;
+    private final OutputStream out;
+
+    RawClient(int port) throws IOException {
+        socket = new Socket();
+        socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), TIMEOUT_MS);
+        socket.setSoTimeout(TIMEOUT_MS);
+        in = socket.getInputStream();
+        out = socket.getOutputStream();
+    }
+
+    RawClient send(String head) throws IOException {
+        out.write(head.getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+        return this;
+    }
+
+    RawClient send(byte[] bytes) throws IOException {
+        out.write(bytes);
+        out.flush();
+        return this;
+    }
+
+    /** Reads a whole response: head, then a Content-Length or chunked body (up to the close otherwise). */
+    Response read() throws IOException {
+        int status;
+        Map<String, String> headers;
+        do {
+            String line = readLine();
+            status = Integer.parseInt(line.split(" ", 3)[1]);
+            headers = new LinkedHashMap<>();
+            for (String h = readLine(); !h.isEmpty(); h = readLine()) {
+                int c = h.indexOf(':');
+                headers.put(
+                        h.substring(0, c).strip().toLowerCase(Locale.ROOT),
+                        h.substring(c + 1).strip());
+            }
+        } while (status < 200);
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        String length = headers.get("content-length");
+        if (length != null) {
+            body.write(in.readNBytes(Integer.parseInt(length)));
+        } else if ("chunked".equalsIgnoreCase(headers.get("transfer-encoding"))) {
+            for (int size = Integer.parseInt(readLine().strip(), 16);
+                    size > 0;
+                    size = Integer.parseInt(readLine().strip(), 16)) {
+                body.write(in.readNBytes(size));
+                readLine();
+            }
+            readLine();
+        }
+        return new Response(status, headers, body.toByteArray());
+    }
+
+    /** Reads a response head only and returns its status (the body is left unread). */
+    int read200HeadOnly() throws IOException {
+        String line = readLine();
+        while (!readLine().isEmpty()) {
+            // skip headers
+        }
+        return Integer.parseInt(line.split(" ", 3)[1]);
+    }
+
+    /** Answers whether the server closed the connection (a read returns end of stream). */
+    boolean closedByServer() throws IOException {
+        return in.read() == -1;
+    }
+
+    private String readLine() throws IOException {
+        StringBuilder sb = new StringBuilder();
+        for (int b; (b = in.read()) != -1; ) {
+            if (b == '\n') {
+                break;
+            }
+            if (b != '\r') {
+                sb.append((char) b);
+            }
+        }
+        return sb.toString();
+    }
+
+    @Override
+    public void close() throws IOException {
+        socket.close();
+    }
+}

@@ -1,0 +1,165 @@
+package com.spectrayan.spector.owner;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.spectrayan.spector.cluster.routing.RedisRouting;
+import com.spectrayan.spector.cluster.routing.RouteEntry;
+import com.spectrayan.spector.cluster.routing.RouteInvalidation;
+import com.spectrayan.spector.cluster.routing.RoutingKey;
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.SpectorException;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The admin API on the node's port, accepted only from a loopback address (403 otherwise):
+ *
+ * <ul>
+ *   <li>{@code POST /admin/ownership} {@code {"tenant", "namespace", "owner", "epoch"?, "fence"?}}
+ *       sets this node's view of a key (epoch defaults to the key's current epoch + 1, fence to
+ *       the epoch); with Redis, stores it in L2 and publishes an invalidation before answering;
+ *   <li>{@code GET /admin/requests}: this node's last {@code /api/v1} requests, oldest first;
+ *   <li>{@code GET /admin/stats}: counters (command executions, streams, subscribers).
+ * </ul>
+ */
+final class AdminEndpoints {
+    private static final Logger log = LoggerFactory.getLogger(AdminEndpoints.class);
+
+    private AdminEndpoints() {}
+
+    /**
+     * Returns the sink of an admin request.
+     *
+     * @throws SpectorException FORBIDDEN from a non-loopback address, NOT_FOUND for an unknown route
+     */
+    static BodySink open(Exchange ex) {
+        if (!isLoopback(ex.ctx.channel().remoteAddress())) {
+            throw SpectorException.of(
+                    ErrorCode.FORBIDDEN,
+                    "the admin API answers loopback callers only",
+                    Map.of("reason", "admin-not-loopback"));
+        }
+        return switch (ex.method + " " + ex.path) {
+            case "POST /admin/ownership" -> Sinks.collect(ex, body -> ownership(ex, body));
+            case "GET /admin/requests" -> Sinks.atEnd(() -> ex.respondJson(HttpResponseStatus.OK, rows(ex.node)));
+            case "GET /admin/stats" -> Sinks.atEnd(() -> ex.respondJson(HttpResponseStatus.OK, stats(ex.node)));
+            default -> throw OwnerHandler.noRoute(ex);
+        };
+    }
+
+    static boolean isLoopback(@Nullable SocketAddress address) {
+        return address instanceof InetSocketAddress inet
+                && inet.getAddress() != null
+                && inet.getAddress().isLoopbackAddress();
+    }
+
+    private static void ownership(Exchange ex, byte[] body) {
+        OwnerNode node = ex.node;
+        JsonNode json = Json.object(body);
+        String tenant = optionalText(json, "tenant");
+        String namespace = optionalText(json, "namespace");
+        if (namespace == null) {
+            throw SpectorException.badRequest("namespace", "missing (expected: a routing name)");
+        }
+        String owner = optionalText(json, "owner");
+        if (owner == null) {
+            throw SpectorException.badRequest("owner", "missing (expected: a node id)");
+        }
+        RoutingKey key = RoutingKey.of(node.spec.cellId(), tenant, namespace);
+        long current = node.guard.viewOf(key).epoch();
+        long epoch = optionalLong(json, "epoch", current + 1);
+        long fence = optionalLong(json, "fence", epoch);
+        RouteEntry view = node.guard.setOverride(key, owner, epoch, fence);
+        log.info("{}: {} now owned by {} at epoch {}, fence {}", node.nodeId, key, owner, epoch, fence);
+
+        Map<String, @Nullable Object> out = new LinkedHashMap<>();
+        out.put("tenant", tenant);
+        out.put("namespace", namespace);
+        out.put("owner", view.owner());
+        out.put("epoch", view.epoch());
+        out.put("fence", view.fence());
+        RedisRouting redis = node.redis;
+        if (redis == null) {
+            out.put("published", false);
+            ex.respondJson(HttpResponseStatus.OK, out);
+            return;
+        }
+        RouteInvalidation invalidation =
+                new RouteInvalidation(node.nodeId, tenant, namespace, view.owner(), view.epoch(), view.fence());
+        CompletableFuture<Boolean> published;
+        try {
+            published = redis.cache()
+                    .putIfNotOlder(key, view)
+                    .thenCompose(stored -> redis.cache().publish(invalidation))
+                    .thenApply(receivers -> true)
+                    .toCompletableFuture();
+        } catch (RuntimeException e) {
+            published = CompletableFuture.failedFuture(e);
+        }
+        // Answers after Redis has (or has not) taken it; each command is bounded by the L2 timeout.
+        published.whenComplete((ok, error) -> {
+            if (error != null) {
+                log.warn("{}: could not publish {} to Redis: {}", node.nodeId, key, error.toString());
+            }
+            out.put("published", error == null && Boolean.TRUE.equals(ok));
+            ex.respondJson(HttpResponseStatus.OK, out);
+        });
+    }
+
+    private static List<Map<String, @Nullable Object>> rows(OwnerNode node) {
+        List<Map<String, @Nullable Object>> rows = new ArrayList<>();
+        for (RecordedRequest r : node.requests.snapshot()) {
+            Map<String, @Nullable Object> row = new LinkedHashMap<>();
+            row.put("method", r.method());
+            row.put("path", r.path());
+            row.put("tenant", r.tenant());
+            row.put("namespace", r.namespace());
+            row.put("status", r.status());
+            row.put("headers", r.headers());
+            rows.add(row);
+        }
+        return rows;
+    }
+
+    private static Map<String, Object> stats(OwnerNode node) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("node", node.nodeId);
+        out.put("commandExecutions", node.commandSequence.get());
+        out.put("commandsInFlight", node.commandsInFlight.get());
+        out.put("activeStreams", node.activeStreams.get());
+        out.put("eventSubscribers", node.events.subscriberCount());
+        out.put("lastEventId", node.events.lastId());
+        out.put("requestsLogged", node.requests.total());
+        return out;
+    }
+
+    private static @Nullable String optionalText(JsonNode json, String field) {
+        JsonNode value = json.get(field);
+        if (value == null || value.isNull()) {
+            return null;
+        }
+        if (!value.isTextual()) {
+            throw SpectorException.badRequest(field, value.getNodeType() + " (expected: a string or null)");
+        }
+        return value.asText();
+    }
+
+    private static long optionalLong(JsonNode json, String field, long fallback) {
+        JsonNode value = json.get(field);
+        if (value == null || value.isNull()) {
+            return fallback;
+        }
+        if (!value.isIntegralNumber() || !value.canConvertToLong() || value.asLong() < 0) {
+            throw SpectorException.badRequest(field, value.toString() + " (expected: an integer >= 0)");
+        }
+        return value.asLong();
+    }
+}
