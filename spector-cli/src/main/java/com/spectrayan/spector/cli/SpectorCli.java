@@ -16,7 +16,13 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = SpectorCli.Version.class,
         description = "Spector Gateway: a streaming HTTP ingress router for a cell of single-writer backends.",
-        subcommands = {RouteCommand.class, GatewayCommand.class, TokenCommand.class})
+        subcommands = {
+            RouteCommand.class,
+            GatewayCommand.class,
+            OwnerCommand.class,
+            DemoCommand.class,
+            TokenCommand.class
+        })
 public final class SpectorCli {
     private SpectorCli() {}
 

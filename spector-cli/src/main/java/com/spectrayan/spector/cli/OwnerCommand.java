@@ -1,0 +1,78 @@
+package com.spectrayan.spector.cli;
+
+import com.spectrayan.spector.owner.OwnerSpec;
+import com.spectrayan.spector.owner.ReferenceOwner;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code spector owner --node-id ID --port P ...}: runs a reference owner node until SIGTERM. */
+@Command(
+        name = "owner",
+        mixinStandardHelpOptions = true,
+        description = "Run a reference owner node (echo, stream, objects, commands, events, token issuance).")
+final class OwnerCommand implements Callable<Integer> {
+    @Option(names = "--node-id", required = true, paramLabel = "ID", description = "This node's ring member id.")
+    String nodeId = "";
+
+    @Option(names = "--port", paramLabel = "P", description = "Port (default: ${DEFAULT-VALUE}).")
+    int port = 7071;
+
+    @Option(names = "--host", paramLabel = "H", description = "Bind address (default: ${DEFAULT-VALUE}).")
+    String host = "127.0.0.1";
+
+    @Option(
+            names = "--members",
+            split = ",",
+            paramLabel = "ID",
+            description = "The cell's ring members (default: this node alone).")
+    List<String> members = new ArrayList<>();
+
+    @Option(names = "--epoch", paramLabel = "N", description = "The ring epoch (default: ${DEFAULT-VALUE}).")
+    long epoch = 1;
+
+    @Option(names = "--cell-id", paramLabel = "C", description = "The cell id (default: ${DEFAULT-VALUE}).")
+    String cellId = "default";
+
+    @Option(names = "--data-dir", paramLabel = "DIR", description = "Where objects are stored (default: a temp dir).")
+    @Nullable
+    Path dataDir;
+
+    @Option(names = "--secret-file", paramLabel = "FILE", description = "The cell's HMAC secret for token issuance.")
+    @Nullable
+    Path secretFile;
+
+    @Option(names = "--redis", paramLabel = "URI", description = "Redis for publishing ownership changes.")
+    @Nullable
+    String redis;
+
+    @Override
+    public Integer call() throws IOException, InterruptedException {
+        OwnerSpec.Builder spec = OwnerSpec.builder(nodeId)
+                .bindHost(host)
+                .port(port)
+                .cellId(cellId)
+                .ringMembers(members.isEmpty() ? List.of(nodeId) : members)
+                .ringEpoch(epoch);
+        if (dataDir != null) {
+            spec.dataDir(dataDir);
+        }
+        if (secretFile != null) {
+            spec.hmacSecret(
+                    Files.readString(secretFile, StandardCharsets.UTF_8).strip().getBytes(StandardCharsets.UTF_8));
+        }
+        if (redis != null) {
+            spec.redisUri(redis);
+        }
+        ReferenceOwner owner = ReferenceOwner.start(spec.build());
+        GatewayCommand.awaitShutdown(owner);
+        return 0;
+    }
+}
