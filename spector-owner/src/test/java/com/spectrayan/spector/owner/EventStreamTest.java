@@ -19,10 +19,8 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** {@code GET /api/v1/events}: server-sent events as they happen, and resumption. */
-@ExtendWith(NettyLeakExtension.class)
 final class EventStreamTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
 

@@ -6,10 +6,8 @@ import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The HTTP decoding limits, at the limit and one past it, over a raw socket. */
-@ExtendWith(NettyLeakExtension.class)
 final class OwnerLimitsTest {
     private ReferenceOwner owner;
 

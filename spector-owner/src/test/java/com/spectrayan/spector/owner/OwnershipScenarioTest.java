@@ -19,13 +19,11 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * One owner of a three-member ring over loopback: the guard's answers as a gateway sees them (421,
  * 503), the request log, and ownership moved with {@code POST /admin/ownership}.
  */
-@ExtendWith(NettyLeakExtension.class)
 final class OwnershipScenarioTest {
     private static final List<String> MEMBERS = List.of("owner-0", "owner-1", "owner-2");
     private static final KetamaRing RING = KetamaRing.of(1, MEMBERS);

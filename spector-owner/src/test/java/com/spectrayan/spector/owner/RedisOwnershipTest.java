@@ -20,14 +20,12 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * An owner with a real {@code redis-server}: moving ownership writes the new view to L2 and
  * publishes an invalidation that a gateway's resolver receives.
  */
-@ExtendWith(NettyLeakExtension.class)
 final class RedisOwnershipTest {
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension();

@@ -12,10 +12,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Starting and closing a {@link ReferenceOwner}. */
-@ExtendWith(NettyLeakExtension.class)
 final class ReferenceOwnerLifecycleTest {
     @Test
     void close_withOpenConnections_returnsPromptlyAndFreesThePort() throws Exception {

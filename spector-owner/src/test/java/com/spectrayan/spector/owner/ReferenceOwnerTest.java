@@ -25,11 +25,9 @@ import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The reference owner's endpoints over real loopback sockets: one owner that owns every key. */
-@ExtendWith(NettyLeakExtension.class)
 final class ReferenceOwnerTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
     private static final byte[] SECRET = "0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.US_ASCII);

@@ -1,6 +1,4 @@
-package com.spectrayan.spector.owner;
-
-import static org.assertj.core.api.Assertions.assertThat;
+package com.spectrayan.spector.testkit;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -14,12 +12,16 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Fails a test when Netty's leak detector (PARANOID in tests) reports a buffer that was never
- * released, as Netty's own {@code LeakPresenceExtension} does: leaks are recorded by a detector
+ * released, as Netty's own {@code LeakPresenceExtension} does. Leaks are recorded by a detector
  * factory installed before the first buffer class loads, and checked after each test once a few
  * garbage collections have had the chance to find them.
+ *
+ * <p>Registered for every test of a module that has the kit on its test classpath, through JUnit's
+ * extension auto-detection ({@code META-INF/services}, enabled in the parent pom), so the factory
+ * is in place before any test touches a buffer.
  */
-final class NettyLeakExtension implements AfterEachCallback {
-    /** Collections (each followed by tracked allocations that poll the detector) after a test. */
+public final class NettyLeakExtension implements AfterEachCallback {
+    /** Collections (each followed by a tracked allocation that polls the detector) after a test. */
     static final int GC_ROUNDS = 3;
 
     private static final List<String> LEAKS = new CopyOnWriteArrayList<>();
@@ -30,11 +32,15 @@ final class NettyLeakExtension implements AfterEachCallback {
 
     @Override
     public void afterEach(ExtensionContext context) {
-        assertThat(collectLeaks()).as("Netty buffers never released").isEmpty();
+        List<String> leaks = collectLeaks();
+        if (!leaks.isEmpty()) {
+            throw new AssertionError(
+                    "Netty buffers never released (" + leaks.size() + "):\n" + String.join("\n", leaks));
+        }
     }
 
     /** Runs the collector and the detector, and returns (and forgets) the leaks reported so far. */
-    static List<String> collectLeaks() {
+    public static List<String> collectLeaks() {
         for (int i = 0; i < GC_ROUNDS; i++) {
             System.gc();
             // A tracked allocation makes the detector poll its queue of collected, unreleased buffers.

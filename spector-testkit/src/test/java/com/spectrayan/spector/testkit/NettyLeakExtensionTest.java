@@ -1,4 +1,4 @@
-package com.spectrayan.spector.owner;
+package com.spectrayan.spector.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
