@@ -151,26 +151,27 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
             extra = new DefaultHttpHeaders();
             context.cors().decorate(request.headers(), extra);
         }
-        ClientExchange client = new ClientExchange(
+        ClientExchange exchangeSide = new ClientExchange(
                 ctx, this, keepAlive, HttpMethod.HEAD.equals(request.method()), hasBody, path, extra);
-        exchange = client;
+        exchange = exchangeSide;
+        String client = clientAddress(ctx.channel().remoteAddress());
         ForwardRequest forward = new ForwardRequest(
                 request.method(),
                 uri,
                 request.headers(),
                 key,
-                hasBody ? client : RequestBody.EMPTY,
+                hasBody ? exchangeSide : RequestBody.EMPTY,
                 HttpUtil.getContentLength(request, -1L),
-                clientAddress(ctx.channel().remoteAddress()),
-                context.trustedProxies().contains(clientAddress(ctx.channel().remoteAddress())),
+                client,
+                context.trustedProxies().contains(client),
                 "http",
                 request.headers().get(HttpHeaderNames.HOST));
         try {
-            GatewayForwarder.Exchange started =
-                    context.forwarder().forward(forward, client, ctx.channel().eventLoop());
-            client.attach(started);
+            GatewayForwarder.Exchange started = context.forwarder()
+                    .forward(forward, exchangeSide, ctx.channel().eventLoop());
+            exchangeSide.attach(started);
         } catch (SpectorException e) {
-            client.onError(e, false);
+            exchangeSide.onError(e, false);
         }
     }
 

@@ -15,7 +15,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.DefaultHttpContent;
-import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -33,9 +32,9 @@ import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -131,7 +130,7 @@ public final class GatewayForwarder {
         private final ForwardRequest request;
         private final ResponseSink sink;
         private final EventLoop loop;
-        private final Set<String> connectionTokens;
+        private boolean headersPrepared;
         private final Map<String, Long> triedEpochs = new HashMap<>();
         private final ArrayDeque<ByteBuf> replay = new ArrayDeque<>();
         private long replayBytes;
@@ -153,12 +152,19 @@ public final class GatewayForwarder {
             this.request = request;
             this.sink = sink;
             this.loop = loop;
-            this.connectionTokens =
-                    HeaderPolicy.connectionTokens(request.headers().getAll(HttpHeaderNames.CONNECTION));
         }
 
         void start() {
             metrics.started();
+            List<String> connection = request.headers().getAll(HttpHeaderNames.CONNECTION);
+            if (!connection.isEmpty()) {
+                try {
+                    HeaderPolicy.connectionTokens(connection); // bounded before any owner is contacted
+                } catch (SpectorException e) {
+                    fail(e, false);
+                    return;
+                }
+            }
             if (request.declaredLength() > spec.maxBodyBytes()) {
                 metrics.countTooLarge();
                 fail(Limits.BODY_BYTES.refusal(request.declaredLength()), false);
@@ -386,20 +392,15 @@ public final class GatewayForwarder {
             replayable = false;
             cancelHeadDeadline();
             HttpHeaders in = response.headers();
-            Set<String> tokens = HeaderPolicy.connectionTokens(in.getAll(HttpHeaderNames.CONNECTION));
-            HttpHeaders out = new DefaultHttpHeaders();
-            for (Map.Entry<String, String> e : in) {
-                if (HeaderPolicy.forwardsToClient(e.getKey(), tokens)) {
-                    out.add(e.getKey(), e.getValue());
-                }
-            }
+            long length = HttpUtil.getContentLength(response, -1L);
+            HeaderFilter.toClient(in);
             String contentType = in.get(HttpHeaderNames.CONTENT_TYPE);
             boolean streaming =
                     contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith(EVENT_STREAM);
-            long length = streaming ? -1 : HttpUtil.getContentLength(response, -1L);
             headSent = true;
             a.armIdle(streaming ? spec.streamIdleTimeout() : spec.responseIdleTimeout());
-            sink.onHead(new ForwardResponse(response.status(), out, a.entry.owner(), attempts, streaming, length));
+            sink.onHead(new ForwardResponse(
+                    response.status(), in, a.entry.owner(), attempts, streaming, streaming ? -1 : length));
         }
 
         private void onContent(Attempt a, HttpContent content) {
@@ -531,26 +532,21 @@ public final class GatewayForwarder {
         }
 
         private HttpHeaders upstreamHeaders(Attempt a) {
-            HttpHeaders in = request.headers();
-            HttpHeaders out = new DefaultHttpHeaders();
-            for (Map.Entry<String, String> e : in) {
-                String name = e.getKey();
-                if (HeaderPolicy.forwardsToOwner(name, connectionTokens)
-                        && !HttpHeaderNames.EXPECT.contentEqualsIgnoreCase(name)
-                        && (request.trustedProxy() || !isForwardedName(name))) {
-                    out.add(name, e.getValue());
+            HttpHeaders out = request.headers();
+            if (!headersPrepared) { // once per exchange: the same map serves every attempt
+                headersPrepared = true;
+                String priorFor = request.trustedProxy() ? out.get(X_FORWARDED_FOR) : null;
+                HeaderFilter.toOwner(out, request.trustedProxy());
+                out.set(
+                        X_FORWARDED_FOR,
+                        priorFor == null ? request.clientAddress() : priorFor + ", " + request.clientAddress());
+                if (!out.contains(X_FORWARDED_PROTO)) {
+                    out.set(X_FORWARDED_PROTO, request.scheme());
                 }
-            }
-            String priorFor = request.trustedProxy() ? in.get(X_FORWARDED_FOR) : null;
-            out.set(
-                    X_FORWARDED_FOR,
-                    priorFor == null ? request.clientAddress() : priorFor + ", " + request.clientAddress());
-            if (!out.contains(X_FORWARDED_PROTO)) {
-                out.set(X_FORWARDED_PROTO, request.scheme());
-            }
-            String host = request.host();
-            if (!out.contains(X_FORWARDED_HOST) && host != null) {
-                out.set(X_FORWARDED_HOST, host);
+                String host = request.host();
+                if (!out.contains(X_FORWARDED_HOST) && host != null) {
+                    out.set(X_FORWARDED_HOST, host);
+                }
             }
             URI owner = a.uri;
             out.set(
@@ -565,6 +561,8 @@ public final class GatewayForwarder {
             out.set(SpectorHeaders.EPOCH, a.entry.epoch());
             if (a.entry.fence() != RouteEntry.NO_FENCE) {
                 out.set(SpectorHeaders.FENCE, a.entry.fence());
+            } else {
+                out.remove(SpectorHeaders.FENCE);
             }
             out.set(SpectorHeaders.ATTEMPT, a.number);
             if (request.body() != RequestBody.EMPTY) {
@@ -830,10 +828,6 @@ public final class GatewayForwarder {
     private static final String X_FORWARDED_FOR = "X-Forwarded-For";
     private static final String X_FORWARDED_PROTO = "X-Forwarded-Proto";
     private static final String X_FORWARDED_HOST = "X-Forwarded-Host";
-
-    private static boolean isForwardedName(String name) {
-        return name.regionMatches(true, 0, "X-Forwarded-", 0, 12) || name.equalsIgnoreCase("Forwarded");
-    }
 
     private static long parseLong(@Nullable String value) {
         if (value == null) {

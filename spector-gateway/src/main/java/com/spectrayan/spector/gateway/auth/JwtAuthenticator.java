@@ -2,6 +2,8 @@ package com.spectrayan.spector.gateway.auth;
 
 import static java.util.Objects.requireNonNull;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import com.nimbusds.jose.Algorithm;
 import com.nimbusds.jose.Header;
 import com.nimbusds.jose.JOSEException;
@@ -90,6 +92,12 @@ public final class JwtAuthenticator implements AutoCloseable {
     /** The longest token accepted, in chars; one past is refused as {@code malformed}. */
     public static final int MAX_TOKEN_CHARS = 8192;
 
+    /** Verified tokens remembered at once (by their compact form); the rest are verified again. */
+    public static final long VERIFIED_CACHE_SIZE = 10_000;
+
+    /** How long a verified token is remembered (its own {@code exp} is checked on every hit). */
+    public static final Duration VERIFIED_CACHE_TTL = Duration.ofMinutes(5);
+
     /** The clock difference allowed when checking {@code exp} and {@code nbf}. */
     public static final Duration CLOCK_SKEW = Duration.ofSeconds(30);
 
@@ -138,6 +146,17 @@ public final class JwtAuthenticator implements AutoCloseable {
     private final @Nullable String issuer;
     private final @Nullable String audience;
     private final Clock clock;
+
+    /**
+     * Tokens already verified, by their whole compact form (signature included), so a client that
+     * sends the same token on every request pays for parsing and HMAC/RSA once. A hit is re-checked
+     * against {@code exp}; an expired one is dropped and verified again (and refused).
+     */
+    private final Cache<String, Claims> verified = Caffeine.newBuilder()
+            .maximumSize(VERIFIED_CACHE_SIZE)
+            .expireAfterWrite(VERIFIED_CACHE_TTL)
+            .executor(Runnable::run)
+            .build();
 
     private JwtAuthenticator(
             List<KeyVerifier> verifiers,
@@ -209,6 +228,19 @@ public final class JwtAuthenticator implements AutoCloseable {
      */
     public Claims authenticate(@Nullable String authorizationHeader) {
         String token = bearerToken(authorizationHeader);
+        Claims remembered = verified.getIfPresent(token);
+        if (remembered != null) {
+            if (!clock.instant().isAfter(remembered.expiresAt().plus(CLOCK_SKEW))) {
+                return remembered;
+            }
+            verified.invalidate(token); // expired since: verify again, which refuses it
+        }
+        Claims claims = verify(token);
+        verified.put(token, claims);
+        return claims;
+    }
+
+    private Claims verify(String token) {
         int firstDot = token.indexOf('.');
         int secondDot = firstDot < 0 ? -1 : token.indexOf('.', firstDot + 1);
         Header header;

@@ -30,7 +30,10 @@ import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.interfaces.ECPrivateKey;
 import java.security.spec.ECGenParameterSpec;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.Date;
 import java.util.HashMap;
 import java.util.List;
@@ -209,6 +212,41 @@ final class JwtAuthenticatorTest {
     }
 
     // ---- Times ----
+
+    @Test
+    void authenticate_rememberedToken_isRefusedOnceItExpires() throws JOSEException {
+        Instant[] now = {NOW};
+        Clock moving = new Clock() {
+            @Override
+            public ZoneOffset getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(java.time.ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public Instant instant() {
+                return now[0];
+            }
+        };
+        JwtAuthenticator auth =
+                JwtAuthenticator.create(settings(Map.of("spector.security.jwt.hmac-secret", SECRET)), moving);
+        String token = hs256(
+                validClaims().expirationTime(Date.from(NOW.plusSeconds(60))).build());
+
+        assertThat(auth.authenticate("Bearer " + token).subject()).isEqualTo("alice");
+        assertThat(auth.authenticate("Bearer " + token).subject())
+                .as("answered from the cache")
+                .isEqualTo("alice");
+        now[0] = NOW.plusSeconds(60).plus(JwtAuthenticator.CLOCK_SKEW).plusSeconds(1);
+
+        assertThat(reasonOf(auth, "Bearer " + token))
+                .as("a remembered token one second past exp + skew")
+                .isEqualTo("expired");
+    }
 
     @Test
     void authenticate_expiredPastTheSkew_isExpired() throws JOSEException {
