@@ -94,9 +94,13 @@ final class RawClient implements AutoCloseable {
         return Integer.parseInt(line.split(" ", 3)[1]);
     }
 
-    /** Answers whether the server closed the connection (a read returns end of stream). */
+    /** Answers whether the server closed the connection (end of stream or a reset); bounded by the read timeout. */
     boolean closedByServer() throws IOException {
-        return in.read() == -1;
+        try {
+            return in.read() == -1;
+        } catch (java.net.SocketException e) {
+            return true; // reset: closed with our bytes unread
+        }
     }
 
     private String readLine() throws IOException {

@@ -1,0 +1,119 @@
+package com.spectrayan.spector.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Client-connection limits (concurrent connections, idle keep-alive connections) and CORS at the
+ * edge, on a real gateway with small limits.
+ */
+final class ConnectionsAndCorsTest {
+    private static final int MAX_CONNECTIONS = 2;
+    private static final Duration IDLE = Duration.ofMillis(300);
+    private static final String ORIGIN = "https://app.example";
+    private static Cell cell;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cell = Cell.builder()
+                .owners(1)
+                .set("spector.server.max-connections", Integer.toString(MAX_CONNECTIONS))
+                .set("spector.server.idle-timeout", IDLE.toMillis() + "ms")
+                .set("spector.cors.allowed-origins", ORIGIN)
+                .start();
+    }
+
+    @AfterAll
+    static void stop() {
+        cell.close();
+    }
+
+    private static String health() {
+        return "GET /actuator/health/liveness HTTP/1.1\r\nHost: x\r\n\r\n";
+    }
+
+    @Test
+    void connections_atTheLimit_areServed_andOnePast_isClosed() throws Exception {
+        try (RawClient first = new RawClient(cell.gateway.port());
+                RawClient second = new RawClient(cell.gateway.port())) {
+            assertThat(first.send(health()).read().status()).isEqualTo(200);
+            assertThat(second.send(health()).read().status())
+                    .as("connection %d of %d", MAX_CONNECTIONS, MAX_CONNECTIONS)
+                    .isEqualTo(200);
+            try (RawClient third = new RawClient(cell.gateway.port())) {
+                third.send(health());
+                assertThat(third.closedByServer())
+                        .as("connection %d is one past spector.server.max-connections", MAX_CONNECTIONS + 1)
+                        .isTrue();
+            }
+        }
+    }
+
+    @Test
+    void idleKeepAliveConnection_isClosedAfterTheIdleTimeout() throws Exception {
+        long start = System.nanoTime();
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            assertThat(c.send(health()).read().status()).isEqualTo(200);
+            assertThat(c.closedByServer())
+                    .as("the idle connection is closed by the gateway")
+                    .isTrue();
+        }
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
+        assertThat(tookMs)
+                .as("closed after %d ms (idle timeout %d ms)", tookMs, IDLE.toMillis())
+                .isBetween(IDLE.toMillis(), 5_000L);
+        await("the gateway forgot the closed connection")
+                .atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> {
+                    try (RawClient again = new RawClient(cell.gateway.port())) {
+                        assertThat(again.send(health()).read().status()).isEqualTo(200);
+                    }
+                });
+    }
+
+    @Test
+    void corsPreflight_fromAnAllowedOrigin_isAnsweredAtTheEdgeWithoutAToken() throws Exception {
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send(
+                            "OPTIONS /api/v1/namespaces/orders/echo HTTP/1.1\r\nHost: x\r\nOrigin: " + ORIGIN
+                                    + "\r\nAccess-Control-Request-Method: POST\r\n"
+                                    + "Access-Control-Request-Headers: Authorization, Idempotency-Key\r\n\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(204);
+            assertThat(r.header("Access-Control-Allow-Origin")).isEqualTo(ORIGIN);
+            assertThat(r.header("Access-Control-Allow-Methods")).contains("POST");
+            assertThat(r.header("Vary")).contains("Origin");
+        }
+        assertThat(cell.owners.get(0).requests())
+                .as("a preflight never reaches an owner")
+                .isEmpty();
+    }
+
+    @Test
+    void corsPreflight_fromAnotherOrigin_isRefused() throws Exception {
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            String evil = "https://evil.example";
+            RawClient.Response r = c.send("OPTIONS /api/v1/namespaces/orders/echo HTTP/1.1\r\nHost: x\r\nOrigin: "
+                            + evil + "\r\nAccess-Control-Request-Method: POST\r\n\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(403);
+            assertThat(r.header("Access-Control-Allow-Origin")).isEmpty();
+        }
+    }
+
+    @Test
+    void forwardedResponse_toAnAllowedOrigin_carriesTheCorsHeaders() throws Exception {
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send("GET /api/v1/namespaces/orders/echo HTTP/1.1\r\nHost: x\r\nOrigin: " + ORIGIN
+                            + "\r\nAuthorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.header("Access-Control-Allow-Origin")).isEqualTo(ORIGIN);
+        }
+    }
+}
