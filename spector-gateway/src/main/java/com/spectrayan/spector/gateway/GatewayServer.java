@@ -26,11 +26,13 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
@@ -104,7 +106,8 @@ public final class GatewayServer implements AutoCloseable {
             r.subscribe(resolver);
         }
 
-        this.transport = new GatewayHttpTransport(TransportSpec.defaults(), clientClass);
+        this.transport = new GatewayHttpTransport(
+                TransportSpec.defaults(), clientClass, epoll ? EpollDatagramChannel.class : NioDatagramChannel.class);
         ForwarderSpec forwarding = new ForwarderSpec(
                 s.retryMax(),
                 s.maxBufferedBodyBytes(),

@@ -11,10 +11,13 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.pool.ChannelHealthChecker;
 import io.netty.channel.pool.ChannelPoolHandler;
 import io.netty.channel.pool.FixedChannelPool;
+import io.netty.channel.socket.DatagramChannel;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.resolver.dns.DnsAddressResolverGroup;
+import io.netty.resolver.dns.DnsServerAddressStreamProviders;
 import io.netty.util.AttributeKey;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
@@ -54,17 +57,23 @@ public final class GatewayHttpTransport implements AutoCloseable {
 
     private final TransportSpec spec;
     private final Class<? extends Channel> channelClass;
+    private final DnsAddressResolverGroup resolver;
     private final Map<PoolKey, FixedChannelPool> pools = new ConcurrentHashMap<>();
     private final AtomicInteger connections = new AtomicInteger();
     private volatile boolean closed;
 
     /**
-     * Creates a transport whose connections use {@code channelClass}, which must match the event
-     * loops passed to {@link #acquire} (epoll loops with an epoll channel, NIO with NIO).
+     * Creates a transport whose connections use {@code channelClass} and whose owner host names are
+     * resolved by Netty's asynchronous DNS resolver over {@code datagramClass}; both must match the
+     * event loops passed to {@link #acquire} (epoll loops with epoll channels, NIO with NIO). IP
+     * literals are used as they are; a name is never resolved by blocking an event loop.
      */
-    public GatewayHttpTransport(TransportSpec spec, Class<? extends Channel> channelClass) {
+    public GatewayHttpTransport(
+            TransportSpec spec, Class<? extends Channel> channelClass, Class<? extends DatagramChannel> datagramClass) {
         this.spec = requireNonNull(spec, "spec");
         this.channelClass = requireNonNull(channelClass, "channelClass");
+        this.resolver = new DnsAddressResolverGroup(
+                requireNonNull(datagramClass, "datagramClass"), DnsServerAddressStreamProviders.platformDefault());
     }
 
     /**
@@ -122,12 +131,14 @@ public final class GatewayHttpTransport implements AutoCloseable {
             pool.close();
         }
         pools.clear();
+        resolver.close();
     }
 
     private FixedChannelPool newPool(PoolKey key) {
         Bootstrap bootstrap = new Bootstrap()
                 .group(key.loop())
                 .channel(channelClass)
+                .resolver(resolver)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
                         spec.connectTimeout().toMillis())
                 .option(ChannelOption.TCP_NODELAY, true)
