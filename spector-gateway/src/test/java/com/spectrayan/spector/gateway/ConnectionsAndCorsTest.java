@@ -25,6 +25,7 @@ final class ConnectionsAndCorsTest {
                 .set("spector.server.max-connections", Integer.toString(MAX_CONNECTIONS))
                 .set("spector.server.idle-timeout", IDLE.toMillis() + "ms")
                 .set("spector.cors.allowed-origins", ORIGIN)
+                .set("spector.server.trusted-proxies", "127.0.0.1")
                 .start();
     }
 
@@ -104,6 +105,25 @@ final class ConnectionsAndCorsTest {
             assertThat(r.status()).isEqualTo(403);
             assertThat(r.header("Access-Control-Allow-Origin")).isEmpty();
         }
+    }
+
+    @Test
+    void forwardedFor_fromATrustedProxy_isAppendedTo() throws Exception {
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send("GET /api/v1/namespaces/trusted/echo HTTP/1.1\r\nHost: x\r\n"
+                            + "X-Forwarded-For: 6.6.6.6\r\nX-Forwarded-Proto: https\r\nAuthorization: Bearer "
+                            + Cell.token(Cell.TENANT) + "\r\n\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(200);
+        }
+        var seen = cell.owners.get(0).requests().stream()
+                .filter(q -> "trusted".equals(q.namespace()))
+                .findFirst()
+                .orElseThrow();
+        assertThat(seen.header("X-Forwarded-For"))
+                .as("a trusted proxy's chain is kept and appended to")
+                .isEqualTo("6.6.6.6, 127.0.0.1");
+        assertThat(seen.header("X-Forwarded-Proto")).isEqualTo("https");
     }
 
     @Test
