@@ -1,0 +1,201 @@
+package com.spectrayan.spector.uplink.wire;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.SpectorException;
+import java.util.List;
+import java.util.Locale;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The input of {@code relay.request}: one HTTP exchange the gateway hands to a worker's relay
+ * target. Its output is a {@link RelayOutcome}; its response comes as {@link RelayHead} and {@link
+ * RelayChunk} pushes, and its request body (when {@code hasBody}) as {@link RelayBody} calls.
+ *
+ * <pre>
+ * {"relayId":"r-1", "target":"app", "method":"PUT", "url":"https://app.local/a?x=1",
+ *  "headers":[["content-type","text/plain"],["x-b","1"],["x-b","2"]],
+ *  "tenant":"acme", "leaseId":"l-9", "hasBody":true}
+ *
+ * relayId  [A-Za-z0-9._:-], 1..64 chars, unique among the connection's active relays
+ * target   [a-z0-9][a-z0-9-]*, 1..64 chars
+ * method   GET HEAD POST PUT PATCH DELETE OPTIONS (case-sensitive)
+ * url      absolute http: or https: URL with a host, 1..4096 chars (see below)
+ * headers  [name, value] pairs, filtered (RelayHeaders#forRequest), then at most 100
+ * tenant   1..300 chars, no control chars
+ * leaseId  optional, [A-Za-z0-9._:-], 1..128 chars
+ * hasBody  boolean; true is refused with GET and HEAD
+ * </pre>
+ *
+ * <p>The URL is printable ASCII without spaces (percent-encode the rest), {@code http} or {@code
+ * https} in any case, then {@code ://}, a host (a name, an IPv4 address or an {@code [IPv6]}
+ * literal) with an optional port 1..65535, and no user info (a worker never holds a credential)
+ * and no fragment (no request carries one).
+ *
+ * <p>Every check runs in the constructor, so the sender (building one) and the receiver ({@link
+ * #parse}) apply the same bounds. The constructor filters the headers first: building one with an
+ * {@code Authorization} header drops it. Refusals are BAD_REQUEST naming the field.
+ *
+ * @param relayId the relay's id, chosen by the gateway
+ * @param target the capability name of the relay target on the worker
+ * @param method the request's method
+ * @param url the request's absolute URL
+ * @param headers the request's headers after filtering, in order, repeats kept
+ * @param tenant the tenant the request is made for
+ * @param leaseId the lease the request is made under, or null
+ * @param hasBody whether {@code relay.body} calls carry a request body
+ */
+public record RelayRequest(
+        String relayId,
+        String target,
+        String method,
+        String url,
+        List<Header> headers,
+        String tenant,
+        @Nullable String leaseId,
+        boolean hasBody) {
+    /** The operation's name. */
+    public static final String OP = "relay.request";
+
+    /** The methods a relayed request may have. */
+    public static final List<String> METHODS = List.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS");
+
+    /** Chars of an unknown method a refusal quotes; a longer one is shown by its length. */
+    private static final int MAX_SHOWN_METHOD_CHARS = 16;
+
+    public RelayRequest {
+        Checks.id("relayId", requireNonNull(relayId, "relayId"), Limits.RELAY_ID_CHARS);
+        Checks.target("target", requireNonNull(target, "target"), Limits.TARGET_CHARS);
+        if (!METHODS.contains(requireNonNull(method, "method"))) {
+            throw SpectorException.badRequest(
+                    "method", shown(method) + " (expected: one of " + String.join(", ", METHODS) + ")");
+        }
+        checkUrl(requireNonNull(url, "url"));
+        headers = RelayHeaders.checked(RelayHeaders.forRequest(headers));
+        Checks.printable("tenant", requireNonNull(tenant, "tenant"), Limits.TENANT_CHARS);
+        if (leaseId != null) {
+            Checks.id("leaseId", leaseId, Limits.LEASE_ID_CHARS);
+        }
+        if (hasBody && (method.equals("GET") || method.equals("HEAD"))) {
+            throw SpectorException.badRequest("hasBody", "true with " + method + " (expected: false for GET and HEAD)");
+        }
+    }
+
+    /**
+     * Reads and bounds a {@code relay.request} input.
+     *
+     * @throws SpectorException BAD_REQUEST naming the field that broke
+     */
+    public static RelayRequest parse(JsonNode input) {
+        ObjectNode in = Inputs.object(input, "input");
+        return new RelayRequest(
+                Inputs.text(in, "relayId"),
+                Inputs.text(in, "target"),
+                Inputs.text(in, "method"),
+                Inputs.text(in, "url"),
+                RelayHeaders.parse(in),
+                Inputs.text(in, "tenant"),
+                Inputs.optionalText(in, "leaseId"),
+                Inputs.bool(in, "hasBody"));
+    }
+
+    /** Returns the input as sent; {@code leaseId} is left out when null. */
+    public ObjectNode toJson() {
+        ObjectNode node = JsonNodeFactory.instance.objectNode();
+        node.put("relayId", relayId).put("target", target).put("method", method).put("url", url);
+        node.set(RelayHeaders.FIELD, RelayHeaders.toJson(headers));
+        node.put("tenant", tenant);
+        if (leaseId != null) {
+            node.put("leaseId", leaseId);
+        }
+        node.put("hasBody", hasBody);
+        return node;
+    }
+
+    /** Returns a short token quoted, anything else by its length only. */
+    private static String shown(String method) {
+        boolean token = method.length() <= MAX_SHOWN_METHOD_CHARS
+                && !method.isEmpty()
+                && method.chars().allMatch(c -> Checks.isTchar((char) c));
+        return token ? "'" + method + "'" : method.length() + " chars";
+    }
+
+    private static void checkUrl(String url) {
+        Checks.length("url", url, Limits.URL_CHARS);
+        for (int i = 0; i < url.length(); i++) {
+            char c = url.charAt(i);
+            if (c <= 0x20 || c >= 0x7f) {
+                throw Checks.badChar("url", i, c, "printable ASCII, no space");
+            }
+        }
+        String lower = url.toLowerCase(Locale.ROOT);
+        int authorityStart;
+        if (lower.startsWith("http://")) {
+            authorityStart = "http://".length();
+        } else if (lower.startsWith("https://")) {
+            authorityStart = "https://".length();
+        } else {
+            throw SpectorException.badRequest("url", "not an absolute http or https URL (expected: http://host/...)");
+        }
+        if (url.indexOf('#') >= 0) {
+            throw SpectorException.badRequest("url", "has a fragment (expected: none)");
+        }
+        int authorityEnd = authorityStart;
+        while (authorityEnd < url.length() && url.charAt(authorityEnd) != '/' && url.charAt(authorityEnd) != '?') {
+            authorityEnd++;
+        }
+        String authority = url.substring(authorityStart, authorityEnd);
+        if (authority.indexOf('@') >= 0) {
+            throw SpectorException.badRequest("url", "has user info (expected: none)");
+        }
+        String host;
+        @Nullable String port;
+        if (authority.startsWith("[")) {
+            int close = authority.indexOf(']');
+            if (close < 0) {
+                throw SpectorException.badRequest("url", "has an unclosed IPv6 literal (expected: [address])");
+            }
+            host = authority.substring(1, close);
+            String rest = authority.substring(close + 1);
+            if (!rest.isEmpty() && !rest.startsWith(":")) {
+                throw SpectorException.badRequest("url", "has text after its IPv6 literal (expected: a port)");
+            }
+            port = rest.isEmpty() ? null : rest.substring(1);
+            if (host.isEmpty()
+                    || !host.chars().allMatch(ch -> Character.digit(ch, 16) >= 0 || ch == ':' || ch == '.')) {
+                throw SpectorException.badRequest(
+                        "url", "has a malformed IPv6 literal (expected: hex digits, ':' and '.')");
+            }
+        } else {
+            int colon = authority.indexOf(':');
+            host = colon < 0 ? authority : authority.substring(0, colon);
+            port = colon < 0 ? null : authority.substring(colon + 1);
+            if (host.isEmpty()) {
+                throw SpectorException.badRequest("url", "has no host (expected: http://host/...)");
+            }
+            for (int i = 0; i < host.length(); i++) {
+                char c = host.charAt(i);
+                if (!(Checks.isIdChar(c) && c != ':') && c != '~' && c != '%') {
+                    throw SpectorException.badRequest(
+                            "url",
+                            "host char " + (i + 1) + " is " + Checks.describe(c) + " (expected: [A-Za-z0-9._~%-])");
+                }
+            }
+        }
+        if (port != null) {
+            checkPort(port);
+        }
+    }
+
+    private static void checkPort(String port) {
+        boolean digits = !port.isEmpty() && port.length() <= 5 && port.chars().allMatch(c -> c >= '0' && c <= '9');
+        int value = digits ? Integer.parseInt(port) : 0;
+        if (value < 1 || value > 65_535) {
+            throw SpectorException.badRequest("url", "has a bad port (expected: 1..65535)");
+        }
+    }
+}
