@@ -1,0 +1,55 @@
+package com.spectrayan.spector.uplink;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Tells a relayed request's target (or a caller's relay) that the exchange is over before it
+ * ended: a cancel, a deadline, the uplink closing. Like the web platform's {@code AbortSignal}.
+ * Thread-safe; listeners run once, on the thread that aborts.
+ */
+public final class AbortSignal {
+    private final List<Consumer<Throwable>> listeners = new ArrayList<>(); // Guarded by this.
+    private @Nullable Throwable reason; // Guarded by this.
+
+    /** Aborts with a reason (once; later calls are ignored) and runs the listeners. */
+    public void abort(Throwable why) {
+        List<Consumer<Throwable>> run;
+        synchronized (this) {
+            if (reason != null) {
+                return;
+            }
+            reason = why;
+            run = new ArrayList<>(listeners);
+            listeners.clear();
+        }
+        for (Consumer<Throwable> l : run) {
+            l.accept(why);
+        }
+    }
+
+    /** Answers whether the signal aborted. */
+    public synchronized boolean isAborted() {
+        return reason != null;
+    }
+
+    /** Returns why the signal aborted, or null. */
+    public synchronized @Nullable Throwable reason() {
+        return reason;
+    }
+
+    /** Runs a listener on abort (at once when already aborted). */
+    public void onAbort(Consumer<Throwable> listener) {
+        Throwable already;
+        synchronized (this) {
+            already = reason;
+            if (already == null) {
+                listeners.add(listener);
+                return;
+            }
+        }
+        listener.accept(already);
+    }
+}
