@@ -672,13 +672,7 @@ public final class GatewayForwarder {
                     if (message instanceof HttpContent content) {
                         lastReadNanos = System.nanoTime();
                         if (discarding || done || finished || this != current) {
-                            if (content instanceof LastHttpContent) {
-                                responseComplete = true;
-                                if (discarding) {
-                                    finish(true);
-                                }
-                            }
-                            content.release();
+                            content.release(); // a late part of an abandoned attempt
                         } else {
                             onContent(this, content);
                         }
@@ -700,14 +694,13 @@ public final class GatewayForwarder {
                     return;
                 }
                 if (response.status().code() == 421) {
+                    // An owner refuses before reading the body; whatever it does with the rest, this
+                    // connection's state is not worth trusting for the next exchange: close it. A
+                    // misdirect is rare, so the reconnect costs little.
                     sending = false;
                     discarding = true;
                     current = null;
-                    if (!requestComplete) {
-                        finish(false); // the request body was cut short: this connection's framing is gone
-                    } else {
-                        armIdle(spec.ownerTimeout()); // bounds the drain of the 421's body
-                    }
+                    finish(false);
                     onMisdirected(this, response);
                     return;
                 }
@@ -759,22 +752,11 @@ public final class GatewayForwarder {
             }
 
             private void checkIdle() {
-                if (done) {
+                if (done || finished) {
                     return;
                 }
                 Channel ch = channel;
                 long quiet = System.nanoTime() - lastReadNanos;
-                if (discarding) { // draining a 421's body: give up on the connection when it stalls
-                    if (quiet >= idleNanos) {
-                        finish(false);
-                    } else {
-                        scheduleIdle(idleNanos - quiet);
-                    }
-                    return;
-                }
-                if (finished) {
-                    return;
-                }
                 boolean pausedByClient = ch != null && !ch.config().isAutoRead();
                 if (quiet >= idleNanos && !pausedByClient) {
                     log.debug("owner {} idle for {} ms inside a response", entry.owner(), quiet / 1_000_000);
