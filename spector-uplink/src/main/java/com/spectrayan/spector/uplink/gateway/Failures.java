@@ -1,0 +1,38 @@
+package com.spectrayan.spector.uplink.gateway;
+
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.SpectorException;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import org.jspecify.annotations.Nullable;
+
+/** The failures the gateway's half of the relay raises, built in one place. */
+final class Failures {
+    private Failures() {}
+
+    /** A lost or missing uplink to a worker: WORKER_UNREACHABLE, kind transport. */
+    static SpectorException unreachable(String workerId, String message, @Nullable Throwable cause) {
+        return SpectorException.of(ErrorCode.WORKER_UNREACHABLE, message, Map.of("workerId", workerId), cause);
+    }
+
+    /** A worker that broke the relay protocol: INTERNAL naming it. */
+    static SpectorException invalidResponse(String workerId, @Nullable Throwable cause) {
+        return SpectorException.of(
+                ErrorCode.INTERNAL, "worker " + workerId + " sent an invalid relay response", Map.of(), cause);
+    }
+
+    /** A worker that ended a relay it never answered. */
+    static SpectorException endedWithoutResponse(String workerId) {
+        return SpectorException.of(ErrorCode.INTERNAL, "worker " + workerId + " ended the relay without a response");
+    }
+
+    /** Strips the wrappers a stage puts around a failure. */
+    static Throwable unwrap(Throwable failure) {
+        Throwable t = failure;
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+}

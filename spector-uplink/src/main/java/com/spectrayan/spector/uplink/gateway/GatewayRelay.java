@@ -1,0 +1,83 @@
+package com.spectrayan.spector.uplink.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.uplink.RelayedResponse;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Relays one HTTP exchange to a worker over its uplink (DESIGN.md section 5, docs/PROTOCOL.md):
+ * {@code relay.request}, the request body as {@code relay.body} calls (at most {@link
+ * Limits#UNANSWERED_BODIES} unanswered, parts of at most {@link Limits#CHUNK_BYTES}), and the
+ * response from {@code relay-head} and {@code relay-chunk} pushes, with at most {@link
+ * Limits#UNREAD_RELAY_BYTES} unread. At most {@code maxPerWorker} relays run at once per worker;
+ * a deadline covers the whole exchange from {@link #relay}, the wait for a slot included.
+ */
+public final class GatewayRelay {
+    private final WorkerDirectory directory;
+    private final Duration deadline;
+    private final int maxPerWorker;
+    private final ScheduledExecutorService scheduler;
+    private final ConcurrentHashMap<String, RelayLimiter> limiters = new ConcurrentHashMap<>();
+    private final AtomicLong relayIds = new AtomicLong();
+
+    /** Creates a relay with the default deadline and per-worker limit. */
+    public GatewayRelay(WorkerDirectory directory, ScheduledExecutorService scheduler) {
+        this(directory, Limits.RELAY_DEADLINE, Limits.RELAYS_PER_WORKER, scheduler);
+    }
+
+    /**
+     * Creates a relay.
+     *
+     * @param directory the live worker links
+     * @param deadline the deadline of one whole exchange
+     * @param maxPerWorker the relays at once per worker
+     * @param scheduler runs the deadlines
+     */
+    public GatewayRelay(
+            WorkerDirectory directory, Duration deadline, int maxPerWorker, ScheduledExecutorService scheduler) {
+        this.directory = requireNonNull(directory, "directory");
+        this.deadline = requireNonNull(deadline, "deadline");
+        if (deadline.isNegative() || deadline.isZero()) {
+            throw new IllegalArgumentException("deadline: " + deadline + " (expected: positive)");
+        }
+        if (maxPerWorker < 1) {
+            throw new IllegalArgumentException("maxPerWorker: " + maxPerWorker + " (expected: at least 1)");
+        }
+        this.maxPerWorker = maxPerWorker;
+        this.scheduler = requireNonNull(scheduler, "scheduler");
+    }
+
+    /**
+     * Relays a call to a worker. The stage completes with the response once its head arrives (a
+     * null body for 204, 205, 304 and HEAD), or fails: {@code WORKER_UNREACHABLE} when the worker
+     * has no live uplink (before anything is sent), when the uplink is lost, or when the deadline
+     * passes; the caller's abort reason or body error; {@code INTERNAL} when the worker breaks the
+     * protocol; else the worker's error. After the head, those failures fail the body instead.
+     */
+    public CompletionStage<RelayedResponse> relay(String workerId, RelayCall call) {
+        requireNonNull(workerId, "workerId");
+        requireNonNull(call, "call");
+        if (directory.live(workerId) == null) {
+            return CompletableFuture.failedFuture(
+                    Failures.unreachable(workerId, "worker " + workerId + " has no live uplink", null));
+        }
+        RelayLimiter limiter = limiters.computeIfAbsent(workerId, id -> new RelayLimiter(maxPerWorker));
+        RelayExchange exchange = new RelayExchange(
+                workerId, "g" + relayIds.incrementAndGet(), call, directory, limiter, deadline, scheduler);
+        exchange.start();
+        return exchange.result();
+    }
+
+    /** Returns the relays to a worker that hold a slot now. */
+    public int running(String workerId) {
+        RelayLimiter limiter = limiters.get(workerId);
+        return limiter == null ? 0 : limiter.running();
+    }
+}

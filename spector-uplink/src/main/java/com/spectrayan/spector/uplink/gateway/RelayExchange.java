@@ -1,0 +1,444 @@
+package com.spectrayan.spector.uplink.gateway;
+
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.RelayedRequest;
+import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.wire.RelayBody;
+import com.spectrayan.spector.uplink.wire.RelayChunk;
+import com.spectrayan.spector.uplink.wire.RelayHead;
+import com.spectrayan.spector.uplink.wire.RelayOutcome;
+import com.spectrayan.spector.uplink.wire.RelayRequest;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One relay on the gateway, from {@link GatewayRelay#relay} until it ends or fails. Every event
+ * (a push, the call's answer, a body part, the caller's abort, the deadline) takes the lock, and
+ * the first ending wins; futures are completed outside the lock.
+ */
+final class RelayExchange implements RelayHooks {
+    private static final int CHUNK_BYTES = (int) Limits.CHUNK_BYTES.max();
+
+    private final String workerId;
+    private final String relayId;
+    private final RelayCall call;
+    private final WorkerDirectory directory;
+    private final RelayLimiter limiter;
+    private final Duration deadline;
+    private final ScheduledExecutorService scheduler;
+    private final CompletableFuture<RelayedResponse> result = new CompletableFuture<>();
+
+    // All guarded by this.
+    private boolean finished;
+    private boolean permitHeld;
+    private boolean requestSent;
+    private boolean headSeen;
+    private @Nullable CompletableFuture<Void> permitWait;
+    private @Nullable ScheduledFuture<?> timer;
+    private @Nullable ResponseBody body;
+    private @Nullable GatewayWorkerClient client;
+    private boolean uploading;
+    private boolean reading;
+    private boolean eof;
+    private boolean endSent;
+    private int unanswered;
+    private boolean pumping;
+    private boolean pumpAgain;
+    private int seq;
+    private @Nullable ByteBuffer leftover;
+
+    RelayExchange(
+            String workerId,
+            String relayId,
+            RelayCall call,
+            WorkerDirectory directory,
+            RelayLimiter limiter,
+            Duration deadline,
+            ScheduledExecutorService scheduler) {
+        this.workerId = workerId;
+        this.relayId = relayId;
+        this.call = call;
+        this.directory = directory;
+        this.limiter = limiter;
+        this.deadline = deadline;
+        this.scheduler = scheduler;
+    }
+
+    CompletionStage<RelayedResponse> result() {
+        return result.minimalCompletionStage();
+    }
+
+    void start() {
+        ScheduledFuture<?> t = scheduler.schedule(this::deadlinePassed, deadline.toMillis(), TimeUnit.MILLISECONDS);
+        synchronized (this) {
+            timer = t;
+        }
+        call.request().signal().onAbort(reason -> fail(reason, true));
+        CompletableFuture<Void> wait = limiter.acquire();
+        synchronized (this) {
+            permitWait = wait;
+        }
+        wait.whenComplete((v, error) -> {
+            if (error == null) {
+                permitted();
+            }
+        });
+    }
+
+    private void permitted() {
+        boolean late;
+        synchronized (this) {
+            late = finished;
+            if (!late) {
+                permitHeld = true;
+            }
+        }
+        if (late) {
+            limiter.release(); // The relay ended while it waited: hand the slot on.
+            return;
+        }
+        WorkerLink link = directory.live(workerId);
+        if (link == null) {
+            fail(Failures.unreachable(workerId, "worker " + workerId + " has no live uplink", null), false);
+            return;
+        }
+        RelayedRequest request = call.request();
+        boolean hasBody = request.body() != null;
+        RelayRequest wire;
+        try {
+            wire = new RelayRequest(
+                    relayId,
+                    call.target(),
+                    request.method(),
+                    request.url().toString(),
+                    request.headers(),
+                    request.tenant(),
+                    request.leaseId(),
+                    hasBody);
+        } catch (SpectorException e) {
+            fail(e, false);
+            return;
+        }
+        GatewayWorkerClient c = link.client();
+        synchronized (this) {
+            if (finished) {
+                return;
+            }
+            client = c;
+            requestSent = true;
+            uploading = hasBody;
+        }
+        c.relayRequest(wire, this).whenComplete(this::answered);
+        if (hasBody) {
+            pump();
+        }
+    }
+
+    // ---- the request body ----
+
+    /**
+     * Sends what the window allows, reading the caller's body as needed. One thread pumps at a
+     * time, so relay.body calls go out in seq order; a call while another pumps makes it loop once
+     * more.
+     */
+    private void pump() {
+        synchronized (this) {
+            if (pumping) {
+                pumpAgain = true;
+                return;
+            }
+            pumping = true;
+        }
+        boolean done = false;
+        try {
+            while (true) {
+                if (pumpStep()) {
+                    continue;
+                }
+                synchronized (this) {
+                    if (pumpAgain) {
+                        pumpAgain = false;
+                        continue;
+                    }
+                    pumping = false;
+                    done = true;
+                    return;
+                }
+            }
+        } finally {
+            if (!done) {
+                synchronized (this) {
+                    pumping = false;
+                }
+            }
+        }
+    }
+
+    /** Does one step of the upload; answers whether another step may follow at once. */
+    private boolean pumpStep() {
+        BodySource source = call.request().body();
+        if (source == null) {
+            return false;
+        }
+        RelayBody part = null;
+        GatewayWorkerClient c;
+        synchronized (this) {
+            c = client;
+            if (finished || !uploading || endSent || c == null) {
+                return false;
+            }
+            if (unanswered >= Limits.UNANSWERED_BODIES) {
+                return false;
+            }
+            ByteBuffer rest = leftover;
+            if (rest != null && rest.hasRemaining()) {
+                byte[] bytes = new byte[Math.min(rest.remaining(), CHUNK_BYTES)];
+                rest.get(bytes);
+                part = RelayBody.Chunk.of(relayId, seq++, bytes);
+                unanswered++;
+            } else if (eof) {
+                part = new RelayBody.End(relayId);
+                endSent = true;
+                unanswered++;
+            } else if (reading) {
+                return false;
+            } else {
+                reading = true;
+            }
+        }
+        if (part == null) {
+            source.next().whenComplete(this::partRead);
+            return false;
+        }
+        c.relayBody(part).whenComplete((v, error) -> bodyAnswered(error));
+        return true;
+    }
+
+    private void partRead(@Nullable ByteBuffer part, @Nullable Throwable error) {
+        if (error != null) {
+            synchronized (this) {
+                reading = false;
+                eof = true; // The source failed: never read or cancel it again.
+            }
+            fail(Failures.unwrap(error), true);
+            return;
+        }
+        synchronized (this) {
+            reading = false;
+            if (part == null) {
+                eof = true;
+            } else {
+                leftover = part;
+            }
+        }
+        pump();
+    }
+
+    private void bodyAnswered(@Nullable Throwable error) {
+        synchronized (this) {
+            unanswered--;
+            if (error != null) {
+                // The relay.request answer decides how the relay ends; stop sending its body.
+                uploading = false;
+            }
+        }
+        pump();
+    }
+
+    // ---- the response ----
+
+    @Override
+    public void onRelayHead(RelayHead head) {
+        RelayedResponse response;
+        synchronized (this) {
+            if (finished) {
+                return;
+            }
+            if (!headSeen) {
+                headSeen = true;
+                int status = head.status();
+                boolean noBody = status == 204
+                        || status == 205
+                        || status == 304
+                        || call.request().method().equals("HEAD");
+                ResponseBody b = noBody ? null : new ResponseBody(reason -> fail(reason, true));
+                body = b;
+                response = new RelayedResponse(status, head.headers(), b);
+            } else {
+                response = null;
+            }
+        }
+        if (response == null) {
+            fail(Failures.invalidResponse(workerId, null), true); // A second head.
+            return;
+        }
+        result.complete(response);
+    }
+
+    @Override
+    public void onRelayChunk(RelayChunk chunk) {
+        ResponseBody b;
+        synchronized (this) {
+            if (finished) {
+                return;
+            }
+            if (!headSeen) {
+                b = null;
+            } else {
+                b = body;
+                if (b == null) {
+                    return; // A response without a body: the worker sends none; ignore a stray one.
+                }
+            }
+        }
+        if (b == null) {
+            fail(Failures.invalidResponse(workerId, null), true); // A chunk before the head.
+            return;
+        }
+        long unread = b.offer(chunk.chunk());
+        if (unread > Limits.UNREAD_RELAY_BYTES) {
+            fail(
+                    SpectorException.of(
+                            ErrorCode.PAYLOAD_TOO_LARGE,
+                            "the reader of the relayed response from worker " + workerId + " fell behind: more than "
+                                    + Limits.UNREAD_RELAY_BYTES + " bytes unread",
+                            Map.of("limitBytes", Limits.UNREAD_RELAY_BYTES)),
+                    true);
+        }
+    }
+
+    @Override
+    public void onRelayInvalid(Throwable problem) {
+        fail(Failures.invalidResponse(workerId, problem), true);
+    }
+
+    private void answered(@Nullable RelayOutcome outcome, @Nullable Throwable error) {
+        if (error != null) {
+            Throwable cause = Failures.unwrap(error);
+            if (ErrorCode.isConnectionLost(cause)) {
+                fail(
+                        Failures.unreachable(
+                                workerId, "worker " + workerId + " uplink was lost during the relay", cause),
+                        false);
+            } else {
+                fail(cause, false);
+            }
+            return;
+        }
+        if (outcome == null || outcome.cancelled() || !isHeadSeen()) {
+            // {cancelled:true} while this side sent no cancel (it would have finished), or {}
+            // before any head.
+            fail(Failures.endedWithoutResponse(workerId), true);
+            return;
+        }
+        ResponseBody b;
+        ScheduledFuture<?> t;
+        boolean release;
+        synchronized (this) {
+            if (finished) {
+                return;
+            }
+            finished = true;
+            uploading = false;
+            b = body;
+            t = timer;
+            release = permitHeld;
+            permitHeld = false;
+        }
+        if (t != null) {
+            t.cancel(false);
+        }
+        if (b != null) {
+            b.end();
+        }
+        if (release) {
+            limiter.release();
+        }
+        stopReadingCallerBody(new CancellationException("the relay ended before the request body was read"));
+    }
+
+    private synchronized boolean isHeadSeen() {
+        return headSeen;
+    }
+
+    private void deadlinePassed() {
+        fail(
+                Failures.unreachable(
+                        workerId,
+                        "worker " + workerId + " did not finish the relayed request within " + deadline.toMillis()
+                                + " ms",
+                        null),
+                true);
+    }
+
+    /**
+     * Ends the relay with a failure (the first ending wins): before the head the stage fails,
+     * after it the body. Sends relay.cancel when asked and the request went out.
+     */
+    private void fail(Throwable failure, boolean cancel) {
+        boolean beforeHead;
+        ResponseBody b;
+        GatewayWorkerClient c;
+        boolean sendCancel;
+        boolean release;
+        CompletableFuture<Void> wait;
+        ScheduledFuture<?> t;
+        synchronized (this) {
+            if (finished) {
+                return;
+            }
+            finished = true;
+            uploading = false;
+            beforeHead = !headSeen;
+            b = body;
+            c = client;
+            sendCancel = cancel && requestSent;
+            release = permitHeld;
+            permitHeld = false;
+            wait = permitWait;
+            t = timer;
+        }
+        if (t != null) {
+            t.cancel(false);
+        }
+        if (wait != null) {
+            wait.cancel(false);
+        }
+        if (sendCancel && c != null) {
+            c.relayCancel(relayId);
+        }
+        if (beforeHead) {
+            result.completeExceptionally(failure);
+        } else if (b != null) {
+            b.fail(failure);
+        }
+        if (release) {
+            limiter.release();
+        }
+        stopReadingCallerBody(failure);
+    }
+
+    private void stopReadingCallerBody(Throwable reason) {
+        BodySource source = call.request().body();
+        boolean cancel;
+        synchronized (this) {
+            cancel = source != null && !eof;
+            eof = true;
+            leftover = null;
+        }
+        if (cancel && source != null) {
+            source.cancel(reason);
+        }
+    }
+}

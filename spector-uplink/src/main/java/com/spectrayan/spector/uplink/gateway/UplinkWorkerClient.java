@@ -1,0 +1,194 @@
+package com.spectrayan.spector.uplink.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.wire.Frame;
+import com.spectrayan.spector.uplink.wire.RelayBody;
+import com.spectrayan.spector.uplink.wire.RelayCancel;
+import com.spectrayan.spector.uplink.wire.RelayChunk;
+import com.spectrayan.spector.uplink.wire.RelayHead;
+import com.spectrayan.spector.uplink.wire.RelayOutcome;
+import com.spectrayan.spector.uplink.wire.RelayRequest;
+import com.spectrayan.spector.uplink.wire.StatusGet;
+import com.spectrayan.spector.uplink.wire.StatusReport;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The {@link GatewayWorkerClient} over one {@link FrameChannel}: assigns frame ids, sends calls,
+ * completes each call from its result or error frame, and routes pushes to their call by frame id
+ * before checking their schema, so a push that fails it reaches its relay as {@link
+ * RelayHooks#onRelayInvalid}. A result whose output fails its schema fails the call INTERNAL.
+ *
+ * <p>Thread-safe. Frames are received on the channel's thread; hooks run there.
+ */
+public final class UplinkWorkerClient implements GatewayWorkerClient {
+    private final String workerId;
+    private final FrameChannel channel;
+    private final AtomicLong ids = new AtomicLong();
+    private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
+    private final CompletableFuture<Void> closed = new CompletableFuture<>();
+    private volatile @Nullable SpectorException shut;
+
+    private record Pending(
+            CompletableFuture<ObjectNode> answer, @Nullable RelayHooks hooks) {}
+
+    private UplinkWorkerClient(String workerId, FrameChannel channel) {
+        this.workerId = requireNonNull(workerId, "workerId");
+        this.channel = requireNonNull(channel, "channel");
+    }
+
+    /** Returns a client of worker {@code workerId} that takes over the channel's receiver and close. */
+    public static UplinkWorkerClient over(String workerId, FrameChannel channel) {
+        UplinkWorkerClient client = new UplinkWorkerClient(workerId, channel);
+        channel.onFrame(client::receive);
+        channel.onClose(cause -> client.shutDown(Failures.unreachable(
+                workerId, "worker " + workerId + " uplink closed before the call was answered", cause)));
+        if (!channel.isOpen()) {
+            client.shutDown(Failures.unreachable(workerId, "worker " + workerId + " uplink is closed", null));
+        }
+        return client;
+    }
+
+    /** Returns the worker's id. */
+    public String workerId() {
+        return workerId;
+    }
+
+    /** Returns how many calls wait for their answer. */
+    public int pendingCalls() {
+        return pending.size();
+    }
+
+    @Override
+    public CompletionStage<StatusReport> statusGet() {
+        return call(StatusGet.OP, new StatusGet().toJson(), null)
+                .thenApply(out -> parsed(() -> StatusReport.parse(out)));
+    }
+
+    @Override
+    public CompletionStage<RelayOutcome> relayRequest(RelayRequest request, RelayHooks hooks) {
+        requireNonNull(hooks, "hooks");
+        return call(RelayRequest.OP, request.toJson(), hooks).thenApply(out -> parsed(() -> RelayOutcome.parse(out)));
+    }
+
+    @Override
+    public CompletionStage<Void> relayBody(RelayBody body) {
+        return call(RelayBody.OP, body.toJson(), null).thenApply(out -> null);
+    }
+
+    @Override
+    public CompletionStage<Void> relayCancel(String relayId) {
+        return call(RelayCancel.OP, new RelayCancel(relayId).toJson(), null).thenApply(out -> null);
+    }
+
+    @Override
+    public boolean isOpen() {
+        return shut == null && channel.isOpen();
+    }
+
+    @Override
+    public void close(String reason) {
+        shutDown(Failures.unreachable(workerId, "worker " + workerId + " uplink closed: " + reason, null));
+        channel.close(reason);
+    }
+
+    @Override
+    public CompletionStage<Void> closed() {
+        return closed.copy();
+    }
+
+    private <T> T parsed(java.util.function.Supplier<T> parse) {
+        try {
+            return parse.get();
+        } catch (SpectorException e) {
+            throw Failures.invalidResponse(workerId, e);
+        }
+    }
+
+    private CompletableFuture<ObjectNode> call(String op, ObjectNode input, @Nullable RelayHooks hooks) {
+        long id = ids.incrementAndGet();
+        CompletableFuture<ObjectNode> answer = new CompletableFuture<>();
+        pending.put(id, new Pending(answer, hooks));
+        SpectorException down = shut;
+        if (down != null) {
+            fail(id, down);
+            return answer;
+        }
+        channel.send(new Frame.Call(id, op, input)).whenComplete((sent, error) -> {
+            if (error != null) {
+                fail(id, Failures.unreachable(workerId, "worker " + workerId + " uplink failed to send " + op, error));
+            }
+        });
+        return answer;
+    }
+
+    private void fail(long id, Throwable failure) {
+        Pending p = pending.remove(id);
+        if (p != null) {
+            p.answer().completeExceptionally(failure);
+        }
+    }
+
+    private void shutDown(SpectorException failure) {
+        synchronized (this) {
+            if (shut == null) {
+                shut = failure;
+            }
+        }
+        List<Long> ids = new ArrayList<>(pending.keySet());
+        for (Long id : ids) {
+            fail(id, failure);
+        }
+        closed.complete(null);
+    }
+
+    private void receive(Frame frame) {
+        if (frame instanceof Frame.Result result) {
+            Pending p = pending.remove(result.id());
+            if (p != null) {
+                p.answer().complete(result.output());
+            }
+        } else if (frame instanceof Frame.ErrorFrame error) {
+            fail(error.id(), error.toException());
+        } else if (frame instanceof Frame.Push push) {
+            Pending p = pending.get(push.id());
+            RelayHooks hooks = p == null ? null : p.hooks();
+            if (hooks != null) {
+                route(push, hooks);
+            }
+        }
+        // A call from the worker: the gateway serves none on the uplink, so it is ignored.
+    }
+
+    private static void route(Frame.Push push, RelayHooks hooks) {
+        if (push.push().equals(RelayHead.PUSH)) {
+            RelayHead head;
+            try {
+                head = RelayHead.parse(push.data());
+            } catch (RuntimeException e) {
+                hooks.onRelayInvalid(e);
+                return;
+            }
+            hooks.onRelayHead(head);
+        } else if (push.push().equals(RelayChunk.PUSH)) {
+            RelayChunk chunk;
+            try {
+                chunk = RelayChunk.parse(push.data());
+            } catch (RuntimeException e) {
+                hooks.onRelayInvalid(e);
+                return;
+            }
+            hooks.onRelayChunk(chunk);
+        }
+        // A push name this version does not know is ignored: a later version may add some.
+    }
+}

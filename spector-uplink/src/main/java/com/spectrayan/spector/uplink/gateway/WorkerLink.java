@@ -1,0 +1,131 @@
+package com.spectrayan.spector.uplink.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.uplink.wire.StatusReport;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One worker's live uplink as the gateway holds it: the client, and the {@code status.get}
+ * refresh. A read not answered within its timeout is a miss; {@link
+ * Limits#STATUS_MISSES_TO_CLOSE} misses in a row close the link, which fails every call on it
+ * (relays included) with {@code WORKER_UNREACHABLE}.
+ */
+public final class WorkerLink {
+    private final String workerId;
+    private final GatewayWorkerClient client;
+    private final AtomicInteger misses = new AtomicInteger();
+    private volatile @Nullable StatusReport lastStatus;
+
+    /** Creates the link of worker {@code workerId} over its client. */
+    public WorkerLink(String workerId, GatewayWorkerClient client) {
+        this.workerId = requireNonNull(workerId, "workerId");
+        this.client = requireNonNull(client, "client");
+    }
+
+    /** Returns the worker's id. */
+    public String workerId() {
+        return workerId;
+    }
+
+    /** Returns the client the relay uses. */
+    public GatewayWorkerClient client() {
+        return client;
+    }
+
+    /** Returns the client admin code uses: it has no relay operations. */
+    public WorkerAdminClient admin() {
+        GatewayWorkerClient c = client;
+        return new WorkerAdminClient() {
+            @Override
+            public CompletionStage<StatusReport> statusGet() {
+                return c.statusGet();
+            }
+        };
+    }
+
+    /** Answers whether the link is open. */
+    public boolean isOpen() {
+        return client.isOpen();
+    }
+
+    /** Closes the link; its calls fail {@code WORKER_UNREACHABLE}. */
+    public void close(String reason) {
+        client.close(reason);
+    }
+
+    /** Returns a stage that completes once the link is closed. */
+    public CompletionStage<Void> closed() {
+        return client.closed();
+    }
+
+    /** Returns the last status the worker reported, or null before the first answer. */
+    public @Nullable StatusReport lastStatus() {
+        return lastStatus;
+    }
+
+    /** Returns the misses in a row so far. */
+    public int misses() {
+        return misses.get();
+    }
+
+    /**
+     * Starts the refresh: a {@code status.get} every {@code interval} after the previous one
+     * settled, each waited for at most {@code timeout}, until the link closes.
+     */
+    public void startRefresh(ScheduledExecutorService scheduler, Duration interval, Duration timeout) {
+        if (!isOpen()) {
+            return;
+        }
+        scheduler.schedule(
+                () -> refresh(scheduler, timeout)
+                        .whenComplete((report, error) -> startRefresh(scheduler, interval, timeout)),
+                interval.toMillis(),
+                TimeUnit.MILLISECONDS);
+    }
+
+    /** Starts the refresh with {@link Limits#STATUS_TIMEOUT} as the timeout. */
+    public void startRefresh(ScheduledExecutorService scheduler, Duration interval) {
+        startRefresh(scheduler, interval, Limits.STATUS_TIMEOUT);
+    }
+
+    /**
+     * Reads the status once, waiting at most {@code timeout}. A timeout counts as a miss, and the
+     * link closes at {@link Limits#STATUS_MISSES_TO_CLOSE} misses in a row; an answer resets the
+     * count.
+     */
+    public CompletionStage<StatusReport> refresh(ScheduledExecutorService scheduler, Duration timeout) {
+        CompletableFuture<StatusReport> bounded = new CompletableFuture<>();
+        ScheduledFuture<?> timer = scheduler.schedule(
+                () -> bounded.completeExceptionally(new TimeoutException(
+                        "worker " + workerId + " did not answer status.get within " + timeout.toMillis() + " ms")),
+                timeout.toMillis(),
+                TimeUnit.MILLISECONDS);
+        client.statusGet().whenComplete((report, error) -> {
+            timer.cancel(false);
+            if (error != null) {
+                bounded.completeExceptionally(Failures.unwrap(error));
+            } else {
+                bounded.complete(report);
+            }
+        });
+        return bounded.whenComplete((report, error) -> {
+            if (error == null) {
+                misses.set(0);
+                lastStatus = report;
+            } else if (Failures.unwrap(error) instanceof TimeoutException
+                    && misses.incrementAndGet() >= Limits.STATUS_MISSES_TO_CLOSE) {
+                close("worker " + workerId + " missed " + Limits.STATUS_MISSES_TO_CLOSE + " status.get reads in a row");
+            }
+        });
+    }
+}

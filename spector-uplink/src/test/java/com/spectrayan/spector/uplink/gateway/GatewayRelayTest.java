@@ -1,0 +1,537 @@
+package com.spectrayan.spector.uplink.gateway;
+
+import static com.spectrayan.spector.uplink.gateway.RawWorker.empty;
+import static com.spectrayan.spector.uplink.gateway.RawWorker.relayId;
+import static com.spectrayan.spector.uplink.gateway.RelayFixture.call;
+import static com.spectrayan.spector.uplink.gateway.RelayFixture.done;
+import static com.spectrayan.spector.uplink.gateway.RelayFixture.failure;
+import static com.spectrayan.spector.uplink.gateway.RelayFixture.get;
+import static com.spectrayan.spector.uplink.gateway.RelayFixture.spectorFailure;
+import static com.spectrayan.spector.uplink.gateway.RelayFixture.text;
+import static com.spectrayan.spector.uplink.gateway.RelayFixture.utf8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.AbortSignal;
+import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.wire.Frame;
+import com.spectrayan.spector.uplink.wire.Header;
+import com.spectrayan.spector.uplink.wire.RelayBody;
+import com.spectrayan.spector.uplink.wire.RelayChunk;
+import com.spectrayan.spector.uplink.wire.RelayHead;
+import com.spectrayan.spector.uplink.wire.RelayRequest;
+import com.spectrayan.spector.uplink.wire.StatusGet;
+import com.spectrayan.spector.uplink.wire.StatusReport;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+final class GatewayRelayTest {
+    private static final int CHUNK = (int) Limits.CHUNK_BYTES.max();
+
+    private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(2);
+    private final WorkerDirectory directory = new WorkerDirectory();
+    private final RelayFixture w1 = new RelayFixture(directory);
+    private final RawWorker worker = w1.worker;
+    private final GatewayRelay relay = new GatewayRelay(directory, Duration.ofSeconds(30), 8, scheduler);
+
+    @AfterEach
+    void tearDown() {
+        w1.client.close("test over");
+        scheduler.shutdownNow();
+    }
+
+    /** Waits until the gateway processed every frame the worker sent so far (one thread, in order). */
+    private void gatewayCaughtUp() {
+        CompletionStage<StatusReport> status = w1.client.statusGet();
+        Frame.Call get = worker.take(StatusGet.OP);
+        worker.result(get.id(), new StatusReport("w1", List.of("app"), 1, Instant.EPOCH).toJson());
+        done(status, "the status.get barrier");
+    }
+
+    @Test
+    void relay_workerWithoutLiveLink_failsUnreachableBeforeSendingAnything() {
+        SpectorException e = spectorFailure(relay.relay("w2", get()), ErrorCode.WORKER_UNREACHABLE, "no live link");
+        w1.client.close("gone");
+        Await.until("the closed link leaves the directory", () -> directory.live("w1") == null);
+        spectorFailure(relay.relay("w1", get()), ErrorCode.WORKER_UNREACHABLE, "closed link");
+
+        assertThat(e.getMessage()).as("names the worker").contains("w2");
+        assertThat(worker.seen(RelayRequest.OP))
+                .as("nothing sent to a worker without a live link")
+                .isEmpty();
+    }
+
+    @Test
+    void relay_get_sendsRequestFields_andResolvesAtHead_withChunksPartByPartBeforeTheEnd() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        RelayRequest sent = RelayRequest.parse(request.input());
+        assertThat(sent.url()).isEqualTo("https://app.local/a?x=1");
+        assertThat(sent.method()).isEqualTo("GET");
+        assertThat(sent.target()).isEqualTo("app");
+        assertThat(sent.tenant()).isEqualTo("acme");
+        assertThat(sent.leaseId()).isEqualTo("l-1");
+        assertThat(sent.headers()).containsExactly(new Header("x-a", "1"));
+        assertThat(sent.hasBody()).isFalse();
+
+        worker.push(
+                request.id(),
+                RelayHead.PUSH,
+                new RelayHead(200, List.of(new Header("content-type", "text/plain"))).toJson());
+        RelayedResponse response = done(stage, "the stage resolves at the head");
+        assertThat(response.status()).isEqualTo(200);
+        assertThat(response.headers()).containsExactly(new Header("content-type", "text/plain"));
+        BodySource body = RelayFixture.body(response);
+
+        worker.chunk(request.id(), utf8("one"));
+        assertThat(text(done(body.next(), "first part")))
+                .as("first part before the end")
+                .isEqualTo("one");
+        worker.chunk(request.id(), utf8("two"));
+        assertThat(text(done(body.next(), "second part")))
+                .as("second part before the end")
+                .isEqualTo("two");
+        CompletionStage<?> end = body.next();
+        assertThat(end.toCompletableFuture().isDone())
+                .as("the body does not end before {}")
+                .isFalse();
+        worker.result(request.id(), empty());
+        assertThat(done(end, "the end")).as("{} ends the body").isNull();
+        Await.untilAsserted(() ->
+                assertThat(relay.running("w1")).as("slot released at the end").isZero());
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {204, 205, 304})
+    void relay_statusWithoutBody_resolvesWithNullBody(int status) {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.head(request.id(), status);
+        RelayedResponse response = done(stage, "head " + status);
+        assertThat(response.body()).as(status + " has a null body").isNull();
+        worker.result(request.id(), empty());
+    }
+
+    @Test
+    void relay_headMethod_resolvesWithNullBody() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", call("HEAD", null, new AbortSignal()));
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.head(request.id(), 200);
+        assertThat(done(stage, "HEAD").body()).as("HEAD has a null body").isNull();
+        worker.result(request.id(), empty());
+    }
+
+    @Test
+    void upload_workerAnswersSlowly_neverMoreThanFourBodiesUnanswered() {
+        byte[] data = Bodies.pattern(3 * 1024 * 1024); // 12 chunks + end = 13 relay.body calls
+        int total = 13;
+        CompletionStage<RelayedResponse> stage =
+                relay.relay("w1", call("PUT", new Bodies.ArrayBody(data, 1024 * 1024), new AbortSignal()));
+        Frame.Call request = worker.take(RelayRequest.OP);
+        assertThat(RelayRequest.parse(request.input()).hasBody()).isTrue();
+        int answered = 0;
+        int maxUnanswered = 0;
+        while (answered < total) {
+            int expected = Math.min(Limits.UNANSWERED_BODIES, total - answered);
+            Await.until(
+                    "the gateway fills its window of relay.body calls",
+                    () -> worker.waiting(RelayBody.OP).size() >= expected);
+            int unanswered = worker.waiting(RelayBody.OP).size();
+            maxUnanswered = Math.max(maxUnanswered, unanswered);
+            assertThat(unanswered)
+                    .as("window bound: at most %d relay.body sent and not answered", Limits.UNANSWERED_BODIES)
+                    .isLessThanOrEqualTo(Limits.UNANSWERED_BODIES);
+            Frame.Call oldest = worker.take(RelayBody.OP);
+            worker.result(oldest.id(), empty());
+            answered++;
+        }
+        assertThat(maxUnanswered).as("the window was used").isEqualTo(Limits.UNANSWERED_BODIES);
+        worker.head(request.id(), 201);
+        worker.result(request.id(), empty());
+        assertThat(done(stage, "upload").status()).isEqualTo(201);
+    }
+
+    @Test
+    void upload_twentyMiB_isSplitIntoPartsOfAtMost256KiB_inSeqOrder() {
+        worker.autoAnswerEmpty(RelayBody.OP);
+        byte[] data = Bodies.pattern(20 * 1024 * 1024);
+        CompletionStage<RelayedResponse> stage =
+                relay.relay("w1", call("PUT", new Bodies.ArrayBody(data, 700 * 1024), new AbortSignal()));
+        Frame.Call request = worker.take(RelayRequest.OP);
+        Await.until(
+                "the upload ends",
+                () -> worker.seen(RelayBody.OP).stream()
+                        .anyMatch(c -> RelayBody.parse(c.input()) instanceof RelayBody.End));
+
+        ByteArrayOutputStream received = new ByteArrayOutputStream();
+        List<RelayBody> parts = new ArrayList<>();
+        worker.seen(RelayBody.OP).forEach(c -> parts.add(RelayBody.parse(c.input())));
+        assertThat(parts.get(parts.size() - 1)).as("end comes last").isInstanceOf(RelayBody.End.class);
+        for (int i = 0; i < parts.size() - 1; i++) {
+            RelayBody.Chunk chunk = (RelayBody.Chunk) parts.get(i);
+            assertThat(chunk.seq()).as("seq order").isEqualTo(i);
+            assertThat(chunk.chunk().remaining()).as("part bound 256 KiB").isBetween(1, CHUNK);
+            byte[] bytes = new byte[chunk.chunk().remaining()];
+            chunk.chunk().get(bytes);
+            received.write(bytes, 0, bytes.length);
+        }
+        assertThat(received.toByteArray()).as("the body arrives byte for byte").isEqualTo(data);
+
+        worker.head(request.id(), 204);
+        worker.result(request.id(), empty());
+        assertThat(done(stage, "upload").status()).isEqualTo(204);
+    }
+
+    @Test
+    void upload_workerAnswersBeforeReadingBody_stopsReadingAndCancelsCallersBody() {
+        Bodies.ArrayBody body = new Bodies.ArrayBody(Bodies.pattern(8 * 1024 * 1024), CHUNK);
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", call("POST", body, new AbortSignal()));
+        Frame.Call request = worker.take(RelayRequest.OP);
+        Await.until("the window fills", () -> worker.waiting(RelayBody.OP).size() == Limits.UNANSWERED_BODIES);
+        worker.head(request.id(), 401);
+        worker.result(request.id(), empty());
+        RelayedResponse response = done(stage, "401");
+        assertThat(response.status()).isEqualTo(401);
+        Await.untilAsserted(() -> assertThat(body.cancelled())
+                .as("the caller's body is cancelled once the call settled")
+                .isNotNull());
+        int reads = body.reads();
+        worker.waiting(RelayBody.OP).forEach(c -> worker.result(c.id(), empty()));
+        gatewayCaughtUp();
+        assertThat(body.reads())
+                .as("no read of the caller's body after the call settled")
+                .isEqualTo(reads);
+    }
+
+    @Test
+    void response_callerReadsNothing_bodyFailsFellBehindOnce64MiBBuffered_andCancelIsSent() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.head(request.id(), 200);
+        BodySource body = RelayFixture.body(done(stage, "head"));
+        byte[] chunk = Bodies.pattern(CHUNK);
+        int atCap = (int) (Limits.UNREAD_RELAY_BYTES / CHUNK); // 256 chunks = 64 MiB
+        List<CompletableFuture<Void>> sends = new ArrayList<>();
+        for (int i = 0; i < atCap; i++) {
+            sends.add(w1.ends[1]
+                    .send(new Frame.Push(
+                            request.id(), RelayChunk.PUSH, RelayChunk.of(chunk).toJson()))
+                    .toCompletableFuture());
+            if (sends.size() == 16) {
+                done(CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)), "push batch");
+                sends.clear();
+            }
+        }
+        gatewayCaughtUp();
+        assertThat(worker.cancelled(relayId(request)))
+                .as("unread cap: no cancel while exactly 64 MiB is buffered")
+                .isFalse();
+        int total = 80 * 4; // 80 MiB in all
+        for (int i = atCap; i < total && !worker.cancelled(relayId(request)); i++) {
+            worker.chunk(request.id(), chunk);
+            if (i % 16 == 0) {
+                gatewayCaughtUp();
+            }
+        }
+        Await.until("unread cap: relay.cancel sent past 64 MiB", () -> worker.cancelled(relayId(request)));
+        Throwable t = failure(body.next(), "the unread body");
+        assertThat(t.getMessage())
+                .as("unread cap: the body says the reader fell behind")
+                .contains("fell behind");
+    }
+
+    @Test
+    void abort_beforeHead_failsStageWithReason_andSendsCancel() {
+        AbortSignal signal = new AbortSignal();
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", call("GET", null, signal));
+        Frame.Call request = worker.take(RelayRequest.OP);
+        IllegalStateException reason = new IllegalStateException("caller went away");
+        signal.abort(reason);
+        assertThat(failure(stage, "abort before head"))
+                .as("cancel: stage fails with the abort reason")
+                .isSameAs(reason);
+        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        worker.result(request.id(), RawWorker.empty().put("cancelled", true));
+        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+    }
+
+    @Test
+    void abort_afterHead_failsBodyWithReason_andSendsCancel() {
+        AbortSignal signal = new AbortSignal();
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", call("GET", null, signal));
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.head(request.id(), 200);
+        BodySource body = RelayFixture.body(done(stage, "head"));
+        IllegalStateException reason = new IllegalStateException("caller went away");
+        signal.abort(reason);
+        assertThat(failure(body.next(), "abort after head"))
+                .as("cancel: body fails with the abort reason")
+                .isSameAs(reason);
+        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+    }
+
+    @Test
+    void callerBodyError_failsStageWithIt_andSendsCancel() {
+        IllegalStateException broken = new IllegalStateException("upload broke");
+        CompletionStage<RelayedResponse> stage = relay.relay(
+                "w1", call("PUT", new Bodies.ArrayBody(Bodies.pattern(1024), 512, broken), new AbortSignal()));
+        Frame.Call request = worker.take(RelayRequest.OP);
+        assertThat(failure(stage, "caller body error"))
+                .as("cancel: stage fails with the body's error")
+                .isSameAs(broken);
+        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+    }
+
+    @Test
+    void callerCancelsResponseBody_sendsCancel() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.head(request.id(), 200);
+        BodySource body = RelayFixture.body(done(stage, "head"));
+        body.cancel(new IllegalStateException("reader gone"));
+        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+    }
+
+    @Test
+    void deadline_silentWorker_failsUnreachableWithExactMessage_andSendsCancel() {
+        GatewayRelay quick = new GatewayRelay(directory, Duration.ofMillis(200), 8, scheduler);
+        CompletionStage<RelayedResponse> stage = quick.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        SpectorException e = spectorFailure(stage, ErrorCode.WORKER_UNREACHABLE, "deadline");
+        assertThat(e.getMessage())
+                .as("deadline message")
+                .isEqualTo("worker w1 did not finish the relayed request within 200 ms");
+        Await.until("deadline: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+    }
+
+    @Test
+    void deadline_stallAfterHead_failsBodyWithExactMessage() {
+        GatewayRelay quick = new GatewayRelay(directory, Duration.ofMillis(200), 8, scheduler);
+        CompletionStage<RelayedResponse> stage = quick.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.head(request.id(), 200);
+        BodySource body = RelayFixture.body(done(stage, "head"));
+        SpectorException e = spectorFailure(body.next(), ErrorCode.WORKER_UNREACHABLE, "deadline after head");
+        assertThat(e.getMessage())
+                .as("deadline message on the body")
+                .isEqualTo("worker w1 did not finish the relayed request within 200 ms");
+        Await.until("deadline: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+    }
+
+    @Test
+    void deadline_countsTheWaitForASlot() {
+        GatewayRelay one = new GatewayRelay(directory, Duration.ofMillis(500), 1, scheduler);
+        CompletionStage<RelayedResponse> first = one.relay("w1", get());
+        worker.take(RelayRequest.OP);
+        long calledAt = System.nanoTime();
+        CompletionStage<RelayedResponse> second = one.relay("w1", get());
+        SpectorException e = spectorFailure(second, ErrorCode.WORKER_UNREACHABLE, "deadline while waiting");
+        long elapsedMs = Duration.ofNanos(System.nanoTime() - calledAt).toMillis();
+        assertThat(e.getMessage()).isEqualTo("worker w1 did not finish the relayed request within 500 ms");
+        spectorFailure(first, ErrorCode.WORKER_UNREACHABLE, "first relay's deadline");
+        // The first relay holds the one slot until its own deadline (~500 ms); had the wait not
+        // counted, the second would fail no sooner than ~1000 ms after its call.
+        assertThat(elapsedMs)
+                .as("deadline bound: the wait for a slot counts against the deadline")
+                .isLessThan(900);
+    }
+
+    @Test
+    void uplinkClosed_beforeHead_failsStageUnreachable() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        worker.take(RelayRequest.OP);
+        w1.ends[1].close("worker gone");
+        spectorFailure(stage, ErrorCode.WORKER_UNREACHABLE, "drop before head");
+    }
+
+    @Test
+    void uplinkClosed_afterHead_failsBodyUnreachable() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.head(request.id(), 200);
+        BodySource body = RelayFixture.body(done(stage, "head"));
+        w1.ends[1].close("worker gone");
+        spectorFailure(body.next(), ErrorCode.WORKER_UNREACHABLE, "drop after head");
+    }
+
+    @Test
+    void perWorkerLimit_ninthRelayStartsOnlyAfterOneOfEightEnds() {
+        List<Frame.Call> requests = new ArrayList<>();
+        List<CompletionStage<RelayedResponse>> stages = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            stages.add(relay.relay("w1", get()));
+            requests.add(worker.take(RelayRequest.OP));
+        }
+        CompletionStage<RelayedResponse> ninth = relay.relay("w1", get());
+        gatewayCaughtUp();
+        assertThat(worker.waiting(RelayRequest.OP))
+                .as("order: the 9th waits while 8 run")
+                .isEmpty();
+        assertThat(relay.running("w1")).as("per-worker bound").isEqualTo(Limits.RELAYS_PER_WORKER);
+
+        worker.head(requests.get(3).id(), 204);
+        worker.result(requests.get(3).id(), empty());
+        Frame.Call ninthRequest = worker.take(RelayRequest.OP);
+        assertThat(stages.get(3).toCompletableFuture())
+                .as("order: the 4th ended first")
+                .isCompleted();
+        worker.head(ninthRequest.id(), 200);
+        assertThat(done(ninth, "9th").status()).isEqualTo(200);
+    }
+
+    @Test
+    void violation_head101_failsInternal_andSendsCancel() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.push(request.id(), RelayHead.PUSH, empty().put("status", 101).set("headers", null));
+        SpectorException e = spectorFailure(stage, ErrorCode.INTERNAL, "101 head");
+        assertThat(e.getMessage()).isEqualTo("worker w1 sent an invalid relay response");
+        Await.until("violation: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+    }
+
+    @Test
+    void violation_chunkNotBase64_failsBodyInternal_andSendsCancel() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.head(request.id(), 200);
+        BodySource body = RelayFixture.body(done(stage, "head"));
+        worker.push(request.id(), RelayChunk.PUSH, empty().put("chunk", "not base64!"));
+        SpectorException e = spectorFailure(body.next(), ErrorCode.INTERNAL, "non-base64 chunk");
+        assertThat(e.getMessage()).isEqualTo("worker w1 sent an invalid relay response");
+        Await.until("violation: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+    }
+
+    @Test
+    void violation_emptyAnswerWithoutHead_failsInternalEndedWithoutResponse() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.result(request.id(), empty());
+        SpectorException e = spectorFailure(stage, ErrorCode.INTERNAL, "{} with no head");
+        assertThat(e.getMessage()).isEqualTo("worker w1 ended the relay without a response");
+    }
+
+    @Test
+    void violation_cancelledWithoutCancelSent_failsInternalEndedWithoutResponse() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.result(request.id(), empty().put("cancelled", true));
+        SpectorException e = spectorFailure(stage, ErrorCode.INTERNAL, "{cancelled:true} with no cancel");
+        assertThat(e.getMessage()).isEqualTo("worker w1 ended the relay without a response");
+    }
+
+    @Test
+    void violation_workerInternalAfterHead_failsBodyWithItsMessage() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.head(request.id(), 200);
+        worker.chunk(request.id(), utf8("part"));
+        BodySource body = RelayFixture.body(done(stage, "head"));
+        assertThat(text(done(body.next(), "part before the error"))).isEqualTo("part");
+        worker.error(request.id(), ErrorCode.INTERNAL, "target body broke");
+        SpectorException e = spectorFailure(body.next(), ErrorCode.INTERNAL, "worker INTERNAL after head");
+        assertThat(e.getMessage()).isEqualTo("target body broke");
+    }
+
+    @Test
+    void daemonStoppingFromWorker_readsAsLostUplink() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.error(request.id(), ErrorCode.DAEMON_STOPPING, "worker stopping");
+        SpectorException e = spectorFailure(stage, ErrorCode.WORKER_UNREACHABLE, "DAEMON_STOPPING");
+        assertThat(ErrorCode.isConnectionLost(e)).isTrue();
+    }
+
+    @Test
+    void workerError_beforeHead_failsStageWithIt() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.error(request.id(), ErrorCode.RELAY_TARGET_MISSING, "no target app");
+        SpectorException e = spectorFailure(stage, ErrorCode.RELAY_TARGET_MISSING, "worker error");
+        assertThat(e.getMessage()).isEqualTo("no target app");
+    }
+
+    @Test
+    void replacingLink_failsOldLinksRelaysUnreachable() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        worker.take(RelayRequest.OP);
+        RelayFixture newer = new RelayFixture(directory);
+        spectorFailure(stage, ErrorCode.WORKER_UNREACHABLE, "old link's relay");
+        assertThat(w1.link.isOpen()).as("the old link is closed").isFalse();
+        assertThat(directory.live("w1")).as("the newer link serves w1").isSameAs(newer.link);
+        CompletionStage<RelayedResponse> next = relay.relay("w1", get());
+        Frame.Call request = newer.worker.take(RelayRequest.OP);
+        newer.worker.head(request.id(), 204);
+        assertThat(done(next, "relay on the newer link").status()).isEqualTo(204);
+        newer.client.close("test over");
+    }
+
+    @Test
+    void callerBodyError_afterHead_failsBodyWithIt_andSendsCancel() {
+        Bodies.ManualBody upload = new Bodies.ManualBody();
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", call("POST", upload, new AbortSignal()));
+        Frame.Call request = worker.take(RelayRequest.OP);
+        CompletableFuture<@Nullable ByteBuffer> firstRead = upload.asked();
+        worker.head(request.id(), 200);
+        BodySource body = RelayFixture.body(done(stage, "head"));
+        IllegalStateException broken = new IllegalStateException("upload broke after the head");
+        firstRead.completeExceptionally(broken);
+        assertThat(failure(body.next(), "caller body error after head"))
+                .as("cancel: the response body fails with the request body's error")
+                .isSameAs(broken);
+        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+    }
+
+    @Test
+    void requestRefusedByItsBounds_failsBadRequest_andSendsNothing() {
+        Bodies.ManualBody upload = new Bodies.ManualBody();
+        spectorFailure(
+                relay.relay("w1", call("GET", upload, new AbortSignal())), ErrorCode.BAD_REQUEST, "GET with a body");
+        gatewayCaughtUp();
+        assertThat(worker.seen(RelayRequest.OP))
+                .as("a refused request is not sent")
+                .isEmpty();
+        Await.untilAsserted(
+                () -> assertThat(relay.running("w1")).as("slot released").isZero());
+    }
+
+    @Test
+    void abortWhileWaitingForASlot_failsWithReason_andTheSlotGoesToTheNextWaiter() {
+        GatewayRelay one = new GatewayRelay(directory, Duration.ofSeconds(30), 1, scheduler);
+        CompletionStage<RelayedResponse> first = one.relay("w1", get());
+        Frame.Call firstRequest = worker.take(RelayRequest.OP);
+        AbortSignal signal = new AbortSignal();
+        CompletionStage<RelayedResponse> second = one.relay("w1", call("GET", null, signal));
+        CompletionStage<RelayedResponse> third = one.relay("w1", get());
+        IllegalStateException reason = new IllegalStateException("gave up waiting");
+        signal.abort(reason);
+        assertThat(failure(second, "abort while waiting")).isSameAs(reason);
+
+        worker.head(firstRequest.id(), 204);
+        worker.result(firstRequest.id(), empty());
+        assertThat(done(first, "first").status()).isEqualTo(204);
+        Frame.Call thirdRequest = worker.take(RelayRequest.OP);
+        worker.head(thirdRequest.id(), 200);
+        assertThat(done(third, "order: the third gets the slot the aborted second gave up")
+                        .status())
+                .isEqualTo(200);
+        assertThat(worker.seen(RelayRequest.OP))
+                .as("the aborted waiter never sent relay.request")
+                .hasSize(2);
+    }
+}

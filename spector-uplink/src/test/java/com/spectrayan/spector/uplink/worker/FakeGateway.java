@@ -1,0 +1,140 @@
+package com.spectrayan.spector.uplink.worker;
+
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.wire.Frame;
+import com.spectrayan.spector.uplink.wire.RelayBody;
+import com.spectrayan.spector.uplink.wire.RelayChunk;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Plays the gateway on end 0 of an in-memory pair: sends raw calls, collects answers and pushes. */
+final class FakeGateway {
+    static final int CHUNK = 256 * 1024;
+
+    final FrameChannel channel;
+    final List<Frame> received = new CopyOnWriteArrayList<>();
+    private final Map<Long, CompletableFuture<Frame>> answers = new ConcurrentHashMap<>();
+    private final AtomicLong ids = new AtomicLong();
+
+    FakeGateway(FrameChannel channel) {
+        this.channel = channel;
+        channel.onFrame(frame -> {
+            received.add(frame);
+            if (!(frame instanceof Frame.Push)) {
+                answer(frame.id()).complete(frame);
+            }
+        });
+    }
+
+    CompletableFuture<Frame> answer(long id) {
+        return answers.computeIfAbsent(id, k -> new CompletableFuture<>());
+    }
+
+    long call(String op, ObjectNode input) {
+        long id = ids.incrementAndGet();
+        channel.send(new Frame.Call(id, op, input));
+        return id;
+    }
+
+    Frame await(long id) throws Exception {
+        return answer(id).get(5, SECONDS);
+    }
+
+    ObjectNode result(long id) throws Exception {
+        Frame frame = await(id);
+        assertThat(frame).as("call %d answers a result", id).isInstanceOf(Frame.Result.class);
+        return ((Frame.Result) frame).output();
+    }
+
+    Frame.ErrorFrame error(long id, ErrorCode code) throws Exception {
+        Frame frame = await(id);
+        assertThat(frame).as("call %d answers an error frame", id).isInstanceOf(Frame.ErrorFrame.class);
+        Frame.ErrorFrame error = (Frame.ErrorFrame) frame;
+        assertThat(error.code())
+                .as("call %d's error code (message: %s)", id, error.message())
+                .isEqualTo(code);
+        return error;
+    }
+
+    List<Frame.Push> pushes(long id) {
+        return received.stream()
+                .filter(f -> f instanceof Frame.Push && f.id() == id)
+                .map(f -> (Frame.Push) f)
+                .toList();
+    }
+
+    List<Frame.Push> chunks(long id) {
+        return pushes(id).stream().filter(p -> p.push().equals(RelayChunk.PUSH)).toList();
+    }
+
+    byte[] responseBody(long id) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (Frame.Push push : chunks(id)) {
+            ByteBuffer chunk = RelayChunk.parse(push.data()).chunk();
+            byte[] bytes = new byte[chunk.remaining()];
+            chunk.get(bytes);
+            out.writeBytes(bytes);
+        }
+        return out.toByteArray();
+    }
+
+    /** Sends a relay.request; returns the call id. */
+    long relayRequest(String relayId, String target, String method, boolean hasBody) {
+        ObjectNode input = JsonNodeFactory.instance
+                .objectNode()
+                .put("relayId", relayId)
+                .put("target", target)
+                .put("method", method)
+                .put("url", "https://app.local/a?x=1");
+        ArrayNode headers = input.putArray("headers");
+        headers.addArray().add("x-a").add("1");
+        headers.addArray().add("authorization").add("Bearer secret");
+        headers.addArray().add("x-b").add("2");
+        input.put("tenant", "acme").put("leaseId", "l-9").put("hasBody", hasBody);
+        return call("relay.request", input);
+    }
+
+    long chunk(String relayId, int seq, byte[] bytes) {
+        return call(RelayBody.OP, RelayBody.Chunk.of(relayId, seq, bytes).toJson());
+    }
+
+    long end(String relayId) {
+        return call(RelayBody.OP, new RelayBody.End(relayId).toJson());
+    }
+
+    long cancel(String relayId) {
+        return call("relay.cancel", JsonNodeFactory.instance.objectNode().put("relayId", relayId));
+    }
+
+    /** Sends a body in 256 KiB chunks with at most 4 unanswered, as the gateway's window does. */
+    void sendBody(String relayId, byte[] data) throws Exception {
+        Deque<Long> inFlight = new ArrayDeque<>();
+        int seq = 0;
+        for (int off = 0; off < data.length; off += CHUNK) {
+            if (inFlight.size() == 4) {
+                assertThat(result(inFlight.poll())).as("relay.body answers {}").isEmpty();
+            }
+            inFlight.add(chunk(relayId, seq++, Arrays.copyOfRange(data, off, Math.min(data.length, off + CHUNK))));
+        }
+        inFlight.add(end(relayId));
+        while (!inFlight.isEmpty()) {
+            assertThat(result(inFlight.poll())).as("relay.body answers {}").isEmpty();
+        }
+    }
+}

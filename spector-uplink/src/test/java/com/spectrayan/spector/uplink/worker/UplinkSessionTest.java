@@ -1,0 +1,563 @@
+package com.spectrayan.spector.uplink.worker;
+
+import static com.spectrayan.spector.uplink.worker.Await.await;
+import static com.spectrayan.spector.uplink.worker.Bodies.bytes;
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.uplink.AbortSignal;
+import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.InMemoryFrameChannels;
+import com.spectrayan.spector.uplink.RelayTarget;
+import com.spectrayan.spector.uplink.RelayedRequest;
+import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.wire.CorruptFrameException;
+import com.spectrayan.spector.uplink.wire.Frame;
+import com.spectrayan.spector.uplink.wire.FrameCodec;
+import com.spectrayan.spector.uplink.wire.Header;
+import com.spectrayan.spector.uplink.wire.RelayHead;
+import com.spectrayan.spector.uplink.wire.StatusReport;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+final class UplinkSessionTest {
+    private static final Instant STARTED = Instant.parse("2025-01-01T00:00:00Z");
+    private static final Duration QUIET = Duration.ofMillis(300);
+
+    private final List<FrameChannel> opened = new ArrayList<>();
+    /** Every request a target received, in order. */
+    private final List<RelayedRequest> requests = new CopyOnWriteArrayList<>();
+
+    @AfterEach
+    void closeChannels() {
+        opened.forEach(c -> c.close("test over"));
+    }
+
+    private FakeGateway connect(UplinkSession.Role role, WorkerOptions options) {
+        FrameChannel[] pair = InMemoryFrameChannels.pair();
+        opened.add(pair[0]);
+        FakeGateway gateway = new FakeGateway(pair[0]);
+        UplinkSession.start(pair[1], role, options);
+        return gateway;
+    }
+
+    private FakeGateway connect(String name, RelayTarget target) {
+        return connect(UplinkSession.Role.GATEWAY_UPLINK, options(name, target).build());
+    }
+
+    private WorkerOptions.Builder options(String name, RelayTarget target) {
+        return WorkerOptions.builder("w1").startedAt(STARTED).relayTarget(name, request -> {
+            requests.add(request);
+            return target.handle(request);
+        });
+    }
+
+    private static RelayTarget answering(int status, byte[] body) {
+        return request -> CompletableFuture.completedFuture(new RelayedResponse(
+                status, List.of(new Header("content-type", "text/plain")), Bodies.Served.of(body, 100_000)));
+    }
+
+    /** A target that never answers: its relay stays active until cancelled or closed. */
+    private static RelayTarget hanging() {
+        return request -> new CompletableFuture<>();
+    }
+
+    private static BodySource body(RelayedRequest request) {
+        return java.util.Objects.requireNonNull(request.body(), "the relayed request has a body");
+    }
+
+    private RelayedRequest onlyRequest() {
+        await().atMost(Duration.ofSeconds(5)).until(() -> !requests.isEmpty());
+        return requests.get(0);
+    }
+
+    // ---- the exchange ----
+
+    @Test
+    void relayRequest_get_reachesTargetWithItsFields_andHeadAndBodyComeBack() throws Exception {
+        FakeGateway gw = connect("app", answering(200, "hello".getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+
+        long id = gw.relayRequest("r-1", "app", "GET", false);
+
+        assertThat(gw.result(id))
+                .as("relay.request answers {} once the body ended")
+                .isEmpty();
+        RelayedRequest request = onlyRequest();
+        assertThat(request.method()).isEqualTo("GET");
+        assertThat(request.url()).hasToString("https://app.local/a?x=1");
+        assertThat(request.headers())
+                .as("headers keep order, authorization is filtered")
+                .containsExactly(new Header("x-a", "1"), new Header("x-b", "2"));
+        assertThat(request.tenant()).isEqualTo("acme");
+        assertThat(request.leaseId()).isEqualTo("l-9");
+        assertThat(request.body()).as("hasBody:false means no body").isNull();
+        List<Frame.Push> pushes = gw.pushes(id);
+        assertThat(pushes.get(0).push()).as("relay-head comes first").isEqualTo(RelayHead.PUSH);
+        RelayHead head = RelayHead.parse(pushes.get(0).data());
+        assertThat(head.status()).isEqualTo(200);
+        assertThat(head.headers()).containsExactly(new Header("content-type", "text/plain"));
+        assertThat(new String(gw.responseBody(id), java.nio.charset.StandardCharsets.US_ASCII))
+                .isEqualTo("hello");
+    }
+
+    @Test
+    void relayRequest_20MiBPut_bodyArrivesByteForByte_and20MiBResponseComesBackInBoundedChunks() throws Exception {
+        byte[] upload = bytes(20 * 1024 * 1024);
+        byte[] download = bytes(20 * 1024 * 1024 + 17);
+        CompletableFuture<byte[]> received = new CompletableFuture<>();
+        FakeGateway gw = connect(
+                "app",
+                request -> Bodies.readAll(body(request)).thenApply(got -> {
+                    received.complete(got);
+                    return new RelayedResponse(200, List.of(), Bodies.Served.of(download, 1024 * 1024));
+                }));
+
+        long id = gw.relayRequest("r-big", "app", "PUT", true);
+        gw.sendBody("r-big", upload);
+
+        assertThat(gw.result(id)).as("relay.request completes").isEmpty();
+        assertThat(received.get(5, SECONDS)).as("the PUT body byte for byte").isEqualTo(upload);
+        assertThat(gw.chunks(id))
+                .as("each relay-chunk at most 256 KiB")
+                .allSatisfy(p -> assertThat(Frame.Push.class
+                                .cast(p)
+                                .data()
+                                .get("chunk")
+                                .textValue()
+                                .length())
+                        .isLessThanOrEqualTo(4 * ((256 * 1024 + 2) / 3)));
+        assertThat(gw.responseBody(id)).as("the response byte for byte").isEqualTo(download);
+        assertThat(gw.chunks(id)).as("1 MiB parts split into 256 KiB pushes").hasSizeGreaterThanOrEqualTo(81);
+    }
+
+    @Test
+    void responseBody_nextPartIsReadOnlyOnceThePreviousPushWasWritten() throws Exception {
+        Bodies.Served served = Bodies.Served.of(bytes(10_000), 1000);
+        FrameChannel[] pair = InMemoryFrameChannels.pair();
+        opened.add(pair[0]);
+        FakeGateway gw = new FakeGateway(pair[0]);
+        HeldWrites worker = new HeldWrites(pair[1]);
+        UplinkSession.start(
+                worker,
+                UplinkSession.Role.GATEWAY_UPLINK,
+                options(
+                                "app",
+                                request ->
+                                        CompletableFuture.completedFuture(new RelayedResponse(200, List.of(), served)))
+                        .build());
+
+        long id = gw.relayRequest("r-1", "app", "GET", false);
+        await().atMost(Duration.ofSeconds(5)).until(() -> gw.chunks(id).size() == 1);
+        await("no second read while the first push is unwritten")
+                .during(QUIET)
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> served.calls.get() == 1 && gw.chunks(id).size() == 1);
+
+        worker.held.get(0).complete(null);
+        await("the write of push 1 lets part 2 be read")
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> gw.chunks(id).size() == 2);
+        assertThat(served.calls.get()).as("one read per written push").isEqualTo(2);
+
+        await("the rest flows as writes complete").atMost(Duration.ofSeconds(5)).until(() -> {
+            worker.releaseAll();
+            return gw.answer(id).isDone();
+        });
+        assertThat(gw.result(id)).isEmpty();
+        assertThat(gw.responseBody(id)).isEqualTo(bytes(10_000));
+    }
+
+    @Test
+    void relayBody_isAnsweredOnlyOnceTheTargetTookTheChunk() throws Exception {
+        FakeGateway gw = connect("app", hanging());
+        long id = gw.relayRequest("r-1", "app", "POST", true);
+        RelayedRequest request = onlyRequest();
+
+        long body = gw.chunk("r-1", 0, bytes(10));
+        await("relay.body stays unanswered while the target has not read")
+                .during(QUIET)
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> !gw.answer(body).isDone());
+
+        ByteBuffer part = body(request).next().toCompletableFuture().get(5, SECONDS);
+        assertThat(part.remaining()).isEqualTo(10);
+        assertThat(gw.result(body)).as("relay.body answered after the take").isEmpty();
+        assertThat(gw.answer(id)).as("relay.request still running").isNotDone();
+    }
+
+    @Test
+    void relayBody_targetAnswering401WithoutReading_everyBodyCallAnsweredOnceTheCallSettles() throws Exception {
+        CompletableFuture<RelayedResponse> answer = new CompletableFuture<>();
+        FakeGateway gw = connect("app", request -> answer);
+        long id = gw.relayRequest("r-1", "app", "PUT", true);
+        List<Long> bodies = new ArrayList<>();
+        for (int seq = 0; seq < 4; seq++) {
+            bodies.add(gw.chunk("r-1", seq, bytes(1000)));
+        }
+        onlyRequest();
+        await("no relay.body answered before the call settles")
+                .during(QUIET)
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> bodies.stream().noneMatch(b -> gw.answer(b).isDone()));
+
+        answer.complete(new RelayedResponse(401, List.of(), null));
+
+        assertThat(gw.result(id)).isEmpty();
+        for (long body : bodies) {
+            assertThat(gw.result(body))
+                    .as("relay.body %d answered {} after the settle", body)
+                    .isEmpty();
+        }
+        assertThat(RelayHead.parse(gw.pushes(id).get(0).data()).status()).isEqualTo(401);
+    }
+
+    @ParameterizedTest
+    @CsvSource({"204,GET", "205,GET", "304,GET", "200,HEAD"})
+    void relayRequest_noBodyStatusOrHead_sendsNoChunk(int status, String method) throws Exception {
+        FakeGateway gw = connect("app", answering(status, bytes(5000)));
+
+        long id = gw.relayRequest("r-1", "app", method, false);
+
+        assertThat(gw.result(id)).isEmpty();
+        assertThat(gw.pushes(id))
+                .as("only relay-head for %d %s", status, method)
+                .hasSize(1);
+        assertThat(gw.chunks(id)).as("no relay-chunk for %d %s", status, method).isEmpty();
+    }
+
+    // ---- failures ----
+
+    @Test
+    void relayRequest_targetThrows_answersInternalWithTheMessage() throws Exception {
+        FakeGateway gw = connect("app", request -> {
+            throw new IllegalStateException("boom in target");
+        });
+
+        long id = gw.relayRequest("r-1", "app", "GET", false);
+
+        assertThat(gw.error(id, ErrorCode.INTERNAL).message()).contains("boom in target");
+        assertThat(gw.pushes(id)).as("no push before a response").isEmpty();
+    }
+
+    @Test
+    void relayRequest_targetStageFails_answersInternal() throws Exception {
+        FakeGateway gw = connect("app", request -> CompletableFuture.failedFuture(new IllegalStateException("nope")));
+
+        long id = gw.relayRequest("r-1", "app", "GET", false);
+
+        assertThat(gw.error(id, ErrorCode.INTERNAL).message()).contains("nope");
+    }
+
+    @Test
+    void relayRequest_bodyFailsAfterHead_answersInternalAfterTheChunksSent() throws Exception {
+        byte[] sent = bytes(300_000);
+        FakeGateway gw = connect(
+                "app",
+                request -> CompletableFuture.completedFuture(new RelayedResponse(
+                        200,
+                        List.of(),
+                        new Bodies.Served(sent, 100_000, new IllegalStateException("disk gone"), false))));
+
+        long id = gw.relayRequest("r-1", "app", "GET", false);
+
+        Frame.ErrorFrame error = gw.error(id, ErrorCode.INTERNAL);
+        assertThat(error.message()).contains("disk gone");
+        assertThat(gw.responseBody(id)).as("the chunks sent before the failure").isEqualTo(sent);
+        assertThat(gw.received.indexOf(error))
+                .as("the error comes after every push")
+                .isGreaterThan(
+                        gw.received.indexOf(gw.chunks(id).get(gw.chunks(id).size() - 1)));
+    }
+
+    @Test
+    void relayRequest_headersOverTheBound_answersInternal() throws Exception {
+        List<Header> headers = new ArrayList<>();
+        for (int i = 0; i < 101; i++) {
+            headers.add(new Header("x-h" + i, "v"));
+        }
+        FakeGateway gw =
+                connect("app", request -> CompletableFuture.completedFuture(new RelayedResponse(200, headers, null)));
+
+        long id = gw.relayRequest("r-1", "app", "GET", false);
+
+        assertThat(gw.error(id, ErrorCode.INTERNAL).message())
+                .as("names the header bound")
+                .contains("headers");
+        assertThat(gw.pushes(id)).as("no head past the bound").isEmpty();
+    }
+
+    // ---- cancel and close ----
+
+    @Test
+    void relayCancel_abortsTheSignal_answersCancelled_andNoPushFollows() throws Exception {
+        Bodies.Served endless = new Bodies.Served(new byte[0], 1000, null, true);
+        FakeGateway gw = connect(
+                "app", request -> CompletableFuture.completedFuture(new RelayedResponse(200, List.of(), endless)));
+        long id = gw.relayRequest("r-1", "app", "GET", false);
+        await().atMost(Duration.ofSeconds(5)).until(() -> gw.chunks(id).size() >= 3);
+
+        long cancel = gw.cancel("r-1");
+
+        assertThat(gw.result(cancel)).as("relay.cancel answers {}").isEmpty();
+        assertThat(gw.result(id).get("cancelled").booleanValue())
+                .as("relay.request answers cancelled")
+                .isTrue();
+        AbortSignal signal = onlyRequest().signal();
+        await("cancel aborts the signal").atMost(Duration.ofSeconds(5)).until(signal::isAborted);
+        await("the response body is cancelled")
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> endless.cancelled.get() != null);
+        int after = gw.pushes(id).size();
+        int answerAt = gw.received.indexOf(gw.await(id));
+        assertThat(gw.received.subList(answerAt, gw.received.size()))
+                .as("no push for the relay after its cancelled answer")
+                .noneMatch(f -> f instanceof Frame.Push && f.id() == id);
+        await("no push after the cancel")
+                .during(QUIET)
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> gw.pushes(id).size() == after);
+    }
+
+    @Test
+    void connectionClose_abortsTheSignal() {
+        FakeGateway gw = connect("app", hanging());
+        gw.relayRequest("r-1", "app", "POST", true);
+        RelayedRequest request = onlyRequest();
+
+        gw.channel.close("gateway going away");
+
+        await("close aborts the signal").atMost(Duration.ofSeconds(5)).until(request.signal()::isAborted);
+        CompletableFuture<ByteBuffer> read = body(request).next().toCompletableFuture();
+        await("the request body fails on close").atMost(Duration.ofSeconds(5)).until(read::isCompletedExceptionally);
+    }
+
+    // ---- refusals ----
+
+    @ParameterizedTest
+    @ValueSource(strings = {"relay.request", "relay.body", "relay.cancel"})
+    void relayOps_onLocalAdmin_areForbidden(String op) throws Exception {
+        FakeGateway gw = connect(
+                UplinkSession.Role.LOCAL_ADMIN, options("app", hanging()).build());
+
+        long id = op.equals("relay.request")
+                ? gw.relayRequest("r-1", "app", "GET", false)
+                : gw.call(
+                        op,
+                        JsonNodeFactory.instance
+                                .objectNode()
+                                .put("relayId", "r-1")
+                                .put("end", true));
+
+        gw.error(id, ErrorCode.FORBIDDEN);
+        assertThat(requests).as("no target called on a local admin session").isEmpty();
+    }
+
+    @Test
+    void relayRequest_reusedActiveRelayId_isBadRequest() throws Exception {
+        FakeGateway gw = connect("app", hanging());
+        gw.relayRequest("r-1", "app", "GET", false);
+
+        long second = gw.relayRequest("r-1", "app", "GET", false);
+
+        assertThat(gw.error(second, ErrorCode.BAD_REQUEST)
+                        .details()
+                        .get("field")
+                        .textValue())
+                .isEqualTo("relayId");
+    }
+
+    @Test
+    void relayBodyAndCancel_forUnknownRelay_answerEmpty() throws Exception {
+        FakeGateway gw = connect("app", hanging());
+
+        assertThat(gw.result(gw.chunk("nope", 0, bytes(3))))
+                .as("unknown relay.body answers {}")
+                .isEmpty();
+        assertThat(gw.result(gw.end("nope")))
+                .as("unknown relay.body end answers {}")
+                .isEmpty();
+        assertThat(gw.result(gw.cancel("nope")))
+                .as("unknown relay.cancel answers {}")
+                .isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"outOfOrder", "repeated", "chunkAfterEnd", "noBody"})
+    void relayBody_brokenOrder_isBadRequest_andAbortsTheRelay(String broken) throws Exception {
+        FakeGateway gw = connect("app", hanging());
+        long id = gw.relayRequest("r-1", "app", "PUT", !broken.equals("noBody"));
+        long bad = switch (broken) {
+            case "outOfOrder" -> gw.chunk("r-1", 1, bytes(3));
+            case "repeated" -> {
+                gw.chunk("r-1", 0, bytes(3));
+                yield gw.chunk("r-1", 0, bytes(3));
+            }
+            case "chunkAfterEnd" -> {
+                gw.end("r-1");
+                yield gw.chunk("r-1", 0, bytes(3));
+            }
+            default -> gw.chunk("r-1", 0, bytes(3));
+        };
+
+        gw.error(bad, ErrorCode.BAD_REQUEST);
+        gw.error(id, ErrorCode.BAD_REQUEST);
+        AbortSignal signal = onlyRequest().signal();
+        await("the relay's signal aborts (" + broken + ")")
+                .atMost(Duration.ofSeconds(5))
+                .until(signal::isAborted);
+        assertThat(gw.result(gw.chunk("r-1", 5, bytes(3))))
+                .as("the aborted relay is no longer held: relay.body answers {}")
+                .isEmpty();
+    }
+
+    @Test
+    void relayRequest_17thActiveRelay_isBadRequest_16Accepted() throws Exception {
+        FakeGateway gw = connect("app", hanging());
+        for (int i = 0; i < 16; i++) {
+            gw.relayRequest("r-" + i, "app", "GET", false);
+        }
+        long seventeenth = gw.relayRequest("r-16", "app", "GET", false);
+
+        gw.error(seventeenth, ErrorCode.BAD_REQUEST);
+        await().atMost(Duration.ofSeconds(5)).until(() -> requests.size() == 16);
+        StatusReport status =
+                StatusReport.parse(gw.result(gw.call("status.get", JsonNodeFactory.instance.objectNode())));
+        assertThat(status.activeRelays()).as("16 relays accepted").isEqualTo(16);
+        gw.result(gw.cancel("r-3"));
+        long reused = gw.relayRequest("r-17", "app", "GET", false);
+        StatusReport after =
+                StatusReport.parse(gw.result(gw.call("status.get", JsonNodeFactory.instance.objectNode())));
+        assertThat(after.activeRelays())
+                .as("a slot freed by a cancel is usable again")
+                .isEqualTo(16);
+        assertThat(gw.answer(reused)).as("the relay in the freed slot runs").isNotDone();
+    }
+
+    @Test
+    void relayBody_rightBehindRelayRequest_isNeverDropped() throws Exception {
+        FakeGateway gw = connect(
+                "app",
+                request -> Bodies.readAll(body(request))
+                        .thenApply(body -> new RelayedResponse(200, List.of(), Bodies.Served.of(body, 1000))));
+        for (int i = 0; i < 50; i++) {
+            String relayId = "r-" + i;
+            long id = gw.relayRequest(relayId, "app", "POST", true);
+            long chunk = gw.chunk(relayId, 0, bytes(7));
+            long end = gw.end(relayId);
+
+            assertThat(gw.result(chunk)).as("round %d: chunk answered", i).isEmpty();
+            assertThat(gw.result(end)).as("round %d: end answered", i).isEmpty();
+            assertThat(gw.result(id)).as("round %d: relay completed", i).isEmpty();
+            assertThat(gw.responseBody(id))
+                    .as("round %d: the chunk reached the target", i)
+                    .isEqualTo(bytes(7));
+        }
+    }
+
+    @Test
+    void relayRequest_unknownTarget_isRelayTargetMissing_beforeAnythingIsCalled() throws Exception {
+        FakeGateway gw = connect("app", hanging());
+
+        long id = gw.relayRequest("r-1", "other", "GET", false);
+
+        assertThat(gw.error(id, ErrorCode.RELAY_TARGET_MISSING)
+                        .details()
+                        .get("target")
+                        .textValue())
+                .isEqualTo("other");
+        assertThat(requests).as("no target called").isEmpty();
+    }
+
+    @Test
+    void unknownOperation_isBadRequest() throws Exception {
+        FakeGateway gw = connect("app", hanging());
+
+        gw.error(gw.call("device.exec", JsonNodeFactory.instance.objectNode()), ErrorCode.BAD_REQUEST);
+    }
+
+    // ---- status, gate, corrupt frames ----
+
+    @ParameterizedTest
+    @ValueSource(strings = {"GATEWAY_UPLINK", "LOCAL_ADMIN"})
+    void statusGet_answersOnEitherRole(String role) throws Exception {
+        FakeGateway gw = connect(
+                UplinkSession.Role.valueOf(role), options("app", hanging()).build());
+
+        StatusReport status =
+                StatusReport.parse(gw.result(gw.call("status.get", JsonNodeFactory.instance.objectNode())));
+
+        assertThat(status).isEqualTo(new StatusReport("w1", List.of("app"), 0, STARTED));
+    }
+
+    @Test
+    void operations_waitForTheStartupGate_inFrameOrder() throws Exception {
+        CompletableFuture<Void> gate = new CompletableFuture<>();
+        FakeGateway gw = connect(
+                UplinkSession.Role.GATEWAY_UPLINK,
+                options(
+                                "app",
+                                request -> Bodies.readAll(body(request))
+                                        .thenApply(b -> new RelayedResponse(200, List.of(), Bodies.Served.of(b, 100))))
+                        .startupGate(gate)
+                        .build());
+        long status = gw.call("status.get", JsonNodeFactory.instance.objectNode());
+        long id = gw.relayRequest("r-1", "app", "PUT", true);
+        long chunk = gw.chunk("r-1", 0, bytes(9));
+        long end = gw.end("r-1");
+        await("nothing answers before the gate opens")
+                .during(QUIET)
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> gw.received.isEmpty() && requests.isEmpty());
+
+        gate.complete(null);
+
+        gw.result(status);
+        assertThat(gw.result(chunk))
+                .as("the chunk held behind the gate finds its relay")
+                .isEmpty();
+        gw.result(end);
+        assertThat(gw.result(id)).isEmpty();
+        assertThat(gw.responseBody(id)).isEqualTo(bytes(9));
+    }
+
+    @Test
+    void corruptFrame_withAnId_answersBadRequest_withoutAnId_closesTheChannel() throws Exception {
+        FrameChannel[] pair = InMemoryFrameChannels.pair();
+        opened.add(pair[0]);
+        FakeGateway gw = new FakeGateway(pair[0]);
+        UplinkSession session = UplinkSession.start(
+                pair[1],
+                UplinkSession.Role.GATEWAY_UPLINK,
+                options("app", hanging()).build());
+
+        session.corruptFrame(corrupt("{\"type\":\"call\",\"id\":42,\"op\":\"Bad Op\",\"input\":{}}"));
+        gw.error(42, ErrorCode.BAD_REQUEST);
+
+        session.corruptFrame(corrupt("not json"));
+        await("a corrupt frame without an id closes the channel")
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> !pair[1].isOpen());
+    }
+
+    private static CorruptFrameException corrupt(String text) {
+        try {
+            FrameCodec.decode(text);
+        } catch (CorruptFrameException e) {
+            return e;
+        }
+        throw new AssertionError("expected a corrupt frame: " + text);
+    }
+}
