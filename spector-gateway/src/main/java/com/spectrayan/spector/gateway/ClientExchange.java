@@ -30,14 +30,9 @@ import org.jspecify.annotations.Nullable;
  * batch wait before the forwarder starts pulling (reading is paused from the moment the request
  * head arrives); whoever takes a chunk releases it.
  */
-final class ClientExchange implements RequestBody, ResponseSink {
-    /** Called when the exchange's response is fully written or the exchange failed. */
-    interface Done {
-        void exchangeDone(ClientExchange exchange, boolean reusable, int status);
-    }
-
+final class ClientExchange implements RequestBody, ResponseSink, ClientSide {
     private final ChannelHandlerContext ctx;
-    private final Done done;
+    private final ClientSide.Done done;
     private final boolean keepAlive;
     private final boolean head;
     private final String path;
@@ -53,7 +48,7 @@ final class ClientExchange implements RequestBody, ResponseSink {
 
     ClientExchange(
             ChannelHandlerContext ctx,
-            Done done,
+            ClientSide.Done done,
             boolean keepAlive,
             boolean head,
             boolean hasBody,
@@ -71,17 +66,14 @@ final class ClientExchange implements RequestBody, ResponseSink {
         }
     }
 
-    ChannelHandlerContext context() {
-        return ctx;
-    }
-
     void attach(GatewayForwarder.Exchange exchange) {
         this.exchange = exchange;
     }
 
     // ---- from the connection ----
 
-    void onContent(HttpContent content) {
+    @Override
+    public void onContent(HttpContent content) {
         ByteBuf buf = content.content();
         boolean last = content instanceof LastHttpContent;
         if (discarded || bodyComplete) {
@@ -103,21 +95,24 @@ final class ClientExchange implements RequestBody, ResponseSink {
         }
     }
 
-    void onReadComplete() {
+    @Override
+    public void onReadComplete() {
         RequestBody.Consumer c = consumer;
         if (c != null && !discarded) {
             c.flush();
         }
     }
 
-    void onWritable() {
+    @Override
+    public void onWritable() {
         GatewayForwarder.Exchange e = exchange;
         if (e != null) {
             e.onClientWritable();
         }
     }
 
-    void onClosed() {
+    @Override
+    public void onClosed() {
         releaseEarly();
         GatewayForwarder.Exchange e = exchange;
         if (e != null && !finished) {
@@ -126,7 +121,8 @@ final class ClientExchange implements RequestBody, ResponseSink {
         }
     }
 
-    boolean isFinished() {
+    @Override
+    public boolean isFinished() {
         return finished;
     }
 

@@ -14,6 +14,7 @@ import java.util.Set;
  * @param local the gateway's own endpoints
  * @param metrics request metrics
  * @param trustedProxies client IPs whose X-Forwarded-* headers are kept and appended to
+ * @param relay the {@code /relay/...} and {@code /gateway/v1/workers} routes
  */
 record GatewayContext(
         GatewayForwarder forwarder,
@@ -22,4 +23,5 @@ record GatewayContext(
         Cors cors,
         LocalEndpoints local,
         GatewayMetrics metrics,
-        Set<String> trustedProxies) {}
+        Set<String> trustedProxies,
+        RelayRoute relay) {}

@@ -42,11 +42,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threading: confined to the connection's event loop.
  */
-final class GatewayHandler extends ChannelInboundHandlerAdapter implements ClientExchange.Done {
+final class GatewayHandler extends ChannelInboundHandlerAdapter implements ClientSide.Done {
     private static final Logger log = LoggerFactory.getLogger(GatewayHandler.class);
 
     private final GatewayContext context;
-    private @Nullable ClientExchange exchange;
+    private @Nullable ClientSide exchange;
+    private @Nullable ChannelHandlerContext context0;
     private boolean discardingBody;
     private boolean closeAfterExchange;
     private long startNanos;
@@ -54,6 +55,11 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
 
     GatewayHandler(GatewayContext context) {
         this.context = context;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        context0 = ctx;
     }
 
     @Override
@@ -68,7 +74,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
             }
         }
         if (msg instanceof HttpContent content) {
-            ClientExchange e = exchange;
+            ClientSide e = exchange;
             if (e != null && !discardingBody) {
                 e.onContent(content);
             } else {
@@ -114,6 +120,33 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
         if (local != null) {
             route = context.local().routeName(path);
             answerLocal(ctx, local, keepAlive, hasBody);
+            return;
+        }
+        if (path.startsWith(RelayRoute.PREFIX) || path.equals(RelayRoute.WORKERS)) {
+            route = path.equals(RelayRoute.WORKERS) ? "workers" : "relay";
+            Map<String, Object> claims;
+            try {
+                claims = context.auth().authenticate(request.headers().get(HttpHeaderNames.AUTHORIZATION));
+            } catch (SpectorException e) {
+                route = "unauthenticated";
+                FullHttpResponse r = Responses.problem(e, path);
+                r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, context.auth().challenge(e));
+                answerLocal(ctx, r, keepAlive, hasBody);
+                return;
+            }
+            if (route.equals("workers")) {
+                answerLocal(ctx, context.relay().workers(), keepAlive, hasBody);
+                return;
+            }
+            RelayExchange relayed =
+                    new RelayExchange(ctx, this, keepAlive, HttpMethod.HEAD.equals(request.method()), hasBody, path);
+            try {
+                context.relay().start(request, uri, claims, hasBody, relayed);
+                exchange = relayed;
+            } catch (SpectorException e) {
+                ctx.channel().config().setAutoRead(true);
+                answerLocal(ctx, Responses.problem(e, path), keepAlive, hasBody);
+            }
             return;
         }
         if (!path.startsWith("/api/v1/")) {
@@ -194,13 +227,16 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
     }
 
     @Override
-    public void exchangeDone(ClientExchange finished, boolean reusable, int status) {
+    public void exchangeDone(ClientSide finished, boolean reusable, int status) {
         if (exchange != finished) {
             return;
         }
         exchange = null;
         context.metrics().request(route, status, System.nanoTime() - startNanos);
-        ChannelHandlerContext ctx = finished.context();
+        ChannelHandlerContext ctx = context0;
+        if (ctx == null) {
+            return;
+        }
         if (closeAfterExchange || !reusable) {
             ctx.close();
         } else {
@@ -210,7 +246,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        ClientExchange e = exchange;
+        ClientSide e = exchange;
         if (e != null) {
             e.onReadComplete();
         }
@@ -219,7 +255,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        ClientExchange e = exchange;
+        ClientSide e = exchange;
         if (e != null && ctx.channel().isWritable()) {
             e.onWritable();
         }
@@ -228,7 +264,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        ClientExchange e = exchange;
+        ClientSide e = exchange;
         exchange = null;
         if (e != null) {
             e.onClosed();

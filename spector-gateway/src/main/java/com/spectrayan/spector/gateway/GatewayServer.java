@@ -15,6 +15,8 @@ import com.spectrayan.spector.cluster.routing.RoutingMetrics;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
+import com.spectrayan.spector.uplink.gateway.GatewayRelay;
+import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -75,6 +77,8 @@ public final class GatewayServer implements AutoCloseable {
     private final WaterfallRoutingResolver resolver;
     private final GatewayForwarder forwarder;
     private final EdgeAuthenticator auth;
+    private final WorkerDirectory workerDirectory;
+    private final GatewayRelay relay;
     private volatile boolean draining;
 
     private GatewayServer(GatewaySettings s, EdgeAuthenticator auth, Cors cors) {
@@ -128,6 +132,8 @@ public final class GatewayServer implements AutoCloseable {
         for (InetAddress a : s.trustedProxies()) {
             trusted.add(a.getHostAddress());
         }
+        this.workerDirectory = new WorkerDirectory();
+        this.relay = new GatewayRelay(workerDirectory, s.relayDeadline(), s.relayMaxPerWorker(), workers.next());
         GatewayContext context = new GatewayContext(
                 forwarder,
                 new RoutingKeyExtractor(s.cellId()),
@@ -135,7 +141,8 @@ public final class GatewayServer implements AutoCloseable {
                 cors,
                 new LocalEndpoints(health, metrics.registry(), cors),
                 metrics,
-                Set.copyOf(trusted));
+                Set.copyOf(trusted),
+                new RelayRoute(relay, workerDirectory));
 
         HttpDecoderConfig decoder = new HttpDecoderConfig()
                 .setMaxInitialLineLength(s.maxInitialLineLength())
@@ -202,6 +209,16 @@ public final class GatewayServer implements AutoCloseable {
     /** Returns the forwarder (for tests and metrics). */
     public GatewayForwarder forwarder() {
         return forwarder;
+    }
+
+    /** Returns the directory of connected workers (uplinks register here). */
+    public WorkerDirectory workerDirectory() {
+        return workerDirectory;
+    }
+
+    /** Returns the relay onto the workers' uplinks. */
+    public GatewayRelay relay() {
+        return relay;
     }
 
     /** Returns the open owner connections. */

@@ -50,11 +50,11 @@ final class LocalEndpoints {
         if (path.startsWith("/api/v1/health/") || path.equals("/api/v1/health") || path.endsWith("/health")) {
             return health.full();
         }
-        if (path.equals("/uplink") || path.startsWith("/relay/") || path.startsWith("/gateway/v1/")) {
+        if (path.equals("/uplink")) {
             return Responses.problem(
                     SpectorException.of(
                             ErrorCode.NOT_FOUND,
-                            "the uplink routes are not served by this build yet",
+                            "the uplink WebSocket is not served by this build yet",
                             Map.of("path", path)),
                     path);
         }

@@ -1,0 +1,128 @@
+package com.spectrayan.spector.gateway;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.contract.SpectorHeaders;
+import com.spectrayan.spector.uplink.RelayedRequest;
+import com.spectrayan.spector.uplink.gateway.GatewayRelay;
+import com.spectrayan.spector.uplink.gateway.RelayCall;
+import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
+import com.spectrayan.spector.uplink.gateway.WorkerLink;
+import com.spectrayan.spector.uplink.wire.Header;
+import com.spectrayan.spector.uplink.wire.RelayHeaders;
+import com.spectrayan.spector.uplink.wire.StatusReport;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The gateway's routes onto the uplink: {@code ANY /relay/{workerId}/{target}/{rest}} relays the
+ * exchange to the worker's {@code target} as {@code <method> /{rest}?{query}} (tenant from the
+ * token, lease id from {@code X-Spector-Lease}); {@code GET /gateway/v1/workers} lists the connected
+ * workers, their targets and active relays. Both need a valid token.
+ */
+final class RelayRoute {
+    static final String PREFIX = "/relay/";
+    static final String WORKERS = "/gateway/v1/workers";
+
+    /** The tenant of a relayed request when auth is off and the caller names none. */
+    static final String DEFAULT_TENANT = "default";
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final GatewayRelay relay;
+    private final WorkerDirectory directory;
+
+    RelayRoute(GatewayRelay relay, WorkerDirectory directory) {
+        this.relay = relay;
+        this.directory = directory;
+    }
+
+    /**
+     * Starts relaying a request; the answer reaches {@code exchange}.
+     *
+     * @throws SpectorException BAD_REQUEST for a malformed path or field, FORBIDDEN without a tenant
+     */
+    void start(HttpRequest request, String uri, Map<String, Object> claims, boolean hasBody, RelayExchange exchange) {
+        int q = uri.indexOf('?');
+        String path = q < 0 ? uri : uri.substring(0, q);
+        String query = q < 0 ? "" : uri.substring(q);
+        String rest = path.substring(PREFIX.length());
+        int slash = rest.indexOf('/');
+        if (slash <= 0) {
+            throw SpectorException.badRequest("path", "expected /relay/{workerId}/{target}/...");
+        }
+        String workerId = rest.substring(0, slash);
+        rest = rest.substring(slash + 1);
+        slash = rest.indexOf('/');
+        String target = slash < 0 ? rest : rest.substring(0, slash);
+        String targetPath = slash < 0 ? "/" : rest.substring(slash);
+        if (target.isEmpty()) {
+            throw SpectorException.badRequest("path", "expected /relay/{workerId}/{target}/...");
+        }
+        Object claimTenant = claims.get("tenant");
+        String tenant = claimTenant instanceof String t ? t : request.headers().get(SpectorHeaders.TENANT);
+        if (tenant == null) {
+            if (!claims.isEmpty()) {
+                throw SpectorException.of(
+                        ErrorCode.FORBIDDEN, "the token names no tenant", Map.of("reason", "no-tenant"));
+            }
+            tenant = DEFAULT_TENANT;
+        }
+        String lease = request.headers().get(SpectorHeaders.LEASE);
+        if (lease != null) {
+            Limits.LEASE_ID_CHARS.check(lease.length());
+        }
+        List<Header> headers = new ArrayList<>();
+        for (Map.Entry<String, String> h : request.headers()) {
+            headers.add(new Header(h.getKey(), h.getValue()));
+        }
+        URI url;
+        try {
+            url = URI.create("http://" + target + targetPath + query);
+        } catch (IllegalArgumentException e) {
+            throw SpectorException.badRequest("path", "not a valid relayed path");
+        }
+        RelayedRequest relayed = new RelayedRequest(
+                request.method().name(),
+                url,
+                RelayHeaders.forRequest(headers),
+                tenant,
+                lease,
+                hasBody ? exchange : null,
+                exchange.signal());
+        exchange.onRelayed(relay.relay(workerId, new RelayCall(target, relayed)));
+    }
+
+    /** The connected workers as JSON. */
+    FullHttpResponse workers() {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (String id : directory.workerIds()) {
+            WorkerLink link = directory.live(id);
+            if (link == null) {
+                continue;
+            }
+            StatusReport status = link.lastStatus();
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("id", id);
+            row.put("targets", status == null ? List.of() : status.targets());
+            row.put("activeRelays", relay.running(id));
+            row.put("statusMisses", link.misses());
+            rows.add(row);
+        }
+        try {
+            return Responses.full(
+                    HttpResponseStatus.OK, "application/json", JSON.writeValueAsBytes(Map.of("workers", rows)));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("workers are always serialisable", e);
+        }
+    }
+}

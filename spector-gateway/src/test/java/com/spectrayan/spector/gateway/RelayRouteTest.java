@@ -1,0 +1,239 @@
+package com.spectrayan.spector.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.InMemoryFrameChannels;
+import com.spectrayan.spector.uplink.RelayedRequest;
+import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.gateway.UplinkWorkerClient;
+import com.spectrayan.spector.uplink.gateway.WorkerLink;
+import com.spectrayan.spector.uplink.wire.Header;
+import com.spectrayan.spector.uplink.worker.UplinkSession;
+import com.spectrayan.spector.uplink.worker.WorkerOptions;
+import java.io.InputStream;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The {@code /relay/{workerId}/{target}/...} route end to end: HTTP into a real gateway, over an
+ * uplink (an in-memory frame channel through the wire codec; the WebSocket transport is separate)
+ * to a worker session and its relay targets, and back.
+ */
+final class RelayRouteTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private static final int MIB = 1024 * 1024;
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static Cell cell;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cell = Cell.builder().owners(1).start();
+        FrameChannel[] uplink = InMemoryFrameChannels.pair();
+        UplinkSession.start(
+                uplink[1],
+                UplinkSession.Role.GATEWAY_UPLINK,
+                WorkerOptions.builder("w1")
+                        .relayTarget("app", RelayRouteTest::echo)
+                        .relayTarget("blob", RelayRouteTest::blob)
+                        .build());
+        cell.gateway.workerDirectory().register(new WorkerLink("w1", UplinkWorkerClient.over("w1", uplink[0])));
+    }
+
+    @AfterAll
+    static void stop() {
+        cell.close();
+    }
+
+    /** Answers JSON describing the request, after reading its whole body. */
+    private static CompletionStage<RelayedResponse> echo(RelayedRequest request) {
+        MessageDigest sha = sha256();
+        long[] bytes = {0};
+        BodySource body = request.body();
+        CompletableFuture<Void> read = body == null ? CompletableFuture.completedFuture(null) : drain(body, sha, bytes);
+        return read.thenApply(v -> {
+            String json = "{\"method\":\"" + request.method() + "\",\"url\":\"" + request.url() + "\",\"tenant\":\""
+                    + request.tenant() + "\",\"lease\":\"" + request.leaseId() + "\",\"bytes\":" + bytes[0]
+                    + ",\"sha256\":\"" + HexFormat.of().formatHex(sha.digest()) + "\",\"authorization\":"
+                    + request.headers().stream().anyMatch(h -> h.name().equalsIgnoreCase("authorization")) + "}";
+            return new RelayedResponse(
+                    200,
+                    List.of(new Header("Content-Type", "application/json")),
+                    parts(json.getBytes(StandardCharsets.UTF_8)));
+        });
+    }
+
+    /** Answers {@code bytes} bytes where byte i is (i mod 251). */
+    private static CompletionStage<RelayedResponse> blob(RelayedRequest request) {
+        long total = Long.parseLong(request.url().getQuery().substring("bytes=".length()));
+        long[] sent = {0};
+        BodySource body = new BodySource() {
+            @Override
+            public CompletionStage<@Nullable ByteBuffer> next() {
+                if (sent[0] >= total) {
+                    return CompletableFuture.completedFuture(null);
+                }
+                int n = (int) Math.min(64 * 1024, total - sent[0]);
+                ByteBuffer part = ByteBuffer.allocate(n);
+                for (int i = 0; i < n; i++) {
+                    part.put((byte) ((sent[0] + i) % 251));
+                }
+                sent[0] += n;
+                return CompletableFuture.completedFuture(part.flip());
+            }
+
+            @Override
+            public void cancel(Throwable reason) {}
+        };
+        return CompletableFuture.completedFuture(new RelayedResponse(200, List.of(), body));
+    }
+
+    private static CompletableFuture<Void> drain(BodySource body, MessageDigest sha, long[] bytes) {
+        return body.next().toCompletableFuture().thenCompose(part -> {
+            if (part == null) {
+                return CompletableFuture.completedFuture(null);
+            }
+            bytes[0] += part.remaining();
+            sha.update(part);
+            return drain(body, sha, bytes);
+        });
+    }
+
+    private static BodySource parts(byte[] bytes) {
+        boolean[] sent = {false};
+        return new BodySource() {
+            @Override
+            public CompletionStage<@Nullable ByteBuffer> next() {
+                if (sent[0]) {
+                    return CompletableFuture.completedFuture(null);
+                }
+                sent[0] = true;
+                return CompletableFuture.completedFuture(ByteBuffer.wrap(bytes));
+            }
+
+            @Override
+            public void cancel(Throwable reason) {}
+        };
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static HttpRequest.Builder request(String path) {
+        return HttpRequest.newBuilder(cell.uri(path))
+                .timeout(TIMEOUT)
+                .header("Authorization", "Bearer " + Cell.token(Cell.TENANT));
+    }
+
+    @Test
+    void shouldRelayAGetWithItsPathQueryTenantAndLease_withoutTheCallersCredentials() throws Exception {
+        HttpResponse<String> r = cell.http.send(
+                request("/relay/w1/app/a/b?x=1")
+                        .header("X-Spector-Lease", "lease-7")
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+
+        assertThat(r.statusCode()).isEqualTo(200);
+        JsonNode echo = JSON.readTree(r.body());
+        assertThat(echo.get("method").asText()).isEqualTo("GET");
+        assertThat(echo.get("url").asText())
+                .as("GET /relay/w1/app/a/b?x=1 reaches the target as /a/b?x=1")
+                .isEqualTo("http://app/a/b?x=1");
+        assertThat(echo.get("tenant").asText()).as("tenant from the token").isEqualTo(Cell.TENANT);
+        assertThat(echo.get("lease").asText()).isEqualTo("lease-7");
+        assertThat(echo.get("authorization").asBoolean())
+                .as("the caller's Authorization never crosses the uplink")
+                .isFalse();
+    }
+
+    @Test
+    void shouldRelayA20MiBUploadAndA20MiBDownloadByteForByte() throws Exception {
+        byte[] upload = new byte[20 * MIB];
+        new java.util.Random(11).nextBytes(upload);
+        HttpResponse<String> put = cell.http.send(
+                request("/relay/w1/app/upload")
+                        .PUT(HttpRequest.BodyPublishers.ofByteArray(upload))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(put.statusCode()).isEqualTo(200);
+        JsonNode echo = JSON.readTree(put.body());
+        assertThat(echo.get("bytes").asLong()).isEqualTo(upload.length);
+        assertThat(echo.get("sha256").asText()).isEqualTo(HexFormat.of().formatHex(sha256().digest(upload)));
+
+        HttpResponse<InputStream> get = cell.http.send(
+                request("/relay/w1/blob/big?bytes=" + 20 * MIB).build(), HttpResponse.BodyHandlers.ofInputStream());
+        assertThat(get.statusCode()).isEqualTo(200);
+        long n = 0;
+        byte[] buf = new byte[1 << 16];
+        try (InputStream in = get.body()) {
+            for (int read; (read = in.read(buf)) != -1; ) {
+                for (int i = 0; i < read; i++) {
+                    if (buf[i] != (byte) ((n + i) % 251)) {
+                        throw new AssertionError("byte " + (n + i) + " (expected: (i mod 251))");
+                    }
+                }
+                n += read;
+            }
+        }
+        assertThat(n).isEqualTo(20L * MIB);
+    }
+
+    @Test
+    void shouldAnswer503WorkerUnreachableForAWorkerWithNoUplink() throws Exception {
+        HttpResponse<String> r =
+                cell.http.send(request("/relay/nobody/app/x").build(), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(r.statusCode()).isEqualTo(503);
+        assertThat(JSON.readTree(r.body()).get("code").asText()).isEqualTo("WORKER_UNREACHABLE");
+    }
+
+    @Test
+    void shouldAnswer503RelayTargetMissingForAnUnknownTarget() throws Exception {
+        HttpResponse<String> r =
+                cell.http.send(request("/relay/w1/nothing/x").build(), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(r.statusCode()).isEqualTo(503);
+        assertThat(JSON.readTree(r.body()).get("code").asText()).isEqualTo("RELAY_TARGET_MISSING");
+    }
+
+    @Test
+    void shouldRequireAToken() throws Exception {
+        HttpResponse<String> r = cell.http.send(
+                HttpRequest.newBuilder(cell.uri("/relay/w1/app/x"))
+                        .timeout(TIMEOUT)
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+
+        assertThat(r.statusCode()).isEqualTo(401);
+    }
+
+    @Test
+    void shouldListConnectedWorkers() throws Exception {
+        HttpResponse<String> r =
+                cell.http.send(request("/gateway/v1/workers").build(), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(r.body()).at("/workers/0/id").asText()).isEqualTo("w1");
+    }
+}
