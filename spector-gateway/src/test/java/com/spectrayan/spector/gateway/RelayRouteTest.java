@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
+import com.spectrayan.spector.cluster.gateway.TransportSpec;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.InMemoryFrameChannels;
@@ -14,6 +16,12 @@ import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.wire.Header;
 import com.spectrayan.spector.uplink.worker.UplinkSession;
 import com.spectrayan.spector.uplink.worker.WorkerOptions;
+import com.spectrayan.spector.worker.HttpForwardTarget;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import java.io.InputStream;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -41,10 +49,16 @@ final class RelayRouteTest {
     private static final int MIB = 1024 * 1024;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static Cell cell;
+    private static EventLoopGroup workerLoops;
+    private static GatewayHttpTransport workerTransport;
 
     @BeforeAll
     static void start() throws Exception {
         cell = Cell.builder().owners(1).start();
+        workerLoops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        workerTransport =
+                new GatewayHttpTransport(TransportSpec.defaults(), NioSocketChannel.class, NioDatagramChannel.class);
+        HttpForwardTarget http = new HttpForwardTarget(cell.owners.get(0).baseUri(), workerTransport, workerLoops);
         FrameChannel[] uplink = InMemoryFrameChannels.pair();
         UplinkSession.start(
                 uplink[1],
@@ -52,6 +66,7 @@ final class RelayRouteTest {
                 WorkerOptions.builder("w1")
                         .relayTarget("app", RelayRouteTest::echo)
                         .relayTarget("blob", RelayRouteTest::blob)
+                        .relayTarget("owner", http)
                         .build());
         cell.gateway.workerDirectory().register(new WorkerLink("w1", UplinkWorkerClient.over("w1", uplink[0])));
     }
@@ -59,6 +74,35 @@ final class RelayRouteTest {
     @AfterAll
     static void stop() {
         cell.close();
+        workerTransport.close();
+        workerLoops
+                .shutdownGracefully(0, 2, java.util.concurrent.TimeUnit.SECONDS)
+                .syncUninterruptibly();
+    }
+
+    @Test
+    void shouldRelayA20MiBPutAndA20MiBGetThroughHttpForwardByteForByte() throws Exception {
+        byte[] upload = new byte[20 * MIB];
+        new java.util.Random(5).nextBytes(upload);
+        HttpResponse<String> put = cell.http.send(
+                request("/relay/w1/owner/api/v1/namespaces/relayed/objects/blob")
+                        .PUT(HttpRequest.BodyPublishers.ofByteArray(upload))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(put.statusCode())
+                .as("PUT through http-forward: %s", put.body())
+                .isBetween(200, 201);
+        assertThat(JSON.readTree(put.body()).get("sha256").asText())
+                .isEqualTo(HexFormat.of().formatHex(sha256().digest(upload)));
+
+        HttpResponse<byte[]> get = cell.http.send(
+                request("/relay/w1/owner/api/v1/namespaces/relayed/objects/blob")
+                        .build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(get.statusCode()).isEqualTo(200);
+        assertThat(HexFormat.of().formatHex(sha256().digest(get.body())))
+                .as("the 20 MiB object comes back byte for byte through the uplink")
+                .isEqualTo(HexFormat.of().formatHex(sha256().digest(upload)));
     }
 
     /** Answers JSON describing the request, after reading its whole body. */

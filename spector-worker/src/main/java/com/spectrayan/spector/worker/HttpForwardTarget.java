@@ -1,0 +1,301 @@
+package com.spectrayan.spector.worker;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.HeaderPolicy;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.RelayTarget;
+import com.spectrayan.spector.uplink.RelayedRequest;
+import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.wire.Header;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Future;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The worker's {@code http-forward} relay target: each relayed exchange goes to one local HTTP
+ * upstream over the same pooled Netty transport the gateway forwards with, both bodies streamed
+ * part by part (the upstream is read only as fast as the uplink takes the response), the header
+ * policy applied both ways. {@code /a/b?x=1} of the relayed URL is the upstream's path and query.
+ *
+ * <p>Threading: each exchange lives on one event loop of the group; the relay engine's calls hop
+ * to it.
+ */
+public final class HttpForwardTarget implements RelayTarget {
+    private final URI upstream;
+    private final GatewayHttpTransport transport;
+    private final EventLoopGroup group;
+
+    /** Creates a target forwarding to {@code upstream} ({@code http://host:port}). */
+    public HttpForwardTarget(URI upstream, GatewayHttpTransport transport, EventLoopGroup group) {
+        this.upstream = requireNonNull(upstream, "upstream");
+        this.transport = requireNonNull(transport, "transport");
+        this.group = requireNonNull(group, "group");
+        if (!"http".equals(upstream.getScheme()) || upstream.getHost() == null || upstream.getPort() < 1) {
+            throw new IllegalArgumentException("upstream: " + upstream + " (expected: http://host:port)");
+        }
+    }
+
+    @Override
+    public CompletionStage<RelayedResponse> handle(RelayedRequest request) {
+        EventLoop loop = group.next();
+        Forward forward = new Forward(request, loop);
+        loop.execute(forward::start);
+        return forward.head;
+    }
+
+    /** One forwarded exchange, confined to its event loop. */
+    private final class Forward implements GatewayHttpTransport.Listener, BodySource {
+        final CompletableFuture<RelayedResponse> head = new CompletableFuture<>();
+        private final RelayedRequest request;
+        private final EventLoop loop;
+        private final ArrayDeque<ByteBuf> parts = new ArrayDeque<>(); // bounded: read only on demand
+        private @Nullable Channel channel;
+        private @Nullable CompletableFuture<@Nullable ByteBuffer> pending;
+        private boolean requestComplete;
+        private boolean responseComplete;
+        private boolean done;
+        private @Nullable Throwable failure;
+
+        Forward(RelayedRequest request, EventLoop loop) {
+            this.request = request;
+            this.loop = loop;
+        }
+
+        void start() {
+            request.signal().onAbort(why -> loop.execute(() -> fail(why)));
+            transport.acquire(loop, upstream).addListener(this::onAcquired);
+        }
+
+        private void onAcquired(Future<?> f) {
+            if (!f.isSuccess()) {
+                fail(SpectorException.of(ErrorCode.INTERNAL, "upstream " + upstream + " is unreachable: " + f.cause()));
+                return;
+            }
+            Channel ch = (Channel) f.getNow();
+            if (done) {
+                transport.release(loop, upstream, ch, true);
+                return;
+            }
+            channel = ch;
+            GatewayHttpTransport.listen(ch, this);
+            ch.config().setAutoRead(false);
+            URI url = request.url();
+            String target = (url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath())
+                    + (url.getRawQuery() == null ? "" : "?" + url.getRawQuery());
+            HttpHeaders headers = new DefaultHttpHeaders();
+            Set<String> none = Set.of();
+            for (Header h : request.headers()) {
+                if (HeaderPolicy.forwardsToOwner(h.name(), none)) {
+                    headers.add(h.name(), h.value());
+                }
+            }
+            headers.set(HttpHeaderNames.HOST, upstream.getHost() + ":" + upstream.getPort());
+            BodySource body = request.body();
+            if (body != null) {
+                headers.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+            }
+            ch.write(new DefaultHttpRequest(
+                    HttpVersion.HTTP_1_1, HttpMethod.valueOf(request.method()), target, headers));
+            if (body == null) {
+                ch.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+                requestComplete = true;
+            } else {
+                ch.flush();
+                pumpRequest(body);
+            }
+            ch.read();
+        }
+
+        private void pumpRequest(BodySource body) {
+            body.next()
+                    .whenComplete((part, error) -> loop.execute(() -> {
+                        Channel ch = channel;
+                        if (done || ch == null) {
+                            return;
+                        }
+                        if (error != null) {
+                            fail(error);
+                        } else if (part == null) {
+                            ch.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+                            requestComplete = true;
+                        } else {
+                            ch.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(part)))
+                                    .addListener(w -> {
+                                        if (w.isSuccess()) {
+                                            pumpRequest(body);
+                                        } else {
+                                            fail(w.cause());
+                                        }
+                                    });
+                        }
+                    }));
+        }
+
+        @Override
+        public void onMessage(Object message) {
+            if (message instanceof HttpResponse r && !head.isDone()) {
+                List<Header> out = new ArrayList<>();
+                Set<String> tokens = HeaderPolicy.connectionTokens(r.headers().getAll(HttpHeaderNames.CONNECTION));
+                for (Map.Entry<String, String> h : r.headers()) {
+                    if (HeaderPolicy.forwardsToClient(h.getKey(), tokens)) {
+                        out.add(new Header(h.getKey(), h.getValue()));
+                    }
+                }
+                int status = r.status().code();
+                boolean bodyless = status == 204 || status == 205 || status == 304 || "HEAD".equals(request.method());
+                if (!bodyless && HttpUtil.getContentLength(r, -1L) >= 0) {
+                    out.add(new Header("Content-Length", Long.toString(HttpUtil.getContentLength(r, -1L))));
+                }
+                head.complete(new RelayedResponse(status, out, bodyless ? null : this));
+            }
+            if (message instanceof HttpContent c) {
+                boolean last = c instanceof LastHttpContent;
+                if (done || !c.content().isReadable()) {
+                    c.release();
+                } else {
+                    CompletableFuture<@Nullable ByteBuffer> p = pending;
+                    if (p != null) {
+                        pending = null;
+                        p.complete(copy(c.content()));
+                    } else {
+                        parts.add(c.content());
+                    }
+                }
+                if (last) {
+                    responseComplete = true;
+                    CompletableFuture<@Nullable ByteBuffer> p = pending;
+                    if (p != null && parts.isEmpty()) {
+                        pending = null;
+                        p.complete(null);
+                    }
+                    releaseChannel();
+                }
+            } else if (!(message instanceof HttpResponse)) {
+                ReferenceCountUtil.release(message);
+            }
+        }
+
+        @Override
+        public CompletionStage<@Nullable ByteBuffer> next() {
+            CompletableFuture<@Nullable ByteBuffer> f = new CompletableFuture<>();
+            loop.execute(() -> {
+                ByteBuf b = parts.poll();
+                Throwable failed = failure;
+                if (b != null) {
+                    f.complete(copy(b));
+                } else if (failed != null) {
+                    f.completeExceptionally(failed);
+                } else if (responseComplete) {
+                    f.complete(null);
+                } else {
+                    pending = f;
+                    Channel ch = channel;
+                    if (ch != null) {
+                        ch.read();
+                    }
+                }
+            });
+            return f;
+        }
+
+        @Override
+        public void cancel(Throwable reason) {
+            loop.execute(() -> fail(reason));
+        }
+
+        @Override
+        public void onReadComplete() {
+            Channel ch = channel;
+            if (ch != null && !head.isDone()) {
+                ch.read(); // until the head arrives
+            }
+        }
+
+        @Override
+        public void onWritabilityChanged(boolean writable) {}
+
+        @Override
+        public void onClosed() {
+            if (!responseComplete) {
+                fail(SpectorException.of(ErrorCode.INTERNAL, "upstream " + upstream + " closed the connection"));
+            }
+        }
+
+        @Override
+        public void onFailure(Throwable cause) {
+            fail(cause);
+        }
+
+        private void fail(Throwable why) {
+            if (done && failure != null) {
+                return;
+            }
+            failure = why;
+            head.completeExceptionally(why);
+            CompletableFuture<@Nullable ByteBuffer> p = pending;
+            pending = null;
+            if (p != null) {
+                p.completeExceptionally(why);
+            }
+            ByteBuf b;
+            while ((b = parts.poll()) != null) {
+                b.release();
+            }
+            Channel ch = channel;
+            channel = null;
+            done = true;
+            if (ch != null) {
+                transport.release(loop, upstream, ch, false);
+            }
+        }
+
+        private void releaseChannel() {
+            Channel ch = channel;
+            channel = null;
+            done = true;
+            if (ch != null) {
+                transport.release(loop, upstream, ch, requestComplete && responseComplete);
+            }
+        }
+
+        private ByteBuffer copy(ByteBuf b) {
+            try {
+                ByteBuffer out = ByteBuffer.allocate(b.readableBytes());
+                b.readBytes(out);
+                return out.flip();
+            } finally {
+                b.release();
+            }
+        }
+    }
+}
