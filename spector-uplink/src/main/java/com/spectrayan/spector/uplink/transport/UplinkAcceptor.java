@@ -1,0 +1,309 @@
+package com.spectrayan.spector.uplink.transport;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.wire.FrameCodec;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
+import io.netty.handler.codec.http.websocketx.WebSocketServerHandshaker;
+import io.netty.handler.codec.http.websocketx.WebSocketServerHandshakerFactory;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.ReferenceCountUtil;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Accepts worker uplinks on the gateway's HTTP pipeline. Mount it after the HTTP server codec:
+ *
+ * <pre>{@code
+ * UplinkAcceptor acceptor = UplinkAcceptor.builder(
+ *                 (workerId, token) -> TokenHashes.matches(hashOf(workerId), token),
+ *                 (workerId, channel) -> directory.register(new WorkerLink(workerId,
+ *                         UplinkWorkerClient.over(workerId, channel))))
+ *         .build();
+ * pipeline.addLast(new HttpServerCodec());
+ * pipeline.addLast(acceptor.newHandler()); // one per connection
+ * pipeline.addLast(...the gateway's own HTTP handlers...);
+ * }</pre>
+ *
+ * <p>A request for {@link #PATH} is checked before any upgrade: {@code X-Spector-Worker} and
+ * {@code Authorization: Bearer} through the {@link TokenCheck} (401 problem JSON when wrong), and
+ * the offered subprotocols must include {@link FrameCodec#SUBPROTOCOL} (400 naming the versions
+ * the gateway speaks). Then the handshake completes, the handler replaces itself with the uplink's
+ * frame handling, and {@link UplinkHandler#onUplink} gets the connection. Other requests pass
+ * through untouched. An uplink that sends nothing (pings included) for {@link
+ * #DEFAULT_IDLE_TIMEOUT} is closed.
+ */
+public final class UplinkAcceptor {
+    /** The path workers dial. */
+    public static final String PATH = "/uplink";
+
+    /** The header naming the worker. */
+    public static final String WORKER_HEADER = "X-Spector-Worker";
+
+    /** The header of a refusal naming the subprotocols this gateway speaks. */
+    public static final String VERSIONS_HEADER = "X-Spector-Uplink-Versions";
+
+    /** The header of a refusal carrying its reason (the body is JSON). */
+    public static final String REFUSAL_HEADER = "X-Spector-Refusal";
+
+    /** An uplink that sends nothing for this long is closed (workers ping every 20 s). */
+    public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(90);
+
+    /** Chars of a token accepted for checking. */
+    static final int MAX_TOKEN_CHARS = 4096;
+
+    private static final Pattern WORKER_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+    private static final String BEARER = "Bearer ";
+    private static final Logger log = LoggerFactory.getLogger(UplinkAcceptor.class);
+
+    /** Decides whether a token authenticates a worker; runs on the event loop, so keep it fast. */
+    @FunctionalInterface
+    public interface TokenCheck {
+        /** Answers whether {@code token} is the token of {@code workerId}. */
+        boolean matches(String workerId, String token);
+    }
+
+    /** Receives each accepted uplink. */
+    @FunctionalInterface
+    public interface UplinkHandler {
+        /** Takes an uplink whose handshake completed; runs on the connection's event loop. */
+        void onUplink(String workerId, FrameChannel channel);
+    }
+
+    private final TokenCheck tokenCheck;
+    private final UplinkHandler uplinkHandler;
+    private final Duration idleTimeout;
+
+    private UplinkAcceptor(Builder builder) {
+        this.tokenCheck = builder.tokenCheck;
+        this.uplinkHandler = builder.uplinkHandler;
+        this.idleTimeout = builder.idleTimeout;
+    }
+
+    /** Starts an acceptor that checks tokens with {@code tokenCheck} and hands uplinks to {@code onUplink}. */
+    public static Builder builder(TokenCheck tokenCheck, UplinkHandler onUplink) {
+        return new Builder(tokenCheck, onUplink);
+    }
+
+    /** Returns a new handler for one connection's pipeline, after the HTTP server codec. */
+    public ChannelHandler newHandler() {
+        return new Handler();
+    }
+
+    /** Options of an {@link UplinkAcceptor}. */
+    public static final class Builder {
+        private final TokenCheck tokenCheck;
+        private final UplinkHandler uplinkHandler;
+        private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
+
+        private Builder(TokenCheck tokenCheck, UplinkHandler uplinkHandler) {
+            this.tokenCheck = requireNonNull(tokenCheck, "tokenCheck");
+            this.uplinkHandler = requireNonNull(uplinkHandler, "uplinkHandler");
+        }
+
+        /** Sets how long an uplink may send nothing before it is closed. */
+        public Builder idleTimeout(Duration timeout) {
+            requireNonNull(timeout, "timeout");
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("idleTimeout must be positive: " + timeout);
+            }
+            this.idleTimeout = timeout;
+            return this;
+        }
+
+        /** Builds the acceptor. */
+        public UplinkAcceptor build() {
+            return new UplinkAcceptor(this);
+        }
+    }
+
+    private final class Handler extends ChannelInboundHandlerAdapter {
+        private boolean discarding;
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof HttpRequest request && PATH.equals(new QueryStringDecoder(request.uri()).path())) {
+                FullHttpRequest copy = new DefaultFullHttpRequest(
+                        request.protocolVersion(), request.method(), request.uri(), Unpooled.EMPTY_BUFFER);
+                copy.headers().set(request.headers());
+                discarding = !(msg instanceof LastHttpContent);
+                ReferenceCountUtil.release(msg);
+                accept(ctx, copy);
+            } else if (discarding && msg instanceof HttpContent) {
+                discarding = !(msg instanceof LastHttpContent);
+                ReferenceCountUtil.release(msg);
+            } else {
+                ctx.fireChannelRead(msg);
+            }
+        }
+
+        private void accept(ChannelHandlerContext ctx, FullHttpRequest request) {
+            if (!HttpMethod.GET.equals(request.method())
+                    || !request.headers().containsValue(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET, true)) {
+                refuse(ctx, HttpResponseStatus.BAD_REQUEST, "BAD_REQUEST", "expected a WebSocket upgrade (GET)");
+                return;
+            }
+            String workerId = request.headers().get(WORKER_HEADER);
+            String authorization = request.headers().get(HttpHeaderNames.AUTHORIZATION);
+            if (workerId == null || !WORKER_ID.matcher(workerId).matches()) {
+                refuse(
+                        ctx,
+                        HttpResponseStatus.UNAUTHORIZED,
+                        "UNAUTHENTICATED",
+                        "missing or malformed " + WORKER_HEADER);
+                return;
+            }
+            if (authorization == null
+                    || !authorization.regionMatches(true, 0, BEARER, 0, BEARER.length())
+                    || authorization.length() > BEARER.length() + MAX_TOKEN_CHARS) {
+                refuse(ctx, HttpResponseStatus.UNAUTHORIZED, "UNAUTHENTICATED", "missing bearer token");
+                return;
+            }
+            String token = authorization.substring(BEARER.length()).trim();
+            boolean valid;
+            try {
+                valid = !token.isEmpty() && tokenCheck.matches(workerId, token);
+            } catch (RuntimeException e) {
+                log.error("uplink token check failed for worker {}", workerId, e);
+                valid = false;
+            }
+            if (!valid) {
+                log.warn(
+                        "uplink refused: bad token for worker {} from {}",
+                        workerId,
+                        ctx.channel().remoteAddress());
+                refuse(ctx, HttpResponseStatus.UNAUTHORIZED, "UNAUTHENTICATED", "invalid worker token");
+                return;
+            }
+            List<String> offered = offered(request.headers().getAll(HttpHeaderNames.SEC_WEBSOCKET_PROTOCOL));
+            if (!offered.contains(FrameCodec.SUBPROTOCOL)) {
+                refuse(
+                        ctx,
+                        HttpResponseStatus.BAD_REQUEST,
+                        "BAD_REQUEST",
+                        "no common uplink protocol: this gateway speaks " + FrameCodec.SUBPROTOCOL + ", offered "
+                                + (offered.isEmpty() ? "none" : String.join(", ", offered)));
+                return;
+            }
+            WebSocketServerHandshaker handshaker = new WebSocketServerHandshakerFactory(
+                            PATH,
+                            FrameCodec.SUBPROTOCOL,
+                            WebSocketDecoderConfig.newBuilder()
+                                    .maxFramePayloadLength(WebSocketFrameChannel.MAX_MESSAGE_BYTES)
+                                    .allowExtensions(false)
+                                    .closeOnProtocolViolation(true)
+                                    .build())
+                    .newHandshaker(request);
+            if (handshaker == null) {
+                WebSocketServerHandshakerFactory.sendUnsupportedVersionResponse(ctx.channel())
+                        .addListener(ChannelFutureListener.CLOSE);
+                return;
+            }
+            Channel channel = ctx.channel();
+            WebSocketFrameChannel frames = new WebSocketFrameChannel(channel, true);
+            ctx.pipeline()
+                    .addAfter(
+                            ctx.name(),
+                            "uplink-idle",
+                            new IdleStateHandler(idleTimeout.toMillis(), 0, 0, TimeUnit.MILLISECONDS))
+                    .addAfter(
+                            "uplink-idle",
+                            "uplink-aggregator",
+                            new io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator(
+                                    WebSocketFrameChannel.MAX_MESSAGE_BYTES))
+                    .addAfter("uplink-aggregator", "uplink-frames", frames.handler());
+            ctx.pipeline().remove(this);
+            handshaker.handshake(channel, request).addListener(f -> {
+                if (!f.isSuccess()) {
+                    log.warn("uplink handshake failed for worker {}", workerId, f.cause());
+                    channel.close();
+                    return;
+                }
+                try {
+                    uplinkHandler.onUplink(workerId, frames);
+                } catch (RuntimeException e) {
+                    log.error("uplink handler failed for worker {}", workerId, e);
+                    frames.closeAfterFailure(WebSocketCloseStatus.INTERNAL_SERVER_ERROR, "gateway failed", e);
+                }
+            });
+        }
+
+        private void refuse(ChannelHandlerContext ctx, HttpResponseStatus status, String code, String detail) {
+            String body = "{\"type\":\"about:blank\",\"title\":" + json(status.reasonPhrase()) + ",\"status\":"
+                    + status.code() + ",\"code\":" + json(code) + ",\"detail\":" + json(detail) + "}";
+            FullHttpResponse response = new DefaultFullHttpResponse(
+                    io.netty.handler.codec.http.HttpVersion.HTTP_1_1,
+                    status,
+                    Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+            response.headers()
+                    .set(HttpHeaderNames.CONTENT_TYPE, "application/problem+json")
+                    .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE)
+                    .set(VERSIONS_HEADER, FrameCodec.SUBPROTOCOL)
+                    .set(REFUSAL_HEADER, detail);
+            if (status.equals(HttpResponseStatus.UNAUTHORIZED)) {
+                response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");
+            }
+            HttpUtil.setContentLength(response, response.content().readableBytes());
+            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    private static List<String> offered(List<String> headers) {
+        List<String> offered = new ArrayList<>();
+        for (String header : headers) {
+            for (String part : header.split(",", -1)) {
+                String p = part.trim();
+                if (!p.isEmpty() && offered.size() < 16) {
+                    offered.add(p.length() > 64 ? p.substring(0, 64) : p);
+                }
+            }
+        }
+        return offered;
+    }
+
+    private static String json(@Nullable String s) {
+        if (s == null) {
+            return "null";
+        }
+        StringBuilder out = new StringBuilder("\"");
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '"' || c == '\\') {
+                out.append('\\').append(c);
+            } else if (c < 0x20) {
+                out.append(String.format(java.util.Locale.ROOT, "\\u%04x", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        return out.append('"').toString();
+    }
+}

@@ -1,0 +1,393 @@
+package com.spectrayan.spector.uplink.transport;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.uplink.wire.FrameCodec;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakeException;
+import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolConfig;
+import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketVersion;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.io.IOException;
+import java.net.URI;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The worker's side of the uplink: dials {@code ws://host:port/uplink} with its bearer token, its
+ * id and the subprotocol {@link FrameCodec#SUBPROTOCOL}, hands each connected {@link WebSocketFrameChannel}
+ * to a callback (the worker starts an {@code UplinkSession} on it), and re-dials after a failure
+ * or a close with jittered exponential backoff between {@link Limits#RECONNECT_MIN} and {@link
+ * Limits#RECONNECT_MAX}, until {@link #close()}. It pings the gateway when it has written nothing
+ * for the ping interval and closes a connection that has received nothing for three intervals.
+ *
+ * <pre>{@code
+ * UplinkDialer dialer = UplinkDialer.builder(URI.create("ws://gw:8080/uplink"), "w1", token, group)
+ *         .onConnected(channel -> UplinkSession.start(channel, Role.GATEWAY_UPLINK, options))
+ *         .build();
+ * dialer.start();
+ * ...
+ * dialer.close();
+ * }</pre>
+ */
+public final class UplinkDialer implements AutoCloseable {
+    /** The default ping interval. */
+    public static final Duration DEFAULT_PING_INTERVAL = Duration.ofSeconds(20);
+
+    /** The default bound on the TCP connect. */
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
+    /** The default bound on the WebSocket handshake. */
+    public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+
+    private static final Logger log = LoggerFactory.getLogger(UplinkDialer.class);
+
+    private final URI uri;
+    private final String workerId;
+    private final String token;
+    private final EventLoopGroup group;
+    private final Class<? extends Channel> channelType;
+    private final String subprotocol;
+    private final Duration reconnectMin;
+    private final Duration reconnectMax;
+    private final Duration pingInterval;
+    private final Duration connectTimeout;
+    private final Duration handshakeTimeout;
+    private final Consumer<WebSocketFrameChannel> onConnected;
+    private final Consumer<Throwable> onAttemptFailed;
+    private final AtomicInteger attempts = new AtomicInteger();
+
+    private final Object lock = new Object();
+    private boolean started;
+    private boolean closed;
+    private int failuresInARow;
+    private @Nullable Channel current;
+    private @Nullable ScheduledFuture<?> retry;
+
+    private UplinkDialer(Builder b) {
+        this.uri = b.uri;
+        this.workerId = b.workerId;
+        this.token = b.token;
+        this.group = b.group;
+        this.channelType = b.channelType;
+        this.subprotocol = b.subprotocol;
+        this.reconnectMin = b.reconnectMin;
+        this.reconnectMax = b.reconnectMax;
+        this.pingInterval = b.pingInterval;
+        this.connectTimeout = b.connectTimeout;
+        this.handshakeTimeout = b.handshakeTimeout;
+        this.onConnected = b.onConnected;
+        this.onAttemptFailed = b.onAttemptFailed;
+    }
+
+    /** Starts a dialer for {@code uri} ({@code ws://host:port/uplink}) on {@code group}. */
+    public static Builder builder(URI uri, String workerId, String token, EventLoopGroup group) {
+        return new Builder(uri, workerId, token, group);
+    }
+
+    /** Dials for the first time; later dials follow by themselves. */
+    public void start() {
+        synchronized (lock) {
+            if (started || closed) {
+                return;
+            }
+            started = true;
+        }
+        dial();
+    }
+
+    /** Returns the connection attempts made so far. */
+    public int attempts() {
+        return attempts.get();
+    }
+
+    /** Answers whether an uplink is connected now. */
+    public boolean isConnected() {
+        synchronized (lock) {
+            Channel c = current;
+            return c != null && c.isActive();
+        }
+    }
+
+    /** Stops dialling and closes the current uplink, if any. */
+    @Override
+    public void close() {
+        Channel c;
+        ScheduledFuture<?> r;
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            c = current;
+            r = retry;
+            current = null;
+            retry = null;
+        }
+        if (r != null) {
+            r.cancel(false);
+        }
+        if (c != null) {
+            WebSocketFrameChannel frames = c.attr(Attrs.FRAMES).get();
+            if (frames != null && frames.isOpen()) {
+                frames.close("worker stopping");
+            } else {
+                c.close();
+            }
+        }
+    }
+
+    private void dial() {
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            retry = null;
+        }
+        attempts.incrementAndGet();
+        HttpHeaders headers = new DefaultHttpHeaders()
+                .set(HttpHeaderNames.AUTHORIZATION, "Bearer " + token)
+                .set(UplinkAcceptor.WORKER_HEADER, workerId);
+        WebSocketClientProtocolConfig config = WebSocketClientProtocolConfig.newBuilder()
+                .webSocketUri(uri)
+                .subprotocol(subprotocol)
+                .version(WebSocketVersion.V13)
+                .allowExtensions(false)
+                .customHeaders(headers)
+                .maxFramePayloadLength(WebSocketFrameChannel.MAX_MESSAGE_BYTES)
+                .handleCloseFrames(false)
+                .dropPongFrames(true)
+                .handshakeTimeoutMillis(handshakeTimeout.toMillis())
+                .build();
+        Bootstrap bootstrap = new Bootstrap()
+                .group(group)
+                .channel(channelType)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) connectTimeout.toMillis())
+                .handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        WebSocketFrameChannel frames = new WebSocketFrameChannel(ch, false);
+                        ch.attr(Attrs.FRAMES).set(frames);
+                        frames.onOpen(() -> connected(ch, frames));
+                        long ping = pingInterval.toMillis();
+                        ch.pipeline()
+                                .addLast(new HttpClientCodec())
+                                .addLast(new HttpObjectAggregator(64 * 1024))
+                                .addLast(new WebSocketClientProtocolHandler(config))
+                                .addLast(new IdleStateHandler(3 * ping, ping, 0, TimeUnit.MILLISECONDS))
+                                .addLast(new WebSocketFrameAggregator(WebSocketFrameChannel.MAX_MESSAGE_BYTES))
+                                .addLast(frames.handler());
+                    }
+                });
+        int port = uri.getPort() != -1 ? uri.getPort() : "wss".equals(uri.getScheme()) ? 443 : 80;
+        ChannelFuture connect = bootstrap.connect(requireNonNull(uri.getHost(), "uri host"), port);
+        Channel ch = connect.channel();
+        synchronized (lock) {
+            if (closed) {
+                ch.close();
+                return;
+            }
+            current = ch;
+        }
+        ch.closeFuture().addListener(f -> ended(ch));
+    }
+
+    private void connected(Channel ch, WebSocketFrameChannel frames) {
+        synchronized (lock) {
+            if (closed || current != ch) {
+                frames.close("worker stopping");
+                return;
+            }
+            failuresInARow = 0;
+        }
+        log.info("uplink of worker {} connected to {}", workerId, uri);
+        try {
+            onConnected.accept(frames);
+        } catch (RuntimeException e) {
+            log.error("uplink callback failed; closing the uplink", e);
+            frames.close("worker failed to start the uplink");
+        }
+    }
+
+    private void ended(Channel ch) {
+        WebSocketFrameChannel frames = ch.attr(Attrs.FRAMES).get();
+        boolean wasOpen = frames != null && frames.wasOpened();
+        Throwable failure = frames == null ? null : frames.failure();
+        long delay;
+        synchronized (lock) {
+            if (current == ch) {
+                current = null;
+            }
+            if (closed) {
+                return;
+            }
+            if (!wasOpen) {
+                failuresInARow++;
+            }
+            delay = backoffMillis(failuresInARow);
+            retry = group.next().schedule(this::dial, delay, TimeUnit.MILLISECONDS);
+        }
+        if (!wasOpen) {
+            Throwable cause = describe(failure);
+            log.warn(
+                    "uplink dial of worker {} to {} failed ({}); retrying in {} ms",
+                    workerId,
+                    uri,
+                    cause.getMessage(),
+                    delay);
+            try {
+                onAttemptFailed.accept(cause);
+            } catch (RuntimeException e) {
+                log.error("uplink failure listener failed", e);
+            }
+        } else {
+            log.info("uplink of worker {} closed; re-dialling in {} ms", workerId, delay);
+        }
+    }
+
+    /** Returns the delay before the next dial after {@code failures} failed attempts in a row. */
+    long backoffMillis(int failures) {
+        long min = reconnectMin.toMillis();
+        long max = reconnectMax.toMillis();
+        int shift = Math.min(Math.max(failures - 1, 0), 30);
+        long ceiling = Math.min(max, min << shift);
+        long floor = Math.max(1, ceiling / 2);
+        return floor + ThreadLocalRandom.current().nextLong(ceiling - floor + 1);
+    }
+
+    private static Throwable describe(@Nullable Throwable failure) {
+        if (failure instanceof WebSocketClientHandshakeException refused && refused.response() != null) {
+            var response = refused.response();
+            String reason = response.headers().get(UplinkAcceptor.REFUSAL_HEADER);
+            return new IOException(
+                    "uplink refused: " + response.status() + (reason == null ? "" : ": " + reason), failure);
+        }
+        if (failure != null) {
+            return failure;
+        }
+        return new IOException("uplink closed before the handshake completed");
+    }
+
+    /** Options of an {@link UplinkDialer}. */
+    public static final class Builder {
+        private final URI uri;
+        private final String workerId;
+        private final String token;
+        private final EventLoopGroup group;
+        private Class<? extends Channel> channelType = NioSocketChannel.class;
+        private String subprotocol = FrameCodec.SUBPROTOCOL;
+        private Duration reconnectMin = Limits.RECONNECT_MIN;
+        private Duration reconnectMax = Limits.RECONNECT_MAX;
+        private Duration pingInterval = DEFAULT_PING_INTERVAL;
+        private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+        private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
+        private Consumer<WebSocketFrameChannel> onConnected = c -> {};
+        private Consumer<Throwable> onAttemptFailed = e -> {};
+
+        private Builder(URI uri, String workerId, String token, EventLoopGroup group) {
+            this.uri = requireNonNull(uri, "uri");
+            this.workerId = requireNonNull(workerId, "workerId");
+            this.token = requireNonNull(token, "token");
+            this.group = requireNonNull(group, "group");
+            if (!"ws".equals(uri.getScheme()) || uri.getHost() == null) {
+                throw new IllegalArgumentException("expected ws://host:port/uplink, got " + uri);
+            }
+        }
+
+        /** Sets the callback that takes each connected uplink (on its event loop). */
+        public Builder onConnected(Consumer<WebSocketFrameChannel> callback) {
+            this.onConnected = requireNonNull(callback, "callback");
+            return this;
+        }
+
+        /** Sets the callback told of each failed attempt (refusals name the gateway's reason). */
+        public Builder onAttemptFailed(Consumer<Throwable> callback) {
+            this.onAttemptFailed = requireNonNull(callback, "callback");
+            return this;
+        }
+
+        /** Sets the socket channel type for {@code group} (default NIO). */
+        public Builder channelType(Class<? extends SocketChannel> type) {
+            this.channelType = requireNonNull(type, "type");
+            return this;
+        }
+
+        /** Sets the subprotocol offered (tests of refusals only). */
+        public Builder subprotocol(String protocol) {
+            this.subprotocol = requireNonNull(protocol, "protocol");
+            return this;
+        }
+
+        /** Sets the backoff bounds between dials. */
+        public Builder reconnect(Duration min, Duration max) {
+            positive(min, "min");
+            positive(max, "max");
+            if (max.compareTo(min) < 0) {
+                throw new IllegalArgumentException("reconnect max " + max + " is below min " + min);
+            }
+            this.reconnectMin = min;
+            this.reconnectMax = max;
+            return this;
+        }
+
+        /** Sets the ping interval. */
+        public Builder pingInterval(Duration interval) {
+            this.pingInterval = positive(interval, "pingInterval");
+            return this;
+        }
+
+        /** Sets the bound on the TCP connect. */
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = positive(timeout, "connectTimeout");
+            return this;
+        }
+
+        /** Sets the bound on the WebSocket handshake. */
+        public Builder handshakeTimeout(Duration timeout) {
+            this.handshakeTimeout = positive(timeout, "handshakeTimeout");
+            return this;
+        }
+
+        /** Builds the dialer (not dialling yet: call {@link UplinkDialer#start()}). */
+        public UplinkDialer build() {
+            return new UplinkDialer(this);
+        }
+
+        private static Duration positive(Duration d, String name) {
+            requireNonNull(d, name);
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(name + " must be positive: " + d);
+            }
+            return d;
+        }
+    }
+
+    private static final class Attrs {
+        static final io.netty.util.AttributeKey<WebSocketFrameChannel> FRAMES =
+                io.netty.util.AttributeKey.valueOf(UplinkDialer.class, "frames");
+
+        private Attrs() {}
+    }
+}

@@ -1,0 +1,399 @@
+package com.spectrayan.spector.uplink.transport;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.wire.CorruptFrameException;
+import com.spectrayan.spector.uplink.wire.Frame;
+import com.spectrayan.spector.uplink.wire.FrameCodec;
+import com.spectrayan.spector.uplink.wire.FrameTooLargeException;
+import com.spectrayan.spector.uplink.wire.UplinkException;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.ContinuationWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CorruptedWebSocketFrameException;
+import io.netty.handler.codec.http.websocketx.PingWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.PongWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
+import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.timeout.IdleState;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link FrameChannel} over a Netty channel that speaks WebSocket: one uplink frame per text
+ * message, encoded and decoded by {@link FrameCodec}.
+ *
+ * <p>Rules: a binary message closes the connection with 1003; a message over {@link
+ * #MAX_MESSAGE_BYTES} (continuations aggregated) or text over {@link FrameCodec#MAX_FRAME_CHARS}
+ * closes it with 1009; a {@link CorruptFrameException} goes to the {@link #onCorrupt} callback when
+ * one is set (the worker's {@code UplinkSession#corruptFrame}), else closes with 1007. Pings are
+ * answered. {@link #close} sends a close frame 1000 with the reason, then closes the channel.
+ *
+ * <p>Threading: frames and the close are delivered on the channel's event loop, in order; frames
+ * read before {@link #onFrame} is set are held (bounded) and delivered when it is. {@link #send}
+ * may be called from any thread.
+ */
+public final class WebSocketFrameChannel implements FrameChannel {
+    /** Bytes of one aggregated WebSocket message: at most 3 UTF-8 bytes per char of a frame. */
+    public static final int MAX_MESSAGE_BYTES = 3 * FrameCodec.MAX_FRAME_CHARS;
+
+    /** Frames held while no receiver is set; one more closes the connection. */
+    static final int MAX_HELD_FRAMES = 1024;
+
+    /** Bytes of a close frame's reason (the WebSocket limit). */
+    static final int MAX_CLOSE_REASON_BYTES = 123;
+
+    private static final Logger log = LoggerFactory.getLogger(WebSocketFrameChannel.class);
+
+    private final Channel channel;
+    private final Handler handler = new Handler();
+
+    private volatile boolean open;
+    private volatile boolean opened;
+    private volatile @Nullable Consumer<Frame> receiver;
+    private volatile @Nullable Consumer<@Nullable Throwable> closeListener;
+    private volatile @Nullable Consumer<UplinkException> corruptListener;
+    private volatile @Nullable Runnable openListener;
+    private volatile int peerCloseCode = -1;
+    private volatile @Nullable String peerCloseReason;
+    private volatile @Nullable Throwable failure;
+
+    // Event-loop state.
+    private final ArrayDeque<Frame> held = new ArrayDeque<>();
+    private boolean closeSent;
+    private boolean closeReceived;
+    private boolean inactive;
+    private boolean closeDelivered;
+    private @Nullable Throwable closeCause;
+
+    WebSocketFrameChannel(Channel channel, boolean openNow) {
+        this.channel = requireNonNull(channel, "channel");
+        this.open = openNow;
+        this.opened = openNow;
+    }
+
+    /**
+     * Adds the uplink frame handling (a bounded continuation aggregator and this channel's handler)
+     * at the end of the pipeline of a channel whose WebSocket handshake has completed, and returns
+     * the channel. Call it on the channel's event loop, before frames are read.
+     */
+    public static WebSocketFrameChannel install(Channel channel) {
+        WebSocketFrameChannel frames = new WebSocketFrameChannel(channel, true);
+        channel.pipeline().addLast("uplink-aggregator", new WebSocketFrameAggregator(MAX_MESSAGE_BYTES));
+        channel.pipeline().addLast("uplink-frames", frames.handler());
+        return frames;
+    }
+
+    ChannelInboundHandlerAdapter handler() {
+        return handler;
+    }
+
+    /** Returns the Netty channel underneath. */
+    public Channel channel() {
+        return channel;
+    }
+
+    @Override
+    public CompletionStage<Void> send(Frame frame) {
+        requireNonNull(frame, "frame");
+        if (!isOpen()) {
+            return CompletableFuture.failedFuture(new ClosedChannelException());
+        }
+        String text;
+        try {
+            text = FrameCodec.encode(frame);
+        } catch (UplinkException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        CompletableFuture<Void> written = new CompletableFuture<>();
+        channel.writeAndFlush(new TextWebSocketFrame(text)).addListener(f -> {
+            if (f.isSuccess()) {
+                written.complete(null);
+            } else {
+                Throwable cause = f.cause();
+                written.completeExceptionally(cause == null ? new ClosedChannelException() : cause);
+            }
+        });
+        return written;
+    }
+
+    @Override
+    public void onFrame(Consumer<Frame> receiver) {
+        this.receiver = requireNonNull(receiver, "receiver");
+        channel.eventLoop().execute(this::drainHeld);
+    }
+
+    @Override
+    public void onClose(Consumer<@Nullable Throwable> closed) {
+        this.closeListener = requireNonNull(closed, "closed");
+        channel.eventLoop().execute(this::deliverClose);
+    }
+
+    /**
+     * Sets the callback for text that is not a frame of protocol v1 ({@link CorruptFrameException});
+     * without one such text closes the connection with 1007.
+     */
+    public void onCorrupt(Consumer<UplinkException> corrupt) {
+        this.corruptListener = requireNonNull(corrupt, "corrupt");
+    }
+
+    void onOpen(Runnable opened) {
+        this.openListener = opened;
+    }
+
+    @Override
+    public void close(String reason) {
+        closeWith(WebSocketCloseStatus.NORMAL_CLOSURE.code(), reason, null);
+    }
+
+    @Override
+    public boolean isOpen() {
+        return open && channel.isActive();
+    }
+
+    /** Returns the status code of the close frame the peer sent, or -1 when none arrived. */
+    public int peerCloseCode() {
+        return peerCloseCode;
+    }
+
+    /** Returns the reason of the close frame the peer sent, or null when none arrived. */
+    public @Nullable String peerCloseReason() {
+        return peerCloseReason;
+    }
+
+    boolean wasOpened() {
+        return opened;
+    }
+
+    /** Returns the failure that ended (or is ending) the connection, or null. */
+    @Nullable
+    Throwable failure() {
+        return failure;
+    }
+
+    private void closeWith(int code, String reason, @Nullable Throwable cause) {
+        if (!channel.eventLoop().inEventLoop()) {
+            channel.eventLoop().execute(() -> closeWith(code, reason, cause));
+            return;
+        }
+        open = false;
+        if (cause != null && failure == null) {
+            failure = cause;
+        }
+        if (closeSent || !channel.isActive()) {
+            channel.close();
+            return;
+        }
+        closeSent = true;
+        channel.writeAndFlush(new CloseWebSocketFrame(code, truncate(reason))).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    void closeAfterFailure(WebSocketCloseStatus status, String reason, Throwable cause) {
+        closeWith(status.code(), reason, cause);
+    }
+
+    private void closeForProtocol(WebSocketCloseStatus status, String reason) {
+        log.warn("closing uplink {} with {}: {}", channel.remoteAddress(), status.code(), reason);
+        closeWith(status.code(), reason, new IOException("uplink closed " + status.code() + ": " + reason));
+    }
+
+    private void text(String text) {
+        if (!open) {
+            return;
+        }
+        Frame frame;
+        try {
+            frame = FrameCodec.decode(text);
+        } catch (FrameTooLargeException e) {
+            closeForProtocol(WebSocketCloseStatus.MESSAGE_TOO_BIG, String.valueOf(e.getMessage()));
+            return;
+        } catch (CorruptFrameException e) {
+            Consumer<UplinkException> corrupt = corruptListener;
+            if (corrupt != null) {
+                corrupt.accept(e);
+            } else {
+                closeForProtocol(WebSocketCloseStatus.INVALID_PAYLOAD_DATA, "corrupt frame: " + e.getMessage());
+            }
+            return;
+        } catch (UplinkException e) {
+            closeForProtocol(WebSocketCloseStatus.INVALID_PAYLOAD_DATA, "unreadable frame: " + e.getMessage());
+            return;
+        }
+        held.add(frame);
+        if (held.size() > MAX_HELD_FRAMES) {
+            held.clear();
+            closeForProtocol(WebSocketCloseStatus.INTERNAL_SERVER_ERROR, "frames arrived before a receiver was set");
+            return;
+        }
+        drainHeld();
+    }
+
+    private void drainHeld() {
+        Consumer<Frame> r = receiver;
+        if (r == null) {
+            return;
+        }
+        Frame frame;
+        while ((frame = held.poll()) != null) {
+            try {
+                r.accept(frame);
+            } catch (RuntimeException e) {
+                log.error("uplink frame receiver failed; closing", e);
+                closeWith(WebSocketCloseStatus.INTERNAL_SERVER_ERROR.code(), "receiver failed", e);
+                held.clear();
+                return;
+            }
+        }
+    }
+
+    private void deliverClose() {
+        Consumer<@Nullable Throwable> listener = closeListener;
+        if (!inactive || closeDelivered || listener == null) {
+            return;
+        }
+        closeDelivered = true;
+        drainHeld();
+        held.clear();
+        try {
+            listener.accept(closeCause);
+        } catch (RuntimeException e) {
+            log.error("uplink close listener failed", e);
+        }
+    }
+
+    private static String truncate(String reason) {
+        byte[] bytes = reason.getBytes(StandardCharsets.UTF_8);
+        if (bytes.length <= MAX_CLOSE_REASON_BYTES) {
+            return reason;
+        }
+        int end = Math.min(reason.length(), MAX_CLOSE_REASON_BYTES / 3);
+        return reason.substring(0, end);
+    }
+
+    private final class Handler extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof TextWebSocketFrame textFrame) {
+                String text;
+                try {
+                    text = textFrame.text();
+                } finally {
+                    textFrame.release();
+                }
+                text(text);
+            } else if (msg instanceof BinaryWebSocketFrame) {
+                ReferenceCountUtil.release(msg);
+                closeForProtocol(
+                        WebSocketCloseStatus.INVALID_MESSAGE_TYPE,
+                        "binary messages are not part of " + FrameCodec.SUBPROTOCOL);
+            } else if (msg instanceof PingWebSocketFrame ping) {
+                if (channel.isActive() && !closeSent) {
+                    ctx.writeAndFlush(new PongWebSocketFrame(ping.content()));
+                } else {
+                    ping.release();
+                }
+            } else if (msg instanceof CloseWebSocketFrame closeFrame) {
+                peerCloseCode = closeFrame.statusCode();
+                peerCloseReason = closeFrame.reasonText();
+                int code = closeFrame.statusCode();
+                closeFrame.release();
+                peerClosed(ctx, code);
+            } else if (msg instanceof PongWebSocketFrame
+                    || msg instanceof ContinuationWebSocketFrame
+                    || msg instanceof HttpContent) {
+                ReferenceCountUtil.release(msg);
+            } else {
+                ctx.fireChannelRead(msg);
+            }
+        }
+
+        private void peerClosed(ChannelHandlerContext ctx, int code) {
+            closeReceived = true;
+            open = false;
+            boolean clean = code == WebSocketCloseStatus.NORMAL_CLOSURE.code()
+                    || code == WebSocketCloseStatus.ENDPOINT_UNAVAILABLE.code()
+                    || code == -1;
+            if (!clean && failure == null) {
+                failure = new IOException("uplink closed by the peer " + code + ": " + peerCloseReason);
+            }
+            if (closeSent) {
+                ctx.close();
+                return;
+            }
+            closeSent = true;
+            int echo = WebSocketCloseStatus.isValidStatusCode(code) ? code : WebSocketCloseStatus.NORMAL_CLOSURE.code();
+            ctx.writeAndFlush(new CloseWebSocketFrame(echo, "")).addListener(ChannelFutureListener.CLOSE);
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt == WebSocketClientProtocolHandler.ClientHandshakeStateEvent.HANDSHAKE_COMPLETE) {
+                open = true;
+                WebSocketFrameChannel.this.opened = true;
+                Runnable openedListener = openListener;
+                if (openedListener != null) {
+                    openedListener.run();
+                }
+            } else if (evt instanceof IdleStateEvent idle) {
+                if (idle.state() == IdleState.READER_IDLE) {
+                    closeForProtocol(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE, "nothing received for too long");
+                } else if (idle.state() == IdleState.WRITER_IDLE && open && !closeSent) {
+                    ctx.writeAndFlush(new PingWebSocketFrame());
+                }
+            }
+            ctx.fireUserEventTriggered(evt);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (failure == null) {
+                failure = cause;
+            }
+            if (cause instanceof TooLongFrameException) {
+                closeForProtocol(WebSocketCloseStatus.MESSAGE_TOO_BIG, "message over " + MAX_MESSAGE_BYTES + " bytes");
+            } else if (cause instanceof CorruptedWebSocketFrameException) {
+                // The WebSocket decoder already sent its close frame and closes the channel.
+                open = false;
+            } else {
+                log.debug("uplink {} failed: {}", channel.remoteAddress(), cause.toString());
+                open = false;
+                ctx.close();
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            open = false;
+            inactive = true;
+            Throwable f = failure;
+            if (f != null) {
+                closeCause = f;
+            } else if (closeSent || closeReceived) {
+                closeCause = null;
+            } else {
+                closeCause = new IOException("uplink connection lost without a WebSocket close");
+            }
+            deliverClose();
+            ctx.fireChannelInactive();
+        }
+    }
+}

@@ -1,0 +1,124 @@
+package com.spectrayan.spector.uplink.transport;
+
+import com.spectrayan.spector.uplink.FrameChannel;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.HttpObject;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
+
+/** A gateway's HTTP server reduced to the uplink acceptor and a 404 for everything else. */
+final class TestGateway implements AutoCloseable {
+    static final String TOKEN = "s3cret-w1";
+    static final Duration WAIT = Duration.ofSeconds(20);
+
+    /** One accepted uplink. */
+    record Uplink(String workerId, FrameChannel channel) {}
+
+    final BlockingQueue<Uplink> uplinks = new LinkedBlockingQueue<>();
+    private final EventLoopGroup group;
+    private final ChannelGroup accepted = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private final @Nullable BiConsumer<String, FrameChannel> extra;
+    private final Channel server;
+
+    TestGateway(EventLoopGroup group, int port, @Nullable BiConsumer<String, FrameChannel> extra) {
+        this.group = group;
+        this.extra = extra;
+        String hash = TokenHashes.sha256Hex(TOKEN);
+        UplinkAcceptor acceptor = UplinkAcceptor.builder(
+                        (workerId, token) -> TokenHashes.matches(hash, token), this::uplink)
+                .build();
+        this.server = new ServerBootstrap()
+                .group(group)
+                .channel(NioServerSocketChannel.class)
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childHandler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        accepted.add(ch);
+                        ch.pipeline()
+                                .addLast(new HttpServerCodec())
+                                .addLast(acceptor.newHandler())
+                                .addLast(new NotFound());
+                    }
+                })
+                .bind(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port))
+                .syncUninterruptibly()
+                .channel();
+    }
+
+    private void uplink(String workerId, FrameChannel channel) {
+        BiConsumer<String, FrameChannel> e = extra;
+        if (e != null) {
+            e.accept(workerId, channel);
+        }
+        uplinks.add(new Uplink(workerId, channel));
+    }
+
+    int port() {
+        return ((InetSocketAddress) server.localAddress()).getPort();
+    }
+
+    URI uri() {
+        InetSocketAddress at = (InetSocketAddress) server.localAddress();
+        String host = at.getAddress().getHostAddress();
+        return URI.create(
+                "ws://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port() + UplinkAcceptor.PATH);
+    }
+
+    Uplink nextUplink(String what) {
+        try {
+            Uplink u = uplinks.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            if (u == null) {
+                throw new AssertionError(what + ": no uplink accepted within " + WAIT);
+            }
+            return u;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(what, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        server.close().awaitUninterruptibly(WAIT.toMillis());
+        accepted.close().awaitUninterruptibly(WAIT.toMillis());
+    }
+
+    EventLoopGroup group() {
+        return group;
+    }
+
+    private static final class NotFound extends SimpleChannelInboundHandler<HttpObject> {
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, HttpObject msg) {
+            if (msg instanceof HttpRequest) {
+                ctx.writeAndFlush(new DefaultFullHttpResponse(
+                                HttpVersion.HTTP_1_1, HttpResponseStatus.NOT_FOUND, Unpooled.EMPTY_BUFFER))
+                        .addListener(ChannelFutureListener.CLOSE);
+            }
+        }
+    }
+}

@@ -1,0 +1,318 @@
+package com.spectrayan.spector.uplink.transport;
+
+import static com.spectrayan.spector.uplink.transport.Waits.await;
+import static com.spectrayan.spector.uplink.transport.Waits.done;
+import static com.spectrayan.spector.uplink.transport.Waits.take;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.spectrayan.spector.uplink.wire.Frame;
+import com.spectrayan.spector.uplink.wire.FrameCodec;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketFrame;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+final class UplinkTransportTest {
+    private static final Duration SHORT = Duration.ofMillis(20);
+
+    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
+    private final List<AutoCloseable> closing = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = closing.size() - 1; i >= 0; i--) {
+            closing.get(i).close();
+        }
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10_000);
+    }
+
+    private TestGateway gateway(int port) {
+        TestGateway g = new TestGateway(group, port, null);
+        closing.add(g);
+        return g;
+    }
+
+    private UplinkDialer dialer(UplinkDialer.Builder builder) {
+        UplinkDialer d = builder.build();
+        closing.add(d);
+        d.start();
+        return d;
+    }
+
+    private UplinkDialer.Builder worker(TestGateway g, String token, BlockingQueue<WebSocketFrameChannel> connected) {
+        return UplinkDialer.builder(g.uri(), "w1", token, group)
+                .reconnect(SHORT, Duration.ofMillis(80))
+                .onConnected(connected::add);
+    }
+
+    private static Frame.Call call(long id) {
+        return new Frame.Call(
+                id, "test.op", JsonNodeFactory.instance.objectNode().put("n", (int) id));
+    }
+
+    private static Frame.Result result(long id) {
+        return new Frame.Result(id, JsonNodeFactory.instance.objectNode().put("n", (int) id));
+    }
+
+    @Test
+    void dialer_connects_andFramesFlowBothWaysInOrder() {
+        TestGateway g = gateway(0);
+        BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+        dialer(worker(g, TestGateway.TOKEN, connected));
+        WebSocketFrameChannel workerEnd = take(connected, "the dialer hands over the connected uplink");
+        TestGateway.Uplink gatewayEnd = g.nextUplink("the acceptor hands over the uplink");
+        assertThat(gatewayEnd.workerId())
+                .as("the acceptor names the worker from X-Spector-Worker")
+                .isEqualTo("w1");
+
+        BlockingQueue<Frame> atWorker = new LinkedBlockingQueue<>();
+        BlockingQueue<Frame> atGateway = new LinkedBlockingQueue<>();
+        workerEnd.onFrame(atWorker::add);
+        gatewayEnd.channel().onFrame(atGateway::add);
+        int n = 200;
+        for (int i = 1; i <= n; i++) {
+            gatewayEnd.channel().send(call(i));
+        }
+        for (int i = 1; i <= n; i++) {
+            Frame f = take(atWorker, "call " + i + " reaches the worker");
+            assertThat(f).as("calls arrive in the order sent").isEqualTo(call(i));
+            done(workerEnd.send(result(i)), "the worker's result " + i + " is written");
+        }
+        for (int i = 1; i <= n; i++) {
+            assertThat(take(atGateway, "result " + i + " reaches the gateway"))
+                    .as("results arrive in the order sent")
+                    .isEqualTo(result(i));
+        }
+        assertThat(workerEnd.isOpen()).as("the worker end stays open").isTrue();
+        assertThat(gatewayEnd.channel().isOpen())
+                .as("the gateway end stays open")
+                .isTrue();
+    }
+
+    @Test
+    void wrongToken_isRefusedAtTheUpgrade_andTheDialerRetriesWithBackoff() {
+        TestGateway g = gateway(0);
+        BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        CountDownLatch threeFailures = new CountDownLatch(3);
+        UplinkDialer d = dialer(worker(g, "not-the-token", connected).onAttemptFailed(e -> {
+            failures.add(e);
+            threeFailures.countDown();
+        }));
+        await(threeFailures, "a refused dialer keeps retrying");
+
+        assertThat(d.attempts()).as("one attempt per failure at least").isGreaterThanOrEqualTo(3);
+        assertThat(failures.get(0).getMessage()).as("the refusal is a 401").contains("401");
+        assertThat(connected).as("no uplink handed to the worker on a refusal").isEmpty();
+        assertThat(g.uplinks)
+                .as("no uplink handed to the gateway on a wrong token")
+                .isEmpty();
+        assertThat(d.isConnected()).as("a refused dialer is not connected").isFalse();
+    }
+
+    @Test
+    void wrongToken_rawUpgrade_gets401ProblemJson() throws IOException {
+        TestGateway g = gateway(0);
+        String response = rawUpgrade(g.port(), "Bearer nope", FrameCodec.SUBPROTOCOL);
+        assertThat(response).as("a wrong token is refused 401").startsWith("HTTP/1.1 401");
+        assertThat(response).as("the refusal is problem JSON").contains("application/problem+json", "UNAUTHENTICATED");
+        assertThat(g.uplinks).as("no uplink handed over").isEmpty();
+    }
+
+    @Test
+    void otherSubprotocol_isRefusedNamingTheVersionsTheGatewaySpeaks() throws IOException {
+        TestGateway g = gateway(0);
+        String response = rawUpgrade(g.port(), "Bearer " + TestGateway.TOKEN, "spector-uplink.v0");
+        assertThat(response).as("a worker without our subprotocol is refused").startsWith("HTTP/1.1 400");
+        assertThat(response.substring(response.indexOf("\r\n\r\n")))
+                .as("the refusal's body names the versions the gateway speaks")
+                .contains(FrameCodec.SUBPROTOCOL);
+
+        BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+        BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
+        dialer(worker(g, TestGateway.TOKEN, connected)
+                .subprotocol("spector-uplink.v0")
+                .onAttemptFailed(failures::add));
+        Throwable refused = take(failures, "a dialer offering another subprotocol is refused");
+        assertThat(refused.getMessage())
+                .as("the dialer's failure names the gateway's versions")
+                .contains("400", FrameCodec.SUBPROTOCOL);
+        assertThat(g.uplinks).as("no uplink handed over on a version mismatch").isEmpty();
+    }
+
+    @Test
+    void oversizedText_closes1009() {
+        assertClosedBy(
+                () -> new TextWebSocketFrame("x".repeat(FrameCodec.MAX_FRAME_CHARS + 1)),
+                1009,
+                "text over MAX_FRAME_CHARS");
+    }
+
+    @Test
+    void oversizedMessageBytes_closes1009() {
+        assertClosedBy(
+                () -> new TextWebSocketFrame("\u20ac".repeat(WebSocketFrameChannel.MAX_MESSAGE_BYTES / 3 + 1)),
+                1009,
+                "a message over MAX_MESSAGE_BYTES");
+    }
+
+    @Test
+    void binaryMessage_closes1003() {
+        assertClosedBy(() -> new BinaryWebSocketFrame(Unpooled.wrappedBuffer(new byte[] {1, 2, 3})), 1003, "binary");
+    }
+
+    @Test
+    void corruptFrame_withoutCallback_closes1007() {
+        assertClosedBy(() -> new TextWebSocketFrame("{\"type\":\"call\"}"), 1007, "corrupt frame");
+    }
+
+    @Test
+    void corruptFrame_goesToTheCorruptCallback() {
+        TestGateway g = gateway(0);
+        BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+        dialer(worker(g, TestGateway.TOKEN, connected));
+        WebSocketFrameChannel workerEnd = take(connected, "the worker connects");
+        BlockingQueue<Object> corrupt = new LinkedBlockingQueue<>();
+        workerEnd.onCorrupt(corrupt::add);
+        BlockingQueue<Frame> frames = new LinkedBlockingQueue<>();
+        workerEnd.onFrame(frames::add);
+        WebSocketFrameChannel gatewayEnd =
+                (WebSocketFrameChannel) g.nextUplink("uplink").channel();
+        gatewayEnd.channel().writeAndFlush(new TextWebSocketFrame("{\"type\":\"call\",\"id\":7}"));
+        done(gatewayEnd.send(call(8)), "a good frame after a corrupt one is written");
+        assertThat(take(corrupt, "the corrupt frame reaches the callback").toString())
+                .as("the callback names the broken member")
+                .contains("op");
+        assertThat(take(frames, "the next good frame still arrives")).isEqualTo(call(8));
+        assertThat(workerEnd.isOpen())
+                .as("a corrupt frame with a callback does not close")
+                .isTrue();
+    }
+
+    private void assertClosedBy(Supplier<WebSocketFrame> frame, int code, String what) {
+        TestGateway g = gateway(0);
+        BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+        dialer(worker(g, TestGateway.TOKEN, connected));
+        WebSocketFrameChannel workerEnd = take(connected, "the worker connects");
+        BlockingQueue<Object> closed = new LinkedBlockingQueue<>();
+        workerEnd.onClose(cause -> closed.add(cause == null ? "clean" : cause));
+        g.nextUplink("uplink").channel().onFrame(f -> {});
+        workerEnd.channel().writeAndFlush(frame.get());
+        take(closed, what + ": the gateway closes the uplink");
+        assertThat(workerEnd.peerCloseCode()).as(what + ": close code").isEqualTo(code);
+    }
+
+    @Test
+    void serverClose_runsTheWorkersOnClose_andTheDialerReconnectsWhenTheGatewayReturns() {
+        TestGateway g = gateway(0);
+        int port = g.port();
+        BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+        dialer(worker(g, TestGateway.TOKEN, connected));
+        WebSocketFrameChannel first = take(connected, "the worker connects");
+        BlockingQueue<Object> closed = new LinkedBlockingQueue<>();
+        first.onClose(cause -> closed.add(cause == null ? "clean" : cause));
+
+        g.nextUplink("first uplink").channel().close("gateway restarting");
+        assertThat(take(closed, "the worker's onClose runs when the gateway closes"))
+                .as("a close frame 1000 is a clean close")
+                .isEqualTo("clean");
+        assertThat(first.peerCloseCode())
+                .as("close code of a close with a reason")
+                .isEqualTo(1000);
+        assertThat(first.peerCloseReason()).as("the reason reaches the worker").isEqualTo("gateway restarting");
+        g.close();
+
+        TestGateway again = gateway(port);
+        WebSocketFrameChannel second = take(connected, "the dialer reconnects to the restarted gateway by itself");
+        again.nextUplink("the restarted gateway gets the uplink");
+        assertThat(second).as("a new connection").isNotSameAs(first);
+        assertThat(second.isOpen()).as("the new uplink is open").isTrue();
+    }
+
+    @Test
+    void workerClose_reachesTheGatewayAsACleanClose() {
+        TestGateway g = gateway(0);
+        BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+        UplinkDialer d = dialer(worker(g, TestGateway.TOKEN, connected));
+        take(connected, "the worker connects");
+        WebSocketFrameChannel gatewayEnd =
+                (WebSocketFrameChannel) g.nextUplink("uplink").channel();
+        BlockingQueue<Object> closed = new LinkedBlockingQueue<>();
+        gatewayEnd.onClose(cause -> closed.add(cause == null ? "clean" : cause));
+        d.close();
+        assertThat(take(closed, "the gateway's onClose runs when the worker stops"))
+                .isEqualTo("clean");
+        assertThat(gatewayEnd.peerCloseReason()).as("the worker's reason").isEqualTo("worker stopping");
+        assertThat(d.isConnected()).as("a closed dialer does not reconnect").isFalse();
+    }
+
+    @Test
+    void backoff_staysBetweenHalfTheStepAndTheMax() {
+        UplinkDialer d = UplinkDialer.builder(java.net.URI.create("ws://127.0.0.1:1/uplink"), "w1", "t", group)
+                .build();
+        for (int failures = 1; failures <= 40; failures++) {
+            long delay = d.backoffMillis(failures);
+            long step = Math.min(30_000L, 500L << Math.min(failures - 1, 30));
+            assertThat(delay)
+                    .as("backoff after %d failures within [step/2, step], capped at RECONNECT_MAX", failures)
+                    .isBetween(step / 2, step);
+        }
+    }
+
+    @Test
+    void tokenHashes_matchOnlyTheRightToken() {
+        String hash = TokenHashes.sha256Hex("abc");
+        assertThat(hash)
+                .as("SHA-256 of abc")
+                .isEqualTo("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assertThat(TokenHashes.matches(hash, "abc")).as("right token").isTrue();
+        assertThat(TokenHashes.matches(hash.toUpperCase(java.util.Locale.ROOT), "abc"))
+                .as("hex case")
+                .isTrue();
+        assertThat(TokenHashes.matches(hash, "abd")).as("wrong token").isFalse();
+        assertThat(TokenHashes.matches("zz", "abc")).as("malformed hash").isFalse();
+    }
+
+    private static String rawUpgrade(int port, String authorization, @Nullable String subprotocol) throws IOException {
+        try (Socket socket = new Socket(java.net.InetAddress.getLoopbackAddress(), port)) {
+            socket.setSoTimeout((int) TestGateway.WAIT.toMillis());
+            String request = "GET /uplink HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                    + "X-Spector-Worker: w1\r\nAuthorization: " + authorization + "\r\n"
+                    + (subprotocol == null ? "" : "Sec-WebSocket-Protocol: " + subprotocol + "\r\n") + "\r\n";
+            OutputStream out = socket.getOutputStream();
+            out.write(request.getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = socket.getInputStream();
+            ByteArrayOutputStream all = new ByteArrayOutputStream();
+            byte[] buf = new byte[4096];
+            int n;
+            while ((n = in.read(buf)) != -1) {
+                all.write(buf, 0, n);
+            }
+            return all.toString(StandardCharsets.UTF_8);
+        }
+    }
+}
