@@ -15,8 +15,13 @@ import com.spectrayan.spector.cluster.routing.RoutingMetrics;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
+import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.gateway.GatewayRelay;
+import com.spectrayan.spector.uplink.gateway.UplinkWorkerClient;
 import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
+import com.spectrayan.spector.uplink.gateway.WorkerLink;
+import com.spectrayan.spector.uplink.transport.TokenHashes;
+import com.spectrayan.spector.uplink.transport.UplinkAcceptor;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -48,6 +53,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -64,6 +70,9 @@ public final class GatewayServer implements AutoCloseable {
 
     /** Client connection write buffer: past the high mark the owner is no longer read. */
     static final WriteBufferWaterMark CLIENT_WATER_MARK = new WriteBufferWaterMark(64 * 1024, 256 * 1024);
+
+    /** How often a worker link is refreshed with {@code status.get} (two misses close it). */
+    static final Duration STATUS_REFRESH_INTERVAL = Duration.ofSeconds(30);
 
     /** How long {@link #close()} lets the event loops finish their work. */
     static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(5);
@@ -144,6 +153,14 @@ public final class GatewayServer implements AutoCloseable {
                 Set.copyOf(trusted),
                 new RelayRoute(relay, workerDirectory));
 
+        Map<String, String> uplinkTokens = s.uplinkTokens();
+        UplinkAcceptor uplinks = UplinkAcceptor.builder(
+                        (workerId, token) -> {
+                            String hash = uplinkTokens.get(workerId);
+                            return hash != null && TokenHashes.matches(hash, token);
+                        },
+                        this::onUplink)
+                .build();
         HttpDecoderConfig decoder = new HttpDecoderConfig()
                 .setMaxInitialLineLength(s.maxInitialLineLength())
                 .setMaxHeaderSize(s.maxHeaderSize())
@@ -171,6 +188,7 @@ public final class GatewayServer implements AutoCloseable {
                         ch.closeFuture().addListener(f -> open.decrementAndGet());
                         ch.pipeline()
                                 .addLast("codec", new HttpServerCodec(decoder))
+                                .addLast("uplink", uplinks.newHandler())
                                 .addLast("expect", new ExpectContinue(maxBody))
                                 .addLast("idle", new IdleStateHandler(0, 0, idleNanos, TimeUnit.NANOSECONDS))
                                 .addLast("gateway", new GatewayHandler(context));
@@ -188,6 +206,14 @@ public final class GatewayServer implements AutoCloseable {
                 s.ringMembers().keySet(),
                 s.ringEpoch(),
                 r == null ? "off" : s.redisUri());
+    }
+
+    /** Registers a worker's accepted uplink; a second uplink for the same worker replaces the first. */
+    private void onUplink(String workerId, FrameChannel channel) {
+        WorkerLink link = new WorkerLink(workerId, UplinkWorkerClient.over(workerId, channel));
+        workerDirectory.register(link);
+        link.startRefresh(workers.next(), STATUS_REFRESH_INTERVAL, Limits.STATUS_TIMEOUT);
+        log.info("worker {} connected its uplink", workerId);
     }
 
     /** Starts a gateway with edge auth and CORS as the settings say. */

@@ -1,14 +1,11 @@
 package com.spectrayan.spector.gateway;
 
-import com.spectrayan.spector.contract.ErrorCode;
-import com.spectrayan.spector.contract.SpectorException;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.nio.charset.StandardCharsets;
-import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -49,14 +46,6 @@ final class LocalEndpoints {
         }
         if (path.startsWith("/api/v1/health/") || path.equals("/api/v1/health") || path.endsWith("/health")) {
             return health.full();
-        }
-        if (path.equals("/uplink")) {
-            return Responses.problem(
-                    SpectorException.of(
-                            ErrorCode.NOT_FOUND,
-                            "the uplink WebSocket is not served by this build yet",
-                            Map.of("path", path)),
-                    path);
         }
         if (path.startsWith("/api/v1/")) {
             return cors.preflight(method, headers);
