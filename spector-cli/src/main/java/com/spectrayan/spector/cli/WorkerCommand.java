@@ -1,0 +1,59 @@
+package com.spectrayan.spector.cli;
+
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.worker.WorkerDaemon;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code spector worker --gateway ws://HOST:7070/uplink --id ID --token-file F --target
+ * NAME=http://HOST:PORT ...}: dials the gateway's uplink and serves {@code http-forward} targets
+ * until SIGTERM, reconnecting by itself.
+ */
+@Command(
+        name = "worker",
+        mixinStandardHelpOptions = true,
+        description = "Dial a gateway's uplink and serve http-forward relay targets.")
+final class WorkerCommand implements Callable<Integer> {
+    @Option(names = "--gateway", required = true, paramLabel = "URI", description = "ws://HOST:PORT/uplink")
+    URI gateway = URI.create("ws://127.0.0.1:7070/uplink");
+
+    @Option(names = "--id", required = true, paramLabel = "ID", description = "This worker's id.")
+    String id = "";
+
+    @Option(names = "--token-file", required = true, paramLabel = "FILE", description = "The worker token.")
+    Path tokenFile = Path.of("");
+
+    @Option(
+            names = "--target",
+            required = true,
+            paramLabel = "NAME=URL",
+            description = "A relay target: NAME=http://HOST:PORT (http-forward). Repeatable.")
+    List<String> targets = new ArrayList<>();
+
+    @Override
+    public Integer call() throws IOException, InterruptedException {
+        Map<String, URI> upstreams = new LinkedHashMap<>();
+        for (String t : targets) {
+            int eq = t.indexOf('=');
+            if (eq <= 0) {
+                throw SpectorException.badRequest("target", "'" + t + "' (expected: NAME=http://HOST:PORT)");
+            }
+            upstreams.put(t.substring(0, eq), URI.create(t.substring(eq + 1)));
+        }
+        String token = Files.readString(tokenFile, StandardCharsets.UTF_8).strip();
+        WorkerDaemon daemon = WorkerDaemon.start(gateway, id, token, upstreams);
+        GatewayCommand.awaitShutdown(daemon);
+        return 0;
+    }
+}
