@@ -4,8 +4,11 @@ import com.spectrayan.spector.gateway.GatewayServer;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import com.spectrayan.spector.owner.OwnerSpec;
 import com.spectrayan.spector.owner.ReferenceOwner;
+import com.spectrayan.spector.uplink.transport.TokenHashes;
+import com.spectrayan.spector.worker.WorkerDaemon;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,6 +41,8 @@ final class DemoCommand implements Callable<Integer> {
     static final int GATEWAY_PORT = 7070;
     static final int FIRST_OWNER_PORT = 7071;
     static final int OWNERS = 3;
+    static final int UPSTREAM_PORT = 7074;
+    static final String DEMO_WORKER = "demo-worker";
 
     @Spec
     @SuppressWarnings("NullAway.Init") // injected by picocli before call()
@@ -95,8 +100,26 @@ final class DemoCommand implements Callable<Integer> {
         if (redis != null) {
             settings.put("spector.routing.redis.uri", redis);
         }
+        String workerToken =
+                Base64.getUrlEncoder().withoutPadding().encodeToString(random).substring(0, 32);
+        settings.put("spector.uplink.tokens", DEMO_WORKER + "=" + TokenHashes.sha256Hex(workerToken));
         GatewayServer gateway = GatewayServer.start(GatewaySettings.load(null, Map.of(), settings));
         running.add(0, gateway);
+
+        // The worker's local upstream: a reference node serving echo and stream under one namespace.
+        ReferenceOwner upstream = ReferenceOwner.start(OwnerSpec.builder("echo-upstream")
+                .port(UPSTREAM_PORT)
+                .dataDir(stateDir.resolve("echo-upstream"))
+                .hmacSecret(secret.getBytes(StandardCharsets.UTF_8))
+                .build());
+        running.add(upstream);
+        running.add(
+                0,
+                WorkerDaemon.start(
+                        URI.create("ws://127.0.0.1:" + GATEWAY_PORT + "/uplink"),
+                        DEMO_WORKER,
+                        workerToken,
+                        Map.of("echo", URI.create("http://127.0.0.1:" + UPSTREAM_PORT + "/api/v1/namespaces/demo"))));
 
         String token = TokenCommand.mint(secret, "demo", Duration.ofHours(24));
         Path tokenFile = stateDir.resolve("token");
@@ -115,7 +138,8 @@ final class DemoCommand implements Callable<Integer> {
         String t = "$(cat " + tokenFile + ")";
         String base = "http://127.0.0.1:" + GATEWAY_PORT;
         out.println();
-        out.println("Spector demo: gateway on " + base + ", owners owner-0..2 on 7071-7073 (ring epoch 1).");
+        out.println("Spector demo: gateway on " + base + ", owners owner-0..2 on 7071-7073 (ring epoch 1),");
+        out.println("worker " + DEMO_WORKER + " on the uplink with target 'echo' (upstream on " + UPSTREAM_PORT + ").");
         out.println("A token for tenant 'demo' is in " + tokenFile + ". Try:");
         out.println();
         out.println("  curl -s -H \"Authorization: Bearer " + t + "\" " + base + "/api/v1/namespaces/orders/echo");
@@ -125,6 +149,11 @@ final class DemoCommand implements Callable<Integer> {
         out.println("  curl -s -H \"Authorization: Bearer " + t + "\" -T README.md " + base
                 + "/api/v1/namespaces/orders/objects/readme");
         out.println("  curl -sN -H \"Authorization: Bearer " + t + "\" " + base + "/api/v1/events");
+        out.println("  curl -s -H \"Authorization: Bearer " + t + "\" " + base + "/relay/" + DEMO_WORKER
+                + "/echo/echo        # through the worker's uplink");
+        out.println("  curl -s -H \"Authorization: Bearer " + t + "\" '" + base + "/relay/" + DEMO_WORKER
+                + "/echo/stream?bytes=1000000' | wc -c");
+        out.println("  curl -s -H \"Authorization: Bearer " + t + "\" " + base + "/gateway/v1/workers");
         out.println("  curl -s " + base + "/actuator/health");
         out.println("  bin/spector route --members owner-0,owner-1,owner-2 demo/orders   # which owner answers");
         out.println();

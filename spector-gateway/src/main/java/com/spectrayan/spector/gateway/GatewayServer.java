@@ -212,6 +212,7 @@ public final class GatewayServer implements AutoCloseable {
     private void onUplink(String workerId, FrameChannel channel) {
         WorkerLink link = new WorkerLink(workerId, UplinkWorkerClient.over(workerId, channel));
         workerDirectory.register(link);
+        var unused = link.refresh(workers.next(), Limits.STATUS_TIMEOUT); // learn its targets at once
         link.startRefresh(workers.next(), STATUS_REFRESH_INTERVAL, Limits.STATUS_TIMEOUT);
         log.info("worker {} connected its uplink", workerId);
     }

@@ -45,13 +45,16 @@ import org.jspecify.annotations.Nullable;
  * The worker's {@code http-forward} relay target: each relayed exchange goes to one local HTTP
  * upstream over the same pooled Netty transport the gateway forwards with, both bodies streamed
  * part by part (the upstream is read only as fast as the uplink takes the response), the header
- * policy applied both ways. {@code /a/b?x=1} of the relayed URL is the upstream's path and query.
+ * policy applied both ways. {@code /a/b?x=1} of the relayed URL becomes the upstream's path and
+ * query, under the upstream URI's own path if it has one ({@code http://host:port/base} serves
+ * {@code /a/b} as {@code /base/a/b}).
  *
  * <p>Threading: each exchange lives on one event loop of the group; the relay engine's calls hop
  * to it.
  */
 public final class HttpForwardTarget implements RelayTarget {
     private final URI upstream;
+    private final String basePath;
     private final GatewayHttpTransport transport;
     private final EventLoopGroup group;
 
@@ -61,8 +64,10 @@ public final class HttpForwardTarget implements RelayTarget {
         this.transport = requireNonNull(transport, "transport");
         this.group = requireNonNull(group, "group");
         if (!"http".equals(upstream.getScheme()) || upstream.getHost() == null || upstream.getPort() < 1) {
-            throw new IllegalArgumentException("upstream: " + upstream + " (expected: http://host:port)");
+            throw new IllegalArgumentException("upstream: " + upstream + " (expected: http://host:port[/base])");
         }
+        String path = upstream.getRawPath() == null ? "" : upstream.getRawPath();
+        this.basePath = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
     }
 
     @Override
@@ -110,7 +115,8 @@ public final class HttpForwardTarget implements RelayTarget {
             GatewayHttpTransport.listen(ch, this);
             ch.config().setAutoRead(false);
             URI url = request.url();
-            String target = (url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath())
+            String target = basePath
+                    + (url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath())
                     + (url.getRawQuery() == null ? "" : "?" + url.getRawQuery());
             HttpHeaders headers = new DefaultHttpHeaders();
             Set<String> none = Set.of();
