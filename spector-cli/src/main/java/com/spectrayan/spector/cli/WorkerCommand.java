@@ -41,6 +41,12 @@ final class WorkerCommand implements Callable<Integer> {
             description = "A relay target: NAME=http://HOST:PORT (http-forward). Repeatable.")
     List<String> targets = new ArrayList<>();
 
+    @Option(
+            names = "--admin-port",
+            paramLabel = "PORT",
+            description = "Loopback admin port for 'spector status' (default: ${DEFAULT-VALUE}; -1: off).")
+    int adminPort = 7079;
+
     @Override
     public Integer call() throws IOException, InterruptedException {
         Map<String, URI> upstreams = new LinkedHashMap<>();
@@ -52,7 +58,7 @@ final class WorkerCommand implements Callable<Integer> {
             upstreams.put(t.substring(0, eq), URI.create(t.substring(eq + 1)));
         }
         String token = Files.readString(tokenFile, StandardCharsets.UTF_8).strip();
-        WorkerDaemon daemon = WorkerDaemon.start(gateway, id, token, upstreams);
+        WorkerDaemon daemon = WorkerDaemon.start(gateway, id, token, upstreams, adminPort);
         GatewayCommand.awaitShutdown(daemon);
         return 0;
     }

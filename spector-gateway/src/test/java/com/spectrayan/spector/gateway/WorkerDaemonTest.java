@@ -47,6 +47,44 @@ final class WorkerDaemonTest {
     }
 
     @Test
+    void shouldAnswerStatusOnTheLoopbackAdminPortAndForbidRelayOperationsThere() throws Exception {
+        io.netty.channel.EventLoopGroup group =
+                new io.netty.channel.MultiThreadIoEventLoopGroup(1, io.netty.channel.nio.NioIoHandler.newFactory());
+        try (Cell cell = Cell.builder().owners(1).start();
+                WorkerDaemon worker = WorkerDaemon.start(
+                        URI.create("ws://127.0.0.1:1/uplink"), // no gateway: the admin port works alone
+                        "dw",
+                        TOKEN,
+                        Map.of("owner", cell.owner("owner-0").baseUri()),
+                        0)) {
+            java.util.concurrent.CompletableFuture<com.spectrayan.spector.uplink.gateway.GatewayWorkerClient>
+                    connected = new java.util.concurrent.CompletableFuture<>();
+            try (com.spectrayan.spector.uplink.transport.UplinkDialer admin =
+                    com.spectrayan.spector.uplink.transport.UplinkDialer.builder(
+                                    URI.create("ws://127.0.0.1:" + worker.adminPort() + "/uplink"), "cli", "x", group)
+                            .onConnected(ch -> connected.complete(
+                                    com.spectrayan.spector.uplink.gateway.UplinkWorkerClient.over("dw", ch)))
+                            .build()) {
+                admin.start();
+                var client = connected.get(10, java.util.concurrent.TimeUnit.SECONDS);
+                var status = client.statusGet().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+                assertThat(status.workerId()).isEqualTo("dw");
+                assertThat(status.targets()).containsExactly("owner");
+                assertThat(client.relayCancel("r1").toCompletableFuture())
+                        .as("relay operations are FORBIDDEN off the gateway's uplink")
+                        .failsWithin(Duration.ofSeconds(10))
+                        .withThrowableThat()
+                        .havingCause()
+                        .satisfies(e -> assertThat(((com.spectrayan.spector.contract.SpectorException) e).code())
+                                .isEqualTo(com.spectrayan.spector.contract.ErrorCode.FORBIDDEN));
+            }
+        } finally {
+            group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS)
+                    .syncUninterruptibly();
+        }
+    }
+
+    @Test
     void shouldReconnectByItselfAfterTheGatewayRestartsAndRelayAgain() throws Exception {
         int port;
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

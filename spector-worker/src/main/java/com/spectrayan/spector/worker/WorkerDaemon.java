@@ -5,20 +5,29 @@ import static java.util.Objects.requireNonNull;
 import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
 import com.spectrayan.spector.cluster.gateway.TransportSpec;
 import com.spectrayan.spector.uplink.RelayTarget;
+import com.spectrayan.spector.uplink.transport.UplinkAcceptor;
 import com.spectrayan.spector.uplink.transport.UplinkDialer;
 import com.spectrayan.spector.uplink.worker.UplinkSession;
 import com.spectrayan.spector.uplink.worker.WorkerOptions;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.http.HttpServerCodec;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -42,9 +51,10 @@ public final class WorkerDaemon implements AutoCloseable {
     private final EventLoopGroup group;
     private final GatewayHttpTransport transport;
     private final UplinkDialer dialer;
+    private final @Nullable Channel admin;
     private volatile @Nullable UplinkSession session;
 
-    private WorkerDaemon(URI gateway, String workerId, String token, Map<String, URI> upstreams) {
+    private WorkerDaemon(URI gateway, String workerId, String token, Map<String, URI> upstreams, int adminPort) {
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         Class<? extends SocketChannel> socket = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
@@ -67,6 +77,36 @@ public final class WorkerDaemon implements AutoCloseable {
                 .onAttemptFailed(
                         error -> log.warn("worker {}: uplink to {} failed: {}", workerId, gateway, error.getMessage()))
                 .build();
+        this.admin = adminPort < 0 ? null : startAdmin(adminPort, options, epoll);
+    }
+
+    /**
+     * The loopback admin port: the same protocol, but every session is {@code LOCAL_ADMIN}, where
+     * {@code status.get} answers and the relay operations are FORBIDDEN. Bound to 127.0.0.1 only.
+     */
+    private Channel startAdmin(int port, WorkerOptions options, boolean epoll) {
+        UplinkAcceptor acceptor = UplinkAcceptor.builder(
+                        (id, token) -> true, // loopback only: the local user is trusted with status
+                        (id, channel) -> UplinkSession.start(channel, UplinkSession.Role.LOCAL_ADMIN, options))
+                .build();
+        return new ServerBootstrap()
+                .group(group)
+                .channel(epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new HttpServerCodec()).addLast(acceptor.newHandler());
+                    }
+                })
+                .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port))
+                .syncUninterruptibly()
+                .channel();
+    }
+
+    /** Returns the admin port, or -1 when it is off. */
+    public int adminPort() {
+        Channel a = admin;
+        return a == null ? -1 : ((InetSocketAddress) a.localAddress()).getPort();
     }
 
     /**
@@ -74,11 +114,17 @@ public final class WorkerDaemon implements AutoCloseable {
      * with {@code token}, serving one {@code http-forward} target per entry of {@code upstreams}.
      */
     public static WorkerDaemon start(URI gateway, String workerId, String token, Map<String, URI> upstreams) {
+        return start(gateway, workerId, token, upstreams, -1);
+    }
+
+    /** Starts a worker with a loopback admin port ({@code 0}: any free port; {@code -1}: none). */
+    public static WorkerDaemon start(
+            URI gateway, String workerId, String token, Map<String, URI> upstreams, int adminPort) {
         requireNonNull(gateway, "gateway");
         requireNonNull(workerId, "workerId");
         requireNonNull(token, "token");
-        WorkerDaemon daemon =
-                new WorkerDaemon(gateway, workerId, token, Map.copyOf(requireNonNull(upstreams, "upstreams")));
+        WorkerDaemon daemon = new WorkerDaemon(
+                gateway, workerId, token, Map.copyOf(requireNonNull(upstreams, "upstreams")), adminPort);
         daemon.dialer.start();
         return daemon;
     }
@@ -101,6 +147,10 @@ public final class WorkerDaemon implements AutoCloseable {
 
     @Override
     public void close() {
+        Channel a = admin;
+        if (a != null) {
+            a.close().syncUninterruptibly();
+        }
         dialer.close();
         transport.close();
         group.shutdownGracefully(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
