@@ -36,8 +36,13 @@ final class WorkerDaemonTest {
         return GatewayServer.start(GatewaySettings.load(null, Map.of(), props));
     }
 
-    private static HttpResponse<String> relayEcho(Cell cell, int port) throws Exception {
-        return cell.http.send(
+    private static HttpResponse<String> relayEcho(int port) throws Exception {
+        // A new client per call: a pooled connection to the stopped gateway must not be reused.
+        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
+                .version(java.net.http.HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(5))
+                .build();
+        return http.send(
                 HttpRequest.newBuilder(URI.create(
                                 "http://127.0.0.1:" + port + "/relay/dw/owner/api/v1/namespaces/daemon/echo?x=1"))
                         .timeout(Duration.ofSeconds(20))
@@ -100,7 +105,7 @@ final class WorkerDaemonTest {
                 await("registered")
                         .atMost(Duration.ofSeconds(10))
                         .until(() -> first.workerDirectory().live("dw") != null);
-                assertThat(relayEcho(cell, port).statusCode())
+                assertThat(relayEcho(port).statusCode())
                         .as("relayed before the restart")
                         .isEqualTo(200);
 
@@ -113,7 +118,7 @@ final class WorkerDaemonTest {
                     await("the worker reconnected by itself")
                             .atMost(Duration.ofSeconds(15))
                             .until(() -> second.workerDirectory().live("dw") != null);
-                    HttpResponse<String> again = relayEcho(cell, port);
+                    HttpResponse<String> again = relayEcho(port);
                     assertThat(again.statusCode())
                             .as("relayed after the restart")
                             .isEqualTo(200);
