@@ -50,7 +50,7 @@ final class TestGateway implements AutoCloseable {
         UplinkAcceptor acceptor = UplinkAcceptor.builder(
                         (workerId, token) -> TokenHashes.matches(hash, token), this::uplink)
                 .build();
-        this.server = new ServerBootstrap()
+        ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(group)
                 .channel(NioServerSocketChannel.class)
                 .option(ChannelOption.SO_REUSEADDR, true)
@@ -63,10 +63,28 @@ final class TestGateway implements AutoCloseable {
                                 .addLast(acceptor.newHandler())
                                 .addLast(new NotFound());
                     }
-                })
-                .bind(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port))
-                .syncUninterruptibly()
-                .channel();
+                });
+        this.server = bindWithin(bootstrap, port);
+    }
+
+    /**
+     * Binds, retrying a port that is still in use for at most {@link #WAIT}: a restart on the same
+     * port can race the kernel releasing it (or a dialler's socket briefly holding it).
+     */
+    private static Channel bindWithin(ServerBootstrap bootstrap, int port) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (true) {
+            io.netty.channel.ChannelFuture f = bootstrap
+                    .bind(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port))
+                    .awaitUninterruptibly();
+            if (f.isSuccess()) {
+                return f.channel();
+            }
+            if (!(f.cause() instanceof java.net.BindException) || System.nanoTime() > deadline) {
+                throw new AssertionError("could not bind port " + port, f.cause());
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(20));
+        }
     }
 
     private void uplink(String workerId, FrameChannel channel) {
