@@ -271,7 +271,10 @@ public final class GatewayServer implements AutoCloseable {
         log.info("gateway stopped");
     }
 
-    /** Answers {@code Expect: 100-continue}, refusing a declared body over the cap with 413. */
+    /**
+     * Answers {@code Expect: 100-continue}, refusing with 413 a forwarded request ({@code /api/v1/**})
+     * whose declared body is over the cap.
+     */
     private static final class ExpectContinue extends HttpServerExpectContinueHandler {
         private final long maxBody;
 
@@ -288,8 +291,8 @@ public final class GatewayServer implements AutoCloseable {
 
         @Override
         protected @Nullable HttpResponse acceptMessage(io.netty.handler.codec.http.HttpRequest request) {
-            if (HttpUtil.getContentLength(request, -1L) > maxBody) {
-                return null;
+            if (request.uri().startsWith("/api/v1/") && HttpUtil.getContentLength(request, -1L) > maxBody) {
+                return null; // the body cap is the forwarder's; relays have their own bounds
             }
             return super.acceptMessage(request);
         }

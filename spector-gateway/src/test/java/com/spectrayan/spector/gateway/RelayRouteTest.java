@@ -244,6 +244,22 @@ final class RelayRouteTest {
     }
 
     @Test
+    void shouldAcceptAnExpect100ContinueUploadOverTheForwardingCap() throws Exception {
+        int size = 11 * MIB; // over the 10 MiB cap of /api/v1/**, which does not apply to relays
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send("PUT /relay/w1/app/upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                            + Cell.token(Cell.TENANT) + "\r\nExpect: 100-continue\r\nContent-Length: " + size
+                            + "\r\n\r\n")
+                    .send(new byte[size])
+                    .read();
+            assertThat(r.status())
+                    .as("a relayed upload past 10 MiB with Expect: 100-continue")
+                    .isEqualTo(200);
+            assertThat(JSON.readTree(r.body()).get("bytes").asLong()).isEqualTo(size);
+        }
+    }
+
+    @Test
     void shouldAnswer503WorkerUnreachableForAWorkerWithNoUplink() throws Exception {
         HttpResponse<String> r =
                 cell.http.send(request("/relay/nobody/app/x").build(), HttpResponse.BodyHandlers.ofString());
