@@ -6,12 +6,9 @@ import com.spectrayan.spector.cluster.gateway.RequestBody;
 import com.spectrayan.spector.cluster.gateway.ResponseSink;
 import com.spectrayan.spector.contract.SpectorException;
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
-import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
@@ -206,13 +203,7 @@ final class ClientExchange implements RequestBody, ResponseSink, ClientSide {
     @Override
     public void onEnd() {
         finished = true;
-        boolean reusable = keepAlive && bodyComplete && !discarded;
-        ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(f -> {
-            if (!reusable || !f.isSuccess()) {
-                ctx.close();
-            }
-            done.exchangeDone(this, reusable && f.isSuccess(), status);
-        });
+        Responses.endBody(ctx, keepAlive && bodyComplete && !discarded, open -> done.exchangeDone(this, open, status));
     }
 
     @Override
@@ -220,23 +211,12 @@ final class ClientExchange implements RequestBody, ResponseSink, ClientSide {
         finished = true;
         releaseEarly();
         if (headSent || responseStarted) {
-            // The response cannot be completed honestly: reset the connection so the client sees a failure.
-            ctx.channel().config().setOption(ChannelOption.SO_LINGER, 0);
-            ctx.close();
+            Responses.reset(ctx);
             done.exchangeDone(this, false, status);
             return;
         }
-        FullHttpResponse r = Responses.problem(error, path);
-        if (extraHeaders != null) {
-            r.headers().add(extraHeaders);
-        }
-        status = r.status().code();
         boolean reusable = keepAlive && bodyComplete && !discarded;
-        if (!reusable) {
-            Responses.closing(r);
-        }
-        ctx.writeAndFlush(r)
-                .addListener(reusable ? ChannelFutureListener.CLOSE_ON_FAILURE : ChannelFutureListener.CLOSE);
+        status = Responses.answerProblem(ctx, error, path, extraHeaders, reusable);
         done.exchangeDone(this, reusable, status);
     }
 

@@ -8,12 +8,9 @@ import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.wire.Header;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
-import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
@@ -213,13 +210,7 @@ final class RelayExchange implements ClientSide, BodySource {
 
     private void end() {
         finished = true;
-        boolean reusable = keepAlive && bodyEnded && !discarded;
-        ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(f -> {
-            if (!reusable || !f.isSuccess()) {
-                ctx.close();
-            }
-            done.exchangeDone(this, reusable && f.isSuccess(), status);
-        });
+        Responses.endBody(ctx, keepAlive && bodyEnded && !discarded, open -> done.exchangeDone(this, open, status));
     }
 
     private void fail(Throwable error) {
@@ -229,22 +220,15 @@ final class RelayExchange implements ClientSide, BodySource {
         finished = true;
         releaseQueued();
         if (headSent) {
-            ctx.channel().config().setOption(ChannelOption.SO_LINGER, 0);
-            ctx.close(); // the response cannot be completed honestly
+            Responses.reset(ctx);
             done.exchangeDone(this, false, status);
             return;
         }
         SpectorException e = error instanceof SpectorException se
                 ? se
                 : SpectorException.of(ErrorCode.INTERNAL, "relay failed: " + error);
-        FullHttpResponse r = Responses.problem(e, path);
-        status = r.status().code();
         boolean reusable = keepAlive && bodyEnded && !discarded;
-        if (!reusable) {
-            Responses.closing(r);
-        }
-        ctx.writeAndFlush(r)
-                .addListener(reusable ? ChannelFutureListener.CLOSE_ON_FAILURE : ChannelFutureListener.CLOSE);
+        status = Responses.answerProblem(ctx, e, path, null, reusable);
         done.exchangeDone(this, reusable, status);
     }
 
