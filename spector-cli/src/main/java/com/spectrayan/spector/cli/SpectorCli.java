@@ -20,6 +20,8 @@ import picocli.CommandLine.Command;
             RouteCommand.class,
             GatewayCommand.class,
             OwnerCommand.class,
+            WorkerCommand.class,
+            StatusCommand.class,
             DemoCommand.class,
             TokenCommand.class
         })

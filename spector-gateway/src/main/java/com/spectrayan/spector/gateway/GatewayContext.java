@@ -15,6 +15,8 @@ import java.util.Set;
  * @param metrics request metrics
  * @param trustedProxies client IPs whose X-Forwarded-* headers are kept and appended to
  * @param relay the {@code /relay/...} and {@code /gateway/v1/workers} routes
+ * @param drain the graceful stop: exchanges in flight and whether the gateway is draining
+ * @param status the {@code /gateway/v1/status} answer
  */
 record GatewayContext(
         GatewayForwarder forwarder,
@@ -24,4 +26,6 @@ record GatewayContext(
         LocalEndpoints local,
         GatewayMetrics metrics,
         Set<String> trustedProxies,
-        RelayRoute relay) {}
+        RelayRoute relay,
+        Drain drain,
+        GatewayStatus status) {}

@@ -114,7 +114,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
         int q = uri.indexOf('?');
         String path = q < 0 ? uri : uri.substring(0, q);
         boolean hasBody = HttpUtil.isTransferEncodingChunked(request) || HttpUtil.getContentLength(request, 0L) > 0;
-        boolean keepAlive = HttpUtil.isKeepAlive(request);
+        boolean keepAlive = HttpUtil.isKeepAlive(request) && !context.drain().isDraining();
 
         FullHttpResponse local = context.local().answer(request.method(), path, request.headers());
         if (local != null) {
@@ -122,8 +122,9 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
             answerLocal(ctx, local, keepAlive, hasBody);
             return;
         }
-        if (path.startsWith(RelayRoute.PREFIX) || path.equals(RelayRoute.WORKERS)) {
-            route = path.equals(RelayRoute.WORKERS) ? "workers" : "relay";
+        boolean admin = path.equals(RelayRoute.WORKERS) || path.equals(GatewayStatus.PATH);
+        if (admin || path.startsWith(RelayRoute.PREFIX)) {
+            route = admin ? path.substring(path.lastIndexOf('/') + 1) : "relay";
             Map<String, Object> claims;
             try {
                 claims = context.auth().authenticate(request.headers().get(HttpHeaderNames.AUTHORIZATION));
@@ -134,16 +135,22 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
                 answerLocal(ctx, r, keepAlive, hasBody);
                 return;
             }
-            if (route.equals("workers")) {
-                answerLocal(ctx, context.relay().workers(), keepAlive, hasBody);
+            if (admin) {
+                FullHttpResponse r = !HttpMethod.GET.equals(request.method())
+                        ? Responses.problem(SpectorException.badRequest("method", "GET only"), path)
+                        : path.equals(GatewayStatus.PATH)
+                                ? context.status().answer()
+                                : context.relay().workers();
+                answerLocal(ctx, r, keepAlive, hasBody);
                 return;
             }
             RelayExchange relayed =
                     new RelayExchange(ctx, this, keepAlive, HttpMethod.HEAD.equals(request.method()), hasBody, path);
+            begin(relayed); // before start: a relay may settle at once (no uplink) and end the exchange
             try {
                 context.relay().start(request, uri, claims, hasBody, relayed);
-                exchange = relayed;
             } catch (SpectorException e) {
+                end();
                 ctx.channel().config().setAutoRead(true);
                 answerLocal(ctx, Responses.problem(e, path), keepAlive, hasBody);
             }
@@ -186,7 +193,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
         }
         ClientExchange exchangeSide = new ClientExchange(
                 ctx, this, keepAlive, HttpMethod.HEAD.equals(request.method()), hasBody, path, extra);
-        exchange = exchangeSide;
+        begin(exchangeSide);
         String client = clientAddress(ctx.channel().remoteAddress());
         ForwardRequest forward = new ForwardRequest(
                 request.method(),
@@ -206,6 +213,16 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
         } catch (SpectorException e) {
             exchangeSide.onError(e, false);
         }
+    }
+
+    private void begin(ClientSide started) {
+        exchange = started;
+        context.drain().exchangeStarted();
+    }
+
+    private void end() {
+        exchange = null;
+        context.drain().exchangeEnded();
     }
 
     private void answerLocal(ChannelHandlerContext ctx, FullHttpResponse r, boolean keepAlive, boolean hasBody) {
@@ -231,13 +248,13 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
         if (exchange != finished) {
             return;
         }
-        exchange = null;
+        end();
         context.metrics().request(route, status, System.nanoTime() - startNanos);
         ChannelHandlerContext ctx = context0;
         if (ctx == null) {
             return;
         }
-        if (closeAfterExchange || !reusable) {
+        if (closeAfterExchange || !reusable || context.drain().isDraining()) {
             ctx.close();
         } else {
             ctx.channel().config().setAutoRead(true);
@@ -265,8 +282,8 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         ClientSide e = exchange;
-        exchange = null;
         if (e != null) {
+            end();
             e.onClosed();
             if (!e.isFinished()) {
                 context.metrics().request(route, 499, System.nanoTime() - startNanos);

@@ -22,6 +22,7 @@ import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
 import com.spectrayan.spector.uplink.transport.UplinkAcceptor;
+import com.spectrayan.spector.uplink.transport.WebSocketFrameChannel;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -53,9 +54,11 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -74,6 +77,12 @@ public final class GatewayServer implements AutoCloseable {
     /** How often a worker link is refreshed with {@code status.get} (two misses close it). */
     static final Duration STATUS_REFRESH_INTERVAL = Duration.ofSeconds(30);
 
+    /** The handlers of a client connection that an uplink upgrade leaves behind. */
+    private static final List<String> HTTP_ONLY_HANDLERS = List.of("expect", "idle", "gateway");
+
+    /** The close reason workers get when the gateway drains: they reconnect, reaching another gateway. */
+    static final String DRAIN_CLOSE_REASON = "gateway draining: reconnect";
+
     /** How long {@link #close()} lets the event loops finish their work. */
     static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(5);
 
@@ -88,10 +97,13 @@ public final class GatewayServer implements AutoCloseable {
     private final EdgeAuthenticator auth;
     private final WorkerDirectory workerDirectory;
     private final GatewayRelay relay;
-    private volatile boolean draining;
+    private final Drain drain = new Drain();
+    private final Duration drainTimeout;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     private GatewayServer(GatewaySettings s, EdgeAuthenticator auth, Cors cors) {
         this.auth = auth;
+        this.drainTimeout = s.drainTimeout();
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         Class<? extends ServerChannel> serverClass =
@@ -136,13 +148,14 @@ public final class GatewayServer implements AutoCloseable {
         metrics.bindRouting(routingMetrics);
         metrics.bindForwarder(forwarder, transport);
         metrics.bindNetty(workers);
-        Health health = new Health(ownership, redis, () -> draining);
+        Health health = new Health(ownership, redis, drain::isDraining);
         Set<String> trusted = new HashSet<>();
         for (InetAddress a : s.trustedProxies()) {
             trusted.add(a.getHostAddress());
         }
         this.workerDirectory = new WorkerDirectory();
         this.relay = new GatewayRelay(workerDirectory, s.relayDeadline(), s.relayMaxPerWorker(), workers.next());
+        RelayRoute relayRoute = new RelayRoute(relay, workerDirectory);
         GatewayContext context = new GatewayContext(
                 forwarder,
                 new RoutingKeyExtractor(s.cellId()),
@@ -151,7 +164,9 @@ public final class GatewayServer implements AutoCloseable {
                 new LocalEndpoints(health, metrics.registry(), cors),
                 metrics,
                 Set.copyOf(trusted),
-                new RelayRoute(relay, workerDirectory));
+                relayRoute,
+                drain,
+                new GatewayStatus(s.cellId(), s.ringMembers(), resolver, redis, transport, relayRoute, drain));
 
         Map<String, String> uplinkTokens = s.uplinkTokens();
         UplinkAcceptor uplinks = UplinkAcceptor.builder(
@@ -186,6 +201,7 @@ public final class GatewayServer implements AutoCloseable {
                             return;
                         }
                         ch.closeFuture().addListener(f -> open.decrementAndGet());
+                        drain.track(ch);
                         ch.pipeline()
                                 .addLast("codec", new HttpServerCodec(decoder))
                                 .addLast("uplink", uplinks.newHandler())
@@ -210,6 +226,17 @@ public final class GatewayServer implements AutoCloseable {
 
     /** Registers a worker's accepted uplink; a second uplink for the same worker replaces the first. */
     private void onUplink(String workerId, FrameChannel channel) {
+        if (channel instanceof WebSocketFrameChannel ws) {
+            // An uplink is no longer an HTTP connection: its idle close, Expect handling and
+            // exchanges end with the upgrade, and the drain closes it through its worker link.
+            Channel c = ws.channel();
+            for (String name : HTTP_ONLY_HANDLERS) {
+                if (c.pipeline().get(name) != null) {
+                    c.pipeline().remove(name);
+                }
+            }
+            drain.trackUplink(c);
+        }
         WorkerLink link = new WorkerLink(workerId, UplinkWorkerClient.over(workerId, channel));
         workerDirectory.register(link);
         var unused = link.refresh(workers.next(), Limits.STATUS_TIMEOUT); // learn its targets at once
@@ -253,11 +280,53 @@ public final class GatewayServer implements AutoCloseable {
         return transport.openConnections();
     }
 
-    /** Stops accepting, closes the event loops, the owner pools and Redis. */
+    /** Answers whether the gateway is draining: readiness DOWN, no new connections. */
+    public boolean isDraining() {
+        return drain.isDraining();
+    }
+
+    /**
+     * Stops gracefully, as on SIGTERM: stops accepting, answers readiness DOWN, lets in-flight
+     * exchanges (forwarded and relayed) finish for up to {@code spector.server.drain-timeout}, closes
+     * the worker uplinks with {@value #DRAIN_CLOSE_REASON} so they reconnect to another gateway, then
+     * closes everything else. Exchanges still running at the timeout are cut.
+     */
     @Override
     public void close() {
-        draining = true;
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        long started = System.nanoTime();
+        drain.begin();
         serverChannel.close().syncUninterruptibly();
+        log.info(
+                "draining: stopped accepting; {} exchanges in flight get up to {} ms",
+                drain.inFlight(),
+                drainTimeout.toMillis());
+        int left = drain.awaitIdle(drainTimeout);
+        if (left > 0) {
+            log.warn(
+                    "drain timeout of {} ms passed with {} exchanges in flight: cutting them",
+                    drainTimeout.toMillis(),
+                    left);
+        }
+        int uplinks = 0;
+        for (String id : workerDirectory.workerIds()) {
+            WorkerLink link = workerDirectory.live(id);
+            if (link != null) {
+                link.close(DRAIN_CLOSE_REASON);
+                uplinks++;
+            }
+        }
+        if (!drain.awaitUplinksClosed(SHUTDOWN_TIMEOUT)) {
+            log.warn("uplinks still open {} after their close: cutting them", SHUTDOWN_TIMEOUT);
+        }
+        drain.closeAll();
+        log.info(
+                "drained in {} ms: {} exchanges cut, {} uplinks closed",
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
+                left,
+                uplinks);
         transport.close();
         boss.shutdownGracefully(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         workers.shutdownGracefully(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)

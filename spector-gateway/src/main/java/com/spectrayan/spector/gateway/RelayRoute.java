@@ -1,7 +1,5 @@
 package com.spectrayan.spector.gateway;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
@@ -35,8 +33,6 @@ final class RelayRoute {
 
     /** The tenant of a relayed request when auth is off and the caller names none. */
     static final String DEFAULT_TENANT = "default";
-
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final GatewayRelay relay;
     private final WorkerDirectory directory;
@@ -104,6 +100,11 @@ final class RelayRoute {
 
     /** The connected workers as JSON. */
     FullHttpResponse workers() {
+        return Responses.jsonOf(HttpResponseStatus.OK, Map.of("workers", workerRows()));
+    }
+
+    /** One row per live worker: its id, targets, active relays and status misses in a row. */
+    List<Map<String, Object>> workerRows() {
         List<Map<String, Object>> rows = new ArrayList<>();
         for (String id : directory.workerIds()) {
             WorkerLink link = directory.live(id);
@@ -118,11 +119,6 @@ final class RelayRoute {
             row.put("statusMisses", link.misses());
             rows.add(row);
         }
-        try {
-            return Responses.full(
-                    HttpResponseStatus.OK, "application/json", JSON.writeValueAsBytes(Map.of("workers", rows)));
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("workers are always serialisable", e);
-        }
+        return rows;
     }
 }

@@ -1,5 +1,7 @@
 package com.spectrayan.spector.gateway;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.spectrayan.spector.contract.Problem;
 import com.spectrayan.spector.contract.ProblemJson;
 import com.spectrayan.spector.contract.SpectorException;
@@ -21,6 +23,8 @@ import org.jspecify.annotations.Nullable;
 
 /** Builds the responses the gateway originates: problem+json errors and small JSON or text bodies. */
 final class Responses {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
     private Responses() {}
 
     /** A problem+json response for a failure; adds {@code Retry-After} when the details carry it. */
@@ -38,6 +42,15 @@ final class Responses {
     /** A JSON response. */
     static FullHttpResponse json(HttpResponseStatus status, String json) {
         return full(status, "application/json", json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A JSON response with {@code body} (maps, lists, strings, numbers) serialised by Jackson. */
+    static FullHttpResponse jsonOf(HttpResponseStatus status, Object body) {
+        try {
+            return full(status, "application/json", JSON.writeValueAsBytes(body));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("maps of plain values are always serialisable", e);
+        }
     }
 
     /** A response with a body of the given type. */

@@ -88,6 +88,7 @@ final class Cell implements AutoCloseable {
         props.put("spector.cell.ring-members", ring.toString());
         props.put("spector.server.port", "0");
         props.put("spector.server.host", "127.0.0.1");
+        props.put("spector.server.drain-timeout", "0s"); // DrainTest sets its own
         props.put("spector.routing.redis.enabled", b.redisUri == null ? "false" : "true");
         if (b.redisUri != null) {
             props.put("spector.routing.redis.uri", b.redisUri);

@@ -119,7 +119,7 @@ final class RelayRouteTest {
             return new RelayedResponse(
                     200,
                     List.of(new Header("Content-Type", "application/json")),
-                    parts(json.getBytes(StandardCharsets.UTF_8)));
+                    DialedWorker.body(json.getBytes(StandardCharsets.UTF_8)));
         });
     }
 
@@ -157,23 +157,6 @@ final class RelayRouteTest {
             sha.update(part);
             return drain(body, sha, bytes);
         });
-    }
-
-    private static BodySource parts(byte[] bytes) {
-        boolean[] sent = {false};
-        return new BodySource() {
-            @Override
-            public CompletionStage<@Nullable ByteBuffer> next() {
-                if (sent[0]) {
-                    return CompletableFuture.completedFuture(null);
-                }
-                sent[0] = true;
-                return CompletableFuture.completedFuture(ByteBuffer.wrap(bytes));
-            }
-
-            @Override
-            public void cancel(Throwable reason) {}
-        };
     }
 
     private static MessageDigest sha256() {

@@ -98,6 +98,9 @@ public final class GatewaySettings {
     /** Hex chars of a SHA-256 token hash in {@code spector.uplink.tokens}. */
     static final int TOKEN_HASH_HEX_CHARS = 64;
 
+    /** The longest {@code spector.server.drain-timeout}: a drain longer than this is a stuck stop. */
+    public static final Duration MAX_DRAIN_TIMEOUT = Duration.ofMinutes(10);
+
     /** The longest preflight cache time, {@code spector.cors.max-age} (browsers cap it lower). */
     static final Duration MAX_CORS_MAX_AGE = Duration.ofHours(24);
 
@@ -162,6 +165,7 @@ public final class GatewaySettings {
     private final int maxInitialLineLength;
     private final Duration idleTimeout;
     private final int maxConnections;
+    private final Duration drainTimeout;
     private final List<InetAddress> trustedProxies;
 
     private final List<String> warnings;
@@ -291,6 +295,12 @@ public final class GatewaySettings {
                 "an integer in " + MIN_INITIAL_LINE_LENGTH + ".." + MAX_INITIAL_LINE_LENGTH_LIMIT + " bytes");
         this.idleTimeout = positive(r, Keys.SERVER_IDLE_TIMEOUT, null, "60s");
         this.maxConnections = (int) r.integer(Keys.SERVER_MAX_CONNECTIONS, 1, Integer.MAX_VALUE, "an integer >= 1");
+        this.drainTimeout = r.duration(
+                Keys.SERVER_DRAIN_TIMEOUT,
+                null,
+                Duration.ZERO,
+                MAX_DRAIN_TIMEOUT,
+                "a duration in 0s.." + Durations.format(MAX_DRAIN_TIMEOUT) + ", " + DURATION_EXAMPLES);
         this.trustedProxies = trustedProxies(r);
 
         this.warnings = List.copyOf(notes);
@@ -549,6 +559,14 @@ public final class GatewaySettings {
         return maxConnections;
     }
 
+    /**
+     * Returns {@code spector.server.drain-timeout}: on SIGTERM, how long in-flight exchanges may
+     * finish before they are cut (0: cut at once).
+     */
+    public Duration drainTimeout() {
+        return drainTimeout;
+    }
+
     /** Returns {@code spector.server.trusted-proxies}: peers whose {@code X-Forwarded-*} are believed. */
     public List<InetAddress> trustedProxies() {
         return trustedProxies;
@@ -613,6 +631,7 @@ public final class GatewaySettings {
         d.put(Keys.SERVER_MAX_INITIAL_LINE, String.valueOf(maxInitialLineLength));
         d.put(Keys.SERVER_IDLE_TIMEOUT, Durations.format(idleTimeout));
         d.put(Keys.SERVER_MAX_CONNECTIONS, String.valueOf(maxConnections));
+        d.put(Keys.SERVER_DRAIN_TIMEOUT, Durations.format(drainTimeout));
         d.put(
                 Keys.SERVER_TRUSTED_PROXIES,
                 trustedProxies.stream().map(InetAddress::getHostAddress).collect(Collectors.joining(",")));

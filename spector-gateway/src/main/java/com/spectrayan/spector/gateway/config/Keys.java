@@ -51,6 +51,7 @@ final class Keys {
     static final String SERVER_MAX_INITIAL_LINE = "spector.server.max-initial-line-length";
     static final String SERVER_IDLE_TIMEOUT = "spector.server.idle-timeout";
     static final String SERVER_MAX_CONNECTIONS = "spector.server.max-connections";
+    static final String SERVER_DRAIN_TIMEOUT = "spector.server.drain-timeout";
     static final String SERVER_TRUSTED_PROXIES = "spector.server.trusted-proxies";
 
     /** Every key, in the documented order; {@link GatewaySettings#describe()} follows it. */
@@ -90,6 +91,7 @@ final class Keys {
             SERVER_MAX_INITIAL_LINE,
             SERVER_IDLE_TIMEOUT,
             SERVER_MAX_CONNECTIONS,
+            SERVER_DRAIN_TIMEOUT,
             SERVER_TRUSTED_PROXIES);
 
     /** The defaults, the lowest-precedence source; keys without one are optional or required. */
@@ -127,6 +129,7 @@ final class Keys {
         d.put(SERVER_MAX_INITIAL_LINE, "8192");
         d.put(SERVER_IDLE_TIMEOUT, "60s");
         d.put(SERVER_MAX_CONNECTIONS, "10000");
+        d.put(SERVER_DRAIN_TIMEOUT, "20s");
         return Collections.unmodifiableMap(d);
     }
 }

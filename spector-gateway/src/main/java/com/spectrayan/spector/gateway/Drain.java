@@ -1,0 +1,109 @@
+package com.spectrayan.spector.gateway;
+
+import io.netty.channel.Channel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The gateway's graceful stop. Counts the client exchanges in flight (forwarded and relayed) and
+ * holds the open client connections. {@link #begin} marks the gateway draining: readiness answers
+ * DOWN, a busy connection closes once its exchange ends, and a request that arrives on an idle
+ * keep-alive connection meanwhile is still served, with {@code Connection: close} (closing idle
+ * connections at once would race requests already on the wire). {@link #awaitIdle} waits, bounded,
+ * for the last exchange to end; {@link #closeAll} then closes what is left.
+ *
+ * <p>Threading: safe from any thread.
+ */
+final class Drain {
+    private final ChannelGroup connections = new DefaultChannelGroup("clients", GlobalEventExecutor.INSTANCE);
+    private final ChannelGroup uplinks = new DefaultChannelGroup("uplinks", GlobalEventExecutor.INSTANCE);
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final CompletableFuture<Void> idle = new CompletableFuture<>();
+    private volatile boolean draining;
+
+    /** Holds a new client connection until it closes. */
+    void track(Channel connection) {
+        connections.add(connection);
+        if (draining) {
+            connection.close(); // accepted in the instant before the listener closed
+        }
+    }
+
+    /**
+     * Moves a connection that became an uplink out of the client connections: its close belongs to
+     * its worker link, and {@link #awaitUplinksClosed} waits for it.
+     */
+    void trackUplink(Channel connection) {
+        connections.remove(connection);
+        uplinks.add(connection);
+    }
+
+    /**
+     * Waits, at most {@code timeout}, for every uplink's connection to close once its worker link was
+     * told to: the close frame with its reason must leave before the event loops stop, or the
+     * worker sees a bare disconnect.
+     *
+     * @return whether every uplink closed in time
+     */
+    boolean awaitUplinksClosed(Duration timeout) {
+        return uplinks.newCloseFuture().awaitUninterruptibly(timeout.toMillis());
+    }
+
+    void exchangeStarted() {
+        inFlight.incrementAndGet();
+    }
+
+    void exchangeEnded() {
+        if (inFlight.decrementAndGet() == 0 && draining) {
+            idle.complete(null);
+        }
+    }
+
+    /** Answers whether the gateway is draining (readiness DOWN, connections close after their exchange). */
+    boolean isDraining() {
+        return draining;
+    }
+
+    /** Returns the client exchanges in flight. */
+    int inFlight() {
+        return inFlight.get();
+    }
+
+    /** Starts the drain. */
+    void begin() {
+        draining = true;
+        if (inFlight.get() == 0) {
+            idle.complete(null);
+        }
+    }
+
+    /**
+     * Waits for the exchanges in flight to end, at most {@code timeout}.
+     *
+     * @return the exchanges still running when the wait ended (0 when drained)
+     */
+    int awaitIdle(Duration timeout) {
+        try {
+            idle.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            // reported by the caller with the count
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("the drain future never fails", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return inFlight.get();
+    }
+
+    /** Closes every client connection still open. */
+    void closeAll() {
+        connections.close().awaitUninterruptibly(GatewayServer.SHUTDOWN_TIMEOUT.toMillis());
+    }
+}

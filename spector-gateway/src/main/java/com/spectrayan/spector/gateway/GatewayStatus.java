@@ -1,0 +1,109 @@
+package com.spectrayan.spector.gateway;
+
+import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
+import com.spectrayan.spector.cluster.routing.KetamaRing;
+import com.spectrayan.spector.cluster.routing.RedisRouting;
+import com.spectrayan.spector.cluster.routing.RoutingMetrics;
+import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * {@code GET /gateway/v1/status} (auth required): what an operator asks first. The ring (members,
+ * epoch), the routing cache per level, Redis, the connected workers with their active relays, and
+ * whether the gateway is draining. {@code bin/spector status --gateway URL} prints it. Never shows
+ * a secret: the Redis URI may hold a password, so only its state is reported.
+ */
+final class GatewayStatus {
+    static final String PATH = "/gateway/v1/status";
+
+    private final String cellId;
+    private final Map<String, URI> members;
+    private final WaterfallRoutingResolver resolver;
+    private final @Nullable RedisRouting redis;
+    private final GatewayHttpTransport transport;
+    private final RelayRoute relays;
+    private final Drain drain;
+
+    GatewayStatus(
+            String cellId,
+            Map<String, URI> members,
+            WaterfallRoutingResolver resolver,
+            @Nullable RedisRouting redis,
+            GatewayHttpTransport transport,
+            RelayRoute relays,
+            Drain drain) {
+        this.cellId = cellId;
+        this.members = Map.copyOf(members);
+        this.resolver = resolver;
+        this.redis = redis;
+        this.transport = transport;
+        this.relays = relays;
+        this.drain = drain;
+    }
+
+    FullHttpResponse answer() {
+        return Responses.jsonOf(HttpResponseStatus.OK, snapshot());
+    }
+
+    /** The status as plain maps and lists, in a stable order. */
+    Map<String, Object> snapshot() {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("cell", cellId);
+        body.put("draining", drain.isDraining());
+        body.put("exchangesInFlight", drain.inFlight());
+        body.put("ownerConnections", transport.openConnections());
+
+        KetamaRing ring = resolver.ownership().ring();
+        List<Map<String, Object>> memberRows = new ArrayList<>();
+        for (String id : ring.members()) {
+            URI url = members.get(id);
+            memberRows.add(row("id", id, "url", url == null ? "" : url.toString()));
+        }
+        body.put("ring", row("epoch", ring.epoch(), "members", memberRows));
+
+        RoutingMetrics m = resolver.metrics();
+        RedisRouting r = redis;
+        Map<String, Object> routing = new LinkedHashMap<>();
+        routing.put("l1", row("entries", resolver.l1Size(), "hits", m.l1Hits(), "bypassed", resolver.isL1Bypassed()));
+        routing.put("l2", row("enabled", r != null, "hits", m.l2Hits(), "errors", m.redisErrors()));
+        routing.put("l3", row("hits", m.l3Hits()));
+        routing.put(
+                "invalidations", row("received", m.invalidationsReceived(), "published", m.invalidationsPublished()));
+        routing.put("misdirected", m.misdirected());
+        routing.put("fillsDropped", m.fillsDropped());
+        routing.put("l1Clears", m.l1Clears());
+        body.put("routing", routing);
+
+        body.put(
+                "redis",
+                r == null
+                        ? row("enabled", false)
+                        : row("enabled", true, "connected", r.isConnected(), "subscribed", r.isSubscribed()));
+
+        List<Map<String, Object>> workers = relays.workerRows();
+        int active = 0;
+        for (Map<String, Object> w : workers) {
+            if (w.get("activeRelays") instanceof Integer n) {
+                active += n;
+            }
+        }
+        body.put("workers", workers);
+        body.put("activeRelays", active);
+        return body;
+    }
+
+    private static Map<String, Object> row(Object... keyValues) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < keyValues.length; i += 2) {
+            m.put((String) keyValues[i], keyValues[i + 1]);
+        }
+        return m;
+    }
+}
