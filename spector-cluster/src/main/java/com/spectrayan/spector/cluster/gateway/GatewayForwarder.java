@@ -60,7 +60,8 @@ import org.slf4j.LoggerFactory;
  *       ForwarderSpec#replayBufferBytes()} and within the gateway-wide {@link
  *       ForwarderSpec#replayBudgetBytes()}; once the owner's head is not a 421 they are released.
  *       A 421 for a body that outgrew the replay buffer answers 503 with {@code Retry-After: 0}
- *       (the new owner is learned, so the client's retry lands).
+ *       (the new owner is learned, so the client's retry lands); so does a body that outgrows it
+ *       while the retry is still connecting (that retry could only send a truncated body).
  *   <li><b>Retargets.</b> At most {@link ForwarderSpec#retryMax()}; an owner's hint is reported to
  *       the resolver (L1, L2, invalidation). The exchange stops early when the hint names a node
  *       already tried at the same or an older epoch, or an epoch older than one already seen. The
@@ -239,6 +240,15 @@ public final class GatewayForwarder {
                 }
             } else {
                 chunk.release(); // kept in the replay buffer, or lost (then no retry is possible)
+                if (!replayable) {
+                    // No attempt is sending: a retry (after a 421, or on a fresh connection) is still
+                    // connecting, decided while the body so far fitted the replay copy. This chunk
+                    // outgrew it and is gone, so that attempt could only send a truncated body (a
+                    // Content-Length the owner waits for until the owner timeout, or a chunked body
+                    // that ends early and looks whole): answer now, as a 421 after the body would.
+                    exhausted("body-too-large-to-replay");
+                    return;
+                }
                 pauseBody();
             }
         }
@@ -624,6 +634,12 @@ public final class GatewayForwarder {
                 Channel ch = f.getNow();
                 if (finished || done || this != current) {
                     transport.release(loop, uri, ch, true);
+                    return;
+                }
+                if (bodyStarted && !replayable) {
+                    // A retry whose body is no longer whole (see onChunk): send nothing.
+                    transport.release(loop, uri, ch, true);
+                    exhausted("body-too-large-to-replay");
                     return;
                 }
                 channel = ch;
