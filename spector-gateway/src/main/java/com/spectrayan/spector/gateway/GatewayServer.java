@@ -100,6 +100,7 @@ public final class GatewayServer implements AutoCloseable {
     private final Drain drain = new Drain();
     private final Duration drainTimeout;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicInteger clientConnections = new AtomicInteger();
 
     private GatewayServer(GatewaySettings s, EdgeAuthenticator auth, Cors cors) {
         this.auth = auth;
@@ -182,7 +183,6 @@ public final class GatewayServer implements AutoCloseable {
                 .setMaxChunkSize(64 * 1024);
         long maxBody = s.maxBufferedBodyBytes();
         long idleNanos = s.idleTimeout().toNanos();
-        AtomicInteger open = new AtomicInteger();
         int maxConnections = s.maxConnections();
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(boss, workers)
@@ -194,13 +194,13 @@ public final class GatewayServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        if (open.incrementAndGet() > maxConnections) {
-                            open.decrementAndGet();
+                        if (clientConnections.incrementAndGet() > maxConnections) {
+                            clientConnections.decrementAndGet();
                             log.warn("refused a connection: {} open (spector.server.max-connections)", maxConnections);
                             ch.close();
                             return;
                         }
-                        ch.closeFuture().addListener(f -> open.decrementAndGet());
+                        ch.closeFuture().addListener(f -> clientConnections.decrementAndGet());
                         drain.track(ch);
                         ch.pipeline()
                                 .addLast("codec", new HttpServerCodec(decoder))
@@ -273,6 +273,11 @@ public final class GatewayServer implements AutoCloseable {
     /** Returns the relay onto the workers' uplinks. */
     public GatewayRelay relay() {
         return relay;
+    }
+
+    /** Returns the open client connections (uplinks included), as counted against max-connections. */
+    public int clientConnections() {
+        return clientConnections.get();
     }
 
     /** Returns the open owner connections. */

@@ -40,6 +40,9 @@ final class ConnectionsAndCorsTest {
 
     @Test
     void connections_atTheLimit_areServed_andOnePast_isClosed() throws Exception {
+        await("connections of earlier tests are no longer counted")
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> cell.gateway.clientConnections() == 0);
         try (RawClient first = new RawClient(cell.gateway.port());
                 RawClient second = new RawClient(cell.gateway.port())) {
             assertThat(first.send(health()).read().status()).isEqualTo(200);
