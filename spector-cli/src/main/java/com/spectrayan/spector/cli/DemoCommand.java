@@ -60,6 +60,42 @@ final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException, InterruptedException {
+        Running demo = start(stateDir, redis, false);
+        printWelcome(spec.commandLine().getOut(), demo);
+        GatewayCommand.awaitShutdown(demo);
+        return 0;
+    }
+
+    /**
+     * A running demo: what it started, in the order it stops them (worker, gateway, owners,
+     * upstream), and where they listen.
+     */
+    static final class Running implements AutoCloseable {
+        final List<AutoCloseable> parts = new ArrayList<>();
+        final List<Integer> ownerPorts = new ArrayList<>();
+        int gatewayPort;
+        int upstreamPort;
+        Path tokenFile = Path.of("");
+
+        /** Stops every part, in order; a part that fails to stop does not keep the others running. */
+        @Override
+        public void close() {
+            for (AutoCloseable c : parts) {
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    System.err.println("spector demo: while stopping " + c + ": " + e);
+                }
+            }
+        }
+    }
+
+    /**
+     * Starts the demo. With {@code ephemeralPorts} every process takes a free port (tests); else
+     * the documented ones: gateway {@value #GATEWAY_PORT}, owners from {@value #FIRST_OWNER_PORT},
+     * upstream {@value #UPSTREAM_PORT}.
+     */
+    static Running start(Path stateDir, @Nullable String redis, boolean ephemeralPorts) throws IOException {
         Files.createDirectories(stateDir);
         byte[] random = new byte[48];
         new SecureRandom().nextBytes(random);
@@ -67,15 +103,16 @@ final class DemoCommand implements Callable<Integer> {
         Path secretFile = stateDir.resolve("secret");
         Files.writeString(secretFile, secret, StandardCharsets.UTF_8);
 
+        Running demo = new Running();
         List<String> ids = new ArrayList<>();
         for (int i = 0; i < OWNERS; i++) {
             ids.add("owner-" + i);
         }
-        List<AutoCloseable> running = new ArrayList<>();
+        List<AutoCloseable> owners = new ArrayList<>();
         StringBuilder members = new StringBuilder();
         for (int i = 0; i < OWNERS; i++) {
             OwnerSpec.Builder owner = OwnerSpec.builder(ids.get(i))
-                    .port(FIRST_OWNER_PORT + i)
+                    .port(ephemeralPorts ? 0 : FIRST_OWNER_PORT + i)
                     .ringMembers(ids)
                     .ringEpoch(1)
                     .dataDir(stateDir.resolve(ids.get(i)))
@@ -83,18 +120,21 @@ final class DemoCommand implements Callable<Integer> {
             if (redis != null) {
                 owner.redisUri(redis);
             }
-            running.add(ReferenceOwner.start(owner.build()));
+            ReferenceOwner started = ReferenceOwner.start(owner.build());
+            owners.add(started);
+            demo.ownerPorts.add(started.port());
             members.append(i == 0 ? "" : ",")
                     .append(ids.get(i))
                     .append("=http://127.0.0.1:")
-                    .append(FIRST_OWNER_PORT + i);
+                    .append(started.port());
         }
         Map<String, String> settings = new HashMap<>();
         settings.put("spector.cell.role", "gateway");
         settings.put("spector.cell.ring-members", members.toString());
         settings.put("spector.cell.ring-epoch", "1");
-        settings.put("spector.server.port", Integer.toString(GATEWAY_PORT));
+        settings.put("spector.server.port", Integer.toString(ephemeralPorts ? 0 : GATEWAY_PORT));
         settings.put("spector.server.host", "127.0.0.1");
+        settings.put("spector.server.drain-timeout", "2s");
         settings.put("spector.security.jwt.hmac-secret", secret);
         settings.put("spector.routing.redis.enabled", redis == null ? "false" : "true");
         if (redis != null) {
@@ -104,43 +144,39 @@ final class DemoCommand implements Callable<Integer> {
                 Base64.getUrlEncoder().withoutPadding().encodeToString(random).substring(0, 32);
         settings.put("spector.uplink.tokens", DEMO_WORKER + "=" + TokenHashes.sha256Hex(workerToken));
         GatewayServer gateway = GatewayServer.start(GatewaySettings.load(null, Map.of(), settings));
-        running.add(0, gateway);
+        demo.gatewayPort = gateway.port();
 
         // The worker's local upstream: a reference node serving echo and stream under one namespace.
         ReferenceOwner upstream = ReferenceOwner.start(OwnerSpec.builder("echo-upstream")
-                .port(UPSTREAM_PORT)
+                .port(ephemeralPorts ? 0 : UPSTREAM_PORT)
                 .dataDir(stateDir.resolve("echo-upstream"))
                 .hmacSecret(secret.getBytes(StandardCharsets.UTF_8))
                 .build());
-        running.add(upstream);
-        running.add(
-                0,
-                WorkerDaemon.start(
-                        URI.create("ws://127.0.0.1:" + GATEWAY_PORT + "/uplink"),
-                        DEMO_WORKER,
-                        workerToken,
-                        Map.of("echo", URI.create("http://127.0.0.1:" + UPSTREAM_PORT + "/api/v1/namespaces/demo"))));
+        demo.upstreamPort = upstream.port();
+        demo.parts.add(WorkerDaemon.start(
+                URI.create("ws://127.0.0.1:" + gateway.port() + "/uplink"),
+                DEMO_WORKER,
+                workerToken,
+                Map.of("echo", URI.create("http://127.0.0.1:" + upstream.port() + "/api/v1/namespaces/demo"))));
+        demo.parts.add(gateway);
+        demo.parts.addAll(owners);
+        demo.parts.add(upstream);
 
         String token = TokenCommand.mint(secret, "demo", Duration.ofHours(24));
-        Path tokenFile = stateDir.resolve("token");
-        Files.writeString(tokenFile, token, StandardCharsets.UTF_8);
-        printWelcome(spec.commandLine().getOut(), tokenFile);
-
-        GatewayCommand.awaitShutdown(() -> {
-            for (AutoCloseable c : running) {
-                c.close();
-            }
-        });
-        return 0;
+        demo.tokenFile = stateDir.resolve("token");
+        Files.writeString(demo.tokenFile, token, StandardCharsets.UTF_8);
+        return demo;
     }
 
-    private static void printWelcome(PrintWriter out, Path tokenFile) {
-        String t = "$(cat " + tokenFile + ")";
-        String base = "http://127.0.0.1:" + GATEWAY_PORT;
+    static void printWelcome(PrintWriter out, Running demo) {
+        String t = "$(cat " + demo.tokenFile + ")";
+        String base = "http://127.0.0.1:" + demo.gatewayPort;
         out.println();
-        out.println("Spector demo: gateway on " + base + ", owners owner-0..2 on 7071-7073 (ring epoch 1),");
-        out.println("worker " + DEMO_WORKER + " on the uplink with target 'echo' (upstream on " + UPSTREAM_PORT + ").");
-        out.println("A token for tenant 'demo' is in " + tokenFile + ". Try:");
+        out.println("Spector demo: gateway on " + base + ", owners owner-0..2 on ports " + demo.ownerPorts
+                + " (ring epoch 1),");
+        out.println(
+                "worker " + DEMO_WORKER + " on the uplink with target 'echo' (upstream on " + demo.upstreamPort + ").");
+        out.println("A token for tenant 'demo' is in " + demo.tokenFile + ". Try:");
         out.println();
         out.println("  curl -s -H \"Authorization: Bearer " + t + "\" " + base + "/api/v1/namespaces/orders/echo");
         out.println(
@@ -155,6 +191,7 @@ final class DemoCommand implements Callable<Integer> {
                 + "/echo/stream?bytes=1000000' | wc -c");
         out.println("  curl -s -H \"Authorization: Bearer " + t + "\" " + base + "/gateway/v1/workers");
         out.println("  curl -s " + base + "/actuator/health");
+        out.println("  bin/spector status --gateway " + base + " --token-file " + demo.tokenFile);
         out.println("  bin/spector route --members owner-0,owner-1,owner-2 demo/orders   # which owner answers");
         out.println();
         out.println("Ctrl-C stops everything.");
