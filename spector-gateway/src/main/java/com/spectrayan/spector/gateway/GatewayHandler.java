@@ -144,8 +144,8 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
                 answerLocal(ctx, r, keepAlive, hasBody);
                 return;
             }
-            RelayExchange relayed =
-                    new RelayExchange(ctx, this, keepAlive, HttpMethod.HEAD.equals(request.method()), hasBody, path);
+            RelayExchange relayed = new RelayExchange(
+                    ctx, this, keepAlive, HttpMethod.HEAD.equals(request.method()), hasBody, path, context.metrics());
             begin(relayed); // before start: a relay may settle at once (no uplink) and end the exchange
             try {
                 context.relay().start(request, uri, claims, hasBody, relayed);

@@ -4,6 +4,9 @@ import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
 import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
 import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
 import com.spectrayan.spector.cluster.routing.RoutingMetrics;
+import com.spectrayan.spector.uplink.gateway.GatewayRelay;
+import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
+import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
@@ -17,21 +20,27 @@ import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.SingleThreadEventExecutor;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.ToDoubleFunction;
 
 /**
  * The gateway's meters (DESIGN.md section 8), exported at {@code /actuator/prometheus}: requests by
  * route and status, routing resolutions by level, Redis errors, invalidations, retargets by cause,
- * replay refusals, owner connections, event-loop backlog and direct memory. Counters kept by the
+ * replay refusals, owner connections, event-loop backlog, direct memory, and the uplink side:
+ * uplinks connected, relays active, status misses, relay bytes each way. Counters kept by the
  * Spring-free modules are read through function meters, so the hot path only adds to a {@code
  * LongAdder}.
  */
 final class GatewayMetrics {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final Map<String, Timer> requestTimers = new ConcurrentHashMap<>();
+    private final LongAdder relayBytesToWorkers = new LongAdder();
+    private final LongAdder relayBytesFromWorkers = new LongAdder();
 
     GatewayMetrics() {
         new JvmMemoryMetrics().bindTo(registry);
@@ -196,6 +205,65 @@ final class GatewayMetrics {
         Gauge.builder("spector.owner.connections", transport, GatewayHttpTransport::openConnections)
                 .description("Open owner connections, pooled or in use")
                 .register(registry);
+    }
+
+    /** Counts relayed request body bytes sent toward a worker. */
+    void relayedToWorker(long bytes) {
+        relayBytesToWorkers.add(bytes);
+    }
+
+    /** Counts relayed response body bytes written to a client. */
+    void relayedFromWorker(long bytes) {
+        relayBytesFromWorkers.add(bytes);
+    }
+
+    void bindUplinks(WorkerDirectory directory, GatewayRelay relay) {
+        Gauge.builder("spector.uplinks.connected", directory, d -> live(d).size())
+                .description("Workers with a live uplink")
+                .register(registry);
+        Gauge.builder("spector.relays.active", directory, d -> {
+                    long n = 0;
+                    for (String id : d.workerIds()) {
+                        n += relay.running(id);
+                    }
+                    return n;
+                })
+                .description("Relayed exchanges running on the uplinks")
+                .register(registry);
+        Gauge.builder("spector.uplinks.status.missing", directory, d -> {
+                    long n = 0;
+                    for (WorkerLink link : live(d)) {
+                        n += link.misses() > 0 ? 1 : 0;
+                    }
+                    return n;
+                })
+                .description("Live uplinks whose last status.get went unanswered (two in a row close the link)")
+                .register(registry);
+        counter(
+                "spector.relay.bytes",
+                "Relayed body bytes",
+                relayBytesToWorkers,
+                LongAdder::sum,
+                "direction",
+                "to-worker");
+        counter(
+                "spector.relay.bytes",
+                "Relayed body bytes",
+                relayBytesFromWorkers,
+                LongAdder::sum,
+                "direction",
+                "from-worker");
+    }
+
+    private static List<WorkerLink> live(WorkerDirectory directory) {
+        List<WorkerLink> links = new ArrayList<>();
+        for (String id : directory.workerIds()) {
+            WorkerLink link = directory.live(id);
+            if (link != null) {
+                links.add(link);
+            }
+        }
+        return links;
     }
 
     void bindNetty(EventLoopGroup workers) {

@@ -156,6 +156,7 @@ public final class GatewayServer implements AutoCloseable {
         }
         this.workerDirectory = new WorkerDirectory();
         this.relay = new GatewayRelay(workerDirectory, s.relayDeadline(), s.relayMaxPerWorker(), workers.next());
+        metrics.bindUplinks(workerDirectory, relay);
         RelayRoute relayRoute = new RelayRoute(relay, workerDirectory);
         GatewayContext context = new GatewayContext(
                 forwarder,

@@ -48,6 +48,7 @@ final class RelayExchange implements ClientSide, BodySource {
     private boolean waitingWritable;
     private boolean finished;
     private int status;
+    private final GatewayMetrics metrics;
 
     RelayExchange(
             ChannelHandlerContext ctx,
@@ -55,8 +56,10 @@ final class RelayExchange implements ClientSide, BodySource {
             boolean keepAlive,
             boolean head,
             boolean hasBody,
-            String path) {
+            String path,
+            GatewayMetrics metrics) {
         this.ctx = ctx;
+        this.metrics = metrics;
         this.done = done;
         this.keepAlive = keepAlive;
         this.head = head;
@@ -90,6 +93,7 @@ final class RelayExchange implements ClientSide, BodySource {
         ctx.executor().execute(() -> {
             ByteBuf b = queued.poll();
             if (b != null) {
+                metrics.relayedToWorker(b.readableBytes());
                 f.complete(copy(b));
             } else if (bodyEnded || discarded) {
                 f.complete(null);
@@ -119,6 +123,7 @@ final class RelayExchange implements ClientSide, BodySource {
             CompletableFuture<@Nullable ByteBuffer> p = pending;
             if (p != null) {
                 pending = null;
+                metrics.relayedToWorker(b.readableBytes());
                 p.complete(copy(b));
             } else {
                 queued.add(b);
@@ -190,6 +195,7 @@ final class RelayExchange implements ClientSide, BodySource {
                     } else if (part == null) {
                         end();
                     } else {
+                        metrics.relayedFromWorker(part.remaining());
                         ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(part)));
                         if (ctx.channel().isWritable()) {
                             pump();

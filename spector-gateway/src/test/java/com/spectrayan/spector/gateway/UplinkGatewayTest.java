@@ -80,6 +80,12 @@ final class UplinkGatewayTest {
             HttpResponse<String> workers = get("/gateway/v1/workers");
             assertThat(JSON.readTree(workers.body()).at("/workers/0/id").asText())
                     .isEqualTo("w1");
+            String metrics = get("/actuator/prometheus").body();
+            assertThat(metrics)
+                    .as("uplink meters")
+                    .containsPattern("(?m)^spector_uplinks_connected(\\{[^}]*\\})? [1-9]")
+                    .containsPattern("(?m)^spector_relays_active(\\{[^}]*\\})? 0")
+                    .containsPattern("(?m)^spector_relay_bytes_total\\{direction=\"from-worker\"[^}]*\\} [1-9]");
         }
     }
 
@@ -90,7 +96,7 @@ final class UplinkGatewayTest {
             assertThat(cell.gateway.workerDirectory().live("w2"))
                     .as("no uplink registered")
                     .isNull();
-            assertThat(w.dialer.isConnected()).isFalse();
+            assertThat(w.connections).as("no uplink was ever opened").isEmpty();
         }
     }
 
