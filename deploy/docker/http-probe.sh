@@ -1,0 +1,15 @@
+#!/bin/bash
+# http-probe.sh PATH [PORT]: exits 0 when GET http://127.0.0.1:PORT/PATH answers 200, 1 otherwise.
+# The images' HEALTHCHECK and the gateway's CDS training run use it; it needs only bash (its
+# /dev/tcp), since the JRE base image is not promised to carry curl or wget.
+set -u
+path="${1:?usage: http-probe.sh PATH [PORT]}"
+port="${2:-${SPECTOR_SERVER_PORT:-7070}}"
+{ exec 3<>"/dev/tcp/127.0.0.1/${port}"; } 2>/dev/null || exit 1
+printf 'GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n' "$path" >&3
+IFS= read -r -t 5 status <&3 || exit 1
+exec 3<&-
+case "$status" in
+  "HTTP/1."?" 200 "*) exit 0 ;;
+  *) exit 1 ;;
+esac

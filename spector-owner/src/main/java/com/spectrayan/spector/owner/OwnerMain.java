@@ -1,0 +1,237 @@
+package com.spectrayan.spector.owner;
+
+import com.spectrayan.spector.cluster.routing.RoutingKey;
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.SpectorException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Runs one reference owner alone, configured from the environment, as the owner container image
+ * does: {@code java -cp ... com.spectrayan.spector.owner.OwnerMain}. Stops on SIGTERM; exits 2 on a
+ * bad value, naming the variable, the value and what was expected.
+ *
+ * <p>The variables use the gateway's key names where the gateway has the key ({@code
+ * spector.cell.ring-members} is {@code SPECTOR_CELL_RING_MEMBERS}):
+ *
+ * <ul>
+ *   <li>{@code SPECTOR_CELL_NODE_ID}: this node's ring member id; {@code HOSTNAME} when unset;
+ *   <li>{@code SPECTOR_CELL_RING_MEMBERS}: {@code id} or {@code id=http://host:port}, comma-separated
+ *       (only the ids matter here); this node alone when unset, and must list this node when set;
+ *   <li>{@code SPECTOR_CELL_RING_EPOCH} ({@value OwnerSpec#DEFAULT_RING_EPOCH}), {@code
+ *       SPECTOR_CELL_ID} ({@value OwnerSpec#DEFAULT_CELL_ID});
+ *   <li>{@code SPECTOR_SERVER_PORT} ({@value #DEFAULT_PORT}), {@code SPECTOR_SERVER_HOST} ({@value
+ *       #DEFAULT_HOST});
+ *   <li>optional: {@code SPECTOR_ROUTING_REDIS_URI}, {@code SPECTOR_DATA_DIR}, {@code
+ *       SPECTOR_SECURITY_JWT_HMAC_SECRET}.
+ * </ul>
+ *
+ * An empty value counts as unset.
+ */
+public final class OwnerMain {
+    /** The port when {@code SPECTOR_SERVER_PORT} is unset: the cell's one port. */
+    static final int DEFAULT_PORT = 7070;
+
+    /** The bind address when {@code SPECTOR_SERVER_HOST} is unset: every interface, as in a container. */
+    static final String DEFAULT_HOST = "0.0.0.0";
+
+    static final String NODE_ID = "SPECTOR_CELL_NODE_ID";
+    static final String HOSTNAME = "HOSTNAME";
+    static final String RING_MEMBERS = "SPECTOR_CELL_RING_MEMBERS";
+    static final String RING_EPOCH = "SPECTOR_CELL_RING_EPOCH";
+    static final String CELL_ID = "SPECTOR_CELL_ID";
+    static final String PORT = "SPECTOR_SERVER_PORT";
+    static final String HOST = "SPECTOR_SERVER_HOST";
+    static final String REDIS_URI = "SPECTOR_ROUTING_REDIS_URI";
+    static final String DATA_DIR = "SPECTOR_DATA_DIR";
+    static final String HMAC_SECRET = "SPECTOR_SECURITY_JWT_HMAC_SECRET";
+
+    private OwnerMain() {}
+
+    /** Starts the owner and waits for the JVM to be asked to stop. */
+    public static void main(String[] args) throws InterruptedException {
+        OwnerSpec spec;
+        try {
+            spec = specFrom(System.getenv());
+        } catch (BadEnvironmentException e) {
+            System.err.println("spector owner: refusing to start:\n" + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        ReferenceOwner owner = ReferenceOwner.start(spec);
+        System.out.println("spector owner " + spec.nodeId() + " ready on port " + owner.port());
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            owner.close();
+                            stopped.countDown();
+                        },
+                        "spector-owner-shutdown"));
+        stopped.await(); // the process's main wait, released by SIGTERM or Ctrl-C
+    }
+
+    /**
+     * Returns the spec the environment describes.
+     *
+     * @throws BadEnvironmentException naming every bad variable, its value and what was expected
+     */
+    static OwnerSpec specFrom(Map<String, String> env) {
+        List<String> problems = new ArrayList<>();
+        String nodeId = value(env, NODE_ID);
+        if (nodeId == null) {
+            nodeId = value(env, HOSTNAME);
+        }
+        if (nodeId == null) {
+            problems.add(NODE_ID + ": (unset) (expected: this node's ring member id; HOSTNAME is unset too)");
+        } else if (!isLabel(NODE_ID, nodeId, problems)) {
+            nodeId = null;
+        }
+        List<String> members = ringMembers(env, nodeId, problems);
+        long epoch = longValue(env, RING_EPOCH, OwnerSpec.DEFAULT_RING_EPOCH, 0, Long.MAX_VALUE, problems);
+        int port = (int) longValue(env, PORT, DEFAULT_PORT, 0, 65535, problems);
+        String host = value(env, HOST);
+        String cellId = value(env, CELL_ID);
+        if (cellId != null) {
+            try {
+                RoutingKey.checkName(CELL_ID, cellId);
+            } catch (SpectorException e) {
+                problems.add(CELL_ID + ": '" + cellId + "' (expected: a name of [a-z0-9][a-z0-9._-]{0,62})");
+            }
+        }
+        String redis = value(env, REDIS_URI);
+        if (redis != null && !(redis.startsWith("redis://") || redis.startsWith("rediss://"))) {
+            problems.add(REDIS_URI + ": '" + redis + "' (expected: redis://host:port or rediss://host:port)");
+        }
+        Path dataDir = null;
+        String dir = value(env, DATA_DIR);
+        if (dir != null) {
+            try {
+                dataDir = Path.of(dir);
+            } catch (InvalidPathException e) {
+                problems.add(DATA_DIR + ": '" + dir + "' (expected: a directory path)");
+            }
+        }
+        String secret = value(env, HMAC_SECRET);
+        byte[] secretBytes = secret == null ? null : secret.getBytes(StandardCharsets.UTF_8);
+        if (secretBytes != null && secretBytes.length < OwnerLimits.MIN_HMAC_SECRET_BYTES) {
+            // The secret itself is never shown, only its length.
+            problems.add(HMAC_SECRET + ": " + secretBytes.length + " bytes (expected: >= "
+                    + OwnerLimits.MIN_HMAC_SECRET_BYTES + " bytes)");
+        }
+        if (nodeId == null || members == null || !problems.isEmpty()) {
+            throw new BadEnvironmentException(problems);
+        }
+        OwnerSpec.Builder spec = OwnerSpec.builder(nodeId)
+                .bindHost(host == null ? DEFAULT_HOST : host)
+                .port(port)
+                .ringMembers(members)
+                .ringEpoch(epoch);
+        if (cellId != null) {
+            spec.cellId(cellId);
+        }
+        if (redis != null) {
+            spec.redisUri(redis);
+        }
+        if (dataDir != null) {
+            spec.dataDir(dataDir);
+        }
+        if (secretBytes != null) {
+            spec.hmacSecret(secretBytes);
+        }
+        return spec.build();
+    }
+
+    /** Returns the ring's ids (this node alone when unset), or null after adding the problems. */
+    private static @Nullable List<String> ringMembers(
+            Map<String, String> env, @Nullable String nodeId, List<String> problems) {
+        String raw = value(env, RING_MEMBERS);
+        if (raw == null) {
+            return nodeId == null ? null : List.of(nodeId);
+        }
+        List<String> ids = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        boolean ok = true;
+        for (String entry : raw.split(",", -1)) {
+            String member = entry.strip();
+            int eq = member.indexOf('=');
+            String id = eq < 0 ? member : member.substring(0, eq);
+            if (!isLabel(RING_MEMBERS, id, problems)) {
+                ok = false;
+            } else if (!seen.add(id)) {
+                problems.add(RING_MEMBERS + ": '" + raw + "' (expected: each id once; '" + id + "' is listed twice)");
+                ok = false;
+            } else {
+                ids.add(id);
+            }
+        }
+        if (!Limits.RING_MEMBERS.allows(ids.size())) {
+            problems.add(RING_MEMBERS + ": " + ids.size() + " members (expected: " + Limits.RING_MEMBERS.min() + ".."
+                    + Limits.RING_MEMBERS.max() + " members)");
+            return null;
+        }
+        if (ok && nodeId != null && !seen.contains(nodeId)) {
+            problems.add(NODE_ID + ": '" + nodeId + "' (expected: one of the ring members " + ids + ")");
+        }
+        return ok ? ids : null;
+    }
+
+    /** Adds a problem and answers false when {@code id} is not a ring member label. */
+    private static boolean isLabel(String key, String id, List<String> problems) {
+        try {
+            OwnershipGuard.checkNode(key, id);
+            return true;
+        } catch (SpectorException e) {
+            problems.add(key + ": '" + id + "' (expected: a ring member id of " + Limits.RING_MEMBER_CHARS.min() + ".."
+                    + Limits.RING_MEMBER_CHARS.max() + " chars without commas, spaces or control chars)");
+            return false;
+        }
+    }
+
+    private static long longValue(
+            Map<String, String> env, String key, long fallback, long min, long max, List<String> problems) {
+        String raw = value(env, key);
+        if (raw == null) {
+            return fallback;
+        }
+        String expected = max == Long.MAX_VALUE ? ">= " + min : min + ".." + max;
+        try {
+            long v = Long.parseLong(raw);
+            if (v >= min && v <= max) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // reported below, with the value
+        }
+        problems.add(key + ": '" + raw + "' (expected: " + expected + ")");
+        return fallback;
+    }
+
+    private static @Nullable String value(Map<String, String> env, String key) {
+        String v = env.get(key);
+        return v == null || v.isBlank() ? null : v.strip();
+    }
+
+    /** The environment does not describe an owner: the message lists every problem, one a line. */
+    static final class BadEnvironmentException extends IllegalArgumentException {
+        private final List<String> problems;
+
+        BadEnvironmentException(List<String> problems) {
+            super(String.join("\n", problems));
+            this.problems = List.copyOf(problems);
+        }
+
+        /** Returns the problems, one per bad variable: {@code KEY: 'value' (expected: ...)}. */
+        List<String> problems() {
+            return problems;
+        }
+    }
+}
