@@ -40,6 +40,21 @@ public final class AbortSignal {
         return reason;
     }
 
+    /**
+     * Forgets a listener added with {@link #onAbort} (the same instance), so a signal that
+     * outlives the work it guarded (one per connection, say) does not keep that work reachable.
+     */
+    public void removeOnAbort(Consumer<Throwable> listener) {
+        synchronized (this) {
+            listeners.remove(listener);
+        }
+    }
+
+    /** Returns the listeners registered and not yet run or removed (diagnostics and tests). */
+    public synchronized int listenerCount() {
+        return listeners.size();
+    }
+
     /** Runs a listener on abort (at once when already aborted). */
     public void onAbort(Consumer<Throwable> listener) {
         Throwable already;

@@ -23,6 +23,7 @@ public final class GatewayRelay {
     private final WorkerDirectory directory;
     private final Duration deadline;
     private final int maxPerWorker;
+    private final long maxUnreadBytes;
     private final ScheduledExecutorService scheduler;
     private final ConcurrentHashMap<String, RelayLimiter> limiters = new ConcurrentHashMap<>();
     private final AtomicLong relayIds = new AtomicLong();
@@ -42,6 +43,29 @@ public final class GatewayRelay {
      */
     public GatewayRelay(
             WorkerDirectory directory, Duration deadline, int maxPerWorker, ScheduledExecutorService scheduler) {
+        this(directory, deadline, maxPerWorker, Limits.UNREAD_RELAY_BYTES, scheduler);
+    }
+
+    /**
+     * Creates a relay with a bound on the response bytes buffered for a caller that does not read
+     * ({@link Limits#UNREAD_RELAY_BYTES} in the other constructors).
+     *
+     * @param directory the live worker links
+     * @param deadline the deadline of one whole exchange
+     * @param maxPerWorker the relays at once per worker
+     * @param maxUnreadBytes the response bytes one relay buffers unread before it fails
+     * @param scheduler runs the deadlines
+     */
+    public GatewayRelay(
+            WorkerDirectory directory,
+            Duration deadline,
+            int maxPerWorker,
+            long maxUnreadBytes,
+            ScheduledExecutorService scheduler) {
+        if (maxUnreadBytes < 1) {
+            throw new IllegalArgumentException("maxUnreadBytes: " + maxUnreadBytes + " (expected: at least 1)");
+        }
+        this.maxUnreadBytes = maxUnreadBytes;
         this.directory = requireNonNull(directory, "directory");
         this.deadline = requireNonNull(deadline, "deadline");
         if (deadline.isNegative() || deadline.isZero()) {
@@ -68,9 +92,26 @@ public final class GatewayRelay {
             return CompletableFuture.failedFuture(
                     Failures.unreachable(workerId, "worker " + workerId + " has no live uplink", null));
         }
-        RelayLimiter limiter = limiters.computeIfAbsent(workerId, id -> new RelayLimiter(maxPerWorker));
+        RelayLimiter limiter;
+        CompletableFuture<Void> permit;
+        do {
+            limiter = limiters.computeIfAbsent(
+                    workerId, id -> new RelayLimiter(maxPerWorker, retired -> limiters.remove(id, retired)));
+            permit = limiter.acquire();
+            if (permit == null) {
+                limiters.remove(workerId, limiter); // It retired after the lookup: take a new one.
+            }
+        } while (permit == null);
         RelayExchange exchange = new RelayExchange(
-                workerId, "g" + relayIds.incrementAndGet(), call, directory, limiter, deadline, scheduler);
+                workerId,
+                "g" + relayIds.incrementAndGet(),
+                call,
+                directory,
+                limiter,
+                permit,
+                deadline,
+                maxUnreadBytes,
+                scheduler);
         exchange.start();
         return exchange.result();
     }
@@ -79,5 +120,13 @@ public final class GatewayRelay {
     public int running(String workerId) {
         RelayLimiter limiter = limiters.get(workerId);
         return limiter == null ? 0 : limiter.running();
+    }
+
+    /**
+     * Returns how many workers this relay keeps a slot counter for: only those with a relay
+     * running or waiting, so the state of a worker that is gone is dropped with its last relay.
+     */
+    public int trackedWorkers() {
+        return limiters.size();
     }
 }

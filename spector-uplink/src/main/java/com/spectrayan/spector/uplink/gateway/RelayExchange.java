@@ -20,6 +20,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -35,7 +36,10 @@ final class RelayExchange implements RelayHooks {
     private final RelayCall call;
     private final WorkerDirectory directory;
     private final RelayLimiter limiter;
+    private final CompletableFuture<Void> permit;
     private final Duration deadline;
+    private final long maxUnreadBytes;
+    private final Consumer<Throwable> onCallerAbort;
     private final ScheduledExecutorService scheduler;
     private final CompletableFuture<RelayedResponse> result = new CompletableFuture<>();
 
@@ -64,14 +68,19 @@ final class RelayExchange implements RelayHooks {
             RelayCall call,
             WorkerDirectory directory,
             RelayLimiter limiter,
+            CompletableFuture<Void> permit,
             Duration deadline,
+            long maxUnreadBytes,
             ScheduledExecutorService scheduler) {
         this.workerId = workerId;
         this.relayId = relayId;
         this.call = call;
         this.directory = directory;
         this.limiter = limiter;
+        this.permit = permit;
         this.deadline = deadline;
+        this.maxUnreadBytes = maxUnreadBytes;
+        this.onCallerAbort = this::callerAborted;
         this.scheduler = scheduler;
     }
 
@@ -80,14 +89,18 @@ final class RelayExchange implements RelayHooks {
     }
 
     void start() {
+        CompletableFuture<Void> wait = permit;
+        synchronized (this) {
+            permitWait = wait;
+        }
         ScheduledFuture<?> t = scheduler.schedule(this::deadlinePassed, deadline.toMillis(), TimeUnit.MILLISECONDS);
         synchronized (this) {
             timer = t;
         }
-        call.request().signal().onAbort(reason -> fail(reason, true));
-        CompletableFuture<Void> wait = limiter.acquire();
-        synchronized (this) {
-            permitWait = wait;
+        call.request().signal().onAbort(onCallerAbort);
+        if (isFinished()) {
+            // Ended while registering (an abort or the deadline): the listener must not outlive it.
+            call.request().signal().removeOnAbort(onCallerAbort);
         }
         wait.whenComplete((v, error) -> {
             if (error == null) {
@@ -307,13 +320,13 @@ final class RelayExchange implements RelayHooks {
             return;
         }
         long unread = b.offer(chunk.chunk());
-        if (unread > Limits.UNREAD_RELAY_BYTES) {
+        if (unread > maxUnreadBytes) {
             fail(
                     SpectorException.of(
                             ErrorCode.PAYLOAD_TOO_LARGE,
                             "the reader of the relayed response from worker " + workerId + " fell behind: more than "
-                                    + Limits.UNREAD_RELAY_BYTES + " bytes unread",
-                            Map.of("limitBytes", Limits.UNREAD_RELAY_BYTES)),
+                                    + maxUnreadBytes + " bytes unread",
+                            Map.of("limitBytes", maxUnreadBytes)),
                     true);
         }
     }
@@ -359,6 +372,7 @@ final class RelayExchange implements RelayHooks {
         if (t != null) {
             t.cancel(false);
         }
+        call.request().signal().removeOnAbort(onCallerAbort);
         if (b != null) {
             b.end();
         }
@@ -366,6 +380,14 @@ final class RelayExchange implements RelayHooks {
             limiter.release();
         }
         stopReadingCallerBody(new CancellationException("the relay ended before the request body was read"));
+    }
+
+    private void callerAborted(Throwable reason) {
+        fail(reason, true);
+    }
+
+    private synchronized boolean isFinished() {
+        return finished;
     }
 
     private synchronized boolean isHeadSeen() {
@@ -412,6 +434,7 @@ final class RelayExchange implements RelayHooks {
         if (t != null) {
             t.cancel(false);
         }
+        call.request().signal().removeOnAbort(onCallerAbort);
         if (wait != null) {
             wait.cancel(false);
         }

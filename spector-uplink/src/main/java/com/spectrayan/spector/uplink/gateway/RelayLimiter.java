@@ -2,26 +2,43 @@ package com.spectrayan.spector.uplink.gateway;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An asynchronous counting semaphore: the relays at once to one worker. A waiter that gives up
  * cancels its stage and is skipped when a permit frees.
+ *
+ * <p>Once the last permit is released with nobody waiting, the limiter retires: it runs {@code
+ * onRetired} (its owner forgets it, so a worker that is gone leaves no state behind) and refuses
+ * further {@link #acquire}s, which then go to a new limiter. Waiters exist only while every permit
+ * is held, so a limiter with waiters always sees another release.
  */
 final class RelayLimiter {
     private final int max;
+    private final Consumer<RelayLimiter> onRetired;
     private final ArrayDeque<CompletableFuture<Void>> waiters = new ArrayDeque<>(); // Guarded by this.
     private int running; // Guarded by this.
+    private boolean retired; // Guarded by this.
 
-    RelayLimiter(int max) {
+    RelayLimiter(int max, Consumer<RelayLimiter> onRetired) {
         if (max < 1) {
             throw new IllegalArgumentException("max: " + max + " (expected: at least 1)");
         }
         this.max = max;
+        this.onRetired = onRetired;
     }
 
-    /** Returns a stage completing once a permit is held; cancel it to stop waiting. */
+    /**
+     * Returns a stage completing once a permit is held (cancel it to stop waiting), or null when
+     * this limiter retired: take a new one.
+     */
+    @Nullable
     CompletableFuture<Void> acquire() {
         synchronized (this) {
+            if (retired) {
+                return null;
+            }
             if (running < max) {
                 running++;
                 return CompletableFuture.completedFuture(null);
@@ -32,7 +49,7 @@ final class RelayLimiter {
         }
     }
 
-    /** Frees a permit, handing it to the oldest waiter still waiting. */
+    /** Frees a permit, handing it to the oldest waiter still waiting; retires once idle. */
     void release() {
         while (true) {
             CompletableFuture<Void> next;
@@ -40,8 +57,15 @@ final class RelayLimiter {
                 next = waiters.poll();
                 if (next == null) {
                     running--;
-                    return;
+                    if (running > 0 || retired) {
+                        return;
+                    }
+                    retired = true;
                 }
+            }
+            if (next == null) {
+                onRetired.accept(this);
+                return;
             }
             if (next.complete(null)) {
                 return;

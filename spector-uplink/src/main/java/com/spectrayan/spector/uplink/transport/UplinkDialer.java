@@ -40,8 +40,12 @@ import org.slf4j.LoggerFactory;
  * id and the subprotocol {@link FrameCodec#SUBPROTOCOL}, hands each connected {@link WebSocketFrameChannel}
  * to a callback (the worker starts an {@code UplinkSession} on it), and re-dials after a failure
  * or a close with jittered exponential backoff between {@link Limits#RECONNECT_MIN} and {@link
- * Limits#RECONNECT_MAX}, until {@link #close()}. It pings the gateway when it has written nothing
- * for the ping interval and closes a connection that has received nothing for three intervals.
+ * Limits#RECONNECT_MAX}, until {@link #close()}. It pings the gateway every ping interval, whatever
+ * else it writes, so the gateway's pongs keep arriving even while the worker only streams a
+ * response out; and it closes a connection that has received nothing (pongs included) for the
+ * idle timeout, three ping intervals by default, which is then re-dialled. The gateway closes an
+ * uplink it receives nothing from, pings included, for its own idle timeout ({@link
+ * UplinkAcceptor#DEFAULT_IDLE_TIMEOUT}).
  *
  * <pre>{@code
  * UplinkDialer dialer = UplinkDialer.builder(URI.create("ws://gw:8080/uplink"), "w1", token, group)
@@ -55,6 +59,12 @@ import org.slf4j.LoggerFactory;
 public final class UplinkDialer implements AutoCloseable {
     /** The default ping interval. */
     public static final Duration DEFAULT_PING_INTERVAL = Duration.ofSeconds(20);
+
+    /** The ping intervals without anything received after which the worker closes its uplink. */
+    public static final int IDLE_PING_INTERVALS = 3;
+
+    /** The default idle timeout: {@link #IDLE_PING_INTERVALS} default ping intervals. */
+    public static final Duration DEFAULT_IDLE_TIMEOUT = DEFAULT_PING_INTERVAL.multipliedBy(IDLE_PING_INTERVALS);
 
     /** The default bound on the TCP connect. */
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
@@ -73,6 +83,7 @@ public final class UplinkDialer implements AutoCloseable {
     private final Duration reconnectMin;
     private final Duration reconnectMax;
     private final Duration pingInterval;
+    private final Duration idleTimeout;
     private final Duration connectTimeout;
     private final Duration handshakeTimeout;
     private final Consumer<WebSocketFrameChannel> onConnected;
@@ -96,6 +107,12 @@ public final class UplinkDialer implements AutoCloseable {
         this.reconnectMin = b.reconnectMin;
         this.reconnectMax = b.reconnectMax;
         this.pingInterval = b.pingInterval;
+        Duration idle = b.idleTimeout;
+        this.idleTimeout = idle != null ? idle : b.pingInterval.multipliedBy(IDLE_PING_INTERVALS);
+        if (idleTimeout.compareTo(pingInterval) <= 0) {
+            throw new IllegalArgumentException(
+                    "idleTimeout " + idleTimeout + " must exceed the ping interval " + pingInterval);
+        }
         this.connectTimeout = b.connectTimeout;
         this.handshakeTimeout = b.handshakeTimeout;
         this.onConnected = b.onConnected;
@@ -178,7 +195,7 @@ public final class UplinkDialer implements AutoCloseable {
                 .customHeaders(headers)
                 .maxFramePayloadLength(WebSocketFrameChannel.MAX_MESSAGE_BYTES)
                 .handleCloseFrames(false)
-                .dropPongFrames(true)
+                .dropPongFrames(false) // Pongs must reach the idle check; the frame handler drops them.
                 .handshakeTimeoutMillis(handshakeTimeout.toMillis())
                 .build();
         Bootstrap bootstrap = new Bootstrap()
@@ -191,12 +208,11 @@ public final class UplinkDialer implements AutoCloseable {
                         WebSocketFrameChannel frames = new WebSocketFrameChannel(ch, false);
                         ch.attr(Attrs.FRAMES).set(frames);
                         frames.onOpen(() -> connected(ch, frames));
-                        long ping = pingInterval.toMillis();
                         ch.pipeline()
                                 .addLast(new HttpClientCodec())
                                 .addLast(new HttpObjectAggregator(64 * 1024))
                                 .addLast(new WebSocketClientProtocolHandler(config))
-                                .addLast(new IdleStateHandler(3 * ping, ping, 0, TimeUnit.MILLISECONDS))
+                                .addLast(new IdleStateHandler(idleTimeout.toMillis(), 0, 0, TimeUnit.MILLISECONDS))
                                 .addLast(new WebSocketFrameAggregator(WebSocketFrameChannel.MAX_MESSAGE_BYTES))
                                 .addLast(frames.handler());
                     }
@@ -222,6 +238,9 @@ public final class UplinkDialer implements AutoCloseable {
             }
             failuresInARow = 0;
         }
+        long ping = pingInterval.toMillis();
+        ScheduledFuture<?> pings = ch.eventLoop().scheduleAtFixedRate(frames::ping, ping, ping, TimeUnit.MILLISECONDS);
+        ch.closeFuture().addListener(f -> pings.cancel(false));
         log.info("uplink of worker {} connected to {}", workerId, uri);
         try {
             onConnected.accept(frames);
@@ -301,6 +320,7 @@ public final class UplinkDialer implements AutoCloseable {
         private Duration reconnectMin = Limits.RECONNECT_MIN;
         private Duration reconnectMax = Limits.RECONNECT_MAX;
         private Duration pingInterval = DEFAULT_PING_INTERVAL;
+        private @Nullable Duration idleTimeout;
         private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
         private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
         private Consumer<WebSocketFrameChannel> onConnected = c -> {};
@@ -352,9 +372,19 @@ public final class UplinkDialer implements AutoCloseable {
             return this;
         }
 
-        /** Sets the ping interval. */
+        /** Sets the ping interval (default {@link #DEFAULT_PING_INTERVAL}). */
         public Builder pingInterval(Duration interval) {
             this.pingInterval = positive(interval, "pingInterval");
+            return this;
+        }
+
+        /**
+         * Sets how long the uplink may receive nothing (pongs included) before the worker closes
+         * and re-dials it; it must exceed the ping interval (default {@link #IDLE_PING_INTERVALS}
+         * ping intervals, {@link #DEFAULT_IDLE_TIMEOUT} with the default interval).
+         */
+        public Builder idleTimeout(Duration timeout) {
+            this.idleTimeout = positive(timeout, "idleTimeout");
             return this;
         }
 

@@ -180,6 +180,17 @@ public final class WebSocketFrameChannel implements FrameChannel {
         return peerCloseReason;
     }
 
+    /** Sends a WebSocket ping (on the event loop) while the connection is open and no close was sent. */
+    void ping() {
+        if (!channel.eventLoop().inEventLoop()) {
+            channel.eventLoop().execute(this::ping);
+            return;
+        }
+        if (open && !closeSent && channel.isActive()) {
+            channel.writeAndFlush(new PingWebSocketFrame());
+        }
+    }
+
     boolean wasOpened() {
         return opened;
     }

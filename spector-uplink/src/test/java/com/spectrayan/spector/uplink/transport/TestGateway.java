@@ -44,11 +44,17 @@ final class TestGateway implements AutoCloseable {
     private final Channel server;
 
     TestGateway(EventLoopGroup group, int port, @Nullable BiConsumer<String, FrameChannel> extra) {
+        this(group, port, extra, UplinkAcceptor.DEFAULT_IDLE_TIMEOUT);
+    }
+
+    TestGateway(
+            EventLoopGroup group, int port, @Nullable BiConsumer<String, FrameChannel> extra, Duration idleTimeout) {
         this.group = group;
         this.extra = extra;
         String hash = TokenHashes.sha256Hex(TOKEN);
         UplinkAcceptor acceptor = UplinkAcceptor.builder(
                         (workerId, token) -> TokenHashes.matches(hash, token), this::uplink)
+                .idleTimeout(idleTimeout)
                 .build();
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(group)

@@ -1,0 +1,231 @@
+package com.spectrayan.spector.uplink.transport;
+
+import static com.spectrayan.spector.uplink.transport.Waits.done;
+import static com.spectrayan.spector.uplink.transport.Waits.take;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.spectrayan.spector.uplink.wire.Frame;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The uplink's timers over real loopback sockets, with short injected intervals: the worker pings
+ * every ping interval and closes (then re-dials) an uplink that received nothing, pongs included,
+ * for its idle timeout; the gateway closes an uplink that sent nothing, pings included, for its
+ * own idle timeout.
+ */
+final class UplinkKeepaliveTest {
+    private static final Duration PING = Duration.ofMillis(100);
+    private static final Duration IDLE = Duration.ofSeconds(1);
+    /** How long a healthy link is watched: three idle timeouts. */
+    private static final Duration WATCH = IDLE.multipliedBy(3);
+
+    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
+    private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1);
+    private final List<AutoCloseable> closing = new ArrayList<>();
+    private final BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = closing.size() - 1; i >= 0; i--) {
+            closing.get(i).close();
+        }
+        scheduler.shutdownNow();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10_000);
+    }
+
+    private TestGateway gateway(Duration idleTimeout) {
+        TestGateway g = new TestGateway(group, 0, (id, channel) -> channel.onFrame(f -> {}), idleTimeout);
+        closing.add(g);
+        return g;
+    }
+
+    private UplinkDialer dialer(TestGateway g, Duration ping, @Nullable Duration idle) {
+        UplinkDialer.Builder b = UplinkDialer.builder(g.uri(), "w1", TestGateway.TOKEN, group)
+                .reconnect(Duration.ofMillis(100), Duration.ofMillis(400))
+                .pingInterval(ping)
+                .onConnected(connected::add);
+        if (idle != null) {
+            b.idleTimeout(idle);
+        }
+        UplinkDialer d = b.build();
+        closing.add(d);
+        d.start();
+        return d;
+    }
+
+    private static CompletableFuture<@Nullable Throwable> closeOf(WebSocketFrameChannel channel) {
+        CompletableFuture<@Nullable Throwable> closed = new CompletableFuture<>();
+        channel.onClose(closed::complete);
+        return closed;
+    }
+
+    /** Waits {@code watch}, bounded, for either close; fails when one comes. */
+    private static void staysOpen(
+            Duration watch, String what, CompletableFuture<?> workerClosed, CompletableFuture<?> gatewayClosed) {
+        try {
+            Object closed =
+                    CompletableFuture.anyOf(workerClosed, gatewayClosed).get(watch.toMillis(), TimeUnit.MILLISECONDS);
+            throw new AssertionError(what + ": the uplink closed within " + watch + " (worker end closed: "
+                    + workerClosed.isDone() + ", gateway end closed: " + gatewayClosed.isDone() + ", cause " + closed
+                    + ")");
+        } catch (TimeoutException expected) {
+            // Open for the whole watch: what the test wants.
+        } catch (ExecutionException e) {
+            throw new AssertionError(what, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(what, e);
+        }
+    }
+
+    @Test
+    void healthyIdleLink_staysOpenPastBothIdleTimeouts_becausePingsAndPongsFlow() {
+        TestGateway g = gateway(IDLE);
+        UplinkDialer d = dialer(g, PING, IDLE);
+        WebSocketFrameChannel worker = take(connected, "the worker connects");
+        WebSocketFrameChannel gatewayEnd =
+                (WebSocketFrameChannel) g.nextUplink("uplink").channel();
+        CompletableFuture<@Nullable Throwable> workerClosed = closeOf(worker);
+        CompletableFuture<@Nullable Throwable> gatewayClosed = closeOf(gatewayEnd);
+
+        staysOpen(
+                WATCH,
+                "no frame crosses, yet neither side's 1 s idle timeout fires: pings and pongs count",
+                workerClosed,
+                gatewayClosed);
+        assertThat(worker.isOpen())
+                .as("the worker's end is open after " + WATCH)
+                .isTrue();
+        assertThat(gatewayEnd.isOpen())
+                .as("the gateway's end is open after " + WATCH)
+                .isTrue();
+        assertThat(d.attempts()).as("no re-dial").isEqualTo(1);
+    }
+
+    @Test
+    void workerThatOnlyWrites_stillPingsAndGetsPongs_andKeepsItsUplinkPastItsIdleTimeout() {
+        TestGateway g = gateway(IDLE);
+        UplinkDialer d = dialer(g, PING, IDLE);
+        WebSocketFrameChannel worker = take(connected, "the worker connects");
+        WebSocketFrameChannel gatewayEnd =
+                (WebSocketFrameChannel) g.nextUplink("uplink").channel();
+        CompletableFuture<@Nullable Throwable> workerClosed = closeOf(worker);
+        CompletableFuture<@Nullable Throwable> gatewayClosed = closeOf(gatewayEnd);
+        // The worker writes every 20 ms (a response streaming out) and the gateway sends nothing
+        // back: only the pongs to the worker's pings reach the worker.
+        ScheduledFuture<?> noise = scheduler.scheduleAtFixedRate(
+                () -> worker.send(new Frame.Push(1, "test.noise", JsonNodeFactory.instance.objectNode())),
+                0,
+                20,
+                TimeUnit.MILLISECONDS);
+        try {
+            staysOpen(
+                    WATCH,
+                    "a worker that never stops writing still receives pongs within its 1 s idle timeout",
+                    workerClosed,
+                    gatewayClosed);
+        } finally {
+            noise.cancel(false);
+        }
+        assertThat(worker.isOpen())
+                .as("the worker's end is open after " + WATCH)
+                .isTrue();
+        assertThat(d.attempts()).as("no re-dial").isEqualTo(1);
+    }
+
+    @Test
+    void gatewayThatStopsReading_isClosedByTheWorkerAfterItsIdleTimeout_andTheDialerReconnects() {
+        TestGateway g = gateway(Duration.ofSeconds(60));
+        UplinkDialer d = dialer(g, PING, IDLE);
+        WebSocketFrameChannel first = take(connected, "the worker connects");
+        WebSocketFrameChannel gatewayEnd =
+                (WebSocketFrameChannel) g.nextUplink("uplink").channel();
+        CompletableFuture<@Nullable Throwable> workerClosed = closeOf(first);
+
+        long silentFrom = System.nanoTime();
+        gatewayEnd.channel().config().setAutoRead(false); // Reads nothing more, so answers no ping.
+        Throwable cause = done(workerClosed, "the worker closes the uplink of a gateway that went silent");
+        long afterMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - silentFrom);
+        assertThat(cause).as("the worker's close has a cause").isNotNull();
+        assertThat(String.valueOf(cause == null ? null : cause.getMessage()))
+                .as("the cause says nothing was received")
+                .contains("nothing received for too long");
+        assertThat(afterMs)
+                .as("closed no sooner than the 1 s idle timeout after the last pong (ms)")
+                .isGreaterThanOrEqualTo(IDLE.minus(PING).toMillis());
+
+        WebSocketFrameChannel second = take(connected, "the dialer re-dials after the idle close");
+        g.nextUplink("the gateway accepts the new uplink");
+        assertThat(second).as("a new connection").isNotSameAs(first);
+        assertThat(d.attempts()).as("dial attempts").isGreaterThanOrEqualTo(2);
+    }
+
+    @Test
+    void workerThatStopsPinging_isClosedByTheGatewayAfterItsIdleTimeout_andTheDialerReconnects() {
+        TestGateway g = gateway(IDLE);
+        // A ping every 30 s: to a gateway with a 1 s idle timeout the worker is silent.
+        UplinkDialer d = dialer(g, Duration.ofSeconds(30), null);
+        WebSocketFrameChannel first = take(connected, "the worker connects");
+        WebSocketFrameChannel gatewayEnd =
+                (WebSocketFrameChannel) g.nextUplink("uplink").channel();
+        long connectedAt = System.nanoTime();
+        CompletableFuture<@Nullable Throwable> gatewayClosed = closeOf(gatewayEnd);
+        CompletableFuture<@Nullable Throwable> workerClosed = closeOf(first);
+
+        Throwable cause = done(gatewayClosed, "the gateway closes the uplink of a silent worker");
+        long afterMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - connectedAt);
+        assertThat(String.valueOf(cause == null ? null : cause.getMessage()))
+                .as("the gateway's cause says nothing was received")
+                .contains("nothing received for too long");
+        assertThat(afterMs)
+                .as("closed no sooner than the 1 s idle timeout (ms)")
+                .isGreaterThanOrEqualTo(900);
+        done(workerClosed, "the worker sees the close");
+        assertThat(first.peerCloseCode())
+                .as("the gateway's close code: going away")
+                .isEqualTo(1001);
+        assertThat(first.peerCloseReason()).as("the gateway's close reason").contains("nothing received");
+
+        WebSocketFrameChannel second = take(connected, "the dialer re-dials after the gateway's idle close");
+        g.nextUplink("the gateway accepts the new uplink");
+        assertThat(second).as("a new connection").isNotSameAs(first);
+        assertThat(d.attempts()).as("dial attempts").isGreaterThanOrEqualTo(2);
+    }
+
+    @Test
+    void idleTimeoutNotAbovePingInterval_isRefused_andDefaultsAreThreePingIntervals() {
+        TestGateway g = gateway(IDLE);
+        UplinkDialer.Builder b = UplinkDialer.builder(g.uri(), "w1", TestGateway.TOKEN, group)
+                .pingInterval(Duration.ofSeconds(1))
+                .idleTimeout(Duration.ofSeconds(1));
+        org.assertj.core.api.Assertions.assertThatThrownBy(b::build)
+                .as("an idle timeout that does not exceed the ping interval would close healthy links")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("idleTimeout");
+        assertThat(UplinkDialer.DEFAULT_IDLE_TIMEOUT)
+                .as("the worker's default idle timeout: three default pings")
+                .isEqualTo(Duration.ofSeconds(60));
+        assertThat(UplinkDialer.DEFAULT_PING_INTERVAL).as("default ping").isEqualTo(Duration.ofSeconds(20));
+        assertThat(UplinkAcceptor.DEFAULT_IDLE_TIMEOUT)
+                .as("the gateway's default idle timeout")
+                .isEqualTo(Duration.ofSeconds(90));
+    }
+}
