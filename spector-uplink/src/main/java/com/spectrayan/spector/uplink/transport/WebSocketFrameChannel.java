@@ -8,6 +8,9 @@ import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.wire.FrameCodec;
 import com.spectrayan.spector.uplink.wire.FrameTooLargeException;
 import com.spectrayan.spector.uplink.wire.UplinkException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufInputStream;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -118,21 +121,22 @@ public final class WebSocketFrameChannel implements FrameChannel {
         if (!isOpen()) {
             return CompletableFuture.failedFuture(new ClosedChannelException());
         }
-        String text;
+        byte[] utf8;
         try {
-            text = FrameCodec.encode(frame);
+            utf8 = FrameCodec.encodeUtf8(frame);
         } catch (UplinkException e) {
             return CompletableFuture.failedFuture(e);
         }
         CompletableFuture<Void> written = new CompletableFuture<>();
-        channel.writeAndFlush(new TextWebSocketFrame(text)).addListener(f -> {
-            if (f.isSuccess()) {
-                written.complete(null);
-            } else {
-                Throwable cause = f.cause();
-                written.completeExceptionally(cause == null ? new ClosedChannelException() : cause);
-            }
-        });
+        channel.writeAndFlush(new TextWebSocketFrame(Unpooled.wrappedBuffer(utf8)))
+                .addListener(f -> {
+                    if (f.isSuccess()) {
+                        written.complete(null);
+                    } else {
+                        Throwable cause = f.cause();
+                        written.completeExceptionally(cause == null ? new ClosedChannelException() : cause);
+                    }
+                });
         return written;
     }
 
@@ -227,13 +231,14 @@ public final class WebSocketFrameChannel implements FrameChannel {
         closeWith(status.code(), reason, new IOException("uplink closed " + status.code() + ": " + reason));
     }
 
-    private void text(String text) {
+    /** Decodes a text message's UTF-8 bytes in place (the caller releases them). */
+    private void text(ByteBuf utf8) {
         if (!open) {
             return;
         }
         Frame frame;
         try {
-            frame = FrameCodec.decode(text);
+            frame = FrameCodec.decode(new ByteBufInputStream(utf8), utf8.readableBytes());
         } catch (FrameTooLargeException e) {
             closeForProtocol(WebSocketCloseStatus.MESSAGE_TOO_BIG, String.valueOf(e.getMessage()));
             return;
@@ -304,13 +309,11 @@ public final class WebSocketFrameChannel implements FrameChannel {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             if (msg instanceof TextWebSocketFrame textFrame) {
-                String text;
                 try {
-                    text = textFrame.text();
+                    text(textFrame.content()); // decoded into a Frame that holds no part of the buffer
                 } finally {
                     textFrame.release();
                 }
-                text(text);
             } else if (msg instanceof BinaryWebSocketFrame) {
                 ReferenceCountUtil.release(msg);
                 closeForProtocol(

@@ -3,7 +3,6 @@ package com.spectrayan.spector.uplink.wire;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 
 /**
@@ -55,8 +54,13 @@ final class Chunks {
 
     /** Encodes the remaining bytes of a buffer, without moving its position. */
     static String encode(ByteBuffer chunk) {
-        ByteBuffer encoded = Base64.getEncoder().encode(chunk.duplicate());
-        return StandardCharsets.ISO_8859_1.decode(encoded).toString();
+        ByteBuffer b = chunk.duplicate();
+        if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0 && b.limit() == b.array().length) {
+            return Base64.getEncoder().encodeToString(b.array()); // one copy: base64 bytes into a Latin-1 string
+        }
+        byte[] bytes = new byte[b.remaining()];
+        b.get(bytes);
+        return Base64.getEncoder().encodeToString(bytes);
     }
 
     /** Returns a read-only view of a chunk's remaining bytes at position 0, refusing one too large. */

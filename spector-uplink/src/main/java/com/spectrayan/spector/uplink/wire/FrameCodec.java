@@ -12,6 +12,9 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.ErrorCode;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -75,6 +78,17 @@ public final class FrameCodec {
      * @throws FrameTooLargeException when the text would be longer than {@link #MAX_FRAME_CHARS}
      */
     public static String encode(Frame frame) {
+        return new String(encodeUtf8(frame), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Returns the text of a frame as UTF-8 bytes, what a WebSocket text frame carries: written by
+     * Jackson straight to bytes, with no intermediate {@code String} (a relay chunk's base64 is
+     * about 350 000 chars, and each copy of it costs on the hot path).
+     *
+     * @throws FrameTooLargeException when the text would be longer than {@link #MAX_FRAME_CHARS}
+     */
+    public static byte[] encodeUtf8(Frame frame) {
         ObjectNode node = JsonNodeFactory.instance.objectNode();
         if (frame instanceof Frame.Call call) {
             node.put("type", "call").put("id", call.id()).put("op", call.op());
@@ -94,16 +108,19 @@ public final class FrameCodec {
         } else {
             throw new IllegalStateException("a frame is a call, result, error or push: " + frame);
         }
-        String text;
+        byte[] utf8;
         try {
-            text = MAPPER.writeValueAsString(node);
+            utf8 = MAPPER.writeValueAsBytes(node);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("a JSON tree always serialises", e);
         }
-        if (text.length() > MAX_FRAME_CHARS) {
-            throw FrameTooLargeException.of(text.length(), MAX_FRAME_CHARS);
+        if (utf8.length > MAX_FRAME_CHARS) { // a char is 1 to 3 bytes here: count only when it may matter
+            int chars = new String(utf8, StandardCharsets.UTF_8).length();
+            if (chars > MAX_FRAME_CHARS) {
+                throw FrameTooLargeException.of(chars, MAX_FRAME_CHARS);
+            }
         }
-        return text;
+        return utf8;
     }
 
     /**
@@ -122,7 +139,41 @@ public final class FrameCodec {
         } catch (JsonProcessingException e) {
             throw CorruptFrameException.malformed(malformed(e), e);
         }
-        if (root == null || !root.isObject()) {
+        return frame(root);
+    }
+
+    /**
+     * Reads one frame from the UTF-8 bytes of a WebSocket text frame, parsing the bytes as they
+     * are (no {@code String} of the whole text). Bytes that are not UTF-8 are a corrupt frame.
+     *
+     * @param utf8 the text's bytes, read once
+     * @param length how many bytes {@code utf8} holds
+     * @throws FrameTooLargeException when the text is longer than {@link #MAX_FRAME_CHARS}
+     * @throws CorruptFrameException when it is not a frame of protocol v1, naming the member
+     */
+    public static Frame decode(InputStream utf8, int length) {
+        if (length > MAX_FRAME_CHARS) { // a char is 1 to 3 bytes: only then count the chars
+            byte[] bytes;
+            try {
+                bytes = utf8.readAllBytes();
+            } catch (IOException e) {
+                throw CorruptFrameException.malformed("unreadable: " + e.getMessage(), e);
+            }
+            return decode(new String(bytes, StandardCharsets.UTF_8));
+        }
+        JsonNode root;
+        try {
+            root = MAPPER.readTree(utf8);
+        } catch (JsonProcessingException e) {
+            throw CorruptFrameException.malformed(malformed(e), e);
+        } catch (IOException e) {
+            throw CorruptFrameException.malformed("unreadable: " + e.getMessage(), e);
+        }
+        return frame(root);
+    }
+
+    private static Frame frame(@Nullable JsonNode root) {
+        if (root == null || root.isMissingNode() || !root.isObject()) {
             throw CorruptFrameException.of(
                     CorruptFrameException.FRAME, Inputs.kind(root) + " (expected: a JSON object)");
         }
