@@ -1,5 +1,7 @@
 package com.spectrayan.spector.uplink.wire;
 
+import com.fasterxml.jackson.databind.node.BinaryNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
 import java.nio.ByteBuffer;
@@ -18,6 +20,17 @@ final class Chunks {
     private static final String EXPECTED = "(expected: standard base64, RFC 4648 section 4, padded)";
 
     private Chunks() {}
+
+    /**
+     * Reads the chunk member {@code field} of {@code object}: base64 text as it arrives over the
+     * wire, or the binary node {@link #node} makes (a frame read back before it was encoded).
+     */
+    static ByteBuffer read(ObjectNode object, String field) {
+        if (Inputs.member(object, field) instanceof BinaryNode binary) {
+            return checked(field, ByteBuffer.wrap(binary.binaryValue()));
+        }
+        return decode(field, Inputs.text(object, field));
+    }
 
     /** Decodes a chunk into a read-only buffer, or refuses it naming {@code field}. */
     static ByteBuffer decode(String field, String text) {
@@ -61,6 +74,18 @@ final class Chunks {
         byte[] bytes = new byte[b.remaining()];
         b.get(bytes);
         return Base64.getEncoder().encodeToString(bytes);
+    }
+
+    /**
+     * Returns a chunk as a JSON binary node: Jackson writes it as standard padded base64 (its
+     * default variant, the same text as {@link #encode}) straight into the frame's bytes, with no
+     * base64 string in between.
+     */
+    static BinaryNode node(ByteBuffer chunk) {
+        ByteBuffer b = chunk.duplicate();
+        byte[] bytes = new byte[b.remaining()];
+        b.get(bytes);
+        return BinaryNode.valueOf(bytes);
     }
 
     /** Returns a read-only view of a chunk's remaining bytes at position 0, refusing one too large. */

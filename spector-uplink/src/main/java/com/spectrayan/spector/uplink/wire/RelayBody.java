@@ -64,9 +64,9 @@ public sealed interface RelayBody permits RelayBody.Chunk, RelayBody.End {
             throw SpectorException.badRequest("chunk", "missing (expected: exactly one of chunk and end)");
         }
         int seq = (int) Inputs.integer(in, "seq", 0, MAX_SEQ);
-        String chunk = Inputs.text(in, "chunk");
+        ByteBuffer chunk = Chunks.read(in, "chunk");
         Checks.id("relayId", relayId, Limits.RELAY_ID_CHARS);
-        return new Chunk(relayId, seq, Chunks.decode("chunk", chunk));
+        return new Chunk(relayId, seq, chunk);
     }
 
     /**
@@ -102,7 +102,7 @@ public sealed interface RelayBody permits RelayBody.Chunk, RelayBody.End {
                     .objectNode()
                     .put("relayId", relayId)
                     .put("seq", seq)
-                    .put("chunk", Chunks.encode(chunk));
+                    .set("chunk", Chunks.node(chunk));
         }
     }
 

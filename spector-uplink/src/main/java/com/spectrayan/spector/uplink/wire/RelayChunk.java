@@ -42,7 +42,7 @@ public record RelayChunk(ByteBuffer chunk) {
      * @throws SpectorException BAD_REQUEST naming the field that broke
      */
     public static RelayChunk parse(JsonNode data) {
-        return new RelayChunk(Chunks.decode("chunk", Inputs.text(Inputs.object(data, "data"), "chunk")));
+        return new RelayChunk(Chunks.read(Inputs.object(data, "data"), "chunk"));
     }
 
     @Override
@@ -52,6 +52,6 @@ public record RelayChunk(ByteBuffer chunk) {
 
     /** Returns the data as sent. */
     public ObjectNode toJson() {
-        return JsonNodeFactory.instance.objectNode().put("chunk", Chunks.encode(chunk));
+        return JsonNodeFactory.instance.objectNode().set("chunk", Chunks.node(chunk));
     }
 }

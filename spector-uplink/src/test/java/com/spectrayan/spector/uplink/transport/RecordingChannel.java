@@ -207,17 +207,24 @@ final class RecordingChannel implements FrameChannel {
 
     private static int decodedSize(ObjectNode node) {
         JsonNode chunk = node.get("chunk");
+        if (chunk != null && chunk.isBinary()) {
+            return chunk.asText().length() / 4 * 3 - padding(chunk.asText()); // sent: bytes until encoded
+        }
         if (chunk == null || !chunk.isTextual()) {
             return -1;
         }
-        String s = chunk.textValue();
-        int padding = s.endsWith("==") ? 2 : s.endsWith("=") ? 1 : 0;
-        return s.length() / 4 * 3 - padding;
+        return chunk.textValue().length() / 4 * 3 - padding(chunk.textValue());
+    }
+
+    private static int padding(String s) {
+        return s.endsWith("==") ? 2 : s.endsWith("=") ? 1 : 0;
     }
 
     private static @Nullable ObjectNode small(ObjectNode node) {
         JsonNode chunk = node.get("chunk");
-        if (chunk != null && chunk.isTextual() && chunk.textValue().length() > KEEP_CHARS) {
+        if (chunk != null
+                && (chunk.isTextual() || chunk.isBinary())
+                && chunk.asText().length() > KEEP_CHARS) {
             return null;
         }
         return node;
