@@ -2,6 +2,7 @@ package com.spectrayan.spector.uplink;
 
 import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.wire.FrameCodec;
+import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -49,12 +50,12 @@ public final class InMemoryFrameChannels {
             if (!open.get() || p == null || !p.open.get()) {
                 return CompletableFuture.failedFuture(new ClosedChannelException());
             }
-            String text = FrameCodec.encode(frame);
+            byte[] text = FrameCodec.encodeUtf8(frame); // the bytes a WebSocket text frame would carry
             CompletableFuture<Void> written = new CompletableFuture<>();
             p.thread.execute(() -> {
                 written.complete(null);
                 if (p.open.get()) {
-                    p.receiver.accept(FrameCodec.decode(text));
+                    p.receiver.accept(FrameCodec.decode(ByteBuffer.wrap(text)));
                 }
             });
             return written;

@@ -9,7 +9,6 @@ import com.spectrayan.spector.uplink.wire.FrameCodec;
 import com.spectrayan.spector.uplink.wire.FrameTooLargeException;
 import com.spectrayan.spector.uplink.wire.UplinkException;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufInputStream;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -53,7 +52,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threading: frames and the close are delivered on the channel's event loop, in order; frames
  * read before {@link #onFrame} is set are held (bounded) and delivered when it is. {@link #send}
- * may be called from any thread.
+ * may be called from any thread; frames leave in the order of the {@code send} calls.
  */
 public final class WebSocketFrameChannel implements FrameChannel {
     /** Bytes of one aggregated WebSocket message: at most 3 UTF-8 bytes per char of a frame. */
@@ -128,15 +127,19 @@ public final class WebSocketFrameChannel implements FrameChannel {
             return CompletableFuture.failedFuture(e);
         }
         CompletableFuture<Void> written = new CompletableFuture<>();
-        channel.writeAndFlush(new TextWebSocketFrame(Unpooled.wrappedBuffer(utf8)))
-                .addListener(f -> {
-                    if (f.isSuccess()) {
-                        written.complete(null);
-                    } else {
-                        Throwable cause = f.cause();
-                        written.completeExceptionally(cause == null ? new ClosedChannelException() : cause);
-                    }
-                });
+        // Always through the event loop's task queue, even from the loop itself: a write made
+        // directly on the loop would overtake the writes other threads queued before it, and
+        // frames must leave in the order they were sent (relay.body in seq order, for one).
+        channel.eventLoop()
+                .execute(() -> channel.writeAndFlush(new TextWebSocketFrame(Unpooled.wrappedBuffer(utf8)))
+                        .addListener(f -> {
+                            if (f.isSuccess()) {
+                                written.complete(null);
+                            } else {
+                                Throwable cause = f.cause();
+                                written.completeExceptionally(cause == null ? new ClosedChannelException() : cause);
+                            }
+                        }));
         return written;
     }
 
@@ -238,7 +241,7 @@ public final class WebSocketFrameChannel implements FrameChannel {
         }
         Frame frame;
         try {
-            frame = FrameCodec.decode(new ByteBufInputStream(utf8), utf8.readableBytes());
+            frame = FrameCodec.decode(utf8.nioBuffer());
         } catch (FrameTooLargeException e) {
             closeForProtocol(WebSocketCloseStatus.MESSAGE_TOO_BIG, String.valueOf(e.getMessage()));
             return;

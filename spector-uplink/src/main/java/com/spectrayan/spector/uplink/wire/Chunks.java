@@ -97,7 +97,8 @@ final class Chunks {
         return chunk.slice().asReadOnlyBuffer();
     }
 
-    private static int value(char c) {
+    /** The value of a base64 char the decoder already accepted. */
+    static int value(char c) {
         if (c >= 'A' && c <= 'Z') {
             return c - 'A';
         }

@@ -13,7 +13,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.ErrorCode;
 import java.io.IOException;
-import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import org.jspecify.annotations.Nullable;
 
@@ -89,6 +89,19 @@ public final class FrameCodec {
      * @throws FrameTooLargeException when the text would be longer than {@link #MAX_FRAME_CHARS}
      */
     public static byte[] encodeUtf8(Frame frame) {
+        byte[] bulk = BulkFrames.encode(frame);
+        byte[] utf8 = bulk != null ? bulk : jsonBytes(frame);
+        if (utf8.length > MAX_FRAME_CHARS) { // a char is 1 to 3 bytes here: count only when it may matter
+            int chars = new String(utf8, StandardCharsets.UTF_8).length();
+            if (chars > MAX_FRAME_CHARS) {
+                throw FrameTooLargeException.of(chars, MAX_FRAME_CHARS);
+            }
+        }
+        return utf8;
+    }
+
+    /** Writes a frame through Jackson's tree, with no bound. */
+    static byte[] jsonBytes(Frame frame) {
         ObjectNode node = JsonNodeFactory.instance.objectNode();
         if (frame instanceof Frame.Call call) {
             node.put("type", "call").put("id", call.id()).put("op", call.op());
@@ -108,19 +121,11 @@ public final class FrameCodec {
         } else {
             throw new IllegalStateException("a frame is a call, result, error or push: " + frame);
         }
-        byte[] utf8;
         try {
-            utf8 = MAPPER.writeValueAsBytes(node);
+            return MAPPER.writeValueAsBytes(node);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("a JSON tree always serialises", e);
         }
-        if (utf8.length > MAX_FRAME_CHARS) { // a char is 1 to 3 bytes here: count only when it may matter
-            int chars = new String(utf8, StandardCharsets.UTF_8).length();
-            if (chars > MAX_FRAME_CHARS) {
-                throw FrameTooLargeException.of(chars, MAX_FRAME_CHARS);
-            }
-        }
-        return utf8;
     }
 
     /**
@@ -144,26 +149,37 @@ public final class FrameCodec {
 
     /**
      * Reads one frame from the UTF-8 bytes of a WebSocket text frame, parsing the bytes as they
-     * are (no {@code String} of the whole text). Bytes that are not UTF-8 are a corrupt frame.
+     * are (no {@code String} of the whole text; a body chunk is decoded straight from them, see
+     * {@link BulkFrames}). Bytes that are not UTF-8 are a corrupt frame.
      *
-     * @param utf8 the text's bytes, read once
-     * @param length how many bytes {@code utf8} holds
+     * @param utf8 the text's bytes, from its position to its limit (not moved)
      * @throws FrameTooLargeException when the text is longer than {@link #MAX_FRAME_CHARS}
      * @throws CorruptFrameException when it is not a frame of protocol v1, naming the member
      */
-    public static Frame decode(InputStream utf8, int length) {
-        if (length > MAX_FRAME_CHARS) { // a char is 1 to 3 bytes: only then count the chars
-            byte[] bytes;
-            try {
-                bytes = utf8.readAllBytes();
-            } catch (IOException e) {
-                throw CorruptFrameException.malformed("unreadable: " + e.getMessage(), e);
+    public static Frame decode(ByteBuffer utf8) {
+        int length = utf8.remaining();
+        if (length <= MAX_FRAME_CHARS) {
+            Frame bulk = BulkFrames.decode(utf8);
+            if (bulk != null) {
+                return bulk;
             }
-            return decode(new String(bytes, StandardCharsets.UTF_8));
+        }
+        byte[] bytes;
+        int offset;
+        if (utf8.hasArray()) {
+            bytes = utf8.array();
+            offset = utf8.arrayOffset() + utf8.position();
+        } else {
+            bytes = new byte[length];
+            utf8.duplicate().get(bytes);
+            offset = 0;
+        }
+        if (length > MAX_FRAME_CHARS) { // a char is 1 to 3 bytes: only then count the chars
+            return decode(new String(bytes, offset, length, StandardCharsets.UTF_8));
         }
         JsonNode root;
         try {
-            root = MAPPER.readTree(utf8);
+            root = MAPPER.readTree(bytes, offset, length);
         } catch (JsonProcessingException e) {
             throw CorruptFrameException.malformed(malformed(e), e);
         } catch (IOException e) {
@@ -172,7 +188,8 @@ public final class FrameCodec {
         return frame(root);
     }
 
-    private static Frame frame(@Nullable JsonNode root) {
+    /** Checks a parsed frame's members and makes the frame. */
+    static Frame frame(@Nullable JsonNode root) {
         if (root == null || root.isMissingNode() || !root.isObject()) {
             throw CorruptFrameException.of(
                     CorruptFrameException.FRAME, Inputs.kind(root) + " (expected: a JSON object)");

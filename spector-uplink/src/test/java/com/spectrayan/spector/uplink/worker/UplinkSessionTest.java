@@ -136,7 +136,7 @@ final class UplinkSessionTest {
                                 .cast(p)
                                 .data()
                                 .get("chunk")
-                                .textValue()
+                                .asText() // base64 as it crossed: text, or read straight into bytes
                                 .length())
                         .isLessThanOrEqualTo(4 * ((256 * 1024 + 2) / 3)));
         assertThat(gw.responseBody(id)).as("the response byte for byte").isEqualTo(download);
