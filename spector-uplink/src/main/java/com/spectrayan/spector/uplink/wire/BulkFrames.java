@@ -157,11 +157,7 @@ final class BulkFrames {
     /** Answers whether padded base64 ending at {@code to} has no bits set after its last byte. */
     private static boolean canonicalEnd(ByteBuffer in, int to) {
         int padding = in.get(to - 1) != '=' ? 0 : in.get(to - 2) == '=' ? 2 : 1;
-        if (padding == 0) {
-            return true;
-        }
-        int last = Chunks.value((char) in.get(to - padding - 1));
-        return (last & (padding == 2 ? 0x0f : 0x03)) == 0;
+        return padding == 0 || Chunks.canonicalTail(padding, (char) in.get(to - padding - 1));
     }
 
     /** Reads 1 to {@link #MAX_DIGITS} ASCII digits with no leading zero, or returns -1. */

@@ -55,9 +55,7 @@ final class Chunks {
         }
         // Java's decoder accepts non-zero bits after the last byte; the canonical form has none.
         if (padding > 0) {
-            int last = value(text.charAt(length - padding - 1));
-            int unusedBits = padding == 2 ? 0x0f : 0x03;
-            if ((last & unusedBits) != 0) {
+            if (!canonicalTail(padding, text.charAt(length - padding - 1))) {
                 throw SpectorException.badRequest(
                         field, "not canonical base64: non-zero bits after the last byte " + EXPECTED);
             }
@@ -65,20 +63,9 @@ final class Chunks {
         return ByteBuffer.wrap(decoded).asReadOnlyBuffer();
     }
 
-    /** Encodes the remaining bytes of a buffer, without moving its position. */
-    static String encode(ByteBuffer chunk) {
-        ByteBuffer b = chunk.duplicate();
-        if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0 && b.limit() == b.array().length) {
-            return Base64.getEncoder().encodeToString(b.array()); // one copy: base64 bytes into a Latin-1 string
-        }
-        byte[] bytes = new byte[b.remaining()];
-        b.get(bytes);
-        return Base64.getEncoder().encodeToString(bytes);
-    }
-
     /**
      * Returns a chunk as a JSON binary node: Jackson writes it as standard padded base64 (its
-     * default variant, the same text as {@link #encode}) straight into the frame's bytes, with no
+     * default variant, what {@link #decode} reads) straight into the frame's bytes, with no
      * base64 string in between.
      */
     static BinaryNode node(ByteBuffer chunk) {
@@ -97,8 +84,15 @@ final class Chunks {
         return chunk.slice().asReadOnlyBuffer();
     }
 
-    /** The value of a base64 char the decoder already accepted. */
-    static int value(char c) {
+    /**
+     * Answers whether padded base64 has no bits set after its last byte: {@code last} is the char
+     * before the {@code padding} (1 or 2) {@code =}, one the decoder already accepted.
+     */
+    static boolean canonicalTail(int padding, char last) {
+        return (value(last) & (padding == 2 ? 0x0f : 0x03)) == 0;
+    }
+
+    private static int value(char c) {
         if (c >= 'A' && c <= 'Z') {
             return c - 'A';
         }
