@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.gateway.GatewayServer;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
+import com.spectrayan.spector.worker.WorkerDaemon;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.ServerSocket;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -101,6 +103,21 @@ final class StatusCommandTest {
 
         assertThat(code).as("a transport failure's CLI exit").isEqualTo(1);
         assertThat(err.toString()).contains("no answer from the gateway");
+    }
+
+    @Test
+    void statusWorkerAdmin_printsTheWorkersIdAndTargets_fromItsLoopbackAdminPort() throws Exception {
+        try (WorkerDaemon worker = WorkerDaemon.start(
+                URI.create("ws://127.0.0.1:" + gateway.port() + "/uplink"),
+                "w-status",
+                "no-token-needed-for-the-admin-port",
+                Map.of("app", URI.create("http://127.0.0.1:1")),
+                0)) {
+            int code = run("status", "--worker-admin", Integer.toString(worker.adminPort()));
+
+            assertThat(code).as("exit code; stderr: %s", err).isZero();
+            assertThat(out.toString()).contains("worker        w-status").contains("targets       app");
+        }
     }
 
     @Test
