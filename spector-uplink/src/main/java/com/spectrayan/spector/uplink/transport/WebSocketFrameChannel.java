@@ -35,6 +35,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -130,17 +131,24 @@ public final class WebSocketFrameChannel implements FrameChannel {
         // Always through the event loop's task queue, even from the loop itself: a write made
         // directly on the loop would overtake the writes other threads queued before it, and
         // frames must leave in the order they were sent (relay.body in seq order, for one).
-        channel.eventLoop()
-                .execute(() -> channel.writeAndFlush(new TextWebSocketFrame(Unpooled.wrappedBuffer(utf8)))
-                        .addListener(f -> {
-                            if (f.isSuccess()) {
-                                written.complete(null);
-                            } else {
-                                Throwable cause = f.cause();
-                                written.completeExceptionally(cause == null ? new ClosedChannelException() : cause);
-                            }
-                        }));
+        try {
+            channel.eventLoop().execute(() -> write(utf8, written));
+        } catch (RejectedExecutionException e) { // the event loop is shutting down: the uplink is gone
+            written.completeExceptionally(new ClosedChannelException());
+        }
         return written;
+    }
+
+    private void write(byte[] utf8, CompletableFuture<Void> written) {
+        channel.writeAndFlush(new TextWebSocketFrame(Unpooled.wrappedBuffer(utf8)))
+                .addListener(f -> {
+                    if (f.isSuccess()) {
+                        written.complete(null);
+                    } else {
+                        Throwable cause = f.cause();
+                        written.completeExceptionally(cause == null ? new ClosedChannelException() : cause);
+                    }
+                });
     }
 
     @Override
