@@ -1,6 +1,7 @@
 package com.spectrayan.spector.owner;
 
 import com.spectrayan.spector.cluster.routing.RoutingKey;
+import com.spectrayan.spector.contract.Environment;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
 import java.nio.charset.StandardCharsets;
@@ -61,7 +62,7 @@ public final class OwnerMain {
         OwnerSpec spec;
         try {
             spec = specFrom(System.getenv());
-        } catch (BadEnvironmentException e) {
+        } catch (Environment.Problems e) {
             System.err.println("spector owner: refusing to start:\n" + e.getMessage());
             System.exit(2);
             return;
@@ -82,13 +83,13 @@ public final class OwnerMain {
     /**
      * Returns the spec the environment describes.
      *
-     * @throws BadEnvironmentException naming every bad variable, its value and what was expected
+     * @throws Environment.Problems naming every bad variable, its value and what was expected
      */
     static OwnerSpec specFrom(Map<String, String> env) {
         List<String> problems = new ArrayList<>();
-        String nodeId = value(env, NODE_ID);
+        String nodeId = Environment.value(env, NODE_ID);
         if (nodeId == null) {
-            nodeId = value(env, HOSTNAME);
+            nodeId = Environment.value(env, HOSTNAME);
         }
         if (nodeId == null) {
             problems.add(NODE_ID + ": (unset) (expected: this node's ring member id; HOSTNAME is unset too)");
@@ -96,10 +97,11 @@ public final class OwnerMain {
             nodeId = null;
         }
         List<String> members = ringMembers(env, nodeId, problems);
-        long epoch = longValue(env, RING_EPOCH, OwnerSpec.DEFAULT_RING_EPOCH, 0, Long.MAX_VALUE, problems);
-        int port = (int) longValue(env, PORT, DEFAULT_PORT, 0, 65535, problems);
-        String host = value(env, HOST);
-        String cellId = value(env, CELL_ID);
+        long epoch =
+                Environment.integer(env, RING_EPOCH, OwnerSpec.DEFAULT_RING_EPOCH, 0, Long.MAX_VALUE, ">= 0", problems);
+        int port = (int) Environment.integer(env, PORT, DEFAULT_PORT, 0, 65535, "0..65535", problems);
+        String host = Environment.value(env, HOST);
+        String cellId = Environment.value(env, CELL_ID);
         if (cellId != null) {
             try {
                 RoutingKey.checkName(CELL_ID, cellId);
@@ -107,12 +109,12 @@ public final class OwnerMain {
                 problems.add(CELL_ID + ": '" + cellId + "' (expected: a name of [a-z0-9][a-z0-9._-]{0,62})");
             }
         }
-        String redis = value(env, REDIS_URI);
+        String redis = Environment.value(env, REDIS_URI);
         if (redis != null && !(redis.startsWith("redis://") || redis.startsWith("rediss://"))) {
             problems.add(REDIS_URI + ": '" + redis + "' (expected: redis://host:port or rediss://host:port)");
         }
         Path dataDir = null;
-        String dir = value(env, DATA_DIR);
+        String dir = Environment.value(env, DATA_DIR);
         if (dir != null) {
             try {
                 dataDir = Path.of(dir);
@@ -120,7 +122,7 @@ public final class OwnerMain {
                 problems.add(DATA_DIR + ": '" + dir + "' (expected: a directory path)");
             }
         }
-        String secret = value(env, HMAC_SECRET);
+        String secret = Environment.value(env, HMAC_SECRET);
         byte[] secretBytes = secret == null ? null : secret.getBytes(StandardCharsets.UTF_8);
         if (secretBytes != null && secretBytes.length < OwnerLimits.MIN_HMAC_SECRET_BYTES) {
             // The secret itself is never shown, only its length.
@@ -128,7 +130,7 @@ public final class OwnerMain {
                     + OwnerLimits.MIN_HMAC_SECRET_BYTES + " bytes)");
         }
         if (nodeId == null || members == null || !problems.isEmpty()) {
-            throw new BadEnvironmentException(problems);
+            throw new Environment.Problems(problems);
         }
         OwnerSpec.Builder spec = OwnerSpec.builder(nodeId)
                 .bindHost(host == null ? DEFAULT_HOST : host)
@@ -153,7 +155,7 @@ public final class OwnerMain {
     /** Returns the ring's ids (this node alone when unset), or null after adding the problems. */
     private static @Nullable List<String> ringMembers(
             Map<String, String> env, @Nullable String nodeId, List<String> problems) {
-        String raw = value(env, RING_MEMBERS);
+        String raw = Environment.value(env, RING_MEMBERS);
         if (raw == null) {
             return nodeId == null ? null : List.of(nodeId);
         }
@@ -193,45 +195,6 @@ public final class OwnerMain {
             problems.add(key + ": '" + id + "' (expected: a ring member id of " + Limits.RING_MEMBER_CHARS.min() + ".."
                     + Limits.RING_MEMBER_CHARS.max() + " chars without commas, spaces or control chars)");
             return false;
-        }
-    }
-
-    private static long longValue(
-            Map<String, String> env, String key, long fallback, long min, long max, List<String> problems) {
-        String raw = value(env, key);
-        if (raw == null) {
-            return fallback;
-        }
-        String expected = max == Long.MAX_VALUE ? ">= " + min : min + ".." + max;
-        try {
-            long v = Long.parseLong(raw);
-            if (v >= min && v <= max) {
-                return v;
-            }
-        } catch (NumberFormatException e) {
-            // reported below, with the value
-        }
-        problems.add(key + ": '" + raw + "' (expected: " + expected + ")");
-        return fallback;
-    }
-
-    private static @Nullable String value(Map<String, String> env, String key) {
-        String v = env.get(key);
-        return v == null || v.isBlank() ? null : v.strip();
-    }
-
-    /** The environment does not describe an owner: the message lists every problem, one a line. */
-    static final class BadEnvironmentException extends IllegalArgumentException {
-        private final List<String> problems;
-
-        BadEnvironmentException(List<String> problems) {
-            super(String.join("\n", problems));
-            this.problems = List.copyOf(problems);
-        }
-
-        /** Returns the problems, one per bad variable: {@code KEY: 'value' (expected: ...)}. */
-        List<String> problems() {
-            return problems;
         }
     }
 }

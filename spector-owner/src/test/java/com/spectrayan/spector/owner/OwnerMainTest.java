@@ -3,7 +3,7 @@ package com.spectrayan.spector.owner;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.spectrayan.spector.owner.OwnerMain.BadEnvironmentException;
+import com.spectrayan.spector.contract.Environment;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -47,7 +47,7 @@ final class OwnerMainTest {
     private static List<String> problems(Map<String, String> env) {
         try {
             OwnerMain.specFrom(env);
-        } catch (BadEnvironmentException e) {
+        } catch (Environment.Problems e) {
             return e.problems();
         }
         throw new AssertionError("expected a refusal of " + env);

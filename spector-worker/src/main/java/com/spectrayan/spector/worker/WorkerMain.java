@@ -2,6 +2,7 @@ package com.spectrayan.spector.worker;
 
 import static java.util.Objects.requireNonNull;
 
+import com.spectrayan.spector.contract.Environment;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.io.IOException;
@@ -80,7 +81,7 @@ public final class WorkerMain {
         Settings settings;
         try {
             settings = settingsFrom(System.getenv());
-        } catch (BadEnvironmentException e) {
+        } catch (Environment.Problems e) {
             System.err.println("spector worker: refusing to start:\n" + e.getMessage());
             System.exit(2);
             return;
@@ -103,12 +104,12 @@ public final class WorkerMain {
     /**
      * Returns the settings the environment describes, reading the token file when one is named.
      *
-     * @throws BadEnvironmentException naming every bad variable, its value and what was expected
+     * @throws Environment.Problems naming every bad variable, its value and what was expected
      */
     static Settings settingsFrom(Map<String, String> env) {
         List<String> problems = new ArrayList<>();
         URI gateway = gateway(env, problems);
-        String id = value(env, ID);
+        String id = Environment.value(env, ID);
         if (id == null) {
             problems.add(ID + ": (unset) (expected: this worker's id, 1.." + StatusReport.WORKER_ID_CHARS.max()
                     + " chars of [A-Za-z0-9._-])");
@@ -120,13 +121,13 @@ public final class WorkerMain {
         Map<String, URI> targets = targets(env, problems);
         int adminPort = adminPort(env, problems);
         if (!problems.isEmpty() || gateway == null || id == null || token == null) {
-            throw new BadEnvironmentException(problems);
+            throw new Environment.Problems(problems);
         }
         return new Settings(gateway, id, token, targets, adminPort);
     }
 
     private static @Nullable URI gateway(Map<String, String> env, List<String> problems) {
-        String raw = value(env, GATEWAY);
+        String raw = Environment.value(env, GATEWAY);
         String expected = " (expected: ws://host:port/uplink)";
         if (raw == null) {
             problems.add(GATEWAY + ": (unset)" + expected);
@@ -145,8 +146,8 @@ public final class WorkerMain {
     }
 
     private static @Nullable String token(Map<String, String> env, List<String> problems) {
-        String file = value(env, TOKEN_FILE);
-        String inline = value(env, TOKEN);
+        String file = Environment.value(env, TOKEN_FILE);
+        String inline = Environment.value(env, TOKEN);
         if (file != null && inline != null) {
             problems.add(TOKEN_FILE + " and " + TOKEN + ": both set (expected: exactly one)");
             return null;
@@ -174,7 +175,7 @@ public final class WorkerMain {
 
     private static Map<String, URI> targets(Map<String, String> env, List<String> problems) {
         Map<String, URI> targets = new LinkedHashMap<>();
-        String raw = value(env, TARGETS);
+        String raw = Environment.value(env, TARGETS);
         String expected = "name=http://host:port[/base], comma-separated, 1.." + StatusReport.TARGET_COUNT.max()
                 + " of them, each name " + Limits.TARGET_CHARS.min() + ".." + Limits.TARGET_CHARS.max()
                 + " chars of [a-z0-9][a-z0-9-]*";
@@ -218,39 +219,7 @@ public final class WorkerMain {
     }
 
     private static int adminPort(Map<String, String> env, List<String> problems) {
-        String raw = value(env, ADMIN_PORT);
-        if (raw == null) {
-            return DEFAULT_ADMIN_PORT;
-        }
-        try {
-            int port = Integer.parseInt(raw);
-            if (port >= -1 && port <= 65535) {
-                return port;
-            }
-        } catch (NumberFormatException e) {
-            // reported below, with the value
-        }
-        problems.add(ADMIN_PORT + ": '" + raw + "' (expected: -1..65535; -1: off, 0: any free port)");
-        return DEFAULT_ADMIN_PORT;
-    }
-
-    private static @Nullable String value(Map<String, String> env, String key) {
-        String v = env.get(key);
-        return v == null || v.isBlank() ? null : v.strip();
-    }
-
-    /** The environment does not describe a worker: the message lists every problem, one a line. */
-    static final class BadEnvironmentException extends IllegalArgumentException {
-        private final List<String> problems;
-
-        BadEnvironmentException(List<String> problems) {
-            super(String.join("\n", problems));
-            this.problems = List.copyOf(problems);
-        }
-
-        /** Returns the problems, one per bad variable: {@code KEY: 'value' (expected: ...)}. */
-        List<String> problems() {
-            return problems;
-        }
+        return (int) Environment.integer(
+                env, ADMIN_PORT, DEFAULT_ADMIN_PORT, -1, 65535, "-1..65535; -1: off, 0: any free port", problems);
     }
 }

@@ -2,7 +2,7 @@ package com.spectrayan.spector.worker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.spectrayan.spector.worker.WorkerMain.BadEnvironmentException;
+import com.spectrayan.spector.contract.Environment;
 import com.spectrayan.spector.worker.WorkerMain.Settings;
 import java.io.IOException;
 import java.net.URI;
@@ -45,7 +45,7 @@ final class WorkerMainTest {
     private static List<String> problems(Map<String, String> env) {
         try {
             WorkerMain.settingsFrom(env);
-        } catch (BadEnvironmentException e) {
+        } catch (Environment.Problems e) {
             return e.problems();
         }
         throw new AssertionError("expected a refusal of " + env);

@@ -1,0 +1,68 @@
+package com.spectrayan.spector.contract;
+
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Reads a process's {@code SPECTOR_*} environment variables for the container entry points (the
+ * owner's and the worker's), collecting every problem as {@code KEY: 'value' (expected: ...)} so
+ * that one start reports them all. The gateway binds its settings with SmallRye Config instead.
+ */
+public final class Environment {
+    private Environment() {}
+
+    /** Returns a variable's value, stripped; null when it is unset or blank. */
+    public static @Nullable String value(Map<String, String> env, String key) {
+        String v = env.get(key);
+        return v == null || v.isBlank() ? null : v.strip();
+    }
+
+    /**
+     * Returns an integer variable within {@code min..max}, or {@code fallback} when it is unset.
+     * A value that is not such an integer adds a problem (naming {@code expected}) and returns
+     * {@code fallback}.
+     */
+    public static long integer(
+            Map<String, String> env,
+            String key,
+            long fallback,
+            long min,
+            long max,
+            String expected,
+            List<String> problems) {
+        String raw = value(env, key);
+        if (raw == null) {
+            return fallback;
+        }
+        try {
+            long v = Long.parseLong(raw);
+            if (v >= min && v <= max) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // reported below, with the value
+        }
+        problems.add(key + ": '" + raw + "' (expected: " + expected + ")");
+        return fallback;
+    }
+
+    /** The environment does not describe the process: the message lists every problem, one a line. */
+    public static final class Problems extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        @SuppressWarnings("serial") // an immutable list of strings; never serialised in practice
+        private final List<String> problems;
+
+        /** Makes the exception for a non-empty list of problems. */
+        public Problems(List<String> problems) {
+            super(String.join("\n", problems));
+            this.problems = List.copyOf(problems);
+        }
+
+        /** Returns the problems, one per bad variable: {@code KEY: 'value' (expected: ...)}. */
+        public List<String> problems() {
+            return problems;
+        }
+    }
+}
