@@ -220,6 +220,9 @@ public final class UplinkAcceptor {
                                     .maxFramePayloadLength(WebSocketFrameChannel.MAX_MESSAGE_BYTES)
                                     .allowExtensions(false)
                                     .closeOnProtocolViolation(true)
+                                    // FrameCodec refuses text that is not UTF-8 (1007) as it parses;
+                                    // Netty's validator walked every byte a second time.
+                                    .withUTF8Validator(false)
                                     .build())
                     .newHandshaker(request);
             if (handshaker == null) {

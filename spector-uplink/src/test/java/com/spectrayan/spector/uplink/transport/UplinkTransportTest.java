@@ -189,6 +189,12 @@ final class UplinkTransportTest {
     }
 
     @Test
+    void textThatIsNotUtf8_closes1007_refusedByTheCodecAsItParses() {
+        byte[] notUtf8 = {'{', '"', 't', 'y', 'p', 'e', '"', ':', '"', (byte) 0xC3, (byte) 0x28, '"', '}'};
+        assertClosedBy(() -> new TextWebSocketFrame(io.netty.buffer.Unpooled.wrappedBuffer(notUtf8)), 1007, "corrupt");
+    }
+
+    @Test
     void corruptFrame_goesToTheCorruptCallback() {
         TestGateway g = gateway(0);
         BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
