@@ -186,8 +186,10 @@ final class StatusCommand implements java.util.concurrent.Callable<Integer> {
                         : (redis.path("connected").asBoolean() ? "connected" : "DISCONNECTED")
                                 + (redis.path("subscribed").asBoolean() ? ", subscribed" : ", NOT subscribed"));
         out.printf(
-                "exchanges  %d in flight, %d owner connections%n",
-                s.path("exchangesInFlight").asLong(), s.path("ownerConnections").asLong());
+                "exchanges  %d in flight on %d client connections, %d owner connections%n",
+                s.path("exchangesInFlight").asLong(),
+                s.path("clientConnections").asLong(),
+                s.path("ownerConnections").asLong());
         JsonNode workers = s.path("workers");
         out.printf(
                 "workers    %d connected, %d active relays%n",

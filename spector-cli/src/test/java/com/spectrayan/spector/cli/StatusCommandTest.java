@@ -72,6 +72,7 @@ final class StatusCommandTest {
                 .contains("http://127.0.0.1:2")
                 .contains("L2 off")
                 .contains("redis      off")
+                .containsPattern("exchanges  0 in flight on [1-9][0-9]* client connections")
                 .contains("workers    0 connected, 0 active relays");
     }
 

@@ -168,7 +168,15 @@ public final class GatewayServer implements AutoCloseable {
                 Set.copyOf(trusted),
                 relayRoute,
                 drain,
-                new GatewayStatus(s.cellId(), s.ringMembers(), resolver, redis, transport, relayRoute, drain));
+                new GatewayStatus(
+                        s.cellId(),
+                        s.ringMembers(),
+                        resolver,
+                        redis,
+                        transport,
+                        relayRoute,
+                        drain,
+                        clientConnections::get));
 
         Map<String, String> uplinkTokens = s.uplinkTokens();
         UplinkAcceptor uplinks = UplinkAcceptor.builder(

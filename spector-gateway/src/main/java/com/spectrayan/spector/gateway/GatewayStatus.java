@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -30,6 +31,7 @@ final class GatewayStatus {
     private final GatewayHttpTransport transport;
     private final RelayRoute relays;
     private final Drain drain;
+    private final IntSupplier clientConnections;
 
     GatewayStatus(
             String cellId,
@@ -38,7 +40,8 @@ final class GatewayStatus {
             @Nullable RedisRouting redis,
             GatewayHttpTransport transport,
             RelayRoute relays,
-            Drain drain) {
+            Drain drain,
+            IntSupplier clientConnections) {
         this.cellId = cellId;
         this.members = Map.copyOf(members);
         this.resolver = resolver;
@@ -46,6 +49,7 @@ final class GatewayStatus {
         this.transport = transport;
         this.relays = relays;
         this.drain = drain;
+        this.clientConnections = clientConnections;
     }
 
     FullHttpResponse answer() {
@@ -57,6 +61,7 @@ final class GatewayStatus {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("cell", cellId);
         body.put("draining", drain.isDraining());
+        body.put("clientConnections", clientConnections.getAsInt());
         body.put("exchangesInFlight", drain.inFlight());
         body.put("ownerConnections", transport.openConnections());
 

@@ -117,6 +117,9 @@ final class GatewayStatusTest {
             assertThat(s.at("/workers/0/targets").toString()).contains("gate");
             assertThat(s.at("/workers/0/activeRelays").asInt()).isEqualTo(1);
             assertThat(s.path("activeRelays").asInt()).isEqualTo(1);
+            assertThat(s.path("clientConnections").asInt())
+                    .as("the status request's own connection, the relay's and the uplink are counted")
+                    .isGreaterThanOrEqualTo(2);
             assertThat(s.path("exchangesInFlight").asInt())
                     .as("the running relay is an exchange in flight")
                     .isGreaterThanOrEqualTo(1);
