@@ -345,7 +345,8 @@ final class RelayExchange implements RelayHooks {
                                 workerId, "worker " + workerId + " uplink was lost during the relay", cause),
                         false);
             } else {
-                fail(cause, false);
+                // The worker's own error follows the chunks it sent: they reach the caller first.
+                fail(cause, false, true);
             }
             return;
         }
@@ -409,6 +410,14 @@ final class RelayExchange implements RelayHooks {
      * after it the body. Sends relay.cancel when asked and the request went out.
      */
     private void fail(Throwable failure, boolean cancel) {
+        fail(failure, cancel, false);
+    }
+
+    /**
+     * As {@link #fail(Throwable, boolean)}; {@code afterQueued}: the body errors once the caller
+     * has read the parts already queued (the failure came in order behind them), else at once.
+     */
+    private void fail(Throwable failure, boolean cancel, boolean afterQueued) {
         boolean beforeHead;
         ResponseBody b;
         GatewayWorkerClient c;
@@ -444,7 +453,11 @@ final class RelayExchange implements RelayHooks {
         if (beforeHead) {
             result.completeExceptionally(failure);
         } else if (b != null) {
-            b.fail(failure);
+            if (afterQueued) {
+                b.failAfterQueued(failure);
+            } else {
+                b.fail(failure);
+            }
         }
         if (release) {
             limiter.release();

@@ -61,15 +61,26 @@ final class ResponseBody implements BodySource {
 
     /** Fails the body, dropping the queued parts. */
     void fail(Throwable why) {
+        fail(why, true);
+    }
+
+    /** Fails the body once the reader has taken the parts already queued. */
+    void failAfterQueued(Throwable why) {
+        fail(why, false);
+    }
+
+    private void fail(Throwable why, boolean dropQueued) {
         CompletableFuture<@Nullable ByteBuffer> reader;
         synchronized (this) {
             if (ended || failure != null) {
                 return;
             }
             failure = why;
-            parts.clear();
-            buffered = 0;
-            reader = waiting;
+            if (dropQueued) {
+                parts.clear();
+                buffered = 0;
+            }
+            reader = waiting; // a reader waits only when nothing is queued
             waiting = null;
         }
         if (reader != null) {
@@ -105,7 +116,7 @@ final class ResponseBody implements BodySource {
     @Override
     public void cancel(Throwable reason) {
         synchronized (this) {
-            if (ended) {
+            if (ended || failure != null) {
                 parts.clear();
                 buffered = 0;
                 return;

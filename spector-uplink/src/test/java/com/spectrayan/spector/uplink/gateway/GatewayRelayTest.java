@@ -10,6 +10,7 @@ import static com.spectrayan.spector.uplink.gateway.RelayFixture.spectorFailure;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.text;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
@@ -445,6 +446,27 @@ final class GatewayRelayTest {
         assertThat(text(done(body.next(), "part before the error"))).isEqualTo("part");
         worker.error(request.id(), ErrorCode.INTERNAL, "target body broke");
         SpectorException e = spectorFailure(body.next(), ErrorCode.INTERNAL, "worker INTERNAL after head");
+        assertThat(e.getMessage()).isEqualTo("target body broke");
+    }
+
+    @Test
+    void workerInternalAfterChunks_theCallerReadsTheChunksAlreadySent_thenTheError() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.head(request.id(), 200);
+        worker.chunk(request.id(), utf8("one,"));
+        worker.chunk(request.id(), utf8("two,"));
+        worker.error(request.id(), ErrorCode.INTERNAL, "target body broke");
+        BodySource body = RelayFixture.body(done(stage, "head"));
+        await("the relay ended on the worker's error, with nothing read yet")
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> relay.running("w1") == 0);
+
+        assertThat(text(done(body.next(), "first chunk")))
+                .as("a chunk the worker sent before its error is not dropped")
+                .isEqualTo("one,");
+        assertThat(text(done(body.next(), "second chunk"))).isEqualTo("two,");
+        SpectorException e = spectorFailure(body.next(), ErrorCode.INTERNAL, "the error after the chunks");
         assertThat(e.getMessage()).isEqualTo("target body broke");
     }
 
