@@ -1,6 +1,7 @@
 package com.spectrayan.spector.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -13,16 +14,19 @@ import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.gateway.UplinkWorkerClient;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
+import com.spectrayan.spector.uplink.transport.TokenHashes;
 import com.spectrayan.spector.uplink.wire.Header;
 import com.spectrayan.spector.uplink.worker.UplinkSession;
 import com.spectrayan.spector.uplink.worker.WorkerOptions;
 import com.spectrayan.spector.worker.HttpForwardTarget;
+import com.spectrayan.spector.worker.WorkerDaemon;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import java.io.InputStream;
+import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
@@ -32,6 +36,7 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
@@ -41,8 +46,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The {@code /relay/{workerId}/{target}/...} route end to end: HTTP into a real gateway, over an
- * uplink (an in-memory frame channel through the wire codec; the WebSocket transport is separate)
- * to a worker session and its relay targets, and back.
+ * uplink to a worker session and its relay targets, and back. Worker {@code w1} is a session with
+ * fake targets over an in-memory uplink (every frame through the wire codec); worker {@code dw} is
+ * the real worker daemon over the real WebSocket, with an {@code http-forward} target to an owner.
  */
 final class RelayRouteTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
@@ -51,10 +57,15 @@ final class RelayRouteTest {
     private static Cell cell;
     private static EventLoopGroup workerLoops;
     private static GatewayHttpTransport workerTransport;
+    private static WorkerDaemon daemon;
+    private static final String DAEMON_TOKEN = "relay-route-daemon-token-0123456789";
 
     @BeforeAll
     static void start() throws Exception {
-        cell = Cell.builder().owners(1).start();
+        cell = Cell.builder()
+                .owners(1)
+                .set("spector.uplink.tokens", "dw=" + TokenHashes.sha256Hex(DAEMON_TOKEN))
+                .start();
         workerLoops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         workerTransport =
                 new GatewayHttpTransport(TransportSpec.defaults(), NioSocketChannel.class, NioDatagramChannel.class);
@@ -69,10 +80,20 @@ final class RelayRouteTest {
                         .relayTarget("owner", http)
                         .build());
         cell.gateway.workerDirectory().register(new WorkerLink("w1", UplinkWorkerClient.over("w1", uplink[0])));
+        daemon = WorkerDaemon.start(
+                URI.create("ws://127.0.0.1:" + cell.gateway.port() + "/uplink"),
+                "dw",
+                DAEMON_TOKEN,
+                Map.of("owner", cell.owners.get(0).baseUri()));
+        await("the worker daemon's uplink is registered")
+                .atMost(TIMEOUT)
+                .until(() ->
+                        daemon.isConnected() && cell.gateway.workerDirectory().live("dw") != null);
     }
 
     @AfterAll
     static void stop() {
+        daemon.close();
         cell.close();
         workerTransport.close();
         workerLoops
@@ -81,11 +102,12 @@ final class RelayRouteTest {
     }
 
     @Test
-    void shouldRelayA20MiBPutAndA20MiBGetThroughHttpForwardByteForByte() throws Exception {
+    void shouldRelayA20MiBPutAndA20MiBGetThroughTheWorkerDaemonsHttpForwardOverTheWebSocketByteForByte()
+            throws Exception {
         byte[] upload = new byte[20 * MIB];
         new java.util.Random(5).nextBytes(upload);
         HttpResponse<String> put = cell.http.send(
-                request("/relay/w1/owner/api/v1/namespaces/relayed/objects/blob")
+                request("/relay/dw/owner/api/v1/namespaces/relayed/objects/blob")
                         .PUT(HttpRequest.BodyPublishers.ofByteArray(upload))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
@@ -96,7 +118,7 @@ final class RelayRouteTest {
                 .isEqualTo(HexFormat.of().formatHex(sha256().digest(upload)));
 
         HttpResponse<byte[]> get = cell.http.send(
-                request("/relay/w1/owner/api/v1/namespaces/relayed/objects/blob")
+                request("/relay/dw/owner/api/v1/namespaces/relayed/objects/blob")
                         .build(),
                 HttpResponse.BodyHandlers.ofByteArray());
         assertThat(get.statusCode()).isEqualTo(200);
@@ -277,6 +299,8 @@ final class RelayRouteTest {
                 cell.http.send(request("/gateway/v1/workers").build(), HttpResponse.BodyHandlers.ofString());
 
         assertThat(r.statusCode()).isEqualTo(200);
-        assertThat(JSON.readTree(r.body()).at("/workers/0/id").asText()).isEqualTo("w1");
+        assertThat(JSON.readTree(r.body()).get("workers").findValuesAsText("id"))
+                .as("both workers: the in-memory one and the daemon on the WebSocket")
+                .containsExactlyInAnyOrder("w1", "dw");
     }
 }
