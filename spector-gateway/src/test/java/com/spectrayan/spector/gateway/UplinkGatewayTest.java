@@ -97,6 +97,9 @@ final class UplinkGatewayTest {
                     .as("no uplink registered")
                     .isNull();
             assertThat(w.connections).as("no uplink was ever opened").isEmpty();
+            assertThat(w.dialer.isConnected())
+                    .as("a dialer between refused attempts is not connected")
+                    .isFalse();
         }
     }
 

@@ -140,11 +140,15 @@ public final class UplinkDialer implements AutoCloseable {
         return attempts.get();
     }
 
-    /** Answers whether an uplink is connected now. */
+    /** Answers whether an uplink is open now: upgraded to the protocol, not merely TCP-connected. */
     public boolean isConnected() {
         synchronized (lock) {
             Channel c = current;
-            return c != null && c.isActive();
+            if (c == null) {
+                return false;
+            }
+            WebSocketFrameChannel frames = c.attr(Attrs.FRAMES).get();
+            return frames != null && frames.isOpen(); // upgraded, not merely TCP-connected
         }
     }
 
