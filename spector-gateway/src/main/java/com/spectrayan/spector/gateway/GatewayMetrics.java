@@ -20,8 +20,6 @@ import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.SingleThreadEventExecutor;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -218,13 +216,13 @@ final class GatewayMetrics {
     }
 
     void bindUplinks(WorkerDirectory directory, GatewayRelay relay) {
-        Gauge.builder("spector.uplinks.connected", directory, d -> live(d).size())
+        Gauge.builder("spector.uplinks.connected", directory, d -> d.liveLinks().size())
                 .description("Workers with a live uplink")
                 .register(registry);
         Gauge.builder("spector.relays.active", directory, d -> {
                     long n = 0;
-                    for (String id : d.workerIds()) {
-                        n += relay.running(id);
+                    for (WorkerLink link : d.liveLinks()) {
+                        n += relay.running(link.workerId());
                     }
                     return n;
                 })
@@ -232,7 +230,7 @@ final class GatewayMetrics {
                 .register(registry);
         Gauge.builder("spector.uplinks.status.missing", directory, d -> {
                     long n = 0;
-                    for (WorkerLink link : live(d)) {
+                    for (WorkerLink link : d.liveLinks()) {
                         n += link.misses() > 0 ? 1 : 0;
                     }
                     return n;
@@ -253,17 +251,6 @@ final class GatewayMetrics {
                 LongAdder::sum,
                 "direction",
                 "from-worker");
-    }
-
-    private static List<WorkerLink> live(WorkerDirectory directory) {
-        List<WorkerLink> links = new ArrayList<>();
-        for (String id : directory.workerIds()) {
-            WorkerLink link = directory.live(id);
-            if (link != null) {
-                links.add(link);
-            }
-        }
-        return links;
     }
 
     void bindNetty(EventLoopGroup workers) {

@@ -324,13 +324,9 @@ public final class GatewayServer implements AutoCloseable {
                     drainTimeout.toMillis(),
                     left);
         }
-        int uplinks = 0;
-        for (String id : workerDirectory.workerIds()) {
-            WorkerLink link = workerDirectory.live(id);
-            if (link != null) {
-                link.close(DRAIN_CLOSE_REASON);
-                uplinks++;
-            }
+        List<WorkerLink> uplinks = workerDirectory.liveLinks();
+        for (WorkerLink link : uplinks) {
+            link.close(DRAIN_CLOSE_REASON);
         }
         if (!drain.awaitUplinksClosed(SHUTDOWN_TIMEOUT)) {
             log.warn("uplinks still open {} after their close: cutting them", SHUTDOWN_TIMEOUT);
@@ -340,7 +336,7 @@ public final class GatewayServer implements AutoCloseable {
                 "drained in {} ms: {} exchanges cut, {} uplinks closed",
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
                 left,
-                uplinks);
+                uplinks.size());
         transport.close();
         boss.shutdownGracefully(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         workers.shutdownGracefully(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)

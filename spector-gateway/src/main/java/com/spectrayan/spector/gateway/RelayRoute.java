@@ -106,11 +106,8 @@ final class RelayRoute {
     /** One row per live worker: its id, targets, active relays and status misses in a row. */
     List<Map<String, Object>> workerRows() {
         List<Map<String, Object>> rows = new ArrayList<>();
-        for (String id : directory.workerIds()) {
-            WorkerLink link = directory.live(id);
-            if (link == null) {
-                continue;
-            }
+        for (WorkerLink link : directory.liveLinks()) {
+            String id = link.workerId();
             StatusReport status = link.lastStatus();
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("id", id);

@@ -1,6 +1,8 @@
 package com.spectrayan.spector.uplink.gateway;
 
 import com.spectrayan.spector.contract.ErrorCode;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
@@ -27,6 +29,17 @@ public final class WorkerDirectory {
     public @Nullable WorkerLink live(String workerId) {
         WorkerLink link = links.get(workerId);
         return link != null && link.isOpen() ? link : null;
+    }
+
+    /** Returns the open links, one per worker, in no particular order. */
+    public List<WorkerLink> liveLinks() {
+        List<WorkerLink> open = new ArrayList<>();
+        for (WorkerLink link : links.values()) {
+            if (link.isOpen()) {
+                open.add(link);
+            }
+        }
+        return open;
     }
 
     /** Returns the ids of the workers with a registered link. */

@@ -76,6 +76,9 @@ final class WorkerLinkTest {
         RelayFixture newer = new RelayFixture(directory);
         Await.until("replace: the old link closes", () -> !w1.link.isOpen());
         assertThat(directory.live("w1")).as("replace: the newer link is live").isSameAs(newer.link);
+        assertThat(directory.liveLinks())
+                .as("one live link per worker: the replaced one is not listed")
+                .containsExactly(newer.link);
         w1.client.close("again");
         assertThat(directory.live("w1"))
                 .as("the old link's close does not remove the newer one")
@@ -84,5 +87,6 @@ final class WorkerLinkTest {
         Await.until(
                 "a closed link leaves the directory",
                 () -> directory.workerIds().isEmpty());
+        assertThat(directory.liveLinks()).as("no live link once closed").isEmpty();
     }
 }
