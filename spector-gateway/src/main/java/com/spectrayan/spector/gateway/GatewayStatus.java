@@ -69,18 +69,22 @@ final class GatewayStatus {
         List<Map<String, Object>> memberRows = new ArrayList<>();
         for (String id : ring.members()) {
             URI url = members.get(id);
-            memberRows.add(row("id", id, "url", url == null ? "" : url.toString()));
+            memberRows.add(Responses.object("id", id, "url", url == null ? "" : url.toString()));
         }
-        body.put("ring", row("epoch", ring.epoch(), "members", memberRows));
+        body.put("ring", Responses.object("epoch", ring.epoch(), "members", memberRows));
 
         RoutingMetrics m = resolver.metrics();
         RedisRouting r = redis;
         Map<String, Object> routing = new LinkedHashMap<>();
-        routing.put("l1", row("entries", resolver.l1Size(), "hits", m.l1Hits(), "bypassed", resolver.isL1Bypassed()));
-        routing.put("l2", row("enabled", r != null, "hits", m.l2Hits(), "errors", m.redisErrors()));
-        routing.put("l3", row("hits", m.l3Hits()));
         routing.put(
-                "invalidations", row("received", m.invalidationsReceived(), "published", m.invalidationsPublished()));
+                "l1",
+                Responses.object(
+                        "entries", resolver.l1Size(), "hits", m.l1Hits(), "bypassed", resolver.isL1Bypassed()));
+        routing.put("l2", Responses.object("enabled", r != null, "hits", m.l2Hits(), "errors", m.redisErrors()));
+        routing.put("l3", Responses.object("hits", m.l3Hits()));
+        routing.put(
+                "invalidations",
+                Responses.object("received", m.invalidationsReceived(), "published", m.invalidationsPublished()));
         routing.put("misdirected", m.misdirected());
         routing.put("fillsDropped", m.fillsDropped());
         routing.put("l1Clears", m.l1Clears());
@@ -89,8 +93,9 @@ final class GatewayStatus {
         body.put(
                 "redis",
                 r == null
-                        ? row("enabled", false)
-                        : row("enabled", true, "connected", r.isConnected(), "subscribed", r.isSubscribed()));
+                        ? Responses.object("enabled", false)
+                        : Responses.object(
+                                "enabled", true, "connected", r.isConnected(), "subscribed", r.isSubscribed()));
 
         List<Map<String, Object>> workers = relays.workerRows();
         int active = 0;
@@ -102,13 +107,5 @@ final class GatewayStatus {
         body.put("workers", workers);
         body.put("activeRelays", active);
         return body;
-    }
-
-    private static Map<String, Object> row(Object... keyValues) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        for (int i = 0; i < keyValues.length; i += 2) {
-            m.put((String) keyValues[i], keyValues[i + 1]);
-        }
-        return m;
     }
 }

@@ -1,7 +1,5 @@
 package com.spectrayan.spector.gateway;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.cluster.routing.OwnershipResolver;
 import com.spectrayan.spector.cluster.routing.RedisRouting;
@@ -19,8 +17,6 @@ import org.jspecify.annotations.Nullable;
  * degrades routing (L3 answers), so it never takes readiness down.
  */
 final class Health {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     private final OwnershipResolver ring;
     private final @Nullable RedisRouting redis;
     private final BooleanSupplier draining;
@@ -50,11 +46,11 @@ final class Health {
             boolean up = rr.isConnected() && rr.isSubscribed();
             components.put(
                     "redis",
-                    ordered(
+                    Responses.object(
                             "status",
                             up ? "UP" : "DOWN",
                             "details",
-                            ordered(
+                            Responses.object(
                                     "connected", rr.isConnected(),
                                     "subscribed", rr.isSubscribed(),
                                     "impact", "routing answers from the ring; L1 bypassed while unsubscribed")));
@@ -79,19 +75,7 @@ final class Health {
                 Map.of("status", ready ? "UP" : "OUT_OF_SERVICE"));
     }
 
-    private static Map<String, Object> ordered(Object... keyValues) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        for (int i = 0; i < keyValues.length; i += 2) {
-            m.put((String) keyValues[i], keyValues[i + 1]);
-        }
-        return m;
-    }
-
     private static FullHttpResponse respond(HttpResponseStatus status, Map<String, Object> body) {
-        try {
-            return Responses.full(status, "application/vnd.spring-boot.actuator.v3+json", JSON.writeValueAsBytes(body));
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("health is always serialisable", e);
-        }
+        return Responses.jsonOf(status, "application/vnd.spring-boot.actuator.v3+json", body);
     }
 }

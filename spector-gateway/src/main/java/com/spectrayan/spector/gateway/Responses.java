@@ -19,6 +19,8 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /** Builds the responses the gateway originates: problem+json errors and small JSON or text bodies. */
@@ -46,11 +48,25 @@ final class Responses {
 
     /** A JSON response with {@code body} (maps, lists, strings, numbers) serialised by Jackson. */
     static FullHttpResponse jsonOf(HttpResponseStatus status, Object body) {
+        return jsonOf(status, "application/json", body);
+    }
+
+    /** As {@link #jsonOf(HttpResponseStatus, Object)}, with a JSON media type of its own. */
+    static FullHttpResponse jsonOf(HttpResponseStatus status, String contentType, Object body) {
         try {
-            return full(status, "application/json", JSON.writeValueAsBytes(body));
+            return full(status, contentType, JSON.writeValueAsBytes(body));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("maps of plain values are always serialisable", e);
         }
+    }
+
+    /** A JSON object's members in the order given: {@code object("a", 1, "b", 2)}. */
+    static Map<String, Object> object(Object... keyValues) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < keyValues.length; i += 2) {
+            m.put((String) keyValues[i], keyValues[i + 1]);
+        }
+        return m;
     }
 
     /** A response with a body of the given type. */
