@@ -17,6 +17,8 @@ public enum ErrorCode {
     UNAUTHENTICATED(ErrorKind.AUTH, 401, 3, "Unauthenticated", shape("reason", String.class)),
     FORBIDDEN(ErrorKind.AUTH, 403, 3, "Forbidden", shape("reason", String.class)),
     NOT_FOUND(ErrorKind.DOMAIN, 404, 1, "Not found", shape("path", String.class)),
+    REQUEST_TIMEOUT(
+            ErrorKind.VALIDATION, 408, 2, "Request timeout", shape("phase", String.class, "timeoutMs", Long.class)),
     PAYLOAD_TOO_LARGE(ErrorKind.VALIDATION, 413, 2, "Payload too large", shape("limitBytes", Long.class)),
     GATEWAY_ROUTING_FAILURE(
             ErrorKind.DOMAIN,
@@ -30,6 +32,7 @@ public enum ErrorCode {
     RELAY_TARGET_MISSING(ErrorKind.DOMAIN, 503, 1, "Relay target missing", shape("target", String.class)),
     DAEMON_STOPPING(ErrorKind.TRANSPORT, 503, 1, "Daemon stopping", shape()),
     DAEMON_CONNECTION_LOST(ErrorKind.TRANSPORT, 503, 1, "Daemon connection lost", shape()),
+    NOT_IMPLEMENTED(ErrorKind.DOMAIN, 501, 1, "Not implemented", shape("feature", String.class)),
     INTERNAL(ErrorKind.INTERNAL, 500, 1, "Internal error", shape());
 
     /** How many causes {@link #isConnectionLost(Throwable)} follows before giving up on a chain. */

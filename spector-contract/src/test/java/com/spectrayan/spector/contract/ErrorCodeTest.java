@@ -17,6 +17,7 @@ final class ErrorCodeTest {
         "UNAUTHENTICATED, AUTH, 401, 3",
         "FORBIDDEN, AUTH, 403, 3",
         "NOT_FOUND, DOMAIN, 404, 1",
+        "REQUEST_TIMEOUT, VALIDATION, 408, 2",
         "PAYLOAD_TOO_LARGE, VALIDATION, 413, 2",
         "GATEWAY_ROUTING_FAILURE, DOMAIN, 503, 1",
         "OWNER_UNREACHABLE, TRANSPORT, 502, 1",
@@ -25,6 +26,7 @@ final class ErrorCodeTest {
         "RELAY_TARGET_MISSING, DOMAIN, 503, 1",
         "DAEMON_STOPPING, TRANSPORT, 503, 1",
         "DAEMON_CONNECTION_LOST, TRANSPORT, 503, 1",
+        "NOT_IMPLEMENTED, DOMAIN, 501, 1",
         "INTERNAL, INTERNAL, 500, 1",
     })
     void registry_row_matchesTheDesignTable(String name, ErrorKind kind, int http, int exit) {
@@ -38,7 +40,7 @@ final class ErrorCodeTest {
 
     @Test
     void registry_hasExactlyTheDesignCodes() {
-        assertThat(ErrorCode.values()).hasSize(13);
+        assertThat(ErrorCode.values()).hasSize(15);
         assertThat(ErrorCode.fromWire("NOPE")).isNull();
     }
 
