@@ -2,6 +2,7 @@ package com.spectrayan.spector.gateway;
 
 import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
 import com.spectrayan.spector.cluster.routing.RoutingKeyExtractor;
+import java.time.Duration;
 import java.util.Set;
 
 /**
@@ -17,6 +18,10 @@ import java.util.Set;
  * @param relay the {@code /relay/...} and {@code /gateway/v1/workers} routes
  * @param drain the graceful stop: exchanges in flight and whether the gateway is draining
  * @param status the {@code /gateway/v1/status} answer
+ * @param headerTimeout how long a request head may take from its first byte ({@code
+ *     spector.server.header-timeout})
+ * @param bodyTimeout the longest gap between two reads of a request body ({@code
+ *     spector.server.body-timeout})
  */
 record GatewayContext(
         GatewayForwarder forwarder,
@@ -28,4 +33,6 @@ record GatewayContext(
         Set<String> trustedProxies,
         RelayRoute relay,
         Drain drain,
-        GatewayStatus status) {}
+        GatewayStatus status,
+        Duration headerTimeout,
+        Duration bodyTimeout) {}

@@ -7,7 +7,7 @@ import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.contract.SpectorHeaders;
-import io.netty.channel.ChannelFutureListener;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.TooLongFrameException;
@@ -20,7 +20,6 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.handler.timeout.IdleStateEvent;
@@ -33,25 +32,25 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The gateway's request pipeline for one client connection: local routes (health, metrics,
- * CORS preflight), then edge auth and routing for {@code /api/v1/**}, then the forwarder.
+ * The gateway's request pipeline for one client connection: it decodes, checks the request target
+ * and Host ({@link RequestTarget}), answers local routes (health, metrics, CORS preflight),
+ * authenticates, routes, and hands the exchange to the one client side ({@link ClientConnection})
+ * with a forwarded ({@link ForwardedExchange}) or relayed ({@link RelayedExchange}) exchange.
  *
- * <p>One exchange at a time per connection: reading pauses once a request's body has arrived and
- * resumes when its response is written. A request pipelined behind an unfinished one ends the
- * connection after that response.
+ * <p>Everything about the connection itself (reading the body, framing, keep-alive, ending) is
+ * the {@link ClientConnection}'s. Decisions use the normalized path only: the skip list, auth,
+ * routing and the relay route never see the raw target.
  *
  * <p>Threading: confined to the connection's event loop.
  */
-final class GatewayHandler extends ChannelInboundHandlerAdapter implements ClientSide.Done {
+final class GatewayHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(GatewayHandler.class);
 
+    /** What {@code OPTIONS *} answers (RFC 9110 §9.3.7): the methods the gateway forwards. */
+    static final String ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
+
     private final GatewayContext context;
-    private @Nullable ClientSide exchange;
-    private @Nullable ChannelHandlerContext context0;
-    private boolean discardingBody;
-    private boolean closeAfterExchange;
-    private long startNanos;
-    private String route = "";
+    private @Nullable ClientConnection connection;
 
     GatewayHandler(GatewayContext context) {
         this.context = context;
@@ -59,7 +58,15 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
-        context0 = ctx;
+        connection = new ClientConnection(ctx, context);
+    }
+
+    private ClientConnection connection() {
+        ClientConnection c = connection;
+        if (c == null) {
+            throw new IllegalStateException("handler not added");
+        }
+        return c;
     }
 
     @Override
@@ -74,25 +81,17 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
             }
         }
         if (msg instanceof HttpContent content) {
-            ClientSide e = exchange;
-            if (e != null && !discardingBody) {
-                e.onContent(content);
-            } else {
-                content.release();
-                if (content instanceof LastHttpContent) {
-                    discardingBody = false;
-                }
-            }
+            connection().onContent(content);
+        } else if (!(msg instanceof HttpRequest)) {
+            ReferenceCountUtil.release(msg);
         }
     }
 
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
-        if (exchange != null) {
-            closeAfterExchange = true; // pipelined: answer the current one, then end the connection
-            discardingBody = true;
-            return;
+        ClientConnection c = connection();
+        if (!c.begin(request, "malformed")) {
+            return; // the connection is ending: a request behind its last response is dropped
         }
-        startNanos = System.nanoTime();
         if (request.decoderResult().isFailure()) {
             Throwable cause = request.decoderResult().cause();
             HttpResponseStatus status = cause instanceof TooLongHttpLineException
@@ -102,199 +101,169 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
                             : cause instanceof TooLongFrameException
                                     ? HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE
                                     : HttpResponseStatus.BAD_REQUEST;
-            route = "malformed";
             SpectorException e =
                     SpectorException.badRequest("request", status.reasonPhrase() + ": " + cause.getMessage());
             FullHttpResponse r = Responses.problem(e, null);
             r.setStatus(status);
-            answerAndClose(ctx, r);
+            c.closeAfterResponse(); // the decoder discards the rest of the connection
+            c.answer(r);
             return;
         }
-        String uri = request.uri();
-        int q = uri.indexOf('?');
-        String path = q < 0 ? uri : uri.substring(0, q);
-        boolean hasBody = HttpUtil.isTransferEncodingChunked(request) || HttpUtil.getContentLength(request, 0L) > 0;
-        boolean keepAlive = HttpUtil.isKeepAlive(request) && !context.drain().isDraining();
-
+        RequestTarget target;
+        try {
+            target = RequestTarget.parse(request.method(), request.uri(), request.protocolVersion(), request.headers());
+        } catch (SpectorException e) {
+            log.debug("refused request target from {}: {}", ctx.channel().remoteAddress(), e.getMessage());
+            c.closeAfterResponse(); // nginx closes after a 400 for a bad target or Host too
+            c.answer(Responses.problem(e, null));
+            return;
+        }
+        if (target.form() == RequestTarget.Form.ASTERISK) {
+            c.route("options");
+            FullHttpResponse r = Responses.full(HttpResponseStatus.OK, "text/plain", new byte[0]);
+            r.headers().set(HttpHeaderNames.ALLOW, ALLOW);
+            c.answer(r);
+            return;
+        }
+        String authority = target.authority();
+        if (target.form() == RequestTarget.Form.ABSOLUTE && authority != null) {
+            request.headers().set(HttpHeaderNames.HOST, authority); // RFC 9112 §3.2.2: it replaces Host
+        }
+        String path = target.path();
         FullHttpResponse local = context.local().answer(request.method(), path, request.headers());
         if (local != null) {
-            route = context.local().routeName(path);
-            answerLocal(ctx, local, keepAlive, hasBody);
+            c.route(context.local().routeName(path));
+            c.answer(local);
             return;
         }
         boolean admin = path.equals(RelayRoute.WORKERS) || path.equals(GatewayStatus.PATH);
         if (admin || path.startsWith(RelayRoute.PREFIX)) {
-            route = admin ? path.substring(path.lastIndexOf('/') + 1) : "relay";
-            Map<String, Object> claims;
-            try {
-                claims = context.auth().authenticate(request.headers().get(HttpHeaderNames.AUTHORIZATION));
-            } catch (SpectorException e) {
-                route = "unauthenticated";
-                FullHttpResponse r = Responses.problem(e, path);
-                r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, context.auth().challenge(e));
-                answerLocal(ctx, r, keepAlive, hasBody);
-                return;
-            }
-            if (admin) {
-                FullHttpResponse r = !HttpMethod.GET.equals(request.method())
-                        ? Responses.problem(SpectorException.badRequest("method", "GET only"), path)
-                        : path.equals(GatewayStatus.PATH)
-                                ? context.status().answer()
-                                : context.relay().workers();
-                answerLocal(ctx, r, keepAlive, hasBody);
-                return;
-            }
-            RelayExchange relayed = new RelayExchange(
-                    ctx, this, keepAlive, HttpMethod.HEAD.equals(request.method()), hasBody, path, context.metrics());
-            begin(relayed); // before start: a relay may settle at once (no uplink) and end the exchange
-            try {
-                context.relay().start(request, uri, claims, hasBody, relayed);
-            } catch (SpectorException e) {
-                end();
-                ctx.channel().config().setAutoRead(true);
-                answerLocal(ctx, Responses.problem(e, path), keepAlive, hasBody);
-            }
+            onRelayOrAdmin(ctx, c, request, target, admin);
             return;
         }
         if (!path.startsWith("/api/v1/")) {
-            route = "not-found";
-            answerLocal(
-                    ctx,
-                    Responses.problem(
-                            SpectorException.of(ErrorCode.NOT_FOUND, "no route for " + path, Map.of("path", path)),
-                            path),
-                    keepAlive,
-                    hasBody);
+            c.route("not-found");
+            c.answer(Responses.problem(
+                    SpectorException.of(ErrorCode.NOT_FOUND, "no route for " + path, Map.of("path", path)), path));
             return;
         }
-        route = "forward";
+        onForward(ctx, c, request, target);
+    }
+
+    private void onRelayOrAdmin(
+            ChannelHandlerContext ctx, ClientConnection c, HttpRequest request, RequestTarget target, boolean admin) {
+        String path = target.path();
+        c.route(admin ? path.substring(path.lastIndexOf('/') + 1) : "relay");
+        Map<String, Object> claims;
+        try {
+            claims = context.auth().authenticate(request.headers().get(HttpHeaderNames.AUTHORIZATION));
+        } catch (SpectorException e) {
+            refuse(c, e, path);
+            return;
+        }
+        if (admin) {
+            c.answer(
+                    !HttpMethod.GET.equals(request.method())
+                            ? Responses.problem(SpectorException.badRequest("method", "GET only"), path)
+                            : path.equals(GatewayStatus.PATH)
+                                    ? context.status().answer()
+                                    : context.relay().workers());
+            return;
+        }
+        if (Upgrades.isUpgrade(request.headers())) {
+            c.answer(Responses.problem(
+                    SpectorException.of(
+                            ErrorCode.NOT_IMPLEMENTED,
+                            "upgrades through /relay/... need uplink v2's two-way streams",
+                            Map.of("feature", "relay-upgrade")),
+                    path));
+            return;
+        }
+        RelayedExchange relayed = new RelayedExchange(
+                c, ctx.executor(), path, HttpUtil.is100ContinueExpected(request), context.metrics());
+        c.start(relayed);
+        try {
+            context.relay().start(request, target, claims, c.bodyPending(), relayed);
+        } catch (SpectorException e) {
+            c.problem(e, path);
+        }
+    }
+
+    private void onForward(ChannelHandlerContext ctx, ClientConnection c, HttpRequest request, RequestTarget target) {
+        String path = target.path();
+        c.route("forward");
+        HttpHeaders h = request.headers();
+        if (context.cors() != Cors.OFF) {
+            HttpHeaders extra = new DefaultHttpHeaders();
+            context.cors().decorate(h, extra);
+            c.edgeHeaders(extra);
+        }
         RoutingKey key;
         try {
             Map<String, Object> claims = path.startsWith("/api/v1/auth/")
                     ? Map.of()
-                    : context.auth().authenticate(request.headers().get(HttpHeaderNames.AUTHORIZATION));
-            HttpHeaders h = request.headers();
+                    : context.auth().authenticate(h.get(HttpHeaderNames.AUTHORIZATION));
             key = context.extractor()
                     .extract(h.get(SpectorHeaders.NAMESPACE), h.get(SpectorHeaders.TENANT), path, claims);
         } catch (SpectorException e) {
-            route = e.code() == ErrorCode.UNAUTHENTICATED ? "unauthenticated" : "rejected";
-            FullHttpResponse r = Responses.problem(e, path);
-            if (e.code() == ErrorCode.UNAUTHENTICATED) {
-                r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, context.auth().challenge(e));
-            }
-            context.cors().decorate(request.headers(), r.headers());
-            answerLocal(ctx, r, keepAlive, hasBody);
+            refuse(c, e, path);
             return;
         }
-        HttpHeaders extra = null;
-        if (context.cors() != Cors.OFF) {
-            extra = new DefaultHttpHeaders();
-            context.cors().decorate(request.headers(), extra);
-        }
-        ClientExchange exchangeSide = new ClientExchange(
-                ctx, this, keepAlive, HttpMethod.HEAD.equals(request.method()), hasBody, path, extra);
-        begin(exchangeSide);
+        ForwardedExchange exchange = new ForwardedExchange(c, path, HttpUtil.is100ContinueExpected(request));
+        c.start(exchange);
         String client = clientAddress(ctx.channel().remoteAddress());
         ForwardRequest forward = new ForwardRequest(
                 request.method(),
-                uri,
-                request.headers(),
+                target.pathAndQuery(),
+                h,
                 key,
-                hasBody ? exchangeSide : RequestBody.EMPTY,
+                c.bodyPending() ? exchange : RequestBody.EMPTY,
                 HttpUtil.getContentLength(request, -1L),
                 client,
                 context.trustedProxies().contains(client),
                 "http",
-                request.headers().get(HttpHeaderNames.HOST));
+                target.authority());
         try {
-            GatewayForwarder.Exchange started = context.forwarder()
-                    .forward(forward, exchangeSide, ctx.channel().eventLoop());
-            exchangeSide.attach(started);
+            GatewayForwarder.Exchange started =
+                    context.forwarder().forward(forward, exchange, ctx.channel().eventLoop());
+            exchange.attach(started);
         } catch (SpectorException e) {
-            exchangeSide.onError(e, false);
+            exchange.onError(e, false);
         }
     }
 
-    private void begin(ClientSide started) {
-        exchange = started;
-        context.drain().exchangeStarted();
-    }
-
-    private void end() {
-        exchange = null;
-        context.drain().exchangeEnded();
-    }
-
-    private void answerLocal(ChannelHandlerContext ctx, FullHttpResponse r, boolean keepAlive, boolean hasBody) {
-        // A body we do not read must be drained, or the connection closed after the answer.
-        discardingBody = hasBody;
-        context.metrics().request(route, r.status().code(), System.nanoTime() - startNanos);
-        if (!keepAlive || hasBody) {
-            Responses.closing(r);
-            ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
-        } else {
-            ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+    private void refuse(ClientConnection c, SpectorException e, String path) {
+        c.route(e.code() == ErrorCode.UNAUTHENTICATED ? "unauthenticated" : "rejected");
+        FullHttpResponse r = Responses.problem(e, path);
+        if (e.code() == ErrorCode.UNAUTHENTICATED) {
+            r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, context.auth().challenge(e));
         }
-    }
-
-    private void answerAndClose(ChannelHandlerContext ctx, FullHttpResponse r) {
-        Responses.closing(r);
-        context.metrics().request(route, r.status().code(), System.nanoTime() - startNanos);
-        ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
-    }
-
-    @Override
-    public void exchangeDone(ClientSide finished, boolean reusable, int status) {
-        if (exchange != finished) {
-            return;
-        }
-        end();
-        context.metrics().request(route, status, System.nanoTime() - startNanos);
-        ChannelHandlerContext ctx = context0;
-        if (ctx == null) {
-            return;
-        }
-        if (closeAfterExchange || !reusable || context.drain().isDraining()) {
-            ctx.close();
-        } else {
-            ctx.channel().config().setAutoRead(true);
-        }
+        c.answer(r);
     }
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        ClientSide e = exchange;
-        if (e != null) {
-            e.onReadComplete();
-        }
+        connection().onReadComplete();
         ctx.fireChannelReadComplete();
     }
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        ClientSide e = exchange;
-        if (e != null && ctx.channel().isWritable()) {
-            e.onWritable();
+        if (ctx.channel().isWritable()) {
+            connection().onWritable();
         }
         ctx.fireChannelWritabilityChanged();
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        ClientSide e = exchange;
-        if (e != null) {
-            end();
-            e.onClosed();
-            if (!e.isFinished()) {
-                context.metrics().request(route, 499, System.nanoTime() - startNanos);
-            }
-        }
+        connection().onClosed();
         ctx.fireChannelInactive();
     }
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-        if (evt instanceof IdleStateEvent && exchange == null) {
+        if (evt instanceof IdleStateEvent && connection().isIdle()) {
             ctx.close(); // an idle keep-alive connection past spector.server.idle-timeout
             return;
         }
@@ -312,5 +281,26 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter implements Clien
             return inet.getAddress().getHostAddress();
         }
         return String.valueOf(address);
+    }
+
+    /**
+     * Watches the bytes in front of the HTTP decoder: the first bytes of a request head start the
+     * head timer ({@code spector.server.header-timeout}).
+     */
+    static final class HeadWatch extends ChannelInboundHandlerAdapter {
+        private final GatewayHandler gateway;
+
+        HeadWatch(GatewayHandler gateway) {
+            this.gateway = gateway;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ClientConnection c = gateway.connection;
+            if (c != null && msg instanceof ByteBuf b && b.isReadable()) {
+                c.onBytes();
+            }
+            ctx.fireChannelRead(msg);
+        }
     }
 }

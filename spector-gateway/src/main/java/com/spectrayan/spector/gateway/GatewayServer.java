@@ -25,7 +25,6 @@ import com.spectrayan.spector.uplink.transport.UplinkAcceptor;
 import com.spectrayan.spector.uplink.transport.WebSocketFrameChannel;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -44,11 +43,8 @@ import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.codec.http.HttpMessage;
-import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpServerCodec;
-import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
-import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.flow.FlowControlHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -78,7 +74,10 @@ public final class GatewayServer implements AutoCloseable {
     static final Duration STATUS_REFRESH_INTERVAL = Duration.ofSeconds(30);
 
     /** The handlers of a client connection that an uplink upgrade leaves behind. */
-    private static final List<String> HTTP_ONLY_HANDLERS = List.of("expect", "idle", "gateway");
+    private static final List<String> HTTP_ONLY_HANDLERS = List.of("head-watch", "flow", "idle", "gateway");
+
+    static final Duration HEADER_TIMEOUT = Duration.ofSeconds(30);
+    static final Duration BODY_TIMEOUT = Duration.ofSeconds(60);
 
     /** The close reason workers get when the gateway drains: they reconnect, reaching another gateway. */
     static final String DRAIN_CLOSE_REASON = "gateway draining: reconnect";
@@ -176,7 +175,9 @@ public final class GatewayServer implements AutoCloseable {
                         transport,
                         relayRoute,
                         drain,
-                        clientConnections::get));
+                        clientConnections::get),
+                HEADER_TIMEOUT,
+                BODY_TIMEOUT);
 
         Map<String, String> uplinkTokens = s.uplinkTokens();
         UplinkAcceptor uplinks = UplinkAcceptor.builder(
@@ -190,7 +191,6 @@ public final class GatewayServer implements AutoCloseable {
                 .setMaxInitialLineLength(s.maxInitialLineLength())
                 .setMaxHeaderSize(s.maxHeaderSize())
                 .setMaxChunkSize(64 * 1024);
-        long maxBody = s.maxBufferedBodyBytes();
         long idleNanos = s.idleTimeout().toNanos();
         int maxConnections = s.maxConnections();
         ServerBootstrap bootstrap = new ServerBootstrap()
@@ -211,12 +211,15 @@ public final class GatewayServer implements AutoCloseable {
                         }
                         ch.closeFuture().addListener(f -> clientConnections.decrementAndGet());
                         drain.track(ch);
+                        GatewayHandler gateway = new GatewayHandler(context);
                         ch.pipeline()
+                                .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
                                 .addLast("codec", new HttpServerCodec(decoder))
                                 .addLast("uplink", uplinks.newHandler())
-                                .addLast("expect", new ExpectContinue(maxBody))
+                                // Pipelined requests wait here, decoded, while an exchange runs.
+                                .addLast("flow", new FlowControlHandler())
                                 .addLast("idle", new IdleStateHandler(0, 0, idleNanos, TimeUnit.NANOSECONDS))
-                                .addLast("gateway", new GatewayHandler(context));
+                                .addLast("gateway", gateway);
                     }
                 });
         this.serverChannel = bootstrap
@@ -348,41 +351,5 @@ public final class GatewayServer implements AutoCloseable {
         metrics.registry().close();
         auth.close();
         log.info("gateway stopped");
-    }
-
-    /**
-     * Answers {@code Expect: 100-continue}, refusing with 413 a forwarded request ({@code /api/v1/**})
-     * whose declared body is over the cap.
-     */
-    private static final class ExpectContinue extends HttpServerExpectContinueHandler {
-        private final long maxBody;
-
-        ExpectContinue(long maxBody) {
-            this.maxBody = maxBody;
-        }
-
-        @Override
-        protected @Nullable HttpResponse rejectResponse(io.netty.handler.codec.http.HttpRequest request) {
-            var r = Responses.problem(Limits.BODY_BYTES.refusal(HttpUtil.getContentLength(request, -1L)), null);
-            Responses.closing(r);
-            return r;
-        }
-
-        @Override
-        protected @Nullable HttpResponse acceptMessage(io.netty.handler.codec.http.HttpRequest request) {
-            if (request.uri().startsWith("/api/v1/") && HttpUtil.getContentLength(request, -1L) > maxBody) {
-                return null; // the body cap is the forwarder's; relays have their own bounds
-            }
-            return super.acceptMessage(request);
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
-            if (msg instanceof HttpMessage m && !HttpUtil.is100ContinueExpected(m)) {
-                ctx.fireChannelRead(msg); // the common case: no Expect header
-                return;
-            }
-            super.channelRead(ctx, msg);
-        }
     }
 }

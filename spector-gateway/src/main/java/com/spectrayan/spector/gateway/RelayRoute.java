@@ -47,10 +47,15 @@ final class RelayRoute {
      *
      * @throws SpectorException BAD_REQUEST for a malformed path or field, FORBIDDEN without a tenant
      */
-    void start(HttpRequest request, String uri, Map<String, Object> claims, boolean hasBody, RelayExchange exchange) {
-        int q = uri.indexOf('?');
-        String path = q < 0 ? uri : uri.substring(0, q);
-        String query = q < 0 ? "" : uri.substring(q);
+    void start(
+            HttpRequest request,
+            RequestTarget requestTarget,
+            Map<String, Object> claims,
+            boolean hasBody,
+            RelayedExchange exchange) {
+        String path = requestTarget.path(); // normalized: no dot-segment can leave the target's base path
+        String rawQuery = requestTarget.query();
+        String query = rawQuery == null ? "" : "?" + rawQuery;
         String rest = path.substring(PREFIX.length());
         int slash = rest.indexOf('/');
         if (slash <= 0) {
@@ -60,7 +65,7 @@ final class RelayRoute {
         rest = rest.substring(slash + 1);
         slash = rest.indexOf('/');
         String target = slash < 0 ? rest : rest.substring(0, slash);
-        String targetPath = slash < 0 ? "/" : rest.substring(slash);
+        String targetPath = slash < 0 ? "/" : RequestTarget.normalizePath(rest.substring(slash));
         if (target.isEmpty()) {
             throw SpectorException.badRequest("path", "expected /relay/{workerId}/{target}/...");
         }

@@ -6,13 +6,14 @@ import com.spectrayan.spector.cluster.routing.Resolution;
 import com.spectrayan.spector.cluster.routing.RouteEntry;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
+import com.spectrayan.spector.contract.Bound;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.HeaderPolicy;
-import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.contract.SpectorHeaders;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpRequest;
@@ -37,7 +38,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -84,6 +84,7 @@ public final class GatewayForwarder {
     private final ForwarderSpec spec;
     private final ForwarderMetrics metrics;
     private final AtomicLong replayBudget;
+    private final Bound bodyBound;
 
     /**
      * Creates a forwarder.
@@ -102,6 +103,7 @@ public final class GatewayForwarder {
         this.spec = requireNonNull(spec, "spec");
         this.metrics = requireNonNull(metrics, "metrics");
         this.replayBudget = new AtomicLong(spec.replayBudgetBytes());
+        this.bodyBound = Bound.atMost("bodyBytes", spec.maxBodyBytes(), "bytes", ErrorCode.PAYLOAD_TOO_LARGE);
     }
 
     /**
@@ -168,11 +170,12 @@ public final class GatewayForwarder {
             }
             if (request.declaredLength() > spec.maxBodyBytes()) {
                 metrics.countTooLarge();
-                fail(Limits.BODY_BYTES.refusal(request.declaredLength()), false);
+                fail(bodyBound.refusal(request.declaredLength()), false);
                 return;
             }
-            headDeadline =
-                    loop.schedule(this::onHeadDeadline, spec.headDeadline().toNanos(), TimeUnit.NANOSECONDS);
+            if (request.body() == RequestBody.EMPTY) {
+                armHeadDeadline();
+            }
             Resolution cached = resolver.peek(request.key());
             if (cached != null) {
                 attempt(cached.entry());
@@ -227,7 +230,7 @@ public final class GatewayForwarder {
             if (bodyBytes > spec.maxBodyBytes()) {
                 chunk.release();
                 metrics.countTooLarge();
-                fail(Limits.BODY_BYTES.refusal(bodyBytes), true);
+                fail(bodyBound.refusal(bodyBytes), true);
                 return;
             }
             keepForReplay(chunk, n);
@@ -264,16 +267,35 @@ public final class GatewayForwarder {
         @Override
         public void onEnd() {
             bodyEnded = true;
+            if (finished) {
+                return;
+            }
+            armHeadDeadline(); // the owner's time to answer runs from the end of the request
             Attempt a = current;
-            if (!finished && a != null && a.sending && a.channel != null) {
+            if (a != null && a.sending && a.channel != null) {
                 a.channel.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
-                a.requestComplete = true;
+                a.requestComplete();
             }
         }
 
+        /**
+         * The client's body ended badly (malformed, timed out): the owner's request is aborted (its
+         * connection closed, never completed), and the client gets {@code error}.
+         */
         @Override
         public void onError(Throwable error) {
-            fail(SpectorException.badRequest("body", "the request body failed: " + error), false);
+            fail(
+                    error instanceof SpectorException se
+                            ? se
+                            : SpectorException.badRequest("body", "the request body failed: " + error),
+                    true);
+        }
+
+        private void armHeadDeadline() {
+            if (headDeadline == null && !headSent) {
+                headDeadline =
+                        loop.schedule(this::onHeadDeadline, spec.headDeadline().toNanos(), TimeUnit.NANOSECONDS);
+            }
         }
 
         private void keepForReplay(ByteBuf chunk, int n) {
@@ -467,8 +489,7 @@ public final class GatewayForwarder {
                                 a.entry.owner(),
                                 "timeoutMs",
                                 spec.ownerTimeout().toMillis()));
-            } else if (!a.acquired && (cause instanceof TimeoutException || cause instanceof IllegalStateException)) {
-                // FixedChannelPool: acquire timed out, or too many acquires already wait
+            } else if (!a.acquired && GatewayHttpTransport.isPoolExhausted(cause)) {
                 error = routingFailure(
                         "owner-pool-exhausted",
                         1,
@@ -657,20 +678,12 @@ public final class GatewayForwarder {
                     ch.write(new DefaultHttpContent(b.retainedDuplicate()));
                     metrics.countToOwner(b.readableBytes());
                 }
+                sending = true;
                 if (bodyEnded) {
                     ch.write(LastHttpContent.EMPTY_LAST_CONTENT);
-                    requestComplete = true;
+                    requestComplete();
                 }
-                sending = true;
                 ch.flush();
-                headTimer = loop.schedule(
-                        () -> {
-                            if (!responseStarted && !done) {
-                                onAttemptFailed(this, null, true);
-                            }
-                        },
-                        spec.ownerTimeout().toNanos(),
-                        TimeUnit.NANOSECONDS);
                 if (!bodyStarted) {
                     bodyStarted = true;
                     request.body().start(Exchange.this);
@@ -700,8 +713,11 @@ public final class GatewayForwarder {
             }
 
             private void onResponse(HttpResponse response) {
-                if (response.status().code() == 100) {
-                    return; // the gateway answered Expect itself; an owner's interim 100 is dropped
+                int code = response.status().code();
+                if (code >= 100 && code < 200 && code != 101) {
+                    // Interim answers are the owner's business with us: the gateway answered Expect
+                    // itself, and nginx drops an owner's 1xx (103 included) too.
+                    return;
                 }
                 responseStarted = true;
                 cancelHeadTimer();
@@ -755,6 +771,25 @@ public final class GatewayForwarder {
                     onAttemptFailed(this, cause, false);
                 }
                 finish(false);
+            }
+
+            /**
+             * The whole request is written to this attempt: the owner's time to send its head
+             * ({@link ForwarderSpec#ownerTimeout()}) starts now, as Envoy's route timeout and
+             * nginx's {@code proxy_read_timeout} do, so a slow upload is never an owner timeout.
+             */
+            void requestComplete() {
+                requestComplete = true;
+                if (headTimer == null && !responseStarted && !done) {
+                    headTimer = loop.schedule(
+                            () -> {
+                                if (!responseStarted && !done) {
+                                    onAttemptFailed(this, null, true);
+                                }
+                            },
+                            spec.ownerTimeout().toNanos(),
+                            TimeUnit.NANOSECONDS);
+                }
             }
 
             void armIdle(Duration timeout) {
@@ -817,6 +852,12 @@ public final class GatewayForwarder {
                 channel = null;
                 if (ch != null) {
                     boolean reusable = mayReuse && requestComplete && responseComplete && ch.isActive();
+                    if (!requestComplete && ch.isActive()) {
+                        // Aborted mid-request: a reset, so the owner can never take a cut-off body
+                        // for a whole one (a chunked body that merely stops looks complete to none,
+                        // but a close-delimited reading or a lax parser might).
+                        ch.config().setOption(ChannelOption.SO_LINGER, 0);
+                    }
                     transport.release(loop, uri, ch, reusable);
                 }
             }

@@ -21,11 +21,14 @@ import io.netty.resolver.dns.DnsServerAddressStreamProviders;
 import io.netty.util.AttributeKey;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.Promise;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.channels.ClosedChannelException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
@@ -58,7 +61,7 @@ public final class GatewayHttpTransport implements AutoCloseable {
     private final TransportSpec spec;
     private final Class<? extends Channel> channelClass;
     private final DnsAddressResolverGroup resolver;
-    private final Map<PoolKey, FixedChannelPool> pools = new ConcurrentHashMap<>();
+    private final Map<PoolKey, Pool> pools = new ConcurrentHashMap<>();
     private final AtomicInteger connections = new AtomicInteger();
     private volatile boolean closed;
 
@@ -82,10 +85,48 @@ public final class GatewayHttpTransport implements AutoCloseable {
      */
     public Future<Channel> acquire(EventLoop loop, URI owner) {
         if (closed) {
-            return loop.newFailedFuture(new IllegalStateException("transport closed"));
+            return loop.newFailedFuture(new ClosedChannelException());
         }
-        FixedChannelPool pool = pools.computeIfAbsent(new PoolKey(loop, owner), this::newPool);
-        return pool.acquire();
+        Pool pool = pools.computeIfAbsent(new PoolKey(loop, owner), this::newPool);
+        int limit = spec.maxConnectionsPerOwner() + spec.maxPendingAcquires();
+        if (pool.acquiring.incrementAndGet() > limit) {
+            pool.acquiring.decrementAndGet();
+            return loop.newFailedFuture(new PoolExhaustedException("more than " + limit + " acquires of " + owner
+                    + " at once (maxConnectionsPerOwner + maxPendingAcquires)"));
+        }
+        Promise<Channel> out = loop.newPromise();
+        pool.channels.acquire().addListener(f -> {
+            pool.acquiring.decrementAndGet();
+            if (f.isSuccess()) {
+                Channel ch = (Channel) f.getNow();
+                if (!out.trySuccess(ch)) {
+                    release(loop, owner, ch, false);
+                }
+            } else if (f.cause() instanceof TimeoutException) {
+                out.tryFailure(new PoolExhaustedException("no connection to " + owner + " became free within "
+                        + spec.acquireTimeout().toMillis() + " ms"));
+            } else {
+                out.tryFailure(f.cause());
+            }
+        });
+        return out;
+    }
+
+    /** Answers whether an acquire failed because the owner's pool is exhausted (not closed, not down). */
+    public static boolean isPoolExhausted(@Nullable Throwable cause) {
+        return cause instanceof PoolExhaustedException;
+    }
+
+    /**
+     * Every connection to the owner is busy and too many acquires already wait, or a waiter gave
+     * up after {@link TransportSpec#acquireTimeout()}. Frequent under overload: no stack trace.
+     */
+    static final class PoolExhaustedException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        PoolExhaustedException(String message) {
+            super(message, null, false, false);
+        }
     }
 
     /** Sets the listener of an acquired channel (null to detach). */
@@ -111,9 +152,9 @@ public final class GatewayHttpTransport implements AutoCloseable {
         if (!reusable) {
             channel.close();
         }
-        FixedChannelPool pool = pools.get(new PoolKey(loop, owner));
+        Pool pool = pools.get(new PoolKey(loop, owner));
         if (pool != null) {
-            var unused = pool.release(channel);
+            var unused = pool.channels.release(channel);
         } else {
             channel.close();
         }
@@ -127,14 +168,14 @@ public final class GatewayHttpTransport implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        for (FixedChannelPool pool : pools.values()) {
-            pool.close();
+        for (Pool pool : pools.values()) {
+            pool.channels.close();
         }
         pools.clear();
         resolver.close();
     }
 
-    private FixedChannelPool newPool(PoolKey key) {
+    private Pool newPool(PoolKey key) {
         Bootstrap bootstrap = new Bootstrap()
                 .group(key.loop())
                 .channel(channelClass)
@@ -144,16 +185,28 @@ public final class GatewayHttpTransport implements AutoCloseable {
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.SO_KEEPALIVE, true)
                 .remoteAddress(InetSocketAddress.createUnresolved(key.owner().getHost(), port(key.owner())));
-        return new FixedChannelPool(
+        // Waiters are bounded here (Pool.acquiring), so the pool's own bound never trips: its
+        // IllegalStateException then only ever means "closed".
+        return new Pool(new FixedChannelPool(
                 bootstrap,
                 new PoolHandler(),
                 ChannelHealthChecker.ACTIVE,
                 FixedChannelPool.AcquireTimeoutAction.FAIL,
                 spec.acquireTimeout().toMillis(),
                 spec.maxConnectionsPerOwner(),
-                spec.maxPendingAcquires(),
+                Integer.MAX_VALUE,
                 true,
-                false);
+                false));
+    }
+
+    /** One owner's connections on one loop, and the acquires in progress on them. */
+    private static final class Pool {
+        final FixedChannelPool channels;
+        final AtomicInteger acquiring = new AtomicInteger();
+
+        Pool(FixedChannelPool channels) {
+            this.channels = channels;
+        }
     }
 
     private static int port(URI uri) {

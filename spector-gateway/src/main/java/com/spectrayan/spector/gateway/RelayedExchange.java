@@ -8,16 +8,10 @@ import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.wire.Header;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.handler.codec.http.DefaultHttpContent;
-import io.netty.handler.codec.http.DefaultHttpResponse;
-import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.concurrent.EventExecutor;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
@@ -26,48 +20,46 @@ import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The client side of one {@code /relay/...} exchange: the client's body as the relay pulls it
- * ({@link BodySource}, one read at a time), and the worker's answer written back part by part,
- * the next part pulled only while the client connection is writable.
+ * One exchange relayed to a worker over its uplink, between the {@link ClientConnection} and the
+ * relay: the client's body as the relay pulls it ({@link BodySource}, one read at a time), and the
+ * worker's answer written back part by part, the next part pulled only while the client
+ * connection is writable.
  *
  * <p>Threading: every state change runs on the connection's event loop; relay callbacks hop to it.
+ * A body that ends badly (malformed, too slow) or a client that goes away aborts the relay's
+ * {@link #signal()}, so the worker cancels its target's request and the worker's relay slot is
+ * released at once.
  */
-final class RelayExchange implements ClientSide, BodySource {
-    private final ChannelHandlerContext ctx;
-    private final ClientSide.Done done;
-    private final boolean keepAlive;
-    private final boolean head;
+final class RelayedExchange implements ClientConnection.Exchange, BodySource {
+    private final ClientConnection connection;
+    private final EventExecutor loop;
     private final String path;
+    private final boolean expectContinue;
+    private final GatewayMetrics metrics;
     private final AbortSignal signal = new AbortSignal();
     private final ArrayDeque<ByteBuf> queued = new ArrayDeque<>(); // at most one read batch
     private @Nullable CompletableFuture<@Nullable ByteBuffer> pending;
     private @Nullable BodySource responseBody;
+    private @Nullable SpectorException bodyFailure;
     private boolean bodyEnded;
+    private boolean pulled;
     private boolean discarded;
     private boolean headSent;
     private boolean waitingWritable;
     private boolean finished;
-    private int status;
-    private final GatewayMetrics metrics;
 
-    RelayExchange(
-            ChannelHandlerContext ctx,
-            ClientSide.Done done,
-            boolean keepAlive,
-            boolean head,
-            boolean hasBody,
+    RelayedExchange(
+            ClientConnection connection,
+            EventExecutor loop,
             String path,
+            boolean expectContinue,
             GatewayMetrics metrics) {
-        this.ctx = ctx;
-        this.metrics = metrics;
-        this.done = done;
-        this.keepAlive = keepAlive;
-        this.head = head;
+        this.connection = connection;
+        this.loop = loop;
         this.path = path;
-        this.bodyEnded = !hasBody;
-        if (hasBody) {
-            ctx.channel().config().setAutoRead(false); // the relay pulls the body
-        }
+        this.expectContinue = expectContinue;
+        this.metrics = metrics;
+        this.bodyEnded = !connection.bodyPending();
     }
 
     AbortSignal signal() {
@@ -76,7 +68,7 @@ final class RelayExchange implements ClientSide, BodySource {
 
     /** Answers the relay's outcome (called on any thread). */
     void onRelayed(CompletionStage<RelayedResponse> relayed) {
-        relayed.whenComplete((response, error) -> ctx.executor().execute(() -> {
+        relayed.whenComplete((response, error) -> loop.execute(() -> {
             if (error != null) {
                 fail(unwrap(error));
             } else {
@@ -90,16 +82,28 @@ final class RelayExchange implements ClientSide, BodySource {
     @Override
     public CompletionStage<@Nullable ByteBuffer> next() {
         CompletableFuture<@Nullable ByteBuffer> f = new CompletableFuture<>();
-        ctx.executor().execute(() -> {
+        loop.execute(() -> {
+            SpectorException failure = bodyFailure;
             ByteBuf b = queued.poll();
-            if (b != null) {
+            if (failure != null) {
+                if (b != null) {
+                    b.release();
+                }
+                f.completeExceptionally(failure);
+            } else if (b != null) {
                 metrics.relayedToWorker(b.readableBytes());
                 f.complete(copy(b));
             } else if (bodyEnded || discarded) {
                 f.complete(null);
             } else {
+                if (!pulled) {
+                    pulled = true;
+                    if (expectContinue) {
+                        connection.sendContinue(); // RFC 9110 §10.1.1: the body is wanted now
+                    }
+                }
                 pending = f;
-                ctx.channel().read();
+                connection.readBody();
             }
         });
         return f;
@@ -107,76 +111,77 @@ final class RelayExchange implements ClientSide, BodySource {
 
     @Override
     public void cancel(Throwable reason) {
-        ctx.executor().execute(() -> {
+        loop.execute(() -> {
             discarded = true;
             releaseQueued();
         });
     }
 
     @Override
-    public void onContent(HttpContent content) {
-        boolean last = content instanceof LastHttpContent;
-        ByteBuf b = content.content();
-        if (discarded || bodyEnded || !b.isReadable()) {
-            content.release();
-        } else {
-            CompletableFuture<@Nullable ByteBuffer> p = pending;
-            if (p != null) {
-                pending = null;
-                metrics.relayedToWorker(b.readableBytes());
-                p.complete(copy(b));
-            } else {
-                queued.add(b);
-            }
+    public void onBodyChunk(ByteBuf b) {
+        if (discarded || finished) {
+            b.release();
+            return;
         }
-        if (last && !bodyEnded) {
-            bodyEnded = true;
-            CompletableFuture<@Nullable ByteBuffer> p = pending;
-            if (p != null) {
-                pending = null;
-                p.complete(null);
-            }
+        CompletableFuture<@Nullable ByteBuffer> p = pending;
+        if (p != null) {
+            pending = null;
+            metrics.relayedToWorker(b.readableBytes());
+            p.complete(copy(b));
+        } else {
+            queued.add(b);
         }
     }
 
     @Override
-    public void onReadComplete() {}
+    public void onBodyEnd() {
+        bodyEnded = true;
+        CompletableFuture<@Nullable ByteBuffer> p = pending;
+        if (p != null) {
+            pending = null;
+            p.complete(null);
+        }
+    }
+
+    @Override
+    public void onBodyFailed(SpectorException error) {
+        bodyFailure = error;
+        releaseQueued();
+        CompletableFuture<@Nullable ByteBuffer> p = pending;
+        pending = null;
+        if (p != null) {
+            p.completeExceptionally(error);
+        }
+        signal.abort(error); // the worker cancels the target's request: never a completed upload
+        if (!finished) {
+            finished = true;
+            cancelResponseBody(error);
+            connection.problem(error, path);
+        }
+    }
 
     // ---- the response, written as the client takes it ----
 
     private void respond(RelayedResponse response) {
         if (finished) {
-            BodySource b = response.body();
-            if (b != null) {
-                b.cancel(SpectorException.of(ErrorCode.DAEMON_CONNECTION_LOST, "the caller went away"));
-            }
+            cancel(response.body(), SpectorException.of(ErrorCode.DAEMON_CONNECTION_LOST, "the caller went away"));
             return;
         }
         headSent = true;
-        status = response.status();
-        HttpResponse r = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status));
+        HttpHeaders headers = new DefaultHttpHeaders();
         for (Header h : response.headers()) {
-            r.headers().add(h.name(), h.value());
+            headers.add(h.name(), h.value());
         }
         BodySource body = response.body();
-        if (body != null && !head) {
-            r.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
-        } else if (status != 204 && status != 304) {
-            r.headers().set(HttpHeaderNames.CONTENT_LENGTH, 0);
-        }
-        if (!keepAlive) {
-            r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-        }
-        ctx.write(r);
-        if (body == null || head) {
-            if (body != null) {
-                body.cancel(new IllegalStateException("HEAD: no body"));
-            }
-            end();
+        boolean hasBody = connection.head(
+                HttpResponseStatus.valueOf(response.status()), headers, -1L /* RELAYLEN */, body != null);
+        if (body == null || !hasBody) {
+            cancel(body, new IllegalStateException("a response without a body"));
+            finished = true;
+            connection.end();
             return;
         }
         responseBody = body;
-        ctx.flush();
         pump();
     }
 
@@ -186,18 +191,20 @@ final class RelayExchange implements ClientSide, BodySource {
             return;
         }
         body.next()
-                .whenComplete((part, error) -> ctx.executor().execute(() -> {
+                .whenComplete((part, error) -> loop.execute(() -> {
                     if (finished) {
                         return;
                     }
                     if (error != null) {
                         fail(unwrap(error));
                     } else if (part == null) {
-                        end();
+                        finished = true;
+                        connection.end();
                     } else {
                         metrics.relayedFromWorker(part.remaining());
-                        ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(part)));
-                        if (ctx.channel().isWritable()) {
+                        connection.chunk(Unpooled.wrappedBuffer(part));
+                        connection.flush();
+                        if (connection.isWritable()) {
                             pump();
                         } else {
                             waitingWritable = true;
@@ -214,11 +221,6 @@ final class RelayExchange implements ClientSide, BodySource {
         }
     }
 
-    private void end() {
-        finished = true;
-        Responses.endBody(ctx, keepAlive && bodyEnded && !discarded, open -> done.exchangeDone(this, open, status));
-    }
-
     private void fail(Throwable error) {
         if (finished) {
             return;
@@ -226,38 +228,41 @@ final class RelayExchange implements ClientSide, BodySource {
         finished = true;
         releaseQueued();
         if (headSent) {
-            Responses.reset(ctx);
-            done.exchangeDone(this, false, status);
+            connection.reset();
             return;
         }
         SpectorException e = error instanceof SpectorException se
                 ? se
                 : SpectorException.of(ErrorCode.INTERNAL, "relay failed: " + error);
-        boolean reusable = keepAlive && bodyEnded && !discarded;
-        status = Responses.answerProblem(ctx, e, path, null, reusable);
-        done.exchangeDone(this, reusable, status);
+        connection.problem(e, path);
     }
 
     @Override
     public void onClosed() {
         releaseQueued();
+        SpectorException gone = SpectorException.of(ErrorCode.DAEMON_CONNECTION_LOST, "the caller went away");
         CompletableFuture<@Nullable ByteBuffer> p = pending;
         pending = null;
-        SpectorException gone = SpectorException.of(ErrorCode.DAEMON_CONNECTION_LOST, "the caller went away");
         if (p != null) {
             p.completeExceptionally(gone);
         }
-        BodySource b = responseBody;
-        if (b != null && !finished) {
-            b.cancel(gone);
+        if (!finished) {
+            cancelResponseBody(gone);
         }
         finished = true;
         signal.abort(gone);
     }
 
-    @Override
-    public boolean isFinished() {
-        return finished;
+    private void cancelResponseBody(Throwable reason) {
+        BodySource b = responseBody;
+        responseBody = null;
+        cancel(b, reason);
+    }
+
+    private static void cancel(@Nullable BodySource body, Throwable reason) {
+        if (body != null) {
+            body.cancel(reason);
+        }
     }
 
     private void releaseQueued() {

@@ -1,0 +1,616 @@
+package com.spectrayan.spector.gateway;
+
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.SpectorException;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOption;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The client side of one connection, for every kind of exchange (forwarded to an owner, relayed to
+ * a worker, answered locally): reading the request body, the response's framing, keep-alive, and
+ * the one way an exchange ends. Exchanges ({@link Exchange}) only translate between this class and
+ * the forwarder or the relay.
+ *
+ * <p>Design notes:
+ *
+ * <ul>
+ *   <li><b>States.</b> {@code AWAITING_HEAD} (reading; the head timer runs from the first byte of
+ *       a head, {@code spector.server.header-timeout}) -> {@code EXCHANGE} (one request at a time:
+ *       its body flows to the exchange, its response flows out) -> back to {@code AWAITING_HEAD}
+ *       when the response ended on a reusable connection, or {@code CLOSING} (the last response is
+ *       flushed, then the connection closes). Pipelined requests wait, decoded, in the {@code
+ *       FlowControlHandler} in front of this side: reading stops when a request's body has
+ *       arrived, and resumes when its response ended, so requests are answered in order.
+ *   <li><b>Framing (RFC 9112 §6, §9.3).</b> A known length is sent as {@code Content-Length};
+ *       an unknown one is chunked for an HTTP/1.1 client and close-delimited for an HTTP/1.0
+ *       client (which cannot read chunked, §6.1). Responses without a body (HEAD, 1xx, 204, 304:
+ *       RFC 9110 §6.4.1) carry none; 1xx and 204 carry no {@code Content-Length} (RFC 9110 §8.6).
+ *       An HTTP/1.0 client that asked for keep-alive gets {@code Connection: keep-alive} when the
+ *       connection stays open; every response after which the connection closes says {@code
+ *       Connection: close}, and the close follows the flush.
+ *   <li><b>Edge headers.</b> Headers the edge adds (CORS, {@code Vary}) are added to the
+ *       upstream's: a name the edge owns replaces the upstream's value of that name only, and
+ *       {@code Vary} is merged.
+ *   <li><b>Ending.</b> Complete (the last chunk, then reuse or close), reset (the response began
+ *       and cannot be finished honestly: RST), or a problem answer and, unless the request was
+ *       read whole, the close.
+ *   <li><b>Request body.</b> A body that ends badly (a decode failure: bad chunk size, bare LF,
+ *       missing CRLF, an oversized chunk line; or the body timeout) reaches the exchange as {@link
+ *       Exchange#onBodyFailed}, never as an end: the upstream request is aborted, not completed.
+ *       The body timer ({@code spector.server.body-timeout}, nginx's {@code client_body_timeout})
+ *       counts only while the exchange wants bytes, so an owner's backpressure is not blamed on
+ *       the client.
+ * </ul>
+ *
+ * <p>Threading: confined to the connection's event loop.
+ */
+final class ClientConnection {
+    private static final Logger log = LoggerFactory.getLogger(ClientConnection.class);
+
+    /** What a connection's events reach while an exchange runs on it. */
+    interface Exchange {
+        /** A part of the request body; the exchange owns (and releases) it. */
+        void onBodyChunk(ByteBuf chunk);
+
+        /** The request body ended well. */
+        void onBodyEnd();
+
+        /**
+         * The request body ended badly (malformed, or too slow): abort the upstream request and
+         * answer {@code error} (the connection closes after it).
+         */
+        void onBodyFailed(SpectorException error);
+
+        /** A read batch from the client ended. */
+        default void onReadComplete() {}
+
+        /** The client connection became writable again. */
+        default void onWritable() {}
+
+        /** The client connection closed: abort the upstream request. */
+        void onClosed();
+    }
+
+    private enum State {
+        AWAITING_HEAD,
+        EXCHANGE,
+        CLOSING,
+        CLOSED
+    }
+
+    private enum Body {
+        /** No body, or all of it arrived. */
+        COMPLETE,
+        /** Parts still to come. */
+        READING,
+        /** Malformed, timed out, or cut off: the connection cannot be reused. */
+        FAILED
+    }
+
+    private final ChannelHandlerContext ctx;
+    private final GatewayContext context;
+    private final long headTimeoutNanos;
+    private final long bodyTimeoutNanos;
+    private State state = State.AWAITING_HEAD;
+
+    // ---- the current exchange (reset by begin) ----
+    private @Nullable Exchange exchange;
+    private boolean http10;
+    private boolean keepAlive;
+    private boolean headRequest;
+    private Body body = Body.COMPLETE;
+    private boolean bodyWanted;
+    private long bodyProgressNanos;
+    private @Nullable ScheduledFuture<?> bodyTimer;
+    private boolean counted;
+    private boolean responseStarted;
+    private boolean responseEnded;
+    private boolean closeAfterResponse;
+    private int status;
+    private long startNanos;
+    private String route = "";
+    private @Nullable HttpHeaders edgeHeaders;
+
+    private @Nullable ScheduledFuture<?> headTimer;
+
+    ClientConnection(ChannelHandlerContext ctx, GatewayContext context) {
+        this.ctx = ctx;
+        this.context = context;
+        this.headTimeoutNanos = context.headerTimeout().toNanos();
+        this.bodyTimeoutNanos = context.bodyTimeout().toNanos();
+    }
+
+    // ---- the request head ----
+
+    /** Bytes arrived from the client: the first bytes of a head start the head timer. */
+    void onBytes() {
+        if (state == State.AWAITING_HEAD && headTimer == null) {
+            headTimer = ctx.executor().schedule(this::onHeadTimeout, headTimeoutNanos, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /**
+     * A request head arrived: the exchange's facts are set from it. Returns false when the
+     * connection is already ending (the request is dropped).
+     */
+    boolean begin(HttpRequest request, String route) {
+        cancelHeadTimer();
+        if (state != State.AWAITING_HEAD) {
+            return false;
+        }
+        state = State.EXCHANGE;
+        startNanos = System.nanoTime();
+        this.route = route;
+        http10 = request.protocolVersion().equals(HttpVersion.HTTP_1_0);
+        keepAlive = HttpUtil.isKeepAlive(request) && !context.drain().isDraining();
+        headRequest = HttpMethod.HEAD.equals(request.method());
+        boolean hasBody = HttpUtil.isTransferEncodingChunked(request) || HttpUtil.getContentLength(request, 0L) > 0;
+        body = hasBody ? Body.READING : Body.COMPLETE;
+        bodyWanted = false;
+        responseStarted = false;
+        responseEnded = false;
+        closeAfterResponse = false;
+        status = 0;
+        edgeHeaders = null;
+        exchange = null;
+        counted = true;
+        context.drain().exchangeStarted();
+        return true;
+    }
+
+    /** Sets the metrics route of the current exchange. */
+    void route(String name) {
+        route = name;
+    }
+
+    /** Sets the headers the edge adds to the current exchange's response (CORS). */
+    void edgeHeaders(@Nullable HttpHeaders headers) {
+        edgeHeaders = headers;
+    }
+
+    /** Marks the current response as the connection's last (it says {@code Connection: close}). */
+    void closeAfterResponse() {
+        closeAfterResponse = true;
+    }
+
+    /** Hands the current request to an exchange; its body (if any) is read only when it asks. */
+    void start(Exchange e) {
+        exchange = e;
+        if (body == Body.READING) {
+            pauseBody();
+        }
+    }
+
+    /** Answers whether the current request has a body still to come. */
+    boolean bodyPending() {
+        return body == Body.READING;
+    }
+
+    // ---- the request body ----
+
+    /** A part of a request body from the decoder; released here unless an exchange takes it. */
+    void onContent(HttpContent content) {
+        if (content.decoderResult().isFailure()) {
+            content.release();
+            onMalformed(content.decoderResult().cause());
+            return;
+        }
+        Exchange e = exchange;
+        boolean last = content instanceof LastHttpContent;
+        if (state != State.EXCHANGE || body != Body.READING || e == null) {
+            content.release(); // a body no exchange reads (a local answer); the connection closes after it
+            if (last && state == State.EXCHANGE) {
+                if (body == Body.READING) {
+                    body = Body.COMPLETE;
+                }
+                ctx.channel().config().setAutoRead(false); // one exchange at a time: pipelined requests wait
+            }
+            return;
+        }
+        bodyProgressNanos = System.nanoTime();
+        ByteBuf b = content.content();
+        if (b.isReadable()) {
+            e.onBodyChunk(b);
+        } else {
+            content.release();
+        }
+        if (last) {
+            body = Body.COMPLETE;
+            bodyWanted = false;
+            cancelBodyTimer();
+            ctx.channel().config().setAutoRead(false); // one exchange at a time: pipelined requests wait
+            e.onBodyEnd();
+        }
+    }
+
+    /** The exchange wants body bytes: reading resumes (and the body timer counts). */
+    void resumeBody() {
+        if (body != Body.READING || state != State.EXCHANGE) {
+            return;
+        }
+        if (!bodyWanted) {
+            bodyWanted = true;
+            bodyProgressNanos = System.nanoTime();
+            armBodyTimer(bodyTimeoutNanos);
+        }
+        ctx.channel().config().setAutoRead(true);
+    }
+
+    /** The exchange wants one more read from the socket (a pull), without turning autoRead on. */
+    void readBody() {
+        if (body != Body.READING || state != State.EXCHANGE) {
+            return;
+        }
+        if (!bodyWanted) {
+            bodyWanted = true;
+            bodyProgressNanos = System.nanoTime();
+            armBodyTimer(bodyTimeoutNanos);
+        }
+        ctx.channel().read();
+    }
+
+    /** The exchange takes no more body bytes for now (its upstream is not writable). */
+    void pauseBody() {
+        bodyWanted = false;
+        ctx.channel().config().setAutoRead(false);
+    }
+
+    private void armBodyTimer(long delayNanos) {
+        if (bodyTimer == null) {
+            bodyTimer = ctx.executor().schedule(this::checkBodyTimer, delayNanos, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private void checkBodyTimer() {
+        bodyTimer = null;
+        if (body != Body.READING || state != State.EXCHANGE) {
+            return;
+        }
+        if (!bodyWanted) {
+            return; // re-armed when the exchange wants bytes again
+        }
+        long quiet = System.nanoTime() - bodyProgressNanos;
+        if (quiet < bodyTimeoutNanos) {
+            armBodyTimer(bodyTimeoutNanos - quiet);
+            return;
+        }
+        long ms = TimeUnit.NANOSECONDS.toMillis(bodyTimeoutNanos);
+        log.info(
+                "client {} sent no request body byte for {} ms: 408",
+                ctx.channel().remoteAddress(),
+                ms);
+        failBody(SpectorException.of(
+                ErrorCode.REQUEST_TIMEOUT,
+                "the request body stalled: no byte for " + ms + " ms (spector.server.body-timeout)",
+                Map.of("phase", "body", "timeoutMs", ms)));
+    }
+
+    private void onMalformed(Throwable cause) {
+        log.debug("client {} sent a malformed request body: {}", ctx.channel().remoteAddress(), cause.toString());
+        failBody(SpectorException.badRequest("body", "malformed request body: " + cause.getMessage()));
+    }
+
+    private void failBody(SpectorException error) {
+        if (state != State.EXCHANGE) {
+            return; // a malformed head was answered already; the connection is closing
+        }
+        body = Body.FAILED;
+        bodyWanted = false;
+        cancelBodyTimer();
+        ctx.channel().config().setAutoRead(false);
+        Exchange e = exchange;
+        if (e != null) {
+            e.onBodyFailed(error); // the exchange aborts upstream, then answers through problem() or reset()
+        } else if (!responseStarted) {
+            answer(Responses.problem(error, null));
+        } else {
+            close();
+        }
+    }
+
+    private void onHeadTimeout() {
+        headTimer = null;
+        if (state != State.AWAITING_HEAD) {
+            return;
+        }
+        long ms = TimeUnit.NANOSECONDS.toMillis(headTimeoutNanos);
+        log.info(
+                "client {} sent no whole request head within {} ms: 408",
+                ctx.channel().remoteAddress(),
+                ms);
+        SpectorException e = SpectorException.of(
+                ErrorCode.REQUEST_TIMEOUT,
+                "the request head did not arrive within " + ms + " ms (spector.server.header-timeout)",
+                Map.of("phase", "head", "timeoutMs", ms));
+        FullHttpResponse r = Responses.problem(e, null);
+        Responses.closing(r);
+        state = State.CLOSING;
+        context.metrics().request("malformed", r.status().code(), 0);
+        ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    // ---- the response ----
+
+    /**
+     * Writes the response head. {@code contentLength} is the body's length when known, else -1.
+     * Returns false when the response has no body (the caller then calls {@link #end()} at once).
+     */
+    boolean head(HttpResponseStatus responseStatus, HttpHeaders headers, long contentLength, boolean flush) {
+        responseStarted = true;
+        status = responseStatus.code();
+        boolean bodyless = bodyless(headRequest, status);
+        HttpResponse r = new DefaultHttpResponse(HttpVersion.HTTP_1_1, responseStatus, headers);
+        HttpHeaders h = r.headers();
+        h.remove(HttpHeaderNames.TRANSFER_ENCODING);
+        h.remove(HttpHeaderNames.CONTENT_LENGTH);
+        if (status == 204 || (status >= 100 && status < 200)) {
+            // RFC 9110 §8.6: never a Content-Length on 1xx or 204
+        } else if (contentLength >= 0) {
+            h.set(HttpHeaderNames.CONTENT_LENGTH, contentLength);
+        } else if (!bodyless) {
+            if (http10) {
+                closeAfterResponse = true; // RFC 9112 §6.1, §6.3: close-delimited, the only framing 1.0 reads
+            } else {
+                h.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+            }
+        }
+        connectionHeader(h);
+        addEdgeHeaders(h);
+        if (flush) {
+            ctx.writeAndFlush(r);
+        } else {
+            ctx.write(r);
+        }
+        return !bodyless;
+    }
+
+    /** Tells an HTTP/1.1 client that sent {@code Expect: 100-continue} to send its body now. */
+    void sendContinue() {
+        if (state == State.EXCHANGE && !responseStarted && body == Body.READING) {
+            ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+        }
+    }
+
+    /** Writes a part of the response body (not flushed). */
+    void chunk(ByteBuf chunk) {
+        ctx.write(new DefaultHttpContent(chunk));
+    }
+
+    /** Writes out what {@link #chunk} queued. */
+    void flush() {
+        ctx.flush();
+    }
+
+    /** Answers whether the client connection takes more bytes now. */
+    boolean isWritable() {
+        return ctx.channel().isWritable();
+    }
+
+    /** Ends the response with its last chunk; the connection is reused or closed. */
+    void end() {
+        if (state != State.EXCHANGE) {
+            return;
+        }
+        boolean reusable = reusable();
+        responseEnded = true;
+        state = reusable ? State.EXCHANGE : State.CLOSING;
+        ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(f -> {
+            if (reusable && f.isSuccess()) {
+                exchangeEnded(true);
+            } else {
+                exchangeEnded(false);
+                ctx.close();
+            }
+        });
+    }
+
+    /** Resets a connection whose response began and cannot be completed honestly. */
+    void reset() {
+        if (state == State.CLOSED) {
+            return;
+        }
+        state = State.CLOSING;
+        exchangeEnded(false);
+        ctx.channel().config().setOption(ChannelOption.SO_LINGER, 0);
+        ctx.close();
+    }
+
+    /** Answers a failure before any response started, with the edge headers; resets after a start. */
+    void problem(SpectorException error, @Nullable String path) {
+        if (responseStarted) {
+            reset();
+            return;
+        }
+        answer(Responses.problem(error, path));
+    }
+
+    /**
+     * Answers with a whole response the gateway made (a local route, a problem), with the edge
+     * headers; the connection stays open only when the request was read whole and both sides
+     * keep it alive.
+     */
+    void answer(FullHttpResponse r) {
+        if (state != State.EXCHANGE) {
+            r.release();
+            return;
+        }
+        responseStarted = true;
+        status = r.status().code();
+        if (body == Body.READING) {
+            closeAfterResponse = true; // a body nobody reads: nginx closes too rather than drain it
+        }
+        HttpHeaders h = r.headers();
+        connectionHeader(h);
+        addEdgeHeaders(h);
+        if (bodyless(headRequest, status)) {
+            r.content().clear(); // the encoder sends the head only; Content-Length stays the GET's
+        }
+        boolean reusable = reusable();
+        responseEnded = true;
+        state = reusable ? State.EXCHANGE : State.CLOSING;
+        ctx.writeAndFlush(r).addListener(f -> {
+            if (reusable && f.isSuccess()) {
+                exchangeEnded(true);
+            } else {
+                exchangeEnded(false);
+                ctx.close();
+            }
+        });
+    }
+
+    private boolean reusable() {
+        return keepAlive
+                && !closeAfterResponse
+                && body == Body.COMPLETE
+                && !context.drain().isDraining();
+    }
+
+    private void connectionHeader(HttpHeaders h) {
+        h.remove(HttpHeaderNames.CONNECTION);
+        if (!reusable()) {
+            h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        } else if (http10) {
+            h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+        }
+    }
+
+    private void addEdgeHeaders(HttpHeaders h) {
+        HttpHeaders extra = edgeHeaders;
+        if (extra == null || extra.isEmpty()) {
+            return;
+        }
+        for (String name : extra.names()) {
+            if (HttpHeaderNames.VARY.contentEqualsIgnoreCase(name)) {
+                Set<String> tokens = new LinkedHashSet<>();
+                for (String v : h.getAll(HttpHeaderNames.VARY)) {
+                    addTokens(tokens, v);
+                }
+                for (String v : extra.getAll(name)) {
+                    addTokens(tokens, v);
+                }
+                h.set(HttpHeaderNames.VARY, String.join(", ", tokens));
+            } else {
+                h.set(name, extra.getAll(name)); // the edge owns this name (CORS): its value wins
+            }
+        }
+    }
+
+    private static void addTokens(Set<String> into, String value) {
+        for (String t : value.split(",", -1)) {
+            String token = t.strip();
+            if (!token.isEmpty() && into.stream().noneMatch(x -> x.equalsIgnoreCase(token))) {
+                into.add(token);
+            }
+        }
+    }
+
+    /** The one rule for responses without a body: HEAD, 1xx, 204, 205 and 304 (RFC 9110 §6.4.1). */
+    static boolean bodyless(boolean headRequest, int status) {
+        return headRequest || (status >= 100 && status < 200) || status == 204 || status == 205 || status == 304;
+    }
+
+    // ---- the connection's events ----
+
+    void onReadComplete() {
+        Exchange e = exchange;
+        if (e != null && state == State.EXCHANGE) {
+            e.onReadComplete();
+        }
+    }
+
+    void onWritable() {
+        Exchange e = exchange;
+        if (e != null && state == State.EXCHANGE) {
+            e.onWritable();
+        }
+    }
+
+    void onClosed() {
+        cancelHeadTimer();
+        cancelBodyTimer();
+        state = State.CLOSED;
+        Exchange e = exchange;
+        exchange = null;
+        if (e != null) {
+            e.onClosed(); // an exchange that already ended ignores it
+        }
+        countEnd(responseEnded ? status : 499);
+    }
+
+    /** Answers whether the connection sits between exchanges (an idle close is harmless). */
+    boolean isIdle() {
+        return state == State.AWAITING_HEAD;
+    }
+
+    void close() {
+        ctx.close();
+    }
+
+    private void exchangeEnded(boolean reuse) {
+        exchange = null;
+        cancelBodyTimer();
+        countEnd(status);
+        if (reuse && state == State.EXCHANGE) {
+            state = State.AWAITING_HEAD;
+            ctx.channel().config().setAutoRead(true); // the next (perhaps pipelined) request
+        } else if (state != State.CLOSED) {
+            state = State.CLOSING;
+        }
+    }
+
+    /** Counts the exchange's end once: metrics and the drain's in-flight count. */
+    private void countEnd(int code) {
+        if (counted) {
+            counted = false;
+            context.metrics().request(route, code, System.nanoTime() - startNanos);
+            context.drain().exchangeEnded();
+        }
+    }
+
+    private void cancelHeadTimer() {
+        ScheduledFuture<?> t = headTimer;
+        if (t != null) {
+            t.cancel(false);
+            headTimer = null;
+        }
+    }
+
+    private void cancelBodyTimer() {
+        ScheduledFuture<?> t = bodyTimer;
+        if (t != null) {
+            t.cancel(false);
+            bodyTimer = null;
+        }
+    }
+
+    /** Returns the configured body timeout (for messages). */
+    Duration bodyTimeout() {
+        return Duration.ofNanos(bodyTimeoutNanos);
+    }
+}

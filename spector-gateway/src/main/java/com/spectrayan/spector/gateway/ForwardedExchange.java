@@ -1,0 +1,202 @@
+package com.spectrayan.spector.gateway;
+
+import com.spectrayan.spector.cluster.gateway.ForwardResponse;
+import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
+import com.spectrayan.spector.cluster.gateway.RequestBody;
+import com.spectrayan.spector.cluster.gateway.ResponseSink;
+import com.spectrayan.spector.contract.SpectorException;
+import io.netty.buffer.ByteBuf;
+import java.util.ArrayDeque;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One exchange forwarded to an owner, between the {@link ClientConnection} and the forwarder: it
+ * feeds the client's body to the forwarder ({@link RequestBody}) and hands the owner's answer to
+ * the connection ({@link ResponseSink}).
+ *
+ * <p>Threading: confined to the connection's event loop. Buffers: at most the chunks of one read
+ * batch wait before the forwarder starts pulling (reading is paused from the moment the request
+ * head arrives); whoever takes a chunk releases it.
+ */
+final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnection.Exchange {
+    private final ClientConnection connection;
+    private final String path;
+    private final boolean expectContinue;
+    private final ArrayDeque<ByteBuf> early = new ArrayDeque<>();
+    private RequestBody.@Nullable Consumer consumer;
+    private GatewayForwarder.@Nullable Exchange forwarded;
+    private @Nullable SpectorException bodyFailure;
+    private boolean bodyComplete;
+    private boolean discarded;
+    private boolean finished;
+    private boolean responseBodyless;
+
+    ForwardedExchange(ClientConnection connection, String path, boolean expectContinue) {
+        this.connection = connection;
+        this.path = path;
+        this.expectContinue = expectContinue;
+        this.bodyComplete = !connection.bodyPending();
+    }
+
+    void attach(GatewayForwarder.Exchange exchange) {
+        this.forwarded = exchange;
+    }
+
+    // ---- from the connection ----
+
+    @Override
+    public void onBodyChunk(ByteBuf chunk) {
+        RequestBody.Consumer c = consumer;
+        if (discarded || finished) {
+            chunk.release();
+        } else if (c != null) {
+            c.onChunk(chunk);
+        } else {
+            early.add(chunk);
+        }
+    }
+
+    @Override
+    public void onBodyEnd() {
+        bodyComplete = true;
+        RequestBody.Consumer c = consumer;
+        if (c != null && !discarded) {
+            c.onEnd();
+        }
+    }
+
+    @Override
+    public void onBodyFailed(SpectorException error) {
+        releaseEarly();
+        RequestBody.Consumer c = consumer;
+        if (c != null && !discarded && !finished) {
+            c.onError(error); // the forwarder aborts the owner's request and answers through onError
+        } else if (!finished) {
+            bodyFailure = error; // told when the forwarder starts pulling
+            GatewayForwarder.Exchange e = forwarded;
+            if (e != null) {
+                finished = true;
+                e.cancel();
+            }
+            connection.problem(error, path);
+        }
+    }
+
+    @Override
+    public void onReadComplete() {
+        RequestBody.Consumer c = consumer;
+        if (c != null && !discarded) {
+            c.flush();
+        }
+    }
+
+    @Override
+    public void onWritable() {
+        GatewayForwarder.Exchange e = forwarded;
+        if (e != null) {
+            e.onClientWritable();
+        }
+    }
+
+    @Override
+    public void onClosed() {
+        releaseEarly();
+        GatewayForwarder.Exchange e = forwarded;
+        if (e != null && !finished) {
+            finished = true;
+            e.cancel();
+        }
+    }
+
+    // ---- RequestBody ----
+
+    @Override
+    public void start(RequestBody.Consumer c) {
+        consumer = c;
+        if (bodyFailure != null) {
+            return;
+        }
+        if (expectContinue && !bodyComplete) {
+            connection.sendContinue(); // RFC 9110 §10.1.1: the body is wanted now
+        }
+        ByteBuf b;
+        while ((b = early.poll()) != null) {
+            c.onChunk(b);
+        }
+        if (bodyComplete) {
+            c.onEnd();
+        } else {
+            resume();
+        }
+    }
+
+    @Override
+    public void pause() {
+        connection.pauseBody();
+    }
+
+    @Override
+    public void resume() {
+        if (!bodyComplete && !discarded) {
+            connection.resumeBody();
+        }
+    }
+
+    @Override
+    public void discard() {
+        discarded = true;
+        releaseEarly();
+    }
+
+    private void releaseEarly() {
+        ByteBuf b;
+        while ((b = early.poll()) != null) {
+            b.release();
+        }
+    }
+
+    // ---- ResponseSink ----
+
+    @Override
+    public void onHead(ForwardResponse response) {
+        // A response without a body (HEAD, 204, 304, ...) drops whatever the owner still sends.
+        responseBodyless =
+                !connection.head(response.status(), response.headers(), response.contentLength(), response.streaming());
+    }
+
+    @Override
+    public void onChunk(ByteBuf chunk) {
+        if (responseBodyless) {
+            chunk.release();
+        } else {
+            connection.chunk(chunk);
+        }
+    }
+
+    @Override
+    public void flush() {
+        connection.flush();
+    }
+
+    @Override
+    public void onEnd() {
+        finished = true;
+        connection.end();
+    }
+
+    @Override
+    public void onError(SpectorException error, boolean headSent) {
+        finished = true;
+        releaseEarly();
+        if (headSent) {
+            connection.reset();
+        } else {
+            connection.problem(error, path);
+        }
+    }
+
+    @Override
+    public boolean isWritable() {
+        return connection.isWritable();
+    }
+}
