@@ -22,6 +22,11 @@ interface Cors {
     @Nullable
     FullHttpResponse preflight(HttpMethod method, HttpHeaders request);
 
-    /** Adds the CORS headers of an actual (non-preflight) response for the request's Origin. */
+    /**
+     * Adds the CORS headers of an actual (non-preflight) response for the request's Origin to the
+     * response's own headers: nothing already there is removed or replaced, {@code Origin} is
+     * merged into an existing {@code Vary}, and a response that already carries {@code
+     * Access-Control-Allow-Origin} (an upstream that answers CORS itself) keeps its own answer.
+     */
     void decorate(HttpHeaders request, HttpHeaders response);
 }

@@ -15,6 +15,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
+import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
@@ -80,10 +81,20 @@ final class Security {
 
             @Override
             public void decorate(HttpHeaders request, HttpHeaders response) {
-                String origin = request.get(HttpHeaderNames.ORIGIN);
-                if (origin != null) {
-                    policy.actualResponseHeaders(origin).forEach(response::set);
-                }
+                Map<String, String> cors = policy.actualResponseHeaders(request.get(HttpHeaderNames.ORIGIN));
+                // an upstream that answers CORS itself keeps its own answer: one Allow-Origin, never two
+                boolean upstreamAnswered = response.contains(HttpHeaderNames.ACCESS_CONTROL_ALLOW_ORIGIN);
+                cors.forEach((name, value) -> {
+                    if (HttpHeaderNames.VARY.contentEqualsIgnoreCase(name)) {
+                        List<String> present = response.getAll(HttpHeaderNames.VARY);
+                        String merged = CorsPolicy.mergeVary(present, value);
+                        if (present.size() != 1 || !present.get(0).equals(merged)) {
+                            response.set(HttpHeaderNames.VARY, merged);
+                        }
+                    } else if (!upstreamAnswered && !response.contains(name)) {
+                        response.add(name, value);
+                    }
+                });
             }
         };
     }

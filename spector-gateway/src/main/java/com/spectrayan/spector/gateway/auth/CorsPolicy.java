@@ -4,7 +4,9 @@ import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -24,11 +26,15 @@ import org.jspecify.annotations.Nullable;
  *   <li>Origins are compared exactly ({@code scheme://host[:port]}, as browsers send them, lower
  *       case); {@code *} allows any origin. The opaque origin {@code null} (sandboxed frames,
  *       {@code file:}) is never allowed.
- *   <li>{@code Access-Control-Allow-Origin} echoes the request's origin, never {@code *}, and
- *       {@code Access-Control-Allow-Credentials} is never sent: bearer tokens travel in {@code
- *       Authorization}, which needs no credentialed mode, so cookies are never opened to pages.
+ *   <li>{@code Access-Control-Allow-Origin} echoes the request's origin, never {@code *}.
+ *   <li>{@code Access-Control-Allow-Credentials: true} is sent to allowed origins, on preflights
+ *       and actual responses, only with {@code spector.cors.allow-credentials}, so that a page's
+ *       {@code EventSource} or {@code fetch(..., {credentials: "include"})} may carry the token
+ *       cookie. The settings refuse it together with {@code *} (the Fetch standard forbids a
+ *       wildcard origin with credentials), so only listed origins ever get it.
  *   <li>Every answer for an enabled policy carries {@code Vary: Origin}, so a cache never serves
- *       one origin's answer to another.
+ *       one origin's answer to another. The edge adds it to an upstream's {@code Vary} with
+ *       {@link #mergeVary(List, String)}, never in its place.
  *   <li>A refused preflight gets no CORS headers; the browser then blocks the call.
  * </ul>
  *
@@ -45,7 +51,9 @@ public final class CorsPolicy {
     static final String ALLOW_METHODS = "Access-Control-Allow-Methods";
     static final String ALLOW_HEADERS = "Access-Control-Allow-Headers";
     static final String MAX_AGE = "Access-Control-Max-Age";
+    static final String ALLOW_CREDENTIALS = "Access-Control-Allow-Credentials";
     static final String VARY = "Vary";
+    private static final String ORIGIN = "Origin";
     private static final String PREFLIGHT_VARY =
             "Origin, Access-Control-Request-Method, Access-Control-Request-Headers";
 
@@ -56,8 +64,19 @@ public final class CorsPolicy {
     private final String allowMethods;
     private final String allowHeaders;
     private final String maxAgeSeconds;
+    private final boolean allowCredentials;
 
-    CorsPolicy(List<String> origins, List<String> methods, List<String> headers, Duration maxAge) {
+    CorsPolicy(
+            List<String> origins,
+            List<String> methods,
+            List<String> headers,
+            Duration maxAge,
+            boolean allowCredentials) {
+        if (allowCredentials && origins.contains("*")) {
+            throw new IllegalArgumentException(
+                    "allowCredentials: true with origins * (expected: exact origins; the Fetch standard forbids"
+                            + " credentials with a wildcard origin)");
+        }
         this.origins = Set.copyOf(origins);
         this.anyOrigin = origins.contains("*");
         this.methods = List.copyOf(methods);
@@ -66,6 +85,7 @@ public final class CorsPolicy {
         this.allowMethods = String.join(", ", methods);
         this.allowHeaders = String.join(", ", headers);
         this.maxAgeSeconds = String.valueOf(maxAge.toSeconds());
+        this.allowCredentials = allowCredentials;
     }
 
     /** Builds the policy of {@code spector.cors.*}. */
@@ -75,7 +95,8 @@ public final class CorsPolicy {
                 settings.corsAllowedOrigins(),
                 settings.corsAllowedMethods(),
                 settings.corsAllowedHeaders(),
-                settings.corsMaxAge());
+                settings.corsMaxAge(),
+                settings.corsAllowCredentials());
     }
 
     /** Answers whether CORS is on (some origin is allowed). */
@@ -110,14 +131,18 @@ public final class CorsPolicy {
         h.put(ALLOW_METHODS, allowMethods);
         h.put(ALLOW_HEADERS, allowHeaders);
         h.put(MAX_AGE, maxAgeSeconds);
+        if (allowCredentials) {
+            h.put(ALLOW_CREDENTIALS, "true");
+        }
         h.put(VARY, PREFLIGHT_VARY);
         return new CorsPreflight(h);
     }
 
     /**
      * Returns the CORS headers of a response to an actual (not preflight) request: {@code
-     * Access-Control-Allow-Origin} and {@code Vary: Origin} for an allowed origin, {@code Vary:
-     * Origin} alone for any other request, and nothing while CORS is off.
+     * Access-Control-Allow-Origin} (and {@code Access-Control-Allow-Credentials: true} when
+     * credentials are allowed) and {@code Vary: Origin} for an allowed origin, {@code Vary: Origin}
+     * alone for any other request, and nothing while CORS is off.
      *
      * @param origin the request's {@code Origin} header, or null when it has none
      */
@@ -128,10 +153,52 @@ public final class CorsPolicy {
         if (origin != null && allows(origin)) {
             Map<String, String> h = new LinkedHashMap<>();
             h.put(ALLOW_ORIGIN, origin);
-            h.put(VARY, "Origin");
+            if (allowCredentials) {
+                h.put(ALLOW_CREDENTIALS, "true");
+            }
+            h.put(VARY, ORIGIN);
             return Collections.unmodifiableMap(h);
         }
-        return Map.of(VARY, "Origin");
+        return Map.of(VARY, ORIGIN);
+    }
+
+    /** Answers whether allowed origins get {@code Access-Control-Allow-Credentials: true}. */
+    public boolean allowsCredentials() {
+        return allowCredentials;
+    }
+
+    /**
+     * Returns the one {@code Vary} value that lists what a response already varies on, as it was,
+     * and then the names of {@code wanted} it does not list yet (RFC 9110 section 12.5.5: names compare
+     * case-insensitively; {@code *} already varies on everything and stays alone).
+     *
+     * @param present the response's {@code Vary} field lines, in order; empty when it has none
+     * @param wanted a comma-separated list of header names, e.g. {@code Origin}
+     */
+    public static String mergeVary(List<String> present, String wanted) {
+        requireNonNull(present, "present");
+        requireNonNull(wanted, "wanted");
+        Set<String> seen = new HashSet<>();
+        List<String> names = new ArrayList<>();
+        for (String line : present) {
+            for (String name : line.split(",", -1)) {
+                String n = name.strip();
+                if (n.equals("*")) {
+                    return "*";
+                }
+                if (!n.isEmpty()) {
+                    seen.add(n.toLowerCase(Locale.ROOT));
+                    names.add(n);
+                }
+            }
+        }
+        for (String name : wanted.split(",", -1)) {
+            String n = name.strip();
+            if (!n.isEmpty() && seen.add(n.toLowerCase(Locale.ROOT))) {
+                names.add(n);
+            }
+        }
+        return String.join(", ", names);
     }
 
     /** Answers whether a page of this origin may call the gateway. */

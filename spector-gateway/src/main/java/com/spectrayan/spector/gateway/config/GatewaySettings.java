@@ -101,6 +101,15 @@ public final class GatewaySettings {
     /** The longest {@code spector.server.drain-timeout}: a drain longer than this is a stuck stop. */
     public static final Duration MAX_DRAIN_TIMEOUT = Duration.ofMinutes(10);
 
+    /** The shortest {@code spector.server.header-timeout} and {@code body-timeout}: less cuts honest slow clients. */
+    static final Duration MIN_CLIENT_TIMEOUT = Duration.ofSeconds(1);
+
+    /** The longest {@code spector.server.header-timeout}: a request head slower than this is an attack. */
+    static final Duration MAX_HEADER_TIMEOUT = Duration.ofMinutes(10);
+
+    /** The longest {@code spector.server.body-timeout}: a longer gap between body reads is a stalled client. */
+    static final Duration MAX_BODY_TIMEOUT = Duration.ofHours(1);
+
     /** The longest preflight cache time, {@code spector.cors.max-age} (browsers cap it lower). */
     static final Duration MAX_CORS_MAX_AGE = Duration.ofHours(24);
 
@@ -153,17 +162,22 @@ public final class GatewaySettings {
     private final @Nullable URI jwkSetUri;
     private final @Nullable String jwtIssuer;
     private final @Nullable String jwtAudience;
+    private final @Nullable String jwtCookieName;
+    private final boolean allowQueryToken;
 
     private final List<String> corsAllowedOrigins;
     private final List<String> corsAllowedMethods;
     private final List<String> corsAllowedHeaders;
     private final Duration corsMaxAge;
+    private final boolean corsAllowCredentials;
 
     private final int serverPort;
     private final String serverHost;
     private final int maxHeaderSize;
     private final int maxInitialLineLength;
     private final Duration idleTimeout;
+    private final Duration headerTimeout;
+    private final Duration bodyTimeout;
     private final int maxConnections;
     private final Duration drainTimeout;
     private final List<InetAddress> trustedProxies;
@@ -258,6 +272,8 @@ public final class GatewaySettings {
         this.jwkSetUri = jwkSetUri(r, notes);
         this.jwtIssuer = r.raw(Keys.JWT_ISSUER);
         this.jwtAudience = r.raw(Keys.JWT_AUDIENCE);
+        this.jwtCookieName = cookieName(r);
+        this.allowQueryToken = r.bool(Keys.JWT_ALLOW_QUERY_TOKEN);
         if (securityEnabled && secret == null && keyLocation == null && r.raw(Keys.JWT_JWK_SET_URI) == null) {
             r.problem(
                     Keys.JWT_HMAC_SECRET + ", " + Keys.JWT_PUBLIC_KEY + ", " + Keys.JWT_JWK_SET_URI,
@@ -279,6 +295,17 @@ public final class GatewaySettings {
                 Duration.ZERO,
                 MAX_CORS_MAX_AGE,
                 "a duration in 0s.." + Durations.format(MAX_CORS_MAX_AGE) + ", " + DURATION_EXAMPLES);
+        this.corsAllowCredentials = r.bool(Keys.CORS_ALLOW_CREDENTIALS);
+        if (corsAllowCredentials && corsAllowedOrigins.contains("*")) {
+            r.problem(
+                    Keys.CORS_ALLOW_CREDENTIALS,
+                    "true with " + Keys.CORS_ORIGINS + "=*",
+                    "false, or exact origins in " + Keys.CORS_ORIGINS
+                            + ": the Fetch standard forbids credentials with a wildcard origin");
+        } else if (corsAllowCredentials && corsAllowedOrigins.isEmpty()) {
+            notes.add(Keys.CORS_ALLOW_CREDENTIALS + "=true does nothing while " + Keys.CORS_ORIGINS
+                    + " is empty (CORS is off)");
+        }
 
         // ---- Server ----
         this.serverPort = (int) r.integer(Keys.SERVER_PORT, 0, 65535, "a port in 0..65535 (0: any free port)");
@@ -294,6 +321,8 @@ public final class GatewaySettings {
                 MAX_INITIAL_LINE_LENGTH_LIMIT,
                 "an integer in " + MIN_INITIAL_LINE_LENGTH + ".." + MAX_INITIAL_LINE_LENGTH_LIMIT + " bytes");
         this.idleTimeout = positive(r, Keys.SERVER_IDLE_TIMEOUT, null, "60s");
+        this.headerTimeout = clientTimeout(r, Keys.SERVER_HEADER_TIMEOUT, MAX_HEADER_TIMEOUT);
+        this.bodyTimeout = clientTimeout(r, Keys.SERVER_BODY_TIMEOUT, MAX_BODY_TIMEOUT);
         this.maxConnections = (int) r.integer(Keys.SERVER_MAX_CONNECTIONS, 1, Integer.MAX_VALUE, "an integer >= 1");
         this.drainTimeout = r.duration(
                 Keys.SERVER_DRAIN_TIMEOUT,
@@ -505,6 +534,22 @@ public final class GatewaySettings {
         return jwtAudience;
     }
 
+    /**
+     * Returns {@code spector.security.jwt.cookie-name}, a cookie that may carry the bearer token
+     * when a request has no {@code Authorization}, or null when tokens are never read from cookies.
+     */
+    public @Nullable String jwtCookieName() {
+        return jwtCookieName;
+    }
+
+    /**
+     * Returns {@code spector.security.jwt.allow-query-token}: whether the bearer token may come in
+     * the {@code access_token} query parameter (RFC 6750 section 2.3).
+     */
+    public boolean allowQueryToken() {
+        return allowQueryToken;
+    }
+
     // ---- CORS ----
 
     /** Returns {@code spector.cors.allowed-origins}, lower case; empty means CORS is off, {@code *} any origin. */
@@ -525,6 +570,14 @@ public final class GatewaySettings {
     /** Returns {@code spector.cors.max-age}, how long a browser may cache a preflight answer. */
     public Duration corsMaxAge() {
         return corsMaxAge;
+    }
+
+    /**
+     * Returns {@code spector.cors.allow-credentials}: whether allowed origins get {@code
+     * Access-Control-Allow-Credentials: true}; never with {@code *} among the origins.
+     */
+    public boolean corsAllowCredentials() {
+        return corsAllowCredentials;
     }
 
     // ---- Server ----
@@ -552,6 +605,16 @@ public final class GatewaySettings {
     /** Returns {@code spector.server.idle-timeout}; idle client connections are closed after it. */
     public Duration idleTimeout() {
         return idleTimeout;
+    }
+
+    /** Returns {@code spector.server.header-timeout}: a request's whole head must arrive within it (408 past it). */
+    public Duration headerTimeout() {
+        return headerTimeout;
+    }
+
+    /** Returns {@code spector.server.body-timeout}: the longest gap between two reads of a request body (then 408). */
+    public Duration bodyTimeout() {
+        return bodyTimeout;
     }
 
     /** Returns {@code spector.server.max-connections}, client connections open at once. */
@@ -621,15 +684,20 @@ public final class GatewaySettings {
         d.put(Keys.JWT_JWK_SET_URI, jwkSetUri == null ? "" : redactUserInfo(jwkSetUri.toString()));
         d.put(Keys.JWT_ISSUER, orEmpty(jwtIssuer));
         d.put(Keys.JWT_AUDIENCE, orEmpty(jwtAudience));
+        d.put(Keys.JWT_COOKIE_NAME, orEmpty(jwtCookieName));
+        d.put(Keys.JWT_ALLOW_QUERY_TOKEN, String.valueOf(allowQueryToken));
         d.put(Keys.CORS_ORIGINS, String.join(",", corsAllowedOrigins));
         d.put(Keys.CORS_METHODS, String.join(",", corsAllowedMethods));
         d.put(Keys.CORS_HEADERS, String.join(",", corsAllowedHeaders));
         d.put(Keys.CORS_MAX_AGE, Durations.format(corsMaxAge));
+        d.put(Keys.CORS_ALLOW_CREDENTIALS, String.valueOf(corsAllowCredentials));
         d.put(Keys.SERVER_PORT, String.valueOf(serverPort));
         d.put(Keys.SERVER_HOST, serverHost);
         d.put(Keys.SERVER_MAX_HEADER_SIZE, String.valueOf(maxHeaderSize));
         d.put(Keys.SERVER_MAX_INITIAL_LINE, String.valueOf(maxInitialLineLength));
         d.put(Keys.SERVER_IDLE_TIMEOUT, Durations.format(idleTimeout));
+        d.put(Keys.SERVER_HEADER_TIMEOUT, Durations.format(headerTimeout));
+        d.put(Keys.SERVER_BODY_TIMEOUT, Durations.format(bodyTimeout));
         d.put(Keys.SERVER_MAX_CONNECTIONS, String.valueOf(maxConnections));
         d.put(Keys.SERVER_DRAIN_TIMEOUT, Durations.format(drainTimeout));
         d.put(
@@ -652,6 +720,28 @@ public final class GatewaySettings {
                 Duration.ofNanos(1),
                 MAX_DURATION,
                 "a duration > 0, e.g. " + example + " (at most " + Durations.format(MAX_DURATION) + ")");
+    }
+
+    private static Duration clientTimeout(SettingsReader r, String key, Duration max) {
+        return r.duration(
+                key,
+                null,
+                MIN_CLIENT_TIMEOUT,
+                max,
+                "a duration in " + Durations.format(MIN_CLIENT_TIMEOUT) + ".." + Durations.format(max) + ", "
+                        + DURATION_EXAMPLES);
+    }
+
+    private static @Nullable String cookieName(SettingsReader r) {
+        String name = r.raw(Keys.JWT_COOKIE_NAME);
+        if (name != null && !TOKEN.matcher(name).matches()) {
+            r.problem(
+                    Keys.JWT_COOKIE_NAME,
+                    show(name),
+                    "a cookie name (an RFC 6265 token of letters, digits and !#$%&'*+-.^_`|~), e.g. spector_token");
+            return null;
+        }
+        return name;
     }
 
     private static String routingName(SettingsReader r, String key) {

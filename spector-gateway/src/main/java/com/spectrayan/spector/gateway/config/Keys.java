@@ -39,17 +39,22 @@ final class Keys {
     static final String JWT_JWK_SET_URI = "spector.security.jwt.jwk-set-uri";
     static final String JWT_ISSUER = "spector.security.jwt.issuer";
     static final String JWT_AUDIENCE = "spector.security.jwt.audience";
+    static final String JWT_COOKIE_NAME = "spector.security.jwt.cookie-name";
+    static final String JWT_ALLOW_QUERY_TOKEN = "spector.security.jwt.allow-query-token";
 
     static final String CORS_ORIGINS = "spector.cors.allowed-origins";
     static final String CORS_METHODS = "spector.cors.allowed-methods";
     static final String CORS_HEADERS = "spector.cors.allowed-headers";
     static final String CORS_MAX_AGE = "spector.cors.max-age";
+    static final String CORS_ALLOW_CREDENTIALS = "spector.cors.allow-credentials";
 
     static final String SERVER_PORT = "spector.server.port";
     static final String SERVER_HOST = "spector.server.host";
     static final String SERVER_MAX_HEADER_SIZE = "spector.server.max-header-size";
     static final String SERVER_MAX_INITIAL_LINE = "spector.server.max-initial-line-length";
     static final String SERVER_IDLE_TIMEOUT = "spector.server.idle-timeout";
+    static final String SERVER_HEADER_TIMEOUT = "spector.server.header-timeout";
+    static final String SERVER_BODY_TIMEOUT = "spector.server.body-timeout";
     static final String SERVER_MAX_CONNECTIONS = "spector.server.max-connections";
     static final String SERVER_DRAIN_TIMEOUT = "spector.server.drain-timeout";
     static final String SERVER_TRUSTED_PROXIES = "spector.server.trusted-proxies";
@@ -81,15 +86,20 @@ final class Keys {
             JWT_JWK_SET_URI,
             JWT_ISSUER,
             JWT_AUDIENCE,
+            JWT_COOKIE_NAME,
+            JWT_ALLOW_QUERY_TOKEN,
             CORS_ORIGINS,
             CORS_METHODS,
             CORS_HEADERS,
             CORS_MAX_AGE,
+            CORS_ALLOW_CREDENTIALS,
             SERVER_PORT,
             SERVER_HOST,
             SERVER_MAX_HEADER_SIZE,
             SERVER_MAX_INITIAL_LINE,
             SERVER_IDLE_TIMEOUT,
+            SERVER_HEADER_TIMEOUT,
+            SERVER_BODY_TIMEOUT,
             SERVER_MAX_CONNECTIONS,
             SERVER_DRAIN_TIMEOUT,
             SERVER_TRUSTED_PROXIES);
@@ -117,17 +127,21 @@ final class Keys {
         d.put(RELAY_DEADLINE, Durations.format(Limits.RELAY_DEADLINE));
         d.put(RELAY_MAX_PER_WORKER, String.valueOf(Limits.RELAYS_PER_WORKER));
         d.put(SECURITY_ENABLED, "true");
+        d.put(JWT_ALLOW_QUERY_TOKEN, "false");
         d.put(CORS_METHODS, "GET,POST,PUT,PATCH,DELETE,OPTIONS");
         d.put(
                 CORS_HEADERS,
                 "Authorization,Content-Type,Idempotency-Key,X-Idempotency-Key,X-Spector-Namespace,"
                         + "X-Spector-Tenant,Last-Event-ID");
         d.put(CORS_MAX_AGE, "1h");
+        d.put(CORS_ALLOW_CREDENTIALS, "false");
         d.put(SERVER_PORT, "7070");
         d.put(SERVER_HOST, "0.0.0.0");
         d.put(SERVER_MAX_HEADER_SIZE, "16384");
         d.put(SERVER_MAX_INITIAL_LINE, "8192");
         d.put(SERVER_IDLE_TIMEOUT, "60s");
+        d.put(SERVER_HEADER_TIMEOUT, "30s");
+        d.put(SERVER_BODY_TIMEOUT, "60s");
         d.put(SERVER_MAX_CONNECTIONS, "10000");
         d.put(SERVER_DRAIN_TIMEOUT, "20s");
         return Collections.unmodifiableMap(d);

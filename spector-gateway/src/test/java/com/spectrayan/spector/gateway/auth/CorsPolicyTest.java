@@ -3,7 +3,10 @@ package com.spectrayan.spector.gateway.auth;
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.settings;
 import static java.util.Objects.requireNonNull;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -18,6 +21,13 @@ final class CorsPolicyTest {
                 "spector.security.enabled", "false",
                 "spector.cors.allowed-origins", origins,
                 "spector.cors.max-age", "10m")));
+    }
+
+    private static CorsPolicy withCredentials(String origins) {
+        return CorsPolicy.create(settings(Map.of(
+                "spector.security.enabled", "false",
+                "spector.cors.allowed-origins", origins,
+                "spector.cors.allow-credentials", "true")));
     }
 
     @Test
@@ -117,6 +127,67 @@ final class CorsPolicyTest {
                 .as("another origin gets Vary only")
                 .containsExactly(Map.entry("Vary", "Origin"));
         assertThat(cors.actualResponseHeaders(null)).containsExactly(Map.entry("Vary", "Origin"));
+    }
+
+    /** Fetch standard, CORS protocol (HTTP responses): credentials need the echoed origin and "true". */
+    @Test
+    void preflight_credentialsAllowed_getsAllowCredentialsAndTheEchoedOrigin() {
+        CorsPolicy cors = withCredentials(APP);
+
+        CorsPreflight answer = requireNonNull(cors.preflight(APP, "GET", "authorization"), "an allowed preflight");
+
+        assertThat(cors.allowsCredentials()).isTrue();
+        assertThat(answer.headers())
+                .containsEntry("Access-Control-Allow-Origin", APP)
+                .containsEntry("Access-Control-Allow-Credentials", "true");
+        assertThat(answer.headers().get("Vary")).contains("Origin");
+        assertThat(cors.preflight("https://evil.example.com", "GET", null))
+                .as("credentials change nothing for an origin not listed")
+                .isNull();
+        assertThat(policy(APP).allowsCredentials()).as("off by default").isFalse();
+    }
+
+    /** Fetch standard, CORS protocol: an actual credentialed response names the origin, never *. */
+    @Test
+    void actualResponseHeaders_credentialsAllowed_getsAllowCredentialsForAllowedOriginsOnly() {
+        CorsPolicy cors = withCredentials(APP);
+
+        assertThat(cors.actualResponseHeaders(APP))
+                .containsExactly(
+                        Map.entry("Access-Control-Allow-Origin", APP),
+                        Map.entry("Access-Control-Allow-Credentials", "true"),
+                        Map.entry("Vary", "Origin"));
+        assertThat(cors.actualResponseHeaders("https://evil.example.com")).containsExactly(Map.entry("Vary", "Origin"));
+        assertThat(cors.actualResponseHeaders(null)).containsExactly(Map.entry("Vary", "Origin"));
+    }
+
+    /** Fetch standard, CORS protocol: a wildcard origin with credentials is refused, here as in the settings. */
+    @Test
+    void create_credentialsWithStar_isRefused() {
+        assertThatThrownBy(() -> new CorsPolicy(List.of("*"), List.of("GET"), List.of(), Duration.ZERO, true))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("allowCredentials: true with origins *");
+    }
+
+    /** RFC 9110 section 12.5.5: Vary is a list; what a response varies on is kept, Origin added once. */
+    @Test
+    void mergeVary_existingValues_areKeptAndOriginAddedOnce() {
+        assertThat(CorsPolicy.mergeVary(List.of(), "Origin")).isEqualTo("Origin");
+        assertThat(CorsPolicy.mergeVary(List.of("Accept-Encoding"), "Origin")).isEqualTo("Accept-Encoding, Origin");
+        assertThat(CorsPolicy.mergeVary(List.of("Accept-Encoding, origin"), "Origin"))
+                .as("names compare case-insensitively")
+                .isEqualTo("Accept-Encoding, origin");
+        assertThat(CorsPolicy.mergeVary(List.of("Accept", "Accept-Language"), "Origin"))
+                .as("several field lines become one list")
+                .isEqualTo("Accept, Accept-Language, Origin");
+        assertThat(CorsPolicy.mergeVary(List.of("*"), "Origin"))
+                .as("* already varies on everything")
+                .isEqualTo("*");
+        assertThat(CorsPolicy.mergeVary(List.of("Origin"), "Origin, Access-Control-Request-Method"))
+                .isEqualTo("Origin, Access-Control-Request-Method");
+        assertThat(CorsPolicy.mergeVary(List.of(" , Accept ,"), "Origin"))
+                .as("empty list members are dropped")
+                .isEqualTo("Accept, Origin");
     }
 
     @Test

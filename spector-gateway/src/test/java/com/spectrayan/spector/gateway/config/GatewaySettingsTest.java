@@ -93,6 +93,10 @@ final class GatewaySettingsTest {
         assertThat(s.jwkSetUri()).isNull();
         assertThat(s.jwtIssuer()).isNull();
         assertThat(s.jwtAudience()).isNull();
+        assertThat(s.jwtCookieName())
+                .as("tokens are not read from cookies by default")
+                .isNull();
+        assertThat(s.allowQueryToken()).as("nor from the query").isFalse();
         assertThat(s.corsAllowedOrigins()).as("CORS is off by default").isEmpty();
         assertThat(s.corsAllowedMethods()).containsExactly("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS");
         assertThat(s.corsAllowedHeaders())
@@ -105,11 +109,14 @@ final class GatewaySettingsTest {
                         "X-Spector-Tenant",
                         "Last-Event-ID");
         assertThat(s.corsMaxAge()).isEqualTo(Duration.ofHours(1));
+        assertThat(s.corsAllowCredentials()).isFalse();
         assertThat(s.serverPort()).isEqualTo(7070);
         assertThat(s.serverHost()).isEqualTo("0.0.0.0");
         assertThat(s.maxHeaderSize()).isEqualTo(16384);
         assertThat(s.maxInitialLineLength()).isEqualTo(8192);
         assertThat(s.idleTimeout()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(s.headerTimeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(s.bodyTimeout()).as("nginx's client_body_timeout").isEqualTo(Duration.ofSeconds(60));
         assertThat(s.maxConnections()).isEqualTo(10_000);
         assertThat(s.trustedProxies()).isEmpty();
         assertThat(s.warnings()).isEmpty();
@@ -170,6 +177,34 @@ final class GatewaySettingsTest {
         assertThat(s.maxBufferedBodyBytes()).isEqualTo(2048);
         assertThat(s.replayBufferBytes()).isEqualTo(1024);
         assertThat(s.ringMembers()).containsOnlyKeys("a", "b");
+    }
+
+    @Test
+    void load_environmentForm_bindsTheEdgeKeys() {
+        Map<String, String> env = new HashMap<>();
+        env.put("SPECTOR_CELL_ROLE", "gateway");
+        env.put("SPECTOR_CELL_RING_MEMBERS", "owner-0");
+        env.put("SPECTOR_SECURITY_JWT_HMAC_SECRET", SECRET);
+        env.put("SPECTOR_SERVER_HEADER_TIMEOUT", "5s");
+        env.put("SPECTOR_SERVER_BODY_TIMEOUT", "2m");
+        env.put("SPECTOR_SECURITY_JWT_COOKIE_NAME", "spector_token");
+        env.put("SPECTOR_SECURITY_JWT_ALLOW_QUERY_TOKEN", "true");
+        env.put("SPECTOR_CORS_ALLOWED_ORIGINS", "https://app.example.com");
+        env.put("SPECTOR_CORS_ALLOW_CREDENTIALS", "true");
+
+        GatewaySettings s = GatewaySettings.load(null, env, Map.of());
+
+        assertThat(s.headerTimeout()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(s.bodyTimeout()).isEqualTo(Duration.ofMinutes(2));
+        assertThat(s.jwtCookieName()).isEqualTo("spector_token");
+        assertThat(s.allowQueryToken()).isTrue();
+        assertThat(s.corsAllowCredentials()).isTrue();
+        assertThat(s.describe())
+                .containsEntry("spector.server.header-timeout", "5s")
+                .containsEntry("spector.server.body-timeout", "2m")
+                .containsEntry("spector.security.jwt.cookie-name", "spector_token")
+                .containsEntry("spector.security.jwt.allow-query-token", "true")
+                .containsEntry("spector.cors.allow-credentials", "true");
     }
 
     @Test
@@ -403,6 +438,37 @@ final class GatewaySettingsTest {
                 .contains("spector.routing.gateway.stream-idle-timeout: 8761h");
     }
 
+    @Test
+    void headerTimeout_atEachLimit_isAcceptedAndOnePastIsRefused() {
+        assertThat(withProps(Map.of("spector.server.header-timeout", "1s")).headerTimeout())
+                .isEqualTo(GatewaySettings.MIN_CLIENT_TIMEOUT);
+        assertThat(withProps(Map.of("spector.server.header-timeout", "10m")).headerTimeout())
+                .isEqualTo(GatewaySettings.MAX_HEADER_TIMEOUT);
+
+        assertThat(refused(Map.of("spector.server.header-timeout", "999ms")).problems())
+                .containsExactly("spector.server.header-timeout: 999ms (expected: a duration in 1s..10m, e.g. 200ms,"
+                        + " 10s, 5m, 1h or PT10S)");
+        assertThat(refused(Map.of("spector.server.header-timeout", "601s")).getMessage())
+                .contains("spector.server.header-timeout: 601s (expected: a duration in 1s..10m");
+        assertThat(refused(Map.of("spector.server.header-timeout", "30")).getMessage())
+                .as("a bare number has no unit in a key not named -ms or -seconds")
+                .contains("spector.server.header-timeout: 30 ");
+    }
+
+    @Test
+    void bodyTimeout_atEachLimit_isAcceptedAndOnePastIsRefused() {
+        assertThat(withProps(Map.of("spector.server.body-timeout", "1s")).bodyTimeout())
+                .isEqualTo(GatewaySettings.MIN_CLIENT_TIMEOUT);
+        assertThat(withProps(Map.of("spector.server.body-timeout", "1h")).bodyTimeout())
+                .isEqualTo(GatewaySettings.MAX_BODY_TIMEOUT);
+
+        assertThat(refused(Map.of("spector.server.body-timeout", "999ms")).problems())
+                .containsExactly("spector.server.body-timeout: 999ms (expected: a duration in 1s..1h, e.g. 200ms,"
+                        + " 10s, 5m, 1h or PT10S)");
+        assertThat(refused(Map.of("spector.server.body-timeout", "3601s")).getMessage())
+                .contains("spector.server.body-timeout: 3601s (expected: a duration in 1s..1h");
+    }
+
     // ---- Ring members ----
 
     @Test
@@ -624,6 +690,34 @@ final class GatewaySettingsTest {
                 .contains("spector.security.jwt.jwk-set-uri: file:///etc/jwks.json (expected: an http(s) URI");
     }
 
+    /** RFC 6265 section 4.1.1: a cookie-name is an RFC 2616 token. */
+    @Test
+    void jwtCookieName_aToken_isReadAndOtherTextRefused() {
+        assertThat(withProps(Map.of("spector.security.jwt.cookie-name", "__Host-spector_token"))
+                        .jwtCookieName())
+                .isEqualTo("__Host-spector_token");
+
+        for (String bad : List.of("tok;en", "tok=en", "tok en", "t\u00f6ken", "\"token\"")) {
+            assertThat(refused(Map.of("spector.security.jwt.cookie-name", bad)).problems())
+                    .as("cookie name '%s'", bad)
+                    .singleElement()
+                    .asString()
+                    .startsWith("spector.security.jwt.cookie-name: " + bad + " (expected: a cookie name (an RFC 6265"
+                            + " token");
+        }
+    }
+
+    /** RFC 6750 section 2.3: the query parameter is off unless asked for. */
+    @Test
+    void allowQueryToken_trueOrFalse_isReadAndOtherTextRefused() {
+        assertThat(withProps(Map.of("spector.security.jwt.allow-query-token", "TRUE"))
+                        .allowQueryToken())
+                .isTrue();
+        assertThat(refused(Map.of("spector.security.jwt.allow-query-token", "yes"))
+                        .problems())
+                .containsExactly("spector.security.jwt.allow-query-token: yes (expected: true or false)");
+    }
+
     // ---- Uplink, CORS, server lists ----
 
     @Test
@@ -657,6 +751,32 @@ final class GatewaySettingsTest {
         assertThat(withProps(Map.of("spector.cors.max-age", "24h")).corsMaxAge())
                 .isEqualTo(Duration.ofHours(24));
         assertThat(refused(Map.of("spector.cors.max-age", "25h")).getMessage()).contains("spector.cors.max-age: 25h");
+    }
+
+    /** Fetch standard, CORS protocol: credentials are never shared with a wildcard origin. */
+    @Test
+    void corsAllowCredentials_withExactOrigins_isReadAndWithStarRefused() {
+        GatewaySettings s = withProps(Map.of(
+                "spector.cors.allowed-origins", "https://app.example.com",
+                "spector.cors.allow-credentials", "true"));
+        assertThat(s.corsAllowCredentials()).isTrue();
+        assertThat(s.warnings()).isEmpty();
+
+        assertThat(refused(Map.of(
+                                "spector.cors.allowed-origins", "https://app.example.com,*",
+                                "spector.cors.allow-credentials", "true"))
+                        .problems())
+                .containsExactly("spector.cors.allow-credentials: true with spector.cors.allowed-origins=* (expected:"
+                        + " false, or exact origins in spector.cors.allowed-origins: the Fetch standard forbids"
+                        + " credentials with a wildcard origin)");
+        assertThat(withProps(Map.of("spector.cors.allowed-origins", "*")).corsAllowCredentials())
+                .as("* alone, without credentials, stays allowed")
+                .isFalse();
+        assertThat(withProps(Map.of("spector.cors.allow-credentials", "true")).warnings())
+                .as("credentials while CORS is off do nothing, and say so")
+                .singleElement()
+                .asString()
+                .contains("spector.cors.allow-credentials=true does nothing");
     }
 
     @Test

@@ -1,0 +1,256 @@
+package com.spectrayan.spector.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.gateway.auth.JwtAuthenticator;
+import com.spectrayan.spector.gateway.config.GatewaySettings;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.codec.http.cookie.Cookie;
+import io.netty.handler.codec.http.cookie.ServerCookieDecoder;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Where the edge finds a request's bearer token: the {@code Authorization} header, else the cookie
+ * {@code spector.security.jwt.cookie-name}, else the {@code access_token} query parameter when
+ * {@code spector.security.jwt.allow-query-token} is on (RFC 6750 section 2.3). Browsers need the
+ * last two: an {@code EventSource} cannot send {@code Authorization}.
+ *
+ * <p>Rules:
+ *
+ * <ul>
+ *   <li>The header wins over the cookie, the cookie over the parameter: a page that holds the
+ *       cookie may still send {@code Authorization} from script. {@code Authorization} sent twice
+ *       is 400: it is not a list field (RFC 9110 section 5.3), so two proxies could each read a
+ *       different one.
+ *   <li>A client MUST NOT use more than one method (RFC 6750 section 2): {@code Authorization}
+ *       together with {@code access_token} is 400, and so is {@code access_token} given twice.
+ *       While the parameter is not allowed it is ignored, and forwarded like any other.
+ *   <li>A parameter is {@code access_token} when its form-decoded name is, so {@link
+ *       #withoutAccessToken(String)} strips exactly what {@link #find(HttpHeaders, String)} reads.
+ *       Its value is form-decoded ({@code %XX}; {@code +} is a space); a broken escape is 400.
+ *   <li>A token from the cookie or the parameter longer than {@link #MAX_TOKEN_CHARS}, or holding
+ *       a control or non-ASCII char (it could not travel in a header), is 400. Any other text, a
+ *       b64token (RFC 6750 section 2.1) or not, is returned as is and judged by the JWT check. An
+ *       empty cookie or parameter carries no token.
+ *   <li>The token is never logged and never put in a message: refusals name the field and the
+ *       rule only. (Netty's cookie decoder logs a cookie it skips as invalid at DEBUG, value
+ *       included; keep {@code io.netty} above DEBUG in production.)
+ * </ul>
+ *
+ * <p>Thread-safe: immutable.
+ */
+final class BearerTokens {
+    /** The longest token taken from a cookie or the query, in chars: the JWT check's own cap (8 KiB). */
+    static final int MAX_TOKEN_CHARS = JwtAuthenticator.MAX_TOKEN_CHARS;
+
+    /** The query parameter of RFC 6750 section 2.3. */
+    static final String ACCESS_TOKEN = "access_token";
+
+    /** How a found token is returned: as an {@code Authorization} value of this scheme. */
+    private static final String BEARER = "Bearer ";
+
+    /** Chars of a percent-escape, {@code %XX}: an encoded value is at most this many times longer. */
+    private static final int ESCAPE_CHARS = 3;
+
+    private final @Nullable String cookieName;
+    private final boolean allowQueryToken;
+
+    /**
+     * Creates the rules of one gateway.
+     *
+     * @param cookieName the cookie that may carry the token, or null for none
+     * @param allowQueryToken whether the {@code access_token} parameter is read
+     */
+    BearerTokens(@Nullable String cookieName, boolean allowQueryToken) {
+        if (cookieName != null && cookieName.isEmpty()) {
+            throw new IllegalArgumentException("cookieName: '' (expected: null or a cookie name)");
+        }
+        this.cookieName = cookieName;
+        this.allowQueryToken = allowQueryToken;
+    }
+
+    /** Returns the rules of {@code spector.security.jwt.cookie-name} and {@code allow-query-token}. */
+    static BearerTokens from(GatewaySettings s) {
+        requireNonNull(s, "s");
+        return new BearerTokens(s.jwtCookieName(), s.allowQueryToken());
+    }
+
+    /** Answers whether the {@code access_token} parameter is read (and so must be stripped before forwarding). */
+    boolean allowsQueryToken() {
+        return allowQueryToken;
+    }
+
+    /**
+     * Returns the request's credential as an {@code Authorization} value: the header as sent, else
+     * {@code Bearer <token>} from the cookie, else from {@code access_token}; null when there is none.
+     *
+     * @param headers the request's headers
+     * @param rawQuery the request target's query, still percent-encoded, without {@code ?}; or null
+     * @throws SpectorException BAD_REQUEST (field {@code access_token}, {@code Authorization} or the
+     *     cookie name) when the request breaks a rule of the class comment
+     */
+    @Nullable
+    String find(HttpHeaders headers, @Nullable String rawQuery) {
+        requireNonNull(headers, "headers");
+        List<String> authorization = headers.getAll(HttpHeaderNames.AUTHORIZATION);
+        if (authorization.size() > 1) {
+            throw SpectorException.badRequest(
+                    "Authorization", "sent " + authorization.size() + " times (expected: once)");
+        }
+        String header = authorization.isEmpty() ? null : authorization.get(0);
+        String queryToken = allowQueryToken ? queryToken(rawQuery) : null;
+        if (header != null && queryToken != null) {
+            throw SpectorException.badRequest(
+                    ACCESS_TOKEN, "sent with Authorization (expected: one method per request, RFC 6750 section 2)");
+        }
+        if (header != null) {
+            return header;
+        }
+        String cookieToken = cookieName == null ? null : cookieToken(headers, cookieName);
+        if (cookieToken != null) {
+            return BEARER + cookieToken;
+        }
+        return queryToken == null || queryToken.isEmpty() ? null : BEARER + queryToken;
+    }
+
+    /**
+     * Returns the raw query without any {@code access_token} parameter, the others byte for byte
+     * and in order; null when nothing is left. Used when {@link #allowsQueryToken()}, so that the
+     * token never reaches an owner, a worker or an access log.
+     */
+    static @Nullable String withoutAccessToken(@Nullable String rawQuery) {
+        if (rawQuery == null || rawQuery.isEmpty()) {
+            return null;
+        }
+        StringBuilder kept = new StringBuilder(rawQuery.length());
+        boolean removed = false;
+        boolean first = true;
+        int start = 0;
+        while (start <= rawQuery.length()) {
+            int end = endOfParameter(rawQuery, start);
+            if (isAccessToken(rawQuery, start, end)) {
+                removed = true;
+            } else {
+                if (!first) {
+                    kept.append('&');
+                }
+                kept.append(rawQuery, start, end);
+                first = false;
+            }
+            start = end + 1;
+        }
+        if (!removed) {
+            return rawQuery;
+        }
+        return kept.length() == 0 ? null : kept.toString();
+    }
+
+    /** Returns where tokens are looked for; it holds no token, so it is safe to log. */
+    @Override
+    public String toString() {
+        return "BearerTokens[header, cookie=" + (cookieName == null ? "<none>" : cookieName) + ", " + ACCESS_TOKEN + "="
+                + (allowQueryToken ? "allowed" : "ignored") + "]";
+    }
+
+    /** Returns the form-decoded {@code access_token} ("" when empty), or null when absent. */
+    private static @Nullable String queryToken(@Nullable String rawQuery) {
+        if (rawQuery == null || rawQuery.isEmpty()) {
+            return null;
+        }
+        String raw = null;
+        int start = 0;
+        while (start <= rawQuery.length()) {
+            int end = endOfParameter(rawQuery, start);
+            if (isAccessToken(rawQuery, start, end)) {
+                if (raw != null) {
+                    throw SpectorException.badRequest(
+                            ACCESS_TOKEN, "sent more than once (expected: once, RFC 6750 section 2.3)");
+                }
+                int eq = indexOf(rawQuery, '=', start, end);
+                raw = eq < 0 ? "" : rawQuery.substring(eq + 1, end);
+            }
+            start = end + 1;
+        }
+        if (raw == null) {
+            return null;
+        }
+        if (raw.length() > (long) MAX_TOKEN_CHARS * ESCAPE_CHARS) {
+            throw tooLong(ACCESS_TOKEN);
+        }
+        String token;
+        try {
+            token = QueryStringDecoder.decodeComponent(raw);
+        } catch (IllegalArgumentException e) {
+            throw SpectorException.badRequest(ACCESS_TOKEN, "a broken percent-escape (expected: %XX)");
+        }
+        return checked(ACCESS_TOKEN, token);
+    }
+
+    private static @Nullable String cookieToken(HttpHeaders headers, String name) {
+        for (String line : headers.getAll(HttpHeaderNames.COOKIE)) {
+            for (Cookie cookie : ServerCookieDecoder.STRICT.decodeAll(line)) {
+                if (cookie.name().equals(name)) {
+                    // the first wins: browsers send the most specific path first (RFC 6265 section 5.4)
+                    String token = checked("cookie " + name, cookie.value());
+                    return token.isEmpty() ? null : token;
+                }
+            }
+        }
+        return null;
+    }
+
+    private static String checked(String field, String token) {
+        if (token.length() > MAX_TOKEN_CHARS) {
+            throw tooLong(field);
+        }
+        for (int i = 0; i < token.length(); i++) {
+            char c = token.charAt(i);
+            if (c < 0x20 || c >= 0x7f) {
+                throw SpectorException.badRequest(
+                        field, "a control or non-ASCII char (expected: a b64token, RFC 6750 section 2.1)");
+            }
+        }
+        return token;
+    }
+
+    private static SpectorException tooLong(String field) {
+        return SpectorException.badRequest(field, "a token over " + MAX_TOKEN_CHARS + " chars");
+    }
+
+    /** Answers whether the parameter at {@code start..end} is named {@code access_token}, form-decoded. */
+    private static boolean isAccessToken(String query, int start, int end) {
+        int eq = indexOf(query, '=', start, end);
+        int nameEnd = eq < 0 ? end : eq;
+        if (query.startsWith(ACCESS_TOKEN, start) && nameEnd - start == ACCESS_TOKEN.length()) {
+            return true;
+        }
+        String name = query.substring(start, nameEnd);
+        if (name.indexOf('%') < 0 || name.length() > ACCESS_TOKEN.length() * ESCAPE_CHARS) {
+            return false;
+        }
+        try {
+            return QueryStringDecoder.decodeComponent(name).equals(ACCESS_TOKEN);
+        } catch (IllegalArgumentException e) {
+            return false; // a broken name is some other parameter's problem, not a token
+        }
+    }
+
+    private static int endOfParameter(String query, int start) {
+        int end = query.indexOf('&', start);
+        return end < 0 ? query.length() : end;
+    }
+
+    /** Finds {@code c} in {@code start..end} only: a scan past the parameter would make many parameters quadratic. */
+    private static int indexOf(String s, char c, int start, int end) {
+        for (int i = start; i < end; i++) {
+            if (s.charAt(i) == c) {
+                return i;
+            }
+        }
+        return -1;
+    }
+}
