@@ -23,9 +23,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.time.Duration;
-import java.util.LinkedHashSet;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -55,8 +53,8 @@ import org.slf4j.LoggerFactory;
  *       connection stays open; every response after which the connection closes says {@code
  *       Connection: close}, and the close follows the flush.
  *   <li><b>Edge headers.</b> Headers the edge adds (CORS, {@code Vary}) are added to the
- *       upstream's: a name the edge owns replaces the upstream's value of that name only, and
- *       {@code Vary} is merged.
+ *       upstream's, never replacing them: {@code Vary} is merged, and an upstream's own CORS
+ *       answer is kept.
  *   <li><b>Ending.</b> Complete (the last chunk, then reuse or close), reset (the response began
  *       and cannot be finished honestly: RST), or a problem answer and, unless the request was
  *       read whole, the close.
@@ -135,7 +133,7 @@ final class ClientConnection {
     private int status;
     private long startNanos;
     private String route = "";
-    private @Nullable HttpHeaders edgeHeaders;
+    private @Nullable HttpHeaders corsRequest;
 
     private @Nullable ScheduledFuture<?> headTimer;
 
@@ -177,7 +175,7 @@ final class ClientConnection {
         responseEnded = false;
         closeAfterResponse = false;
         status = 0;
-        edgeHeaders = null;
+        corsRequest = null;
         exchange = null;
         counted = true;
         context.drain().exchangeStarted();
@@ -189,9 +187,9 @@ final class ClientConnection {
         route = name;
     }
 
-    /** Sets the headers the edge adds to the current exchange's response (CORS). */
-    void edgeHeaders(@Nullable HttpHeaders headers) {
-        edgeHeaders = headers;
+    /** The current exchange's response gets the CORS headers for this request's {@code Origin}. */
+    void decorateForCors(HttpHeaders requestHeaders) {
+        corsRequest = requestHeaders;
     }
 
     /** Marks the current response as the connection's last (it says {@code Connection: close}). */
@@ -501,32 +499,9 @@ final class ClientConnection {
     }
 
     private void addEdgeHeaders(HttpHeaders h) {
-        HttpHeaders extra = edgeHeaders;
-        if (extra == null || extra.isEmpty()) {
-            return;
-        }
-        for (String name : extra.names()) {
-            if (HttpHeaderNames.VARY.contentEqualsIgnoreCase(name)) {
-                Set<String> tokens = new LinkedHashSet<>();
-                for (String v : h.getAll(HttpHeaderNames.VARY)) {
-                    addTokens(tokens, v);
-                }
-                for (String v : extra.getAll(name)) {
-                    addTokens(tokens, v);
-                }
-                h.set(HttpHeaderNames.VARY, String.join(", ", tokens));
-            } else {
-                h.set(name, extra.getAll(name)); // the edge owns this name (CORS): its value wins
-            }
-        }
-    }
-
-    private static void addTokens(Set<String> into, String value) {
-        for (String t : value.split(",", -1)) {
-            String token = t.strip();
-            if (!token.isEmpty() && into.stream().noneMatch(x -> x.equalsIgnoreCase(token))) {
-                into.add(token);
-            }
+        HttpHeaders request = corsRequest;
+        if (request != null) {
+            context.cors().decorate(request, h); // adds: Vary merged, an upstream's own CORS answer kept
         }
     }
 

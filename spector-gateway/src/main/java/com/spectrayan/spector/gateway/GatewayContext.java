@@ -18,6 +18,7 @@ import java.util.Set;
  * @param relay the {@code /relay/...} and {@code /gateway/v1/workers} routes
  * @param drain the graceful stop: exchanges in flight and whether the gateway is draining
  * @param status the {@code /gateway/v1/status} answer
+ * @param tokens where a request's bearer token is found (header, cookie, {@code access_token})
  * @param headerTimeout how long a request head may take from its first byte ({@code
  *     spector.server.header-timeout})
  * @param bodyTimeout the longest gap between two reads of a request body ({@code
@@ -34,5 +35,6 @@ record GatewayContext(
         RelayRoute relay,
         Drain drain,
         GatewayStatus status,
+        BearerTokens tokens,
         Duration headerTimeout,
         Duration bodyTimeout) {}

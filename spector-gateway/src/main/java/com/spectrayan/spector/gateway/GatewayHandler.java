@@ -11,7 +11,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.TooLongFrameException;
-import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -156,7 +155,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         c.route(admin ? path.substring(path.lastIndexOf('/') + 1) : "relay");
         Map<String, Object> claims;
         try {
-            claims = context.auth().authenticate(request.headers().get(HttpHeaderNames.AUTHORIZATION));
+            claims = context.auth().authenticate(context.tokens().find(request.headers(), target.query()));
         } catch (SpectorException e) {
             refuse(c, e, path);
             return;
@@ -183,7 +182,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
                 c, ctx.executor(), path, HttpUtil.is100ContinueExpected(request), context.metrics());
         c.start(relayed);
         try {
-            context.relay().start(request, target, claims, c.bodyPending(), relayed);
+            context.relay().start(request, path, forwardedQuery(target), claims, c.bodyPending(), relayed);
         } catch (SpectorException e) {
             c.problem(e, path);
         }
@@ -194,15 +193,13 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         c.route("forward");
         HttpHeaders h = request.headers();
         if (context.cors() != Cors.OFF) {
-            HttpHeaders extra = new DefaultHttpHeaders();
-            context.cors().decorate(h, extra);
-            c.edgeHeaders(extra);
+            c.decorateForCors(h);
         }
         RoutingKey key;
         try {
             Map<String, Object> claims = path.startsWith("/api/v1/auth/")
                     ? Map.of()
-                    : context.auth().authenticate(h.get(HttpHeaderNames.AUTHORIZATION));
+                    : context.auth().authenticate(context.tokens().find(h, target.query()));
             key = context.extractor()
                     .extract(h.get(SpectorHeaders.NAMESPACE), h.get(SpectorHeaders.TENANT), path, claims);
         } catch (SpectorException e) {
@@ -214,7 +211,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         String client = clientAddress(ctx.channel().remoteAddress());
         ForwardRequest forward = new ForwardRequest(
                 request.method(),
-                target.pathAndQuery(),
+                withQuery(path, forwardedQuery(target)),
                 h,
                 key,
                 c.bodyPending() ? exchange : RequestBody.EMPTY,
@@ -230,6 +227,16 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         } catch (SpectorException e) {
             exchange.onError(e, false);
         }
+    }
+
+    /** The query as it travels on: without {@code access_token} when the edge reads it (never upstream). */
+    private @Nullable String forwardedQuery(RequestTarget target) {
+        String query = target.query();
+        return context.tokens().allowsQueryToken() ? BearerTokens.withoutAccessToken(query) : query;
+    }
+
+    private static String withQuery(String path, @Nullable String query) {
+        return query == null ? path : path + "?" + query;
     }
 
     private void refuse(ClientConnection c, SpectorException e, String path) {

@@ -76,9 +76,6 @@ public final class GatewayServer implements AutoCloseable {
     /** The handlers of a client connection that an uplink upgrade leaves behind. */
     private static final List<String> HTTP_ONLY_HANDLERS = List.of("head-watch", "flow", "idle", "gateway");
 
-    static final Duration HEADER_TIMEOUT = Duration.ofSeconds(30);
-    static final Duration BODY_TIMEOUT = Duration.ofSeconds(60);
-
     /** The close reason workers get when the gateway drains: they reconnect, reaching another gateway. */
     static final String DRAIN_CLOSE_REASON = "gateway draining: reconnect";
 
@@ -176,8 +173,9 @@ public final class GatewayServer implements AutoCloseable {
                         relayRoute,
                         drain,
                         clientConnections::get),
-                HEADER_TIMEOUT,
-                BODY_TIMEOUT);
+                BearerTokens.from(s),
+                s.headerTimeout(),
+                s.bodyTimeout());
 
         Map<String, String> uplinkTokens = s.uplinkTokens();
         UplinkAcceptor uplinks = UplinkAcceptor.builder(

@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The gateway's routes onto the uplink: {@code ANY /relay/{workerId}/{target}/{rest}} relays the
@@ -43,18 +44,19 @@ final class RelayRoute {
     }
 
     /**
-     * Starts relaying a request; the answer reaches {@code exchange}.
+     * Starts relaying a request; the answer reaches {@code exchange}. {@code path} is the
+     * normalized path, {@code rawQuery} the query as it travels on (without {@code ?}), or null.
      *
      * @throws SpectorException BAD_REQUEST for a malformed path or field, FORBIDDEN without a tenant
      */
     void start(
             HttpRequest request,
-            RequestTarget requestTarget,
+            String path,
+            @Nullable String rawQuery,
             Map<String, Object> claims,
             boolean hasBody,
             RelayedExchange exchange) {
-        String path = requestTarget.path(); // normalized: no dot-segment can leave the target's base path
-        String rawQuery = requestTarget.query();
+        // path is normalized (RequestTarget): no dot-segment can leave the target's base path
         String query = rawQuery == null ? "" : "?" + rawQuery;
         String rest = path.substring(PREFIX.length());
         int slash = rest.indexOf('/');

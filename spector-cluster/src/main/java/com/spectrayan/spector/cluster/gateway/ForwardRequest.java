@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * array.
  *
  * @param method the request method
- * @param uri the path and query as received (origin form)
+ * @param uri the path (normalized by the edge: dot-segments removed) and query, in origin form
  * @param headers the client's headers as received; the forwarder filters them
  * @param key the routing key
  * @param body the body, pulled as the owner takes it
