@@ -17,7 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * Limits#UNANSWERED_BODIES} unanswered, parts of at most {@link Limits#CHUNK_BYTES}), and the
  * response from {@code relay-head} and {@code relay-chunk} pushes, with at most {@link
  * Limits#UNREAD_RELAY_BYTES} unread. At most {@code maxPerWorker} relays run at once per worker;
- * a deadline covers the whole exchange from {@link #relay}, the wait for a slot included.
+ * a deadline covers the whole exchange from {@link #relay}, the wait for a slot included. A
+ * response carries the length its worker declared ({@link RelayedResponse#contentLength()}), and
+ * its body fails INTERNAL when the worker's chunks run past it or end short of it.
  */
 public final class GatewayRelay {
     private final WorkerDirectory directory;
