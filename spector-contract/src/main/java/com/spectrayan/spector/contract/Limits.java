@@ -85,6 +85,13 @@ public final class Limits {
     /** One decoded body chunk, each way: 256 KiB. */
     public static final Bound CHUNK_BYTES = Bound.atMost("chunkBytes", 256 * KIB, "bytes", ErrorCode.BAD_REQUEST);
 
+    /**
+     * A relayed response's declared content length ({@code relay-head}'s {@code length}): up to
+     * 2^53 - 1 bytes, the largest integer a JavaScript peer reads exactly.
+     */
+    public static final Bound RELAY_LENGTH_BYTES =
+            Bound.atMost("relayLengthBytes", (1L << 53) - 1, "bytes", ErrorCode.BAD_REQUEST);
+
     /** Relays active at once on one uplink connection, on the worker; the 17th is refused. */
     public static final Bound ACTIVE_RELAYS_PER_CONNECTION =
             Bound.atMost("activeRelaysPerConnection", 16, "relays", ErrorCode.BAD_REQUEST);

@@ -67,6 +67,9 @@ final class LimitsTest {
         assertThat(Limits.HEADER_VALUE_CHARS.max()).isEqualTo(8192);
         assertThat(Limits.TENANT_CHARS.max()).isEqualTo(300);
         assertThat(Limits.ACTIVE_RELAYS_PER_CONNECTION.max()).isEqualTo(16);
+        assertThat(Limits.RELAY_LENGTH_BYTES.max())
+                .as("2^53 - 1, exact in JSON")
+                .isEqualTo(9_007_199_254_740_991L);
         assertThat(Limits.UNANSWERED_BODIES).isEqualTo(4);
         assertThat(Limits.RELAYS_PER_WORKER).isEqualTo(8);
         assertThat(Limits.UNREAD_RELAY_BYTES).isEqualTo(64L * 1024 * 1024);

@@ -5,6 +5,8 @@ import static java.util.Objects.requireNonNull;
 import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.HeaderPolicy;
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayTarget;
@@ -24,6 +26,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
@@ -48,6 +51,15 @@ import org.jspecify.annotations.Nullable;
  * policy applied both ways. {@code /a/b?x=1} of the relayed URL becomes the upstream's path and
  * query, under the upstream URI's own path if it has one ({@code http://host:port/base} serves
  * {@code /a/b} as {@code /base/a/b}).
+ *
+ * <p>Framing: the upstream's {@code Content-Length} (when it sent one and no {@code
+ * Transfer-Encoding}, RFC 9112 §6.3) becomes the response's {@link RelayedResponse#contentLength()}
+ * as {@link ResponseFraming#contentLength} allows it for the status; the header itself never
+ * crosses. A response without a body ({@link ResponseFraming#bodyless}: HEAD, 204, 205, 304) is
+ * answered with a null body; anything the upstream sends after its head is read and dropped, so the
+ * connection goes back to the pool in step. Interim 1xx responses (RFC 9110 §15.2) are skipped:
+ * the relay answers with the final one. A response the upstream's framing broke (a decode failure,
+ * e.g. a bad chunk size) fails the exchange INTERNAL; it never ends as if complete.
  *
  * <p>Threading: each exchange lives on one event loop of the group; the relay engine's calls hop
  * to it.
@@ -88,6 +100,8 @@ public final class HttpForwardTarget implements RelayTarget {
         private @Nullable CompletableFuture<@Nullable ByteBuffer> pending;
         private boolean requestComplete;
         private boolean responseComplete;
+        private boolean interim; // between an interim 1xx head and its (empty) end
+        private boolean discarding; // a bodyless answer's head is out: drop what follows it
         private boolean done;
         private @Nullable Throwable failure;
 
@@ -169,24 +183,30 @@ public final class HttpForwardTarget implements RelayTarget {
 
         @Override
         public void onMessage(Object message) {
+            if (message instanceof HttpObject o && o.decoderResult().isFailure()) {
+                ReferenceCountUtil.release(message);
+                fail(SpectorException.of(
+                        ErrorCode.INTERNAL,
+                        "upstream " + upstream + " sent a response that could not be decoded: "
+                                + o.decoderResult().cause()));
+                return;
+            }
             if (message instanceof HttpResponse r && !head.isDone()) {
-                List<Header> out = new ArrayList<>();
-                Set<String> tokens = HeaderPolicy.connectionTokens(r.headers().getAll(HttpHeaderNames.CONNECTION));
-                for (Map.Entry<String, String> h : r.headers()) {
-                    if (HeaderPolicy.forwardsToClient(h.getKey(), tokens)) {
-                        out.add(new Header(h.getKey(), h.getValue()));
-                    }
-                }
                 int status = r.status().code();
-                boolean bodyless = status == 204 || status == 205 || status == 304 || "HEAD".equals(request.method());
-                if (!bodyless && HttpUtil.getContentLength(r, -1L) >= 0) {
-                    out.add(new Header("Content-Length", Long.toString(HttpUtil.getContentLength(r, -1L))));
+                if (status >= 100 && status <= 199 && status != 101) {
+                    interim = true; // RFC 9110 §15.2: the final response follows
+                } else {
+                    answer(r, status);
                 }
-                head.complete(new RelayedResponse(status, out, bodyless ? null : this));
             }
             if (message instanceof HttpContent c) {
                 boolean last = c instanceof LastHttpContent;
-                if (done || !c.content().isReadable()) {
+                if (interim) {
+                    c.release();
+                    interim = !last;
+                    return;
+                }
+                if (done || discarding || !c.content().isReadable()) {
                     c.release();
                 } else {
                     CompletableFuture<@Nullable ByteBuffer> p = pending;
@@ -209,6 +229,31 @@ public final class HttpForwardTarget implements RelayTarget {
             } else if (!(message instanceof HttpResponse)) {
                 ReferenceCountUtil.release(message);
             }
+        }
+
+        /** Completes the head from the upstream's final response. */
+        private void answer(HttpResponse r, int status) {
+            List<Header> out = new ArrayList<>();
+            Set<String> tokens = HeaderPolicy.connectionTokens(r.headers().getAll(HttpHeaderNames.CONNECTION));
+            for (Map.Entry<String, String> h : r.headers()) {
+                if (HeaderPolicy.forwardsToClient(h.getKey(), tokens)) {
+                    out.add(new Header(h.getKey(), h.getValue()));
+                }
+            }
+            long declared = r.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)
+                    ? ResponseFraming.UNKNOWN_LENGTH
+                    : HttpUtil.getContentLength(r, ResponseFraming.UNKNOWN_LENGTH);
+            if (declared > Limits.RELAY_LENGTH_BYTES.max()) {
+                fail(SpectorException.of(
+                        ErrorCode.INTERNAL,
+                        "upstream " + upstream + " declared a content length of " + declared + " (expected: <= "
+                                + Limits.RELAY_LENGTH_BYTES.max() + ")"));
+                return;
+            }
+            boolean bodyless = ResponseFraming.bodyless("HEAD".equals(request.method()), status);
+            discarding = bodyless;
+            head.complete(new RelayedResponse(
+                    status, out, ResponseFraming.contentLength(status, declared), bodyless ? null : this));
         }
 
         @Override
@@ -242,8 +287,8 @@ public final class HttpForwardTarget implements RelayTarget {
         @Override
         public void onReadComplete() {
             Channel ch = channel;
-            if (ch != null && !head.isDone()) {
-                ch.read(); // until the head arrives
+            if (ch != null && (!head.isDone() || discarding)) {
+                ch.read(); // until the head arrives, or the end of what a bodyless answer drops
             }
         }
 

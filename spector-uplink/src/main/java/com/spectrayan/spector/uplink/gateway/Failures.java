@@ -22,6 +22,21 @@ final class Failures {
                 ErrorCode.INTERNAL, "worker " + workerId + " sent an invalid relay response", Map.of(), cause);
     }
 
+    /** A worker whose relayed body ran past the length its head declared. */
+    static SpectorException lengthOverrun(String workerId, long declared, long received) {
+        return SpectorException.of(
+                ErrorCode.INTERNAL,
+                "worker " + workerId + " sent " + received + " bytes of a relayed response it declared as " + declared);
+    }
+
+    /** A worker that ended a relayed body short of the length its head declared. */
+    static SpectorException lengthUnderrun(String workerId, long declared, long received) {
+        return SpectorException.of(
+                ErrorCode.INTERNAL,
+                "worker " + workerId + " ended the relayed response after " + received + " of its declared " + declared
+                        + " bytes");
+    }
+
     /** A worker that ended a relay it never answered. */
     static SpectorException endedWithoutResponse(String workerId) {
         return SpectorException.of(ErrorCode.INTERNAL, "worker " + workerId + " ended the relay without a response");

@@ -17,7 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * Limits#UNANSWERED_BODIES} unanswered, parts of at most {@link Limits#CHUNK_BYTES}), and the
  * response from {@code relay-head} and {@code relay-chunk} pushes, with at most {@link
  * Limits#UNREAD_RELAY_BYTES} unread. At most {@code maxPerWorker} relays run at once per worker;
- * a deadline covers the whole exchange from {@link #relay}, the wait for a slot included.
+ * a deadline covers the whole exchange from {@link #relay}, the wait for a slot included. A
+ * response carries the length its worker declared ({@link RelayedResponse#contentLength()}), and
+ * its body fails INTERNAL when the worker's chunks run past it or end short of it.
  */
 public final class GatewayRelay {
     private final WorkerDirectory directory;
@@ -80,10 +82,11 @@ public final class GatewayRelay {
 
     /**
      * Relays a call to a worker. The stage completes with the response once its head arrives (a
-     * null body for 204, 205, 304 and HEAD), or fails: {@code WORKER_UNREACHABLE} when the worker
-     * has no live uplink (before anything is sent), when the uplink is lost, or when the deadline
-     * passes; the caller's abort reason or body error; {@code INTERNAL} when the worker breaks the
-     * protocol; else the worker's error. After the head, those failures fail the body instead.
+     * null body for a response without one: HEAD, 1xx, 204, 205, 304), or fails: {@code
+     * WORKER_UNREACHABLE} when the worker has no live uplink (before anything is sent), when the
+     * uplink is lost, or when the deadline passes; the caller's abort reason or body error; {@code
+     * INTERNAL} when the worker breaks the protocol (a body past or short of its declared length
+     * included); else the worker's error. After the head, those failures fail the body instead.
      */
     public CompletionStage<RelayedResponse> relay(String workerId, RelayCall call) {
         requireNonNull(workerId, "workerId");

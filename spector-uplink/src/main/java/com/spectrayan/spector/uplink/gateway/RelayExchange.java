@@ -1,7 +1,10 @@
 package com.spectrayan.spector.uplink.gateway;
 
+import static java.util.Objects.requireNonNull;
+
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedRequest;
@@ -27,6 +30,12 @@ import org.jspecify.annotations.Nullable;
  * One relay on the gateway, from {@link GatewayRelay#relay} until it ends or fails. Every event
  * (a push, the call's answer, a body part, the caller's abort, the deadline) takes the lock, and
  * the first ending wins; futures are completed outside the lock.
+ *
+ * <p>The response: a head without a body ({@link ResponseFraming#bodyless}) resolves with a null
+ * body, and any chunk after it is a protocol error. A head that declares a {@code length} holds
+ * the worker to it: chunks that add up to more fail the body INTERNAL at once (the excess never
+ * reaches the caller) and cancel the relay; a relay answered {@code {}} with fewer bytes fails the
+ * body INTERNAL after the bytes that came. Either names the worker.
  */
 final class RelayExchange implements RelayHooks {
     private static final int CHUNK_BYTES = (int) Limits.CHUNK_BYTES.max();
@@ -61,6 +70,8 @@ final class RelayExchange implements RelayHooks {
     private boolean pumpAgain;
     private int seq;
     private @Nullable ByteBuffer leftover;
+    private long declaredLength = ResponseFraming.UNKNOWN_LENGTH;
+    private long receivedBytes;
 
     RelayExchange(
             String workerId,
@@ -281,13 +292,12 @@ final class RelayExchange implements RelayHooks {
             if (!headSeen) {
                 headSeen = true;
                 int status = head.status();
-                boolean noBody = status == 204
-                        || status == 205
-                        || status == 304
-                        || call.request().method().equals("HEAD");
+                boolean noBody =
+                        ResponseFraming.bodyless(call.request().method().equals("HEAD"), status);
                 ResponseBody b = noBody ? null : new ResponseBody(reason -> fail(reason, true));
                 body = b;
-                response = new RelayedResponse(status, head.headers(), b);
+                declaredLength = head.length();
+                response = new RelayedResponse(status, head.headers(), head.length(), b);
             } else {
                 response = null;
             }
@@ -301,25 +311,33 @@ final class RelayExchange implements RelayHooks {
 
     @Override
     public void onRelayChunk(RelayChunk chunk) {
-        ResponseBody b;
+        ByteBuffer part = chunk.chunk();
+        ResponseBody b = null;
+        SpectorException broken = null;
         synchronized (this) {
             if (finished) {
                 return;
             }
+            ResponseBody current = body;
             if (!headSeen) {
-                b = null;
+                broken = Failures.invalidResponse(workerId, new IllegalStateException("a relay-chunk before the head"));
+            } else if (current == null) {
+                broken = Failures.invalidResponse(
+                        workerId, new IllegalStateException("a relay-chunk for a response without a body"));
             } else {
-                b = body;
-                if (b == null) {
-                    return; // A response without a body: the worker sends none; ignore a stray one.
+                receivedBytes += part.remaining();
+                if (declaredLength != ResponseFraming.UNKNOWN_LENGTH && receivedBytes > declaredLength) {
+                    broken = Failures.lengthOverrun(workerId, declaredLength, receivedBytes);
+                } else {
+                    b = current;
                 }
             }
         }
         if (b == null) {
-            fail(Failures.invalidResponse(workerId, null), true); // A chunk before the head.
+            fail(requireNonNull(broken, "broken"), true);
             return;
         }
-        long unread = b.offer(chunk.chunk());
+        long unread = b.offer(part);
         if (unread > maxUnreadBytes) {
             fail(
                     SpectorException.of(
@@ -354,6 +372,17 @@ final class RelayExchange implements RelayHooks {
             // {cancelled:true} while this side sent no cancel (it would have finished), or {}
             // before any head.
             fail(Failures.endedWithoutResponse(workerId), true);
+            return;
+        }
+        SpectorException shortBody = null;
+        synchronized (this) {
+            if (body != null && declaredLength != ResponseFraming.UNKNOWN_LENGTH && receivedBytes < declaredLength) {
+                shortBody = Failures.lengthUnderrun(workerId, declaredLength, receivedBytes);
+            }
+        }
+        if (shortBody != null) {
+            // The relay ended on the worker: nothing to cancel; the bytes that came reach the caller first.
+            fail(shortBody, false, true);
             return;
         }
         ResponseBody b;

@@ -3,27 +3,40 @@ package com.spectrayan.spector.uplink.wire;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
 import java.util.List;
 
 /**
- * The data of the {@code relay-head} push: the relayed response's status and headers, sent once
- * per relay, before any {@link RelayChunk}. Keyed by the {@code relay.request} call's frame id.
+ * The data of the {@code relay-head} push: the relayed response's status, headers and declared
+ * length, sent once per relay, before any {@link RelayChunk}. Keyed by the {@code relay.request}
+ * call's frame id.
  *
  * <pre>
- * {"status":200, "headers":[["content-type","text/plain"]]}
+ * {"status":200, "headers":[["content-type","text/plain"]], "length":246}
  *
  * status   integer 100..599, except 101: the relay carries no protocol switch
  * headers  [name, value] pairs, filtered (RelayHeaders#forResponse), then at most 100
+ * length   optional integer 0..2^53-1 (Limits#RELAY_LENGTH_BYTES): the response's content length
+ *          as the target declared it; absent when unknown (chunked or close-delimited). For a
+ *          HEAD, the length a GET would have had. Never with 1xx or 204 (RFC 9110 section 8.6);
+ *          only 0 with 205 (RFC 9110 section 15.3.6)
  * </pre>
+ *
+ * <p>The {@code length} member is new in v1 and optional: a peer that omits it relays as before,
+ * its body chunked to the client. The gateway holds a worker to a length it declared: chunks that
+ * add up to more, or a body that ends with fewer bytes, fail the relay INTERNAL.
  *
  * <p>Every check runs in the constructor, so the worker (building one from its target's response,
  * where a refusal fails the call INTERNAL) and the gateway ({@link #parse}) apply the same bounds.
  *
  * @param status the response's status
  * @param headers the response's headers after filtering, in order, repeats kept
+ * @param length the declared content length in bytes, or {@link ResponseFraming#UNKNOWN_LENGTH}
+ *     (-1) when the head has no {@code length}
  */
-public record RelayHead(int status, List<Header> headers) {
+public record RelayHead(int status, List<Header> headers, long length) {
     /** The push's name. */
     public static final String PUSH = "relay-head";
 
@@ -36,6 +49,9 @@ public record RelayHead(int status, List<Header> headers) {
     /** The one status in range a relay refuses: 101 Switching Protocols. */
     public static final int SWITCHING_PROTOCOLS = 101;
 
+    /** The member holding the declared length. */
+    static final String LENGTH = "length";
+
     public RelayHead {
         if (status < MIN_STATUS || status > MAX_STATUS) {
             throw SpectorException.badRequest("status", status + " (expected: " + MIN_STATUS + ".." + MAX_STATUS + ")");
@@ -45,6 +61,24 @@ public record RelayHead(int status, List<Header> headers) {
                     "status", "101 (expected: not 101, the relay carries no protocol switch)");
         }
         headers = RelayHeaders.checked(RelayHeaders.forResponse(headers));
+        if (length != ResponseFraming.UNKNOWN_LENGTH) {
+            if (!Limits.RELAY_LENGTH_BYTES.allows(length)) {
+                throw SpectorException.badRequest(
+                        LENGTH, length + " (expected: absent or 0.." + Limits.RELAY_LENGTH_BYTES.max() + ")");
+            }
+            if (ResponseFraming.contentLength(status, length) != length) {
+                throw SpectorException.badRequest(
+                        LENGTH,
+                        length + " with status " + status + " (expected: "
+                                + (status == 205 ? "absent or 0" : "absent") + ", RFC 9110 section "
+                                + (status == 205 ? "15.3.6" : "8.6") + ")");
+            }
+        }
+    }
+
+    /** A head without a declared length: its body's length is unknown. */
+    public RelayHead(int status, List<Header> headers) {
+        this(status, headers, ResponseFraming.UNKNOWN_LENGTH);
     }
 
     /**
@@ -55,13 +89,20 @@ public record RelayHead(int status, List<Header> headers) {
     public static RelayHead parse(JsonNode data) {
         ObjectNode in = Inputs.object(data, "data");
         int status = (int) Inputs.integer(in, "status", MIN_STATUS, MAX_STATUS);
-        return new RelayHead(status, RelayHeaders.parse(in));
+        List<Header> headers = RelayHeaders.parse(in);
+        long length = Inputs.member(in, LENGTH) == null
+                ? ResponseFraming.UNKNOWN_LENGTH
+                : Inputs.integer(in, LENGTH, 0, Limits.RELAY_LENGTH_BYTES.max());
+        return new RelayHead(status, headers, length);
     }
 
     /** Returns the data as sent. */
     public ObjectNode toJson() {
         ObjectNode node = JsonNodeFactory.instance.objectNode().put("status", status);
         node.set(RelayHeaders.FIELD, RelayHeaders.toJson(headers));
+        if (length != ResponseFraming.UNKNOWN_LENGTH) {
+            node.put(LENGTH, length);
+        }
         return node;
     }
 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
@@ -46,7 +47,10 @@ import org.slf4j.LoggerFactory;
  * The worker's server end of one uplink connection: reads the calls the peer sends, answers each
  * with a result or an error frame under the call's id, and runs relays against the worker's relay
  * targets, sending their responses as {@code relay-head} and {@code relay-chunk} pushes under the
- * {@code relay.request} call's id.
+ * {@code relay.request} call's id. The head's {@code length} is the target's {@link
+ * RelayedResponse#contentLength()} as {@link ResponseFraming#contentLength} allows it for the
+ * status; a response without a body ({@link ResponseFraming#bodyless}: HEAD, 1xx, 204, 205, 304)
+ * gets no chunk, and the body its target offered is cancelled.
  *
  * <p>Threading: every piece of session state lives on one serial executor per session; frames,
  * the close, target callbacks and write completions hop onto it. Target code (the call, its body
@@ -291,7 +295,10 @@ public final class UplinkSession {
         relay.responseBody = body;
         RelayHead head;
         try {
-            head = new RelayHead(response.status(), response.headers());
+            head = new RelayHead(
+                    response.status(),
+                    response.headers(),
+                    ResponseFraming.contentLength(response.status(), response.contentLength()));
         } catch (SpectorException e) {
             log.warn(
                     "relay {}: target '{}' answered a response outside the relay's bounds: {}",
@@ -308,7 +315,7 @@ public final class UplinkSession {
             return;
         }
         send(new Frame.Push(relay.callId, RelayHead.PUSH, head.toJson()));
-        if (body == null || !hasResponseBody(head.status(), relay.method)) {
+        if (body == null || ResponseFraming.bodyless(relay.method.equals("HEAD"), head.status())) {
             if (body != null) {
                 relay.responseBody = null;
                 cancelAsync(
@@ -320,10 +327,6 @@ public final class UplinkSession {
             return;
         }
         pull(relay, body);
-    }
-
-    private static boolean hasResponseBody(int status, String method) {
-        return status != 204 && status != 205 && status != 304 && !method.equals("HEAD");
     }
 
     private void pull(Relay relay, BodySource body) {

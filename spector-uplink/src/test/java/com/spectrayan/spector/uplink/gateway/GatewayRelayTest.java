@@ -137,6 +137,102 @@ final class GatewayRelayTest {
         worker.result(request.id(), empty());
     }
 
+    private void head(Frame.Call request, int status, long length) {
+        worker.push(request.id(), RelayHead.PUSH, new RelayHead(status, List.of(), length).toJson());
+    }
+
+    /** RFC 9110 §8.6: the worker's declared length reaches the caller, and a body of exactly that length ends. */
+    @Test
+    void relay_headDeclaringALength_resolvesWithThatContentLength_andABodyOfExactlyItEnds() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        head(request, 200, 6);
+        RelayedResponse response = done(stage, "head");
+        assertThat(response.contentLength()).isEqualTo(6);
+        BodySource body = RelayFixture.body(response);
+
+        worker.chunk(request.id(), utf8("abc"));
+        worker.chunk(request.id(), utf8("def"));
+        worker.result(request.id(), empty());
+
+        assertThat(text(done(body.next(), "first part"))).isEqualTo("abc");
+        assertThat(text(done(body.next(), "second part"))).isEqualTo("def");
+        assertThat(done(body.next(), "the end"))
+                .as("6 of 6 bytes: the body ends")
+                .isNull();
+        assertThat(worker.cancelled(relayId(request))).isFalse();
+        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+    }
+
+    @Test
+    void relay_headWithoutLength_resolvesWithAnUnknownContentLength() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        worker.head(request.id(), 200);
+        assertThat(done(stage, "head").contentLength()).isEqualTo(-1);
+        worker.result(request.id(), empty());
+    }
+
+    /** RFC 9110 §8.6: the length is a promise; one byte past it fails the body INTERNAL at once and cancels. */
+    @Test
+    void relay_chunksRunningOnePastTheDeclaredLength_failTheBodyInternalNamingTheWorker_andCancel() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        head(request, 200, 5);
+        BodySource body = RelayFixture.body(done(stage, "head"));
+        worker.chunk(request.id(), utf8("abc"));
+        assertThat(text(done(body.next(), "3 of 5 bytes"))).isEqualTo("abc");
+
+        worker.chunk(request.id(), utf8("def"));
+
+        Throwable t = failure(body.next(), "6 of 5 bytes");
+        assertThat(t).isInstanceOf(SpectorException.class);
+        assertThat(((SpectorException) t).code()).isEqualTo(ErrorCode.INTERNAL);
+        assertThat(t.getMessage()).isEqualTo("worker w1 sent 6 bytes of a relayed response it declared as 5");
+        Await.until("overrun: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        worker.result(request.id(), RawWorker.empty().put("cancelled", true));
+        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+    }
+
+    /** RFC 9110 §8.6: a body that ends one byte short of its declared length fails INTERNAL after the bytes that came. */
+    @Test
+    void relay_answeredOneByteShortOfTheDeclaredLength_failsTheBodyInternalAfterTheBytesThatCame() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
+        Frame.Call request = worker.take(RelayRequest.OP);
+        head(request, 200, 6);
+        BodySource body = RelayFixture.body(done(stage, "head"));
+        worker.chunk(request.id(), utf8("abcde"));
+        worker.result(request.id(), empty());
+
+        assertThat(text(done(body.next(), "the bytes that came"))).isEqualTo("abcde");
+        Throwable t = failure(body.next(), "5 of 6 bytes, then the answer");
+        assertThat(t).isInstanceOf(SpectorException.class);
+        assertThat(((SpectorException) t).code()).isEqualTo(ErrorCode.INTERNAL);
+        assertThat(t.getMessage()).isEqualTo("worker w1 ended the relayed response after 5 of its declared 6 bytes");
+        gatewayCaughtUp();
+        assertThat(worker.cancelled(relayId(request)))
+                .as("the relay already ended on the worker: no cancel")
+                .isFalse();
+        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+    }
+
+    /** RFC 9110 §9.3.2, §8.6: a HEAD resolves with the GET's length and no body; a chunk after it breaks the protocol. */
+    @Test
+    void relay_headMethodDeclaringTheGetLength_resolvesWithItAndNoBody_andAChunkAfterItCancels() {
+        CompletionStage<RelayedResponse> stage = relay.relay("w1", call("HEAD", null, new AbortSignal()));
+        Frame.Call request = worker.take(RelayRequest.OP);
+        head(request, 200, 246);
+        RelayedResponse response = done(stage, "HEAD");
+        assertThat(response.contentLength()).isEqualTo(246);
+        assertThat(response.body()).isNull();
+
+        worker.chunk(request.id(), utf8("stray"));
+
+        Await.until("a chunk for a bodyless answer: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        worker.result(request.id(), RawWorker.empty().put("cancelled", true));
+        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+    }
+
     @Test
     void upload_workerAnswersSlowly_neverMoreThanFourBodiesUnanswered() {
         byte[] data = Bodies.pattern(3 * 1024 * 1024); // 12 chunks + end = 13 relay.body calls

@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.ResponseFraming;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -122,6 +124,91 @@ final class PushesTest {
                 "headers[0].value",
                 "a value of 8193 chars");
         assertRefused(() -> RelayHead.parse(json("{'status':200}")), "headers", "headers missing");
+    }
+
+    private static ObjectNode head(int status, long length) {
+        return head(status, List.of()).put("length", length);
+    }
+
+    /** RFC 9110 §8.6: the declared length crosses as {@code length}, 0..2^53-1 (at the limit). */
+    @Test
+    void relayHead_lengthFrom0To2Pow53Minus1_isAcceptedAndRoundTrips() {
+        long max = Limits.RELAY_LENGTH_BYTES.max();
+        for (long length : new long[] {0, 246, max}) {
+            RelayHead head = RelayHead.parse(head(200, length));
+            assertThat(head.length()).as("length %d", length).isEqualTo(length);
+            assertThat(head.toJson().get("length").longValue()).isEqualTo(length);
+            assertThat(RelayHead.parse(head.toJson())).isEqualTo(head);
+            assertThat(new RelayHead(200, List.of(), length)).isEqualTo(head);
+        }
+        assertThat(max).isEqualTo(9_007_199_254_740_991L);
+    }
+
+    /** One past either end of {@link Limits#RELAY_LENGTH_BYTES}, on the wire and when building. */
+    @Test
+    void relayHead_lengthOnePastEitherEnd_isBadRequest() {
+        assertRefused(() -> RelayHead.parse(head(200, 9_007_199_254_740_992L)), "length", "length 2^53")
+                .hasMessage("length: 9007199254740992 (expected: 0..9007199254740991)");
+        assertRefused(() -> RelayHead.parse(head(200, -1)), "length", "length -1 on the wire")
+                .hasMessage("length: -1 (expected: 0..9007199254740991)");
+        assertRefused(() -> new RelayHead(200, List.of(), 9_007_199_254_740_992L), "length", "building 2^53")
+                .hasMessage("length: 9007199254740992 (expected: absent or 0..9007199254740991)");
+        assertRefused(() -> new RelayHead(200, List.of(), -2), "length", "building -2");
+        assertRefused(
+                () -> RelayHead.parse(json("{'status':200,'headers':[],'length':1e300}")), "length", "length 1e300");
+        assertRefused(
+                () -> RelayHead.parse(json("{'status':200,'headers':[],'length':99999999999999999999999}")),
+                "length",
+                "length past a long");
+    }
+
+    @Test
+    void relayHead_lengthNotAnInteger_isBadRequest() {
+        assertRefused(
+                () -> RelayHead.parse(json("{'status':200,'headers':[],'length':'246'}")), "length", "length a string");
+        assertRefused(
+                () -> RelayHead.parse(json("{'status':200,'headers':[],'length':246.5}")), "length", "length 246.5");
+    }
+
+    /** An older peer omits {@code length}: the length is unknown (-1), and toJson omits it too. */
+    @Test
+    void relayHead_lengthAbsentOrNull_isUnknown() {
+        RelayHead absent = RelayHead.parse(head(200, List.of()));
+        assertThat(absent.length()).isEqualTo(ResponseFraming.UNKNOWN_LENGTH);
+        assertThat(absent.toJson().has("length"))
+                .as("no length member when unknown")
+                .isFalse();
+        assertThat(new RelayHead(200, List.of())).isEqualTo(absent);
+        assertThat(RelayHead.parse(json("{'status':200,'headers':[],'length':null}"))
+                        .length())
+                .isEqualTo(-1);
+    }
+
+    /** Members the schema does not name are ignored (PROTOCOL.md section 2), so a later peer may add some. */
+    @Test
+    void relayHead_unknownMembers_areIgnored() {
+        assertThat(RelayHead.parse(json("{'status':200,'headers':[],'length':5,'etag-hint':'x','v2':{'a':1}}")))
+                .isEqualTo(new RelayHead(200, List.of(), 5));
+    }
+
+    /** RFC 9110 §8.6: a 1xx or 204 carries no Content-Length, so its head declares no length. */
+    @ParameterizedTest
+    @ValueSource(ints = {100, 103, 199, 204})
+    void relayHead_lengthWith1xxOr204_isBadRequest(int status) {
+        assertRefused(() -> RelayHead.parse(head(status, 0)), "length", "length with " + status)
+                .hasMessage("length: 0 with status " + status + " (expected: absent, RFC 9110 section 8.6)");
+        assertRefused(() -> new RelayHead(status, List.of(), 0), "length", "building length with " + status);
+        assertThat(RelayHead.parse(head(status, List.of())).length()).isEqualTo(-1);
+    }
+
+    /** RFC 9110 §15.3.6: a 205 has no content, so 0 or no length; RFC 9110 §8.6: a 304 may declare one. */
+    @Test
+    void relayHead_lengthWith205_isZeroOrAbsent_andWith304_isTheRepresentations() {
+        assertThat(RelayHead.parse(head(205, 0)).length()).isZero();
+        assertThat(RelayHead.parse(head(205, List.of())).length()).isEqualTo(-1);
+        assertRefused(() -> RelayHead.parse(head(205, 1)), "length", "length 1 with 205")
+                .hasMessage("length: 1 with status 205 (expected: absent or 0, RFC 9110 section 15.3.6)");
+        assertThat(RelayHead.parse(head(304, 246)).length()).isEqualTo(246);
     }
 
     @Test

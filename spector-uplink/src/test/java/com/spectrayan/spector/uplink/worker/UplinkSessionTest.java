@@ -225,7 +225,7 @@ final class UplinkSessionTest {
     }
 
     @ParameterizedTest
-    @CsvSource({"204,GET", "205,GET", "304,GET", "200,HEAD"})
+    @CsvSource({"204,GET", "205,GET", "304,GET", "100,GET", "103,GET", "199,GET", "200,HEAD"})
     void relayRequest_noBodyStatusOrHead_sendsNoChunk(int status, String method) throws Exception {
         FakeGateway gw = connect("app", answering(status, bytes(5000)));
 
@@ -236,6 +236,64 @@ final class UplinkSessionTest {
                 .as("only relay-head for %d %s", status, method)
                 .hasSize(1);
         assertThat(gw.chunks(id)).as("no relay-chunk for %d %s", status, method).isEmpty();
+    }
+
+    private static RelayTarget declaring(int status, long contentLength, byte[] body) {
+        return request -> CompletableFuture.completedFuture(
+                new RelayedResponse(status, List.of(), contentLength, Bodies.Served.of(body, 100_000)));
+    }
+
+    /** RFC 9110 §8.6: the target's declared length crosses as relay-head's length, the body as chunks. */
+    @Test
+    void relayRequest_targetDeclaresItsLength_headCarriesIt() throws Exception {
+        FakeGateway gw = connect("app", declaring(200, 246, bytes(246)));
+
+        long id = gw.relayRequest("r-1", "app", "GET", false);
+
+        assertThat(gw.result(id)).isEmpty();
+        assertThat(RelayHead.parse(gw.pushes(id).get(0).data()).length()).isEqualTo(246);
+        assertThat(gw.pushes(id).get(0).data().get("length").longValue()).isEqualTo(246);
+        assertThat(gw.responseBody(id)).hasSize(246);
+    }
+
+    /** A target that declares no length: relay-head has no length member (the client gets it chunked). */
+    @Test
+    void relayRequest_targetDeclaresNoLength_headHasNoLength() throws Exception {
+        FakeGateway gw = connect("app", answering(200, bytes(10)));
+
+        long id = gw.relayRequest("r-1", "app", "GET", false);
+
+        assertThat(gw.result(id)).isEmpty();
+        assertThat(gw.pushes(id).get(0).data().has("length")).isFalse();
+    }
+
+    /** RFC 9110 §9.3.2, §8.6: a HEAD's head carries the length a GET would have had, and no chunk follows. */
+    @Test
+    void relayRequest_headDeclaringTheGetLength_headCarriesIt_andNoChunk() throws Exception {
+        FakeGateway gw = connect("app", declaring(200, 246, bytes(246)));
+
+        long id = gw.relayRequest("r-1", "app", "HEAD", false);
+
+        assertThat(gw.result(id)).isEmpty();
+        assertThat(RelayHead.parse(gw.pushes(id).get(0).data()).length()).isEqualTo(246);
+        assertThat(gw.chunks(id)).isEmpty();
+    }
+
+    /**
+     * RFC 9110 §8.6 (no Content-Length in 1xx or 204; a 304's is the representation's) and §15.3.6
+     * (a 205 declares 0): what a target declares is framed by ResponseFraming before it crosses.
+     */
+    @ParameterizedTest(name = "{0} declared as {1} crosses as {2}")
+    @CsvSource({"204,5,-1", "103,5,-1", "205,5,0", "205,-1,0", "304,246,246"})
+    void relayRequest_bodylessStatusDeclaringALength_crossesAsResponseFramingAllows(
+            int status, long declared, long sent) throws Exception {
+        FakeGateway gw = connect("app", declaring(status, declared, bytes(5)));
+
+        long id = gw.relayRequest("r-1", "app", "GET", false);
+
+        assertThat(gw.result(id)).isEmpty();
+        assertThat(RelayHead.parse(gw.pushes(id).get(0).data()).length()).isEqualTo(sent);
+        assertThat(gw.chunks(id)).as("no relay-chunk for %d", status).isEmpty();
     }
 
     // ---- failures ----

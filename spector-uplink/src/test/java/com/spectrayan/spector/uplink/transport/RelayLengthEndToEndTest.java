@@ -1,0 +1,163 @@
+package com.spectrayan.spector.uplink.transport;
+
+import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.body;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.pattern;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.readAll;
+import static com.spectrayan.spector.uplink.transport.Waits.done;
+import static com.spectrayan.spector.uplink.transport.Waits.failure;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.ResponseFraming;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
+import com.spectrayan.spector.uplink.transport.RelayHarness.ArrayBody;
+import com.spectrayan.spector.uplink.wire.Header;
+import com.spectrayan.spector.uplink.wire.RelayChunk;
+import com.spectrayan.spector.uplink.wire.RelayHead;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A relayed response keeps its known length, end to end over a real uplink on loopback (RFC 9110
+ * §8.6): the length the target declares crosses in {@code relay-head}'s {@code length} and reaches
+ * the caller as {@link RelayedResponse#contentLength()}; a HEAD carries the length a GET would
+ * have had and no body (RFC 9110 §9.3.2); a worker whose body runs past or short of the length it
+ * declared fails the caller's body INTERNAL naming it; a target that declares none gives -1.
+ */
+final class RelayLengthEndToEndTest {
+    private static final int LENGTH = 246;
+
+    private final RelayHarness h = new RelayHarness();
+
+    @AfterEach
+    void tearDown() {
+        h.close();
+    }
+
+    /** The target answers {@code status}, declaring {@code length}, with {@code body} in parts of 100 bytes. */
+    private void target(int status, long length, byte @Nullable [] body) {
+        h.target(request -> CompletableFuture.completedFuture(new RelayedResponse(
+                status,
+                List.of(new Header("content-type", "application/octet-stream")),
+                length,
+                body == null ? null : new ArrayBody(body, 100))));
+    }
+
+    private static Seen head(RecordingChannel wire) {
+        long requestId = wire.requestId(wire.lastRelayId());
+        List<Seen> heads =
+                wire.seen(s -> !s.sent() && s.id() == requestId && s.name().equals(RelayHead.PUSH));
+        assertThat(heads).as("one relay-head").hasSize(1);
+        return heads.get(0);
+    }
+
+    private static ObjectNode data(Seen seen) {
+        ObjectNode json = seen.json();
+        assertThat(json).as("the relay-head's data is kept").isNotNull();
+        return json == null ? JsonNodeFactory.instance.objectNode() : json;
+    }
+
+    private static void internalNamingTheWorker(Throwable failure, String message) {
+        assertThat(failure).isInstanceOf(SpectorException.class);
+        assertThat(((SpectorException) failure).code()).isEqualTo(ErrorCode.INTERNAL);
+        assertThat(failure.getMessage()).isEqualTo(message).contains("worker " + W1);
+    }
+
+    /** RFC 9110 §8.6: the target's Content-Length reaches the caller (not chunked), and so do its bytes. */
+    @Test
+    void shouldCarryTheLengthTheTargetDeclaredToTheCaller() {
+        byte[] data = pattern(LENGTH, 3);
+        target(200, LENGTH, data);
+        RecordingChannel wire = h.connect();
+
+        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/x", null)), "the head");
+
+        assertThat(response.contentLength()).isEqualTo(LENGTH);
+        assertThat(response.headers())
+                .as("the length travels beside the headers, never as content-length")
+                .containsExactly(new Header("content-type", "application/octet-stream"));
+        assertThat(done(readAll(body(response, "GET")), "the body")).isEqualTo(data);
+        assertThat(data(head(wire)).get("length").longValue())
+                .as("relay-head's length on the wire")
+                .isEqualTo(LENGTH);
+    }
+
+    /** RFC 9110 §9.3.2, §8.6: a HEAD's length is the GET's, and no relay-chunk crosses for it. */
+    @Test
+    void shouldCarryTheGetLengthForAHead_andNoBody() {
+        target(200, LENGTH, pattern(LENGTH, 5)); // a body the worker must not send for a HEAD
+        RecordingChannel wire = h.connect();
+
+        RelayedResponse response = done(h.relay().relay(W1, call("HEAD", "/x", null)), "the HEAD's head");
+
+        assertThat(response.contentLength()).isEqualTo(LENGTH);
+        assertThat(response.body()).as("a HEAD has no body").isNull();
+        long requestId = wire.requestId(wire.lastRelayId());
+        Waits.until(
+                () -> wire.received(requestId).stream().anyMatch(s -> s.name().equals("result")),
+                "relay.request answers the HEAD");
+        assertThat(wire.received(requestId).stream().map(Seen::name).toList())
+                .as("a relay-head, then the answer, and no relay-chunk")
+                .containsExactly(RelayHead.PUSH, "result");
+        assertThat(data(head(wire)).get("length").longValue()).isEqualTo(LENGTH);
+    }
+
+    /** RFC 9110 §8.6: one byte past the declared length fails the caller's body INTERNAL. */
+    @Test
+    void shouldFailTheCallersBodyInternal_whenTheWorkerSendsOneBytePastItsDeclaredLength() {
+        target(200, LENGTH, pattern(LENGTH + 1, 7));
+        h.connect();
+
+        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/x", null)), "the head");
+
+        assertThat(response.contentLength()).isEqualTo(LENGTH);
+        internalNamingTheWorker(
+                failure(readAll(body(response, "GET")), "a body one byte too long"),
+                "worker w1 sent 247 bytes of a relayed response it declared as 246");
+        Waits.until(() -> h.relay().running(W1) == 0, "the overrun relay releases its slot");
+    }
+
+    /** RFC 9110 §8.6: a body that ends one byte short of its declared length fails INTERNAL. */
+    @Test
+    void shouldFailTheCallersBodyInternal_whenTheWorkerEndsOneByteShortOfItsDeclaredLength() {
+        target(200, LENGTH, pattern(LENGTH - 1, 9));
+        h.connect();
+
+        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/x", null)), "the head");
+        BodySource body = body(response, "GET");
+
+        internalNamingTheWorker(
+                failure(readAll(body), "a body one byte short"),
+                "worker w1 ended the relayed response after 245 of its declared 246 bytes");
+        Waits.until(() -> h.relay().running(W1) == 0, "the short relay releases its slot");
+    }
+
+    /** RFC 9112 §6.3: a response without a declared length (chunked or close-delimited) gives -1. */
+    @Test
+    void shouldGiveAnUnknownLength_whenTheTargetDeclaresNone() {
+        byte[] data = pattern(LENGTH, 11);
+        target(200, ResponseFraming.UNKNOWN_LENGTH, data);
+        RecordingChannel wire = h.connect();
+
+        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/x", null)), "the head");
+
+        assertThat(response.contentLength()).isEqualTo(-1);
+        assertThat(done(readAll(body(response, "GET")), "the body")).isEqualTo(data);
+        assertThat(data(head(wire)).has("length"))
+                .as("no length member on the wire")
+                .isFalse();
+        assertThat(wire.seen(s -> s.name().equals(RelayChunk.PUSH)))
+                .as("the body still crosses")
+                .isNotEmpty();
+    }
+}

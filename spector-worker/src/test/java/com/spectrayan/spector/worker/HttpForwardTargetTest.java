@@ -1,0 +1,358 @@
+package com.spectrayan.spector.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
+import com.spectrayan.spector.cluster.gateway.TransportSpec;
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.AbortSignal;
+import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.RelayedRequest;
+import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.wire.Header;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@link HttpForwardTarget} against a real HTTP upstream on loopback (the JDK's {@link HttpServer},
+ * or a raw socket for what that server cannot send): the upstream's Content-Length becomes the
+ * relayed response's length, and responses without a body have none (RFC 9110 §6.4.1, §8.6).
+ */
+final class HttpForwardTargetTest {
+    private static final Duration WAIT = Duration.ofSeconds(10);
+    private static final int LENGTH = 246;
+    private static final byte[] DOCUMENT = document();
+
+    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    /**
+     * One connection per upstream: an exchange that does not hand its connection back in step
+     * makes the next one wait out the acquire timeout and fail, instead of opening another.
+     */
+    private static final TransportSpec ONE_CONNECTION = new TransportSpec(
+            Duration.ofSeconds(2), 1, 16, Duration.ofSeconds(2), Duration.ofSeconds(30), 16 * 1024, 8192);
+
+    private final GatewayHttpTransport transport =
+            new GatewayHttpTransport(ONE_CONNECTION, NioSocketChannel.class, NioDatagramChannel.class);
+    private final ExecutorService rawThreads = Executors.newCachedThreadPool();
+    private @Nullable HttpServer server;
+    private @Nullable ServerSocket raw;
+
+    @AfterEach
+    void tearDown() throws IOException {
+        transport.close();
+        HttpServer s = server;
+        if (s != null) {
+            s.stop(0);
+        }
+        ServerSocket r = raw;
+        if (r != null) {
+            r.close();
+        }
+        rawThreads.shutdownNow();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(WAIT.toMillis());
+    }
+
+    private static byte[] document() {
+        byte[] data = new byte[LENGTH];
+        for (int i = 0; i < data.length; i++) {
+            data[i] = (byte) ('a' + i % 26);
+        }
+        return data;
+    }
+
+    /**
+     * Starts the JDK server: {@code /doc} answers GET with {@link #DOCUMENT} and its length, HEAD
+     * with the same Content-Length and no body; {@code /chunked} streams it without a length;
+     * {@code /status/N} answers N, with a Content-Length of 246 for a 304 and a 5-byte body for a 205.
+     */
+    private HttpForwardTarget jdkUpstream() throws IOException {
+        HttpServer s = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        s.createContext("/doc", exchange -> {
+            try (exchange) {
+                exchange.getRequestBody().readAllBytes();
+                exchange.getResponseHeaders().set("Content-Type", "text/plain");
+                if (exchange.getRequestMethod().equals("HEAD")) {
+                    exchange.getResponseHeaders().set("Content-Length", Integer.toString(LENGTH));
+                    exchange.sendResponseHeaders(200, -1);
+                } else {
+                    exchange.sendResponseHeaders(200, LENGTH);
+                    exchange.getResponseBody().write(DOCUMENT);
+                }
+            }
+        });
+        s.createContext("/chunked", exchange -> {
+            try (exchange) {
+                exchange.sendResponseHeaders(200, 0); // 0: chunked
+                exchange.getResponseBody().write(DOCUMENT);
+            }
+        });
+        s.createContext("/status/", exchange -> {
+            try (exchange) {
+                statusAnswer(exchange);
+            }
+        });
+        s.start();
+        server = s;
+        return new HttpForwardTarget(
+                URI.create("http://127.0.0.1:" + s.getAddress().getPort()), transport, group);
+    }
+
+    private static void statusAnswer(HttpExchange exchange) throws IOException {
+        String path = exchange.getRequestURI().getPath();
+        int status = Integer.parseInt(path.substring("/status/".length()));
+        if (status == 304) {
+            exchange.getResponseHeaders().set("Content-Length", Integer.toString(LENGTH));
+            exchange.sendResponseHeaders(304, -1);
+        } else if (status == 205) {
+            byte[] body = "wrong".getBytes(StandardCharsets.US_ASCII); // RFC 9110 §15.3.6 forbids it
+            exchange.sendResponseHeaders(205, body.length);
+            exchange.getResponseBody().write(body);
+        } else {
+            exchange.sendResponseHeaders(status, -1);
+        }
+    }
+
+    /** Starts a raw upstream that answers each connection's first request with {@code bytes}. */
+    private HttpForwardTarget rawUpstream(String response) throws IOException {
+        ServerSocket socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        raw = socket;
+        rawThreads.execute(() -> {
+            while (!socket.isClosed()) {
+                try {
+                    Socket connection = socket.accept();
+                    rawThreads.execute(() -> answerOnce(connection, response));
+                } catch (IOException closed) {
+                    return;
+                }
+            }
+        });
+        return new HttpForwardTarget(URI.create("http://127.0.0.1:" + socket.getLocalPort()), transport, group);
+    }
+
+    private static void answerOnce(Socket connection, String response) {
+        try (connection) {
+            InputStream in = connection.getInputStream();
+            int matched = 0;
+            byte[] end = {'\r', '\n', '\r', '\n'};
+            while (matched < end.length) {
+                int b = in.read();
+                if (b < 0) {
+                    return;
+                }
+                matched = b == end[matched] ? matched + 1 : (b == '\r' ? 1 : 0);
+            }
+            OutputStream out = connection.getOutputStream();
+            out.write(response.getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            in.read(); // hold the connection until the client closes it (or the test ends)
+        } catch (IOException gone) {
+            // the client closed: nothing to answer
+        }
+    }
+
+    private static RelayedRequest request(String method, String path) {
+        return new RelayedRequest(
+                method,
+                URI.create("http://app.local" + path),
+                List.of(new Header("accept", "*/*")),
+                "acme",
+                null,
+                null,
+                new AbortSignal());
+    }
+
+    private static <T> T done(CompletionStage<T> stage, String what) {
+        try {
+            return stage.toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw new AssertionError(what + ": failed", e.getCause());
+        } catch (TimeoutException e) {
+            throw new AssertionError(what + ": not done within " + WAIT, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(what, e);
+        }
+    }
+
+    /** Reads a body to its end, one part at a time; throws the body's failure. */
+    private static byte[] readAll(BodySource body, String what) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteBuffer part;
+        while ((part = done(body.next(), what)) != null) {
+            byte[] bytes = new byte[part.remaining()];
+            part.get(bytes);
+            out.writeBytes(bytes);
+        }
+        return out.toByteArray();
+    }
+
+    private static BodySource body(RelayedResponse response) {
+        BodySource body = response.body();
+        assertThat(body).as("a %d response has a body", response.status()).isNotNull();
+        return java.util.Objects.requireNonNull(body);
+    }
+
+    private static List<String> headerNames(RelayedResponse response) {
+        return response.headers().stream()
+                .map(h -> h.name().toLowerCase(Locale.ROOT))
+                .toList();
+    }
+
+    /** RFC 9110 §8.6: the upstream's Content-Length is the relayed length; the header never crosses. */
+    @Test
+    void handle_getWithContentLength_carriesTheLengthAndTheBody() throws IOException {
+        HttpForwardTarget target = jdkUpstream();
+
+        RelayedResponse response = done(target.handle(request("GET", "/doc")), "GET /doc");
+
+        assertThat(response.status()).isEqualTo(200);
+        assertThat(response.contentLength()).isEqualTo(LENGTH);
+        assertThat(headerNames(response)).contains("content-type").doesNotContain("content-length");
+        assertThat(readAll(body(response), "the GET's body")).isEqualTo(DOCUMENT);
+    }
+
+    /** RFC 9110 §9.3.2, §8.6: a HEAD's Content-Length is the GET's (246), and it has no body. */
+    @Test
+    void handle_head_carriesTheGetLengthAndNoBody() throws IOException {
+        HttpForwardTarget target = jdkUpstream();
+
+        RelayedResponse response = done(target.handle(request("HEAD", "/doc")), "HEAD /doc");
+
+        assertThat(response.status()).isEqualTo(200);
+        assertThat(response.contentLength()).as("the GET's length").isEqualTo(LENGTH);
+        assertThat(response.body()).as("a HEAD has no body").isNull();
+        RelayedResponse get = done(target.handle(request("GET", "/doc")), "GET /doc after the HEAD");
+        assertThat(get.contentLength()).isEqualTo(LENGTH);
+        assertThat(readAll(body(get), "the GET after the HEAD")).isEqualTo(DOCUMENT);
+    }
+
+    /** RFC 9112 §6.3 rule 4: a chunked response has no known length (-1), and its body crosses whole. */
+    @Test
+    void handle_chunkedResponse_givesAnUnknownLength() throws IOException {
+        HttpForwardTarget target = jdkUpstream();
+
+        RelayedResponse response = done(target.handle(request("GET", "/chunked")), "GET /chunked");
+
+        assertThat(response.contentLength()).isEqualTo(-1);
+        assertThat(headerNames(response)).doesNotContain("transfer-encoding");
+        assertThat(readAll(body(response), "the chunked body")).isEqualTo(DOCUMENT);
+    }
+
+    /**
+     * RFC 9110 §6.4.1, §15.3.5, §15.4.5: a 204 and a 304 have no body; RFC 9110 §8.6: a 204 has no
+     * length, a 304's is the representation's.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {204, 304})
+    void handle_204Or304_hasNoBody(int status) throws IOException {
+        HttpForwardTarget target = jdkUpstream();
+
+        RelayedResponse response = done(target.handle(request("GET", "/status/" + status)), "GET " + status);
+
+        assertThat(response.status()).isEqualTo(status);
+        assertThat(response.body()).as("%d has no body", status).isNull();
+        assertThat(response.contentLength()).isEqualTo(status == 304 ? LENGTH : -1);
+    }
+
+    /**
+     * RFC 9110 §15.3.6: a 205 has no content; one its upstream sent anyway is dropped (length 0),
+     * and the connection stays in step for the next exchange.
+     */
+    @Test
+    void handle_205WithABody_hasNoBodyAndLengthZero_andTheConnectionIsReused() throws IOException {
+        HttpForwardTarget target = jdkUpstream();
+
+        RelayedResponse reset = done(target.handle(request("GET", "/status/205")), "GET 205");
+        assertThat(reset.body()).isNull();
+        assertThat(reset.contentLength()).isZero();
+
+        RelayedResponse next = done(target.handle(request("GET", "/doc")), "GET /doc after the 205");
+        assertThat(readAll(body(next), "the next body")).isEqualTo(DOCUMENT);
+        assertThat(transport.openConnections())
+                .as("one upstream connection, reused after the dropped 205 body")
+                .isEqualTo(1);
+    }
+
+    /** RFC 9110 §15.2: interim 1xx responses are skipped; the final response is the relayed one. */
+    @Test
+    void handle_interim100ThenFinal_relaysTheFinalResponse() throws IOException {
+        HttpForwardTarget target = rawUpstream(String.join(
+                "\r\n",
+                "HTTP/1.1 100 Continue",
+                "",
+                "HTTP/1.1 103 Early Hints",
+                "Link: </s.css>; rel=preload",
+                "",
+                "HTTP/1.1 200 OK",
+                "Content-Length: 5",
+                "",
+                "hello"));
+
+        RelayedResponse response = done(target.handle(request("GET", "/x")), "GET after two interim heads");
+
+        assertThat(response.status()).isEqualTo(200);
+        assertThat(response.contentLength()).isEqualTo(5);
+        assertThat(new String(readAll(body(response), "the final body"), StandardCharsets.US_ASCII))
+                .isEqualTo("hello");
+    }
+
+    /** RFC 9112 §7.1: a chunked body whose chunk size is not hex fails INTERNAL; it never ends as if complete. */
+    @Test
+    void handle_chunkedBodyWithABadChunkSize_failsTheBodyInternal() throws IOException {
+        HttpForwardTarget target = rawUpstream(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\nmore\r\n0\r\n\r\n");
+
+        RelayedResponse response = done(target.handle(request("GET", "/x")), "GET a broken chunked body");
+        BodySource body = body(response);
+
+        assertThat(response.contentLength()).isEqualTo(-1);
+        Throwable t = null;
+        for (int part = 0; part < 3 && t == null; part++) { // "hello", then the failure (or it at once)
+            CompletionStage<@Nullable ByteBuffer> next = body.next();
+            try {
+                assertThat(next.toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                        .as("a part before the broken chunk, never the end")
+                        .isNotNull();
+            } catch (ExecutionException e) {
+                t = e.getCause();
+            } catch (TimeoutException | InterruptedException e) {
+                throw new AssertionError("the broken body is not settled within " + WAIT, e);
+            }
+        }
+        assertThat(t).isInstanceOfSatisfying(SpectorException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL);
+            assertThat(e.getMessage()).contains("could not be decoded");
+        });
+    }
+}
