@@ -1,6 +1,7 @@
 package com.spectrayan.spector.gateway;
 
 import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFutureListener;
@@ -362,15 +363,14 @@ final class ClientConnection {
     boolean head(HttpResponseStatus responseStatus, HttpHeaders headers, long contentLength, boolean flush) {
         responseStarted = true;
         status = responseStatus.code();
-        boolean bodyless = bodyless(headRequest, status);
+        boolean bodyless = ResponseFraming.bodyless(headRequest, status);
+        long length = ResponseFraming.contentLength(status, contentLength);
         HttpResponse r = new DefaultHttpResponse(HttpVersion.HTTP_1_1, responseStatus, headers);
         HttpHeaders h = r.headers();
         h.remove(HttpHeaderNames.TRANSFER_ENCODING);
         h.remove(HttpHeaderNames.CONTENT_LENGTH);
-        if (status == 204 || (status >= 100 && status < 200)) {
-            // RFC 9110 §8.6: never a Content-Length on 1xx or 204
-        } else if (contentLength >= 0) {
-            h.set(HttpHeaderNames.CONTENT_LENGTH, contentLength);
+        if (length >= 0) { // never on 1xx or 204 (RFC 9110 §8.6); the GET's on HEAD and 304
+            h.set(HttpHeaderNames.CONTENT_LENGTH, length);
         } else if (!bodyless) {
             if (http10) {
                 closeAfterResponse = true; // RFC 9112 §6.1, §6.3: close-delimited, the only framing 1.0 reads
@@ -466,7 +466,7 @@ final class ClientConnection {
         HttpHeaders h = r.headers();
         connectionHeader(h);
         addEdgeHeaders(h);
-        if (bodyless(headRequest, status)) {
+        if (ResponseFraming.bodyless(headRequest, status)) {
             r.content().clear(); // the encoder sends the head only; Content-Length stays the GET's
         }
         boolean reusable = reusable();
@@ -503,11 +503,6 @@ final class ClientConnection {
         if (request != null) {
             context.cors().decorate(request, h); // adds: Vary merged, an upstream's own CORS answer kept
         }
-    }
-
-    /** The one rule for responses without a body: HEAD, 1xx, 204, 205 and 304 (RFC 9110 §6.4.1). */
-    static boolean bodyless(boolean headRequest, int status) {
-        return headRequest || (status >= 100 && status < 200) || status == 204 || status == 205 || status == 304;
     }
 
     // ---- the connection's events ----

@@ -219,7 +219,8 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
                 client,
                 context.trustedProxies().contains(client),
                 "http",
-                target.authority());
+                target.authority(),
+                null);
         try {
             GatewayForwarder.Exchange started =
                     context.forwarder().forward(forward, exchange, ctx.channel().eventLoop());

@@ -174,7 +174,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         }
         BodySource body = response.body();
         boolean hasBody = connection.head(
-                HttpResponseStatus.valueOf(response.status()), headers, -1L /* RELAYLEN */, body != null);
+                HttpResponseStatus.valueOf(response.status()), headers, response.contentLength(), body != null);
         if (body == null || !hasBody) {
             cancel(body, new IllegalStateException("a response without a body"));
             finished = true;

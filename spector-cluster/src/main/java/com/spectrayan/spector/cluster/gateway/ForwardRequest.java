@@ -22,6 +22,9 @@ import org.jspecify.annotations.Nullable;
  * @param trustedProxy whether the client is a configured trusted proxy (its X-Forwarded-* are kept)
  * @param scheme {@code http} or {@code https}, for {@code X-Forwarded-Proto}
  * @param host the client's Host header, for {@code X-Forwarded-Host}
+ * @param upgrade the protocol the client asks to switch to ({@code websocket}), or null: the
+ *     owner gets {@code Upgrade} and {@code Connection: upgrade} again (they are hop-by-hop), over a
+ *     connection of its own that never returns to the pool
  */
 public record ForwardRequest(
         HttpMethod method,
@@ -33,7 +36,8 @@ public record ForwardRequest(
         String clientAddress,
         boolean trustedProxy,
         String scheme,
-        @Nullable String host) {
+        @Nullable String host,
+        @Nullable String upgrade) {
     public ForwardRequest {
         requireNonNull(method, "method");
         requireNonNull(uri, "uri");

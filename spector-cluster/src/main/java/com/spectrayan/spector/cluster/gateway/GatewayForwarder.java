@@ -359,7 +359,10 @@ public final class GatewayForwarder {
             maxEpochSeen = Math.max(maxEpochSeen, entry.epoch());
             Attempt a = new Attempt(entry, uri, attempts);
             current = a;
-            transport.acquire(loop, uri).addListener(f -> a.onAcquired(cast(f)));
+            // An upgrade keeps its connection for the life of the new protocol: never a pooled one.
+            Future<Channel> connection =
+                    request.upgrade() != null ? transport.connect(loop, uri) : transport.acquire(loop, uri);
+            connection.addListener(f -> a.onAcquired(cast(f)));
         }
 
         private void onMisdirected(Attempt a, HttpResponse response) {
@@ -433,6 +436,32 @@ public final class GatewayForwarder {
             a.armIdle(streaming ? spec.streamIdleTimeout() : spec.responseIdleTimeout());
             sink.onHead(new ForwardResponse(
                     response.status(), in, a.entry.owner(), attempts, streaming, streaming ? -1 : length));
+        }
+
+        /**
+         * The owner switched protocols: the exchange is over for the forwarder, and the owner's
+         * connection, out of the transport's hands, goes to the sink with the {@code 101} head.
+         */
+        private void onUpgraded(Attempt a, HttpResponse response) {
+            Channel ch = a.handOver();
+            if (ch == null) {
+                return;
+            }
+            finished = true;
+            headSent = true;
+            cancelHeadDeadline();
+            dropReplay();
+            replayable = false;
+            HttpHeaders in = response.headers();
+            String upgrade = in.get(HttpHeaderNames.UPGRADE);
+            HeaderFilter.toClient(in);
+            if (upgrade != null) {
+                in.set(HttpHeaderNames.UPGRADE, upgrade);
+            }
+            in.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
+            metrics.ended(ForwarderMetrics.Outcome.COMPLETED);
+            GatewayHttpTransport.detach(ch);
+            sink.onUpgrade(new ForwardResponse(response.status(), in, a.entry.owner(), attempts, false, -1), ch);
         }
 
         private void onContent(Attempt a, HttpContent content) {
@@ -568,6 +597,11 @@ public final class GatewayForwarder {
                 headersPrepared = true;
                 String priorFor = request.trustedProxy() ? out.get(X_FORWARDED_FOR) : null;
                 HeaderFilter.toOwner(out, request.trustedProxy());
+                String upgrade = request.upgrade();
+                if (upgrade != null) { // hop-by-hop, so dropped above; this hop asks again (RFC 9110 §7.8)
+                    out.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
+                    out.set(HttpHeaderNames.UPGRADE, upgrade);
+                }
                 out.set(
                         X_FORWARDED_FOR,
                         priorFor == null ? request.clientAddress() : priorFor + ", " + request.clientAddress());
@@ -725,6 +759,15 @@ public final class GatewayForwarder {
                     discarding = true;
                     return;
                 }
+                if (code == 101) {
+                    if (request.upgrade() == null) {
+                        discarding = true;
+                        onAttemptFailed(this, new IllegalStateException("101 to a request that asked for none"), false);
+                    } else {
+                        onUpgraded(this, response);
+                    }
+                    return;
+                }
                 if (response.status().code() == 421) {
                     // An owner refuses before reading the body; whatever it does with the rest, this
                     // connection's state is not worth trusting for the next exchange: close it. A
@@ -838,6 +881,20 @@ public final class GatewayForwarder {
                     t.cancel(false);
                     idleTimer = null;
                 }
+            }
+
+            /** Hands the connection over (after a 101): this attempt lets go of it without closing it. */
+            @Nullable
+            Channel handOver() {
+                if (done) {
+                    return null;
+                }
+                done = true;
+                sending = false;
+                cancelTimers();
+                Channel ch = channel;
+                channel = null;
+                return ch;
             }
 
             /** Lets go of the connection: back to the pool when both messages completed, else closed. */

@@ -57,6 +57,7 @@ import org.jspecify.annotations.Nullable;
 public final class GatewayHttpTransport implements AutoCloseable {
     private static final AttributeKey<Boolean> IN_USE = AttributeKey.valueOf("spector.inUse");
     private static final AttributeKey<AtomicInteger> USES = AttributeKey.valueOf("spector.uses");
+    private static final AttributeKey<Boolean> UNPOOLED = AttributeKey.valueOf("spector.unpooled");
 
     private final TransportSpec spec;
     private final Class<? extends Channel> channelClass;
@@ -129,6 +130,51 @@ public final class GatewayHttpTransport implements AutoCloseable {
         }
     }
 
+    /**
+     * Returns a new connection to an owner that belongs to no pool (for an upgrade, which keeps it
+     * for the life of a WebSocket), with the same handlers as a pooled one; {@link #release} closes
+     * it, and {@link #detach} takes it out of the transport's hands after a {@code 101}.
+     */
+    public Future<Channel> connect(EventLoop loop, URI owner) {
+        if (closed) {
+            return loop.newFailedFuture(new ClosedChannelException());
+        }
+        Promise<Channel> out = loop.newPromise();
+        bootstrap(loop, owner)
+                .handler(new io.netty.channel.ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.attr(UNPOOLED).set(Boolean.TRUE);
+                        new PoolHandler().channelCreated(ch);
+                        ch.attr(IN_USE).set(Boolean.TRUE);
+                        ch.attr(USES).get().incrementAndGet();
+                    }
+                })
+                .connect()
+                .addListener(f -> {
+                    if (f.isSuccess()) {
+                        out.trySuccess(((io.netty.channel.ChannelFuture) f).channel());
+                    } else {
+                        out.tryFailure(f.cause());
+                    }
+                });
+        return out;
+    }
+
+    /**
+     * Takes an unpooled connection out of the transport after its owner switched protocols: its
+     * HTTP handlers are removed (bytes the decoder still held are handed on down the pipeline),
+     * and it stays open.
+     */
+    public static void detach(Channel channel) {
+        listen(channel, null);
+        for (String name : new String[] {"idle", "owner"}) {
+            if (channel.pipeline().get(name) != null) {
+                channel.pipeline().remove(name);
+            }
+        }
+    }
+
     /** Sets the listener of an acquired channel (null to detach). */
     public static void listen(Channel channel, @Nullable Listener listener) {
         OwnerChannelHandler h = channel.pipeline().get(OwnerChannelHandler.class);
@@ -149,6 +195,10 @@ public final class GatewayHttpTransport implements AutoCloseable {
      */
     public void release(EventLoop loop, URI owner, Channel channel, boolean reusable) {
         listen(channel, null);
+        if (Boolean.TRUE.equals(channel.attr(UNPOOLED).get())) {
+            channel.close(); // never pooled
+            return;
+        }
         if (!reusable) {
             channel.close();
         }
@@ -175,16 +225,20 @@ public final class GatewayHttpTransport implements AutoCloseable {
         resolver.close();
     }
 
-    private Pool newPool(PoolKey key) {
-        Bootstrap bootstrap = new Bootstrap()
-                .group(key.loop())
+    private Bootstrap bootstrap(EventLoop loop, URI owner) {
+        return new Bootstrap()
+                .group(loop)
                 .channel(channelClass)
                 .resolver(resolver)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
                         spec.connectTimeout().toMillis())
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.SO_KEEPALIVE, true)
-                .remoteAddress(InetSocketAddress.createUnresolved(key.owner().getHost(), port(key.owner())));
+                .remoteAddress(InetSocketAddress.createUnresolved(owner.getHost(), port(owner)));
+    }
+
+    private Pool newPool(PoolKey key) {
+        Bootstrap bootstrap = bootstrap(key.loop(), key.owner());
         // Waiters are bounded here (Pool.acquiring), so the pool's own bound never trips: its
         // IllegalStateException then only ever means "closed".
         return new Pool(new FixedChannelPool(

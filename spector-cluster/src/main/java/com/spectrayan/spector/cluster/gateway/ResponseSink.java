@@ -32,6 +32,20 @@ public interface ResponseSink {
      */
     void onError(SpectorException error, boolean headSent);
 
+    /**
+     * The owner switched protocols ({@code 101}) for a request that asked to upgrade: {@code owner}
+     * is now the sink's (its HTTP handlers still in place; nothing else is called after this). The
+     * sink writes the head to the client and splices the two connections, or closes {@code owner}.
+     */
+    default void onUpgrade(ForwardResponse head, io.netty.channel.Channel owner) {
+        owner.close();
+        onError(
+                com.spectrayan.spector.contract.SpectorException.of(
+                        com.spectrayan.spector.contract.ErrorCode.OWNER_UNREACHABLE,
+                        "this client side cannot carry an upgraded connection"),
+                false);
+    }
+
     /** Answers whether the client connection takes more bytes now. */
     boolean isWritable();
 }

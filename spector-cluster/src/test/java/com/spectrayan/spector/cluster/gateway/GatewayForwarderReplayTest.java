@@ -151,7 +151,8 @@ final class GatewayForwarderReplayTest {
                 "127.0.0.1",
                 false,
                 "http",
-                "gateway");
+                "gateway",
+                null);
 
         loop.submit(() -> forwarder.forward(request, sink, loop)).get(5, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(5)).until(() -> metrics.retargetMisdirected() == 1);
