@@ -128,6 +128,7 @@ final class ClientConnection {
     private long bodyProgressNanos;
     private @Nullable ScheduledFuture<?> bodyTimer;
     private boolean counted;
+    private boolean inFlight;
     private boolean responseStarted;
     private boolean responseEnded;
     private boolean closeAfterResponse;
@@ -179,7 +180,6 @@ final class ClientConnection {
         corsRequest = null;
         exchange = null;
         counted = true;
-        context.drain().exchangeStarted();
         return true;
     }
 
@@ -201,6 +201,8 @@ final class ClientConnection {
     /** Hands the current request to an exchange; its body (if any) is read only when it asks. */
     void start(Exchange e) {
         exchange = e;
+        inFlight = true; // what a drain waits for: forwarded and relayed exchanges, not local answers
+        context.drain().exchangeStarted();
         if (body == Body.READING) {
             pauseBody();
         }
@@ -559,6 +561,9 @@ final class ClientConnection {
         if (counted) {
             counted = false;
             context.metrics().request(route, code, System.nanoTime() - startNanos);
+        }
+        if (inFlight) {
+            inFlight = false;
             context.drain().exchangeEnded();
         }
     }

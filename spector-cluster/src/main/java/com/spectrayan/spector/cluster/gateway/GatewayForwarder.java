@@ -150,6 +150,7 @@ public final class GatewayForwarder {
         private boolean headSent;
         private boolean finished;
         private @Nullable ScheduledFuture<?> headDeadline;
+        private @Nullable ScheduledFuture<?> sendStall;
 
         Exchange(ForwardRequest request, ResponseSink sink, EventLoop loop) {
             this.request = request;
@@ -336,13 +337,46 @@ public final class GatewayForwarder {
             if (!bodyPaused && bodyStarted && !bodyEnded) {
                 bodyPaused = true;
                 request.body().pause();
+                // The owner takes no more of the body for now; it gets owner-timeout to take more
+                // (nginx's proxy_send_timeout), so a stalled owner never holds the client forever.
+                sendStall = loop.schedule(this::onSendStall, spec.ownerTimeout().toNanos(), TimeUnit.NANOSECONDS);
             }
         }
 
         private void resumeBody() {
             if (bodyPaused && !finished) {
                 bodyPaused = false;
+                cancelSendStall();
                 request.body().resume();
+            }
+        }
+
+        private void onSendStall() {
+            sendStall = null;
+            if (finished || !bodyPaused || headSent) {
+                return;
+            }
+            Attempt a = current;
+            String owner = a == null ? "(unresolved)" : a.entry.owner();
+            metrics.countOwnerTimeout();
+            fail(
+                    SpectorException.of(
+                            ErrorCode.OWNER_TIMEOUT,
+                            "owner " + owner + " took no request body byte for "
+                                    + spec.ownerTimeout().toMillis() + " ms",
+                            Map.of(
+                                    "owner",
+                                    owner,
+                                    "timeoutMs",
+                                    spec.ownerTimeout().toMillis())),
+                    true);
+        }
+
+        private void cancelSendStall() {
+            ScheduledFuture<?> t = sendStall;
+            if (t != null) {
+                t.cancel(false);
+                sendStall = null;
             }
         }
 
@@ -572,6 +606,7 @@ public final class GatewayForwarder {
 
         private void cleanUp(boolean abortCurrent) {
             cancelHeadDeadline();
+            cancelSendStall();
             dropReplay();
             replayable = false;
             Attempt a = current;
