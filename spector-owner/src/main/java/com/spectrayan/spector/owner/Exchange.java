@@ -223,12 +223,34 @@ final class Exchange {
         }
     }
 
+    /**
+     * Hands the connection over to another protocol whose handshaker writes the response itself:
+     * records the exchange with that response's status and ends it without telling the handler
+     * (no HTTP request follows on the connection). Answers false, recording nothing, when a
+     * response has already started. Event loop only.
+     */
+    boolean takeOver(HttpResponseStatus status) {
+        if (started) {
+            return false;
+        }
+        started = true;
+        record(status.code());
+        done = true;
+        task = null;
+        return true;
+    }
+
     private boolean begin(HttpResponse response) {
         if (started) {
             return false;
         }
         started = true;
         HttpUtil.setKeepAlive(response, keepAlive);
+        record(response.status().code());
+        return true;
+    }
+
+    private void record(int status) {
         if (api) {
             RoutingKey k = key;
             node.requests.add(new RecordedRequest(
@@ -236,10 +258,9 @@ final class Exchange {
                     path,
                     k == null ? null : k.tenant(),
                     k == null ? null : k.namespace(),
-                    response.status().code(),
+                    status,
                     headerMap()));
         }
-        return true;
     }
 
     private void finish(ChannelFuture written) {

@@ -7,7 +7,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Problems an owner answers that the error registry does not hold, because a gateway never
- * originates them: 409 and 422 of idempotency keys. Same shape as every problem+json body: {@code
+ * originates them: 409 and 422 of idempotency keys, 426 of a WebSocket version. Same shape as every problem+json body: {@code
  * type urn:spector:error:<CODE>}, a {@code code} member and {@code details}.
  */
 final class OffRegistryProblems {
@@ -16,6 +16,9 @@ final class OffRegistryProblems {
 
     /** 409: the first request with the key is still being processed. */
     static final String IDEMPOTENCY_KEY_IN_FLIGHT = "IDEMPOTENCY_KEY_IN_FLIGHT";
+
+    /** 426: a WebSocket handshake asked for a version other than 13 (RFC 6455 §4.4). */
+    static final String WEBSOCKET_VERSION_UNSUPPORTED = "WEBSOCKET_VERSION_UNSUPPORTED";
 
     private OffRegistryProblems() {}
 

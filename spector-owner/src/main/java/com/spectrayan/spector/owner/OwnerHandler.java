@@ -52,6 +52,8 @@ import org.slf4j.LoggerFactory;
  *       and dropped, up to {@link OwnerLimits#MAX_DRAIN_BYTES}.
  *   <li><b>Buffers.</b> Every message read is released here after its sink returns; sinks only
  *       borrow them.
+ *   <li><b>Upgrade.</b> A WebSocket handshake that the guard let through replaces this handler
+ *       (and the HTTP codec) with a {@link WebSocketEcho}; the connection speaks no more HTTP.
  * </ul>
  */
 final class OwnerHandler extends ChannelInboundHandlerAdapter {
@@ -231,6 +233,9 @@ final class OwnerHandler extends ChannelInboundHandlerAdapter {
                 if (endpoint.equals("commands") && ex.method.equals("POST")) {
                     return CommandEndpoint.open(ex, key);
                 }
+                if (endpoint.equals("ws") && ex.method.equals("GET")) {
+                    return WebSocketEcho.open(ex);
+                }
             } else if (parts.length == 3 && parts[1].equals("objects")) {
                 return ObjectEndpoints.open(ex, key, parts[2]);
             }
@@ -322,6 +327,14 @@ final class OwnerHandler extends ChannelInboundHandlerAdapter {
             ReferenceCountUtil.release(p);
         }
         ctx.fireChannelInactive();
+    }
+
+    /** Releases what was parked when a WebSocket upgrade takes this handler out of the pipeline. */
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        for (Object p = parked.pollFirst(); p != null; p = parked.pollFirst()) {
+            ReferenceCountUtil.release(p);
+        }
     }
 
     @Override

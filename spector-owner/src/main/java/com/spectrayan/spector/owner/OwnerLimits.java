@@ -65,6 +65,13 @@ final class OwnerLimits {
     /** How long a stored idempotent response is replayed, as the IETF draft suggests (24 h). */
     static final Duration IDEMPOTENCY_TTL = Duration.ofHours(24);
 
+    /**
+     * Payload bytes of one WebSocket frame the echo takes (RFC 6455 §5.2), as Netty's default; a
+     * frame one byte longer is refused with close code 1009, so one frame bounds what a connection
+     * buffers.
+     */
+    static final int MAX_WEBSOCKET_FRAME_BYTES = (int) (64 * KIB);
+
     /** SSE events kept for {@code Last-Event-ID} resumption. */
     static final int EVENT_HISTORY = 1000;
 

@@ -73,6 +73,8 @@ import org.slf4j.LoggerFactory;
  *       {@code i mod 251};
  *   <li>{@code PUT/GET/DELETE /api/v1/namespaces/{ns}/objects/{key}}: objects on disk;
  *   <li>{@code POST /api/v1/namespaces/{ns}/commands}: idempotent commands;
+ *   <li>{@code GET /api/v1/namespaces/{ns}/ws} with {@code Upgrade: websocket}: a WebSocket echo
+ *       (RFC 6455): text and binary messages come back as sent;
  *   <li>{@code GET /api/v1/events}: server-sent events, resumable with {@code Last-Event-ID};
  *   <li>{@code POST /api/v1/auth/token}: an HS256 token for a tenant;
  *   <li>{@code GET /health}; from loopback only: {@code POST /admin/ownership}, {@code GET
@@ -85,6 +87,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class ReferenceOwner implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ReferenceOwner.class);
+
+    // Handler names of a connection's pipeline; a WebSocket upgrade swaps the HTTP ones out.
+    static final String CODEC = "codec";
+    static final String NODE_HEADER = "node-header";
+    static final String EXPECT_CONTINUE = "expect-continue";
+    static final String CHUNKED_WRITER = "chunked-writer";
+    static final String OWNER = "owner";
 
     private final OwnerNode node;
     private final EventLoopGroup boss;
@@ -158,11 +167,11 @@ public final class ReferenceOwner implements AutoCloseable {
                         protected void initChannel(SocketChannel ch) {
                             channels.add(ch);
                             ChannelPipeline p = ch.pipeline();
-                            p.addLast("codec", new HttpServerCodec(decoderConfig()));
-                            p.addLast("node-header", nodeHeader);
-                            p.addLast("expect-continue", new HttpServerExpectContinueHandler());
-                            p.addLast("chunked-writer", new ChunkedWriteHandler());
-                            p.addLast("owner", new OwnerHandler(node));
+                            p.addLast(CODEC, new HttpServerCodec(decoderConfig()));
+                            p.addLast(NODE_HEADER, nodeHeader);
+                            p.addLast(EXPECT_CONTINUE, new HttpServerExpectContinueHandler());
+                            p.addLast(CHUNKED_WRITER, new ChunkedWriteHandler());
+                            p.addLast(OWNER, new OwnerHandler(node));
                         }
                     });
             InetSocketAddress bind = new InetSocketAddress(InetAddress.getByName(spec.bindHost()), spec.port());
