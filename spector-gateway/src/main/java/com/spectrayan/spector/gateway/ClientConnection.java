@@ -4,6 +4,7 @@ import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOption;
@@ -72,6 +73,12 @@ import org.slf4j.LoggerFactory;
 final class ClientConnection {
     private static final Logger log = LoggerFactory.getLogger(ClientConnection.class);
 
+    /** The name of the client connection's HTTP codec in its pipeline (GatewayServer). */
+    static final String CLIENT_CODEC = "codec";
+
+    /** The name of an owner connection's HTTP codec in its pipeline (GatewayHttpTransport). */
+    static final String OWNER_CODEC = "codec";
+
     /** What a connection's events reach while an exchange runs on it. */
     interface Exchange {
         /** A part of the request body; the exchange owns (and releases) it. */
@@ -99,9 +106,14 @@ final class ClientConnection {
     private enum State {
         AWAITING_HEAD,
         EXCHANGE,
+        /** Switched protocols: the connection is spliced to an owner's and no longer HTTP. */
+        UPGRADED,
         CLOSING,
         CLOSED
     }
+
+    /** The HTTP handlers of a client connection, removed once it switched protocols. */
+    private static final String[] HTTP_HANDLERS = {"gateway", "idle", "flow", "uplink", "head-watch"};
 
     private enum Body {
         /** No body, or all of it arrived. */
@@ -395,6 +407,47 @@ final class ClientConnection {
         if (state == State.EXCHANGE && !responseStarted && body == Body.READING) {
             ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
         }
+    }
+
+    /**
+     * Switches protocols: writes the owner's {@code 101} head, takes the HTTP handlers out of both
+     * pipelines (what their decoders still held goes first), and splices the two connections
+     * (Splice, with {@code idleTimeout}). Must run on the event loop of both channels, in the
+     * owner's read of the {@code 101}, so no byte of either side is read in between.
+     */
+    void upgrade(HttpResponseStatus switching, HttpHeaders headers, Channel owner, Duration idleTimeout) {
+        if (state != State.EXCHANGE || responseStarted || !owner.eventLoop().inEventLoop()) {
+            owner.close();
+            reset();
+            return;
+        }
+        responseStarted = true;
+        responseEnded = true;
+        status = switching.code();
+        state = State.UPGRADED;
+        Channel client = ctx.channel();
+        client.config().setAutoRead(false);
+        owner.config().setAutoRead(false);
+        ByteBuf fromOwner = Splice.removeCodec(owner.pipeline(), OWNER_CODEC);
+        ctx.writeAndFlush(new DefaultHttpResponse(HttpVersion.HTTP_1_1, switching, headers));
+        ByteBuf fromClient = Splice.removeCodec(client.pipeline(), CLIENT_CODEC);
+        cancelBodyTimer();
+        exchange = null;
+        for (String name : HTTP_HANDLERS) {
+            if (client.pipeline().get(name) != null) {
+                client.pipeline().remove(name);
+            }
+        }
+        Splice splice = Splice.join(client, owner, idleTimeout, fromClient, fromOwner);
+        splice.closeFuture().addListener(f -> {
+            state = State.CLOSED;
+            log.debug(
+                    "upgraded connection {} ended: {} bytes up, {} down",
+                    client.remoteAddress(),
+                    splice.bytesClientToOwner(),
+                    splice.bytesOwnerToClient());
+            countEnd(status);
+        });
     }
 
     /** Writes a part of the response body (not flushed). */

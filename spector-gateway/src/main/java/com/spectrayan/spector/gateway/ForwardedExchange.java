@@ -6,6 +6,8 @@ import com.spectrayan.spector.cluster.gateway.RequestBody;
 import com.spectrayan.spector.cluster.gateway.ResponseSink;
 import com.spectrayan.spector.contract.SpectorException;
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import org.jspecify.annotations.Nullable;
 
@@ -22,6 +24,7 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
     private final ClientConnection connection;
     private final String path;
     private final boolean expectContinue;
+    private final Duration upgradeIdleTimeout;
     private final ArrayDeque<ByteBuf> early = new ArrayDeque<>();
     private RequestBody.@Nullable Consumer consumer;
     private GatewayForwarder.@Nullable Exchange forwarded;
@@ -31,8 +34,9 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
     private boolean finished;
     private boolean responseBodyless;
 
-    ForwardedExchange(ClientConnection connection, String path, boolean expectContinue) {
+    ForwardedExchange(ClientConnection connection, String path, boolean expectContinue, Duration upgradeIdleTimeout) {
         this.connection = connection;
+        this.upgradeIdleTimeout = upgradeIdleTimeout;
         this.path = path;
         this.expectContinue = expectContinue;
         this.bodyComplete = !connection.bodyPending();
@@ -193,6 +197,12 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
         } else {
             connection.problem(error, path);
         }
+    }
+
+    @Override
+    public void onUpgrade(ForwardResponse head, Channel owner) {
+        finished = true;
+        connection.upgrade(head.status(), head.headers(), owner, upgradeIdleTimeout);
     }
 
     @Override

@@ -23,6 +23,8 @@ import java.util.Set;
  *     spector.server.header-timeout})
  * @param bodyTimeout the longest gap between two reads of a request body ({@code
  *     spector.server.body-timeout})
+ * @param streamIdleTimeout how long an upgraded (spliced) connection may carry no byte ({@code
+ *     spector.routing.gateway.stream-idle-timeout})
  */
 record GatewayContext(
         GatewayForwarder forwarder,
@@ -37,4 +39,5 @@ record GatewayContext(
         GatewayStatus status,
         BearerTokens tokens,
         Duration headerTimeout,
-        Duration bodyTimeout) {}
+        Duration bodyTimeout,
+        Duration streamIdleTimeout) {}

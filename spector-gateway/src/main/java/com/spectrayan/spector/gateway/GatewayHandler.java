@@ -169,7 +169,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
                                     : context.relay().workers());
             return;
         }
-        if (Upgrades.isUpgrade(request.headers())) {
+        if (Upgrades.isUpgrade(request)) {
             c.answer(Responses.problem(
                     SpectorException.of(
                             ErrorCode.NOT_IMPLEMENTED,
@@ -206,7 +206,8 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             refuse(c, e, path);
             return;
         }
-        ForwardedExchange exchange = new ForwardedExchange(c, path, HttpUtil.is100ContinueExpected(request));
+        ForwardedExchange exchange =
+                new ForwardedExchange(c, path, HttpUtil.is100ContinueExpected(request), context.streamIdleTimeout());
         c.start(exchange);
         String client = clientAddress(ctx.channel().remoteAddress());
         ForwardRequest forward = new ForwardRequest(
@@ -220,7 +221,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
                 context.trustedProxies().contains(client),
                 "http",
                 target.authority(),
-                null);
+                Upgrades.isUpgrade(request) ? Upgrades.WEBSOCKET : null);
         try {
             GatewayForwarder.Exchange started =
                     context.forwarder().forward(forward, exchange, ctx.channel().eventLoop());

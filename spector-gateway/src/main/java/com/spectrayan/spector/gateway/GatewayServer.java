@@ -175,7 +175,8 @@ public final class GatewayServer implements AutoCloseable {
                         clientConnections::get),
                 BearerTokens.from(s),
                 s.headerTimeout(),
-                s.bodyTimeout());
+                s.bodyTimeout(),
+                s.streamIdleTimeout());
 
         Map<String, String> uplinkTokens = s.uplinkTokens();
         UplinkAcceptor uplinks = UplinkAcceptor.builder(

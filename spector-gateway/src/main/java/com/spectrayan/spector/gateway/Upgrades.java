@@ -2,6 +2,9 @@ package com.spectrayan.spector.gateway;
 
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpVersion;
 
 /**
  * The upgrades the gateway passes (RFC 9110 §7.8): {@code Upgrade: websocket} with {@code
@@ -14,9 +17,16 @@ final class Upgrades {
 
     private Upgrades() {}
 
-    /** Answers whether a request asks for a WebSocket upgrade the gateway passes on. */
-    static boolean isUpgrade(HttpHeaders headers) {
-        return headers.containsValue(HttpHeaderNames.CONNECTION, "upgrade", true)
+    /**
+     * Answers whether a request asks for a WebSocket upgrade the gateway passes on: HTTP/1.1 (a
+     * server ignores Upgrade in an HTTP/1.0 request, RFC 9110 §7.8), a GET (RFC 6455 §4.1),
+     * {@code Connection: upgrade} and {@code Upgrade: websocket}.
+     */
+    static boolean isUpgrade(HttpRequest request) {
+        HttpHeaders headers = request.headers();
+        return request.protocolVersion().equals(HttpVersion.HTTP_1_1)
+                && HttpMethod.GET.equals(request.method())
+                && headers.containsValue(HttpHeaderNames.CONNECTION, "upgrade", true)
                 && headers.containsValue(HttpHeaderNames.UPGRADE, WEBSOCKET, true);
     }
 }

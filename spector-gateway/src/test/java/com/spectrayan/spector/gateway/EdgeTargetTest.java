@@ -1,0 +1,262 @@
+package com.spectrayan.spector.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.spectrayan.spector.owner.RecordedRequest;
+import com.spectrayan.spector.owner.ReferenceOwner;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The request target and Host through a running gateway, byte for byte over raw sockets: what the
+ * client got, and what the owners received (their request logs). Issue 9 section 2.
+ */
+final class EdgeTargetTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static Cell cell;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cell = Cell.builder().owners(2).start();
+    }
+
+    @AfterAll
+    static void stop() {
+        cell.close();
+    }
+
+    private static String token() {
+        return "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n";
+    }
+
+    private static int ownerRequests() {
+        int n = 0;
+        for (ReferenceOwner o : cell.owners) {
+            n += o.requests().size();
+        }
+        return n;
+    }
+
+    private static List<RecordedRequest> recorded(String namespace) {
+        return cell.owners.stream()
+                .flatMap(o -> o.requests().stream())
+                .filter(r -> namespace.equals(r.namespace()))
+                .toList();
+    }
+
+    /** Sends one request and expects an answer from the gateway itself that closes the connection. */
+    private static RawClient.Response refusedAndClosed(String request) throws Exception {
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send(request).read();
+            assertThat(r.header("Connection")).as("the refusal says close").isEqualToIgnoringCase("close");
+            assertThat(c.closedByServer()).as("and the close follows").isTrue();
+            return r;
+        }
+    }
+
+    /**
+     * RFC 3986 §5.2.4: dot-segments are removed before the auth skip list looks at the path.
+     * Regression: {@code /api/v1/auth/../namespaces/x/echo} skipped auth and reached an owner.
+     */
+    @Test
+    void shouldRequireATokenForADotSegmentPathThatStartsInTheAuthPrefix() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        int before = ownerRequests();
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send(
+                            "GET /api/v1/auth/../namespaces/" + ns + "/echo HTTP/1.1\r\n" + "Host: gw\r\n\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(401);
+            assertThat(r.text()).contains("\"code\":\"UNAUTHENTICATED\"");
+        }
+        assertThat(ownerRequests()).as("nothing reached an owner").isEqualTo(before);
+    }
+
+    /** RFC 3986 §2.3, §5.2.4: {@code %2e} is a dot; encoded dot-segments are removed as well. */
+    @Test
+    void shouldDecodeEncodedDotsBeforeAuthAndRouting() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-1");
+        int before = ownerRequests();
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send(
+                            "GET /api/v1/auth/%2e%2E/namespaces/" + ns + "/echo HTTP/1.1\r\n" + "Host: gw\r\n\r\n")
+                    .read();
+            assertThat(r.status()).as("the encoded dots do not skip auth").isEqualTo(401);
+        }
+        assertThat(ownerRequests()).isEqualTo(before);
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send("GET /api/v1/auth/%2e%2E/namespaces/" + ns + "/echo HTTP/1.1\r\n"
+                            + "Host: gw\r\n" + token() + "\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(JSON.readTree(r.body()).get("path").asText()).isEqualTo("/api/v1/namespaces/" + ns + "/echo");
+        }
+        assertThat(recorded(ns))
+                .extracting(RecordedRequest::path)
+                .containsExactly("/api/v1/namespaces/" + ns + "/echo");
+    }
+
+    /**
+     * RFC 3986 §5.2.4: a path that leaves its namespace is routed (and refused) as what it
+     * becomes. Regression: {@code /api/v1/namespaces/a/../../../admin/requests} reached owners
+     * verbatim, where a framework that normalizes would serve its admin API.
+     */
+    @Test
+    void shouldNeverForwardAPathThatClimbsOutOfTheApi() throws Exception {
+        int before = ownerRequests();
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send("GET /api/v1/namespaces/a/../../../admin/requests HTTP/1.1\r\n"
+                            + "Host: gw\r\n" + token() + "\r\n")
+                    .read();
+            assertThat(r.status()).as("/api/admin/requests is no route").isEqualTo(404);
+            assertThat(r.text()).contains("\"path\":\"/api/admin/requests\"");
+        }
+        assertThat(ownerRequests()).isEqualTo(before);
+    }
+
+    /** RFC 3986 §5.2.4: climbing above the root is refused, not clamped. */
+    @Test
+    void shouldRefuseAPathThatClimbsAboveTheRoot() throws Exception {
+        int before = ownerRequests();
+        RawClient.Response r =
+                refusedAndClosed("GET /api/v1/../../../../x HTTP/1.1\r\nHost: gw\r\n" + token() + "\r\n");
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(r.text()).contains("\"code\":\"BAD_REQUEST\"");
+        assertThat(ownerRequests()).isEqualTo(before);
+    }
+
+    /**
+     * RFC 3986 §2.2: an encoded '/' or '\' would mean another path to a server that decodes it.
+     * Regression: {@code ..%2f} reached owners verbatim.
+     */
+    @Test
+    void shouldRefuseEncodedSlashesAndBackslashes() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        int before = ownerRequests();
+        for (String path : List.of(
+                "/api/v1/namespaces/" + ns + "/..%2f..%2fadmin",
+                "/api/v1/namespaces/" + ns + "/%2F",
+                "/api/v1/namespaces/" + ns + "/..%5c..%5cadmin",
+                "/api/v1/namespaces/" + ns + "/a\\b",
+                "/api/v1/namespaces/" + ns + "/%00")) {
+            RawClient.Response r = refusedAndClosed("GET " + path + " HTTP/1.1\r\nHost: gw\r\n" + token() + "\r\n");
+            assertThat(r.status()).as(path).isEqualTo(400);
+        }
+        assertThat(ownerRequests()).isEqualTo(before);
+    }
+
+    /**
+     * RFC 3986 §6.2.2: what the owner receives is the normalized path (unreserved escapes
+     * decoded, dot-segments removed, slashes merged); the query travels unchanged.
+     */
+    @Test
+    void shouldForwardTheNormalizedPathAndTheQueryUnchanged() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-1");
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send("GET /api/v1//namespaces/" + ns
+                            + "/./x/../ech%6F?q=%2e%2E&y=a/../b HTTP/1.1\r\n" + "Host: gw\r\n" + token() + "\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(200);
+            JsonNode echo = JSON.readTree(r.body());
+            assertThat(echo.get("path").asText()).isEqualTo("/api/v1/namespaces/" + ns + "/echo");
+            assertThat(echo.get("query").asText()).isEqualTo("q=%2e%2E&y=a/../b");
+        }
+    }
+
+    /**
+     * RFC 9112 §3.2.2: a server MUST accept absolute-form; its authority replaces Host.
+     * Regression: absolute-form was answered 404.
+     */
+    @Test
+    void shouldAcceptAbsoluteFormAndTakeItsAuthorityAsHost() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send("GET http://api.example:8080/api/v1/namespaces/" + ns
+                            + "/echo?x=1 HTTP/1.1\r\n" + "Host: other.example\r\n" + token() + "\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(JSON.readTree(r.body()).get("query").asText()).isEqualTo("x=1");
+        }
+        RecordedRequest seen = recorded(ns).get(0);
+        assertThat(seen.path()).isEqualTo("/api/v1/namespaces/" + ns + "/echo");
+        assertThat(seen.header("X-Forwarded-Host")).isEqualTo("api.example:8080");
+    }
+
+    /** RFC 9112 §3.2.3: authority-form is for CONNECT, which a gateway to owners does not tunnel. */
+    @Test
+    void shouldRefuseAuthorityForm() throws Exception {
+        int before = ownerRequests();
+        RawClient.Response r = refusedAndClosed("CONNECT owner:443 HTTP/1.1\r\nHost: owner:443\r\n\r\n");
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(ownerRequests()).isEqualTo(before);
+    }
+
+    /** RFC 9112 §3.2.4, RFC 9110 §9.3.7: {@code OPTIONS *} is about the server, answered here. */
+    @Test
+    void shouldAnswerOptionsAsteriskItself() throws Exception {
+        int before = ownerRequests();
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r =
+                    c.send("OPTIONS * HTTP/1.1\r\nHost: gw\r\n\r\n").read();
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.header("Allow")).contains("GET").contains("PUT");
+            // and the connection stays usable
+            RawClient.Response again =
+                    c.send("GET /actuator/health HTTP/1.1\r\nHost: gw\r\n\r\n").read();
+            assertThat(again.status()).isEqualTo(200);
+        }
+        assertThat(ownerRequests()).isEqualTo(before);
+    }
+
+    /** RFC 9112 §3.2: an HTTP/1.1 request without Host MUST be answered 400. */
+    @Test
+    void shouldRefuseAnHttp11RequestWithoutHost() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        int before = ownerRequests();
+        RawClient.Response r =
+                refusedAndClosed("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\n" + token() + "\r\n");
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(r.text()).contains("host");
+        assertThat(ownerRequests()).isEqualTo(before);
+    }
+
+    /** RFC 9112 §3.2: more than one Host field line MUST be answered 400 (a smuggling shape). */
+    @Test
+    void shouldRefuseTwoHostLines() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        int before = ownerRequests();
+        RawClient.Response r = refusedAndClosed("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\n"
+                + "Host: a.example\r\nHost: b.example\r\n" + token() + "\r\n");
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(ownerRequests()).isEqualTo(before);
+    }
+
+    /** RFC 9112 §3.2, RFC 3986 §3.2.2: a Host that is not {@code uri-host[:port]} is 400. */
+    @Test
+    void shouldRefuseAnInvalidHost() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        int before = ownerRequests();
+        for (String host : List.of("a b", "h:99999", "user@h", "[::1", "h:-1", "a,b")) {
+            RawClient.Response r = refusedAndClosed("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\n" + "Host: "
+                    + host + "\r\n" + token() + "\r\n");
+            assertThat(r.status()).as("Host: %s", host).isEqualTo(400);
+        }
+        assertThat(ownerRequests()).isEqualTo(before);
+    }
+
+    /** RFC 9112 §3.2: HTTP/1.0 has no Host requirement. */
+    @Test
+    void shouldServeAnHttp10RequestWithoutHost() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-1");
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.0\r\n" + token() + "\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(200);
+        }
+        assertThat(recorded(ns)).hasSize(1);
+    }
+}
