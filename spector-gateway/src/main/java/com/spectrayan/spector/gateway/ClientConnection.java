@@ -588,6 +588,18 @@ final class ClientConnection {
         countEnd(responseEnded ? status : 499);
     }
 
+    /**
+     * The gateway's handler left the pipeline: the connection is no longer HTTP (an uplink's
+     * WebSocket, or an upgrade spliced here). No timer of this side may fire on it any more.
+     */
+    void onRemoved() {
+        cancelHeadTimer();
+        cancelBodyTimer();
+        if (state == State.AWAITING_HEAD) {
+            state = State.CLOSED;
+        }
+    }
+
     /** Answers whether the connection sits between exchanges (an idle close is harmless). */
     boolean isIdle() {
         return state == State.AWAITING_HEAD;

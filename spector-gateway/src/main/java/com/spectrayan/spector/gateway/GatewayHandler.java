@@ -60,6 +60,14 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         connection = new ClientConnection(ctx, context);
     }
 
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        ClientConnection c = connection;
+        if (c != null) {
+            c.onRemoved(); // an uplink upgrade took the connection: its head timer must not fire
+        }
+    }
+
     private ClientConnection connection() {
         ClientConnection c = connection;
         if (c == null) {

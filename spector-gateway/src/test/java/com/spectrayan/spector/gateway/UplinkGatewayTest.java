@@ -41,7 +41,9 @@ final class UplinkGatewayTest {
                 .set(
                         "spector.uplink.tokens",
                         "w1=" + TokenHashes.sha256Hex(TOKEN) + ",w2=" + TokenHashes.sha256Hex(TOKEN) + ",w3="
-                                + TokenHashes.sha256Hex(TOKEN))
+                                + TokenHashes.sha256Hex(TOKEN) + ",w4=" + TokenHashes.sha256Hex(TOKEN))
+                // the shortest head timer: an uplink (no longer HTTP) must never get it
+                .set("spector.server.header-timeout", "1s")
                 .start();
         group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     }
@@ -67,6 +69,24 @@ final class UplinkGatewayTest {
                         .header("Authorization", "Bearer " + Cell.token(Cell.TENANT))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
+    }
+
+    /**
+     * Regression: the head timer armed by an uplink's upgrade request kept running after the
+     * upgrade, so every uplink was answered "408" and closed after spector.server.header-timeout.
+     */
+    @Test
+    void uplink_outlivesTheHeaderTimeout_andStillRelays() throws Exception {
+        try (DialedWorker w = DialedWorker.dialOnce(cell, "w4", TOKEN, Map.of("app", hello("w4")), group)
+                .awaitLive(cell)) {
+            await("w4's first uplink stays up past the 1 s header timeout")
+                    .during(Duration.ofMillis(2500))
+                    .atMost(Duration.ofSeconds(6))
+                    .until(() -> w.connections.size() == 1 && w.dialer.isConnected());
+            HttpResponse<String> r = get("/relay/w4/app/x");
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(w.failures).isEmpty();
+        }
     }
 
     @Test
