@@ -8,6 +8,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -72,6 +73,9 @@ import org.slf4j.LoggerFactory;
  */
 final class ClientConnection {
     private static final Logger log = LoggerFactory.getLogger(ClientConnection.class);
+
+    /** How long a closing connection reads and discards a request body nobody wanted (nginx: 30 s, 5 s idle). */
+    static final Duration LINGER_TIME = Duration.ofSeconds(2);
 
     /** The name of the client connection's HTTP codec in its pipeline (GatewayServer). */
     static final String CLIENT_CODEC = "codec";
@@ -478,7 +482,7 @@ final class ClientConnection {
                 exchangeEnded(true);
             } else {
                 exchangeEnded(false);
-                ctx.close();
+                closeAfterFlush(f.isSuccess());
             }
         });
     }
@@ -532,7 +536,7 @@ final class ClientConnection {
                 exchangeEnded(true);
             } else {
                 exchangeEnded(false);
-                ctx.close();
+                closeAfterFlush(f.isSuccess());
             }
         });
     }
@@ -607,6 +611,29 @@ final class ClientConnection {
 
     void close() {
         ctx.close();
+    }
+
+    /**
+     * Closes after a response that said {@code Connection: close}. When the client may still be
+     * sending a body we did not read, closing at once would make the kernel answer its bytes with
+     * a reset, which can destroy the response before the client reads it (RFC 9112 §9.6). So, as
+     * nginx's {@code lingering_close} does, the gateway half-closes, reads and discards for at
+     * most {@link #LINGER_TIME}, then closes.
+     */
+    private void closeAfterFlush(boolean flushed) {
+        Channel ch = ctx.channel();
+        if (!flushed || body == Body.COMPLETE || !(ch instanceof DuplexChannel duplex) || !ch.isActive()) {
+            ctx.close();
+            return;
+        }
+        duplex.shutdownOutput().addListener(f -> {
+            if (!f.isSuccess()) {
+                ctx.close();
+                return;
+            }
+            ch.config().setAutoRead(true); // whatever still arrives is read and released (state CLOSING)
+            ctx.executor().schedule(() -> ctx.close(), LINGER_TIME.toNanos(), TimeUnit.NANOSECONDS);
+        });
     }
 
     private void exchangeEnded(boolean reuse) {
