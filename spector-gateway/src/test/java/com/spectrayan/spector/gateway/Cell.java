@@ -56,6 +56,7 @@ final class Cell implements AutoCloseable {
         if (b.silentMember) {
             ids.add("silent-0");
         }
+        ids.addAll(b.extraMembers.keySet());
         this.ring = KetamaRing.of(1, ids);
         for (int i = 0; i < b.owners; i++) {
             OwnerSpec.Builder spec = OwnerSpec.builder("owner-" + i)
@@ -77,6 +78,7 @@ final class Cell implements AutoCloseable {
             members.put("silent-0", URI.create("http://127.0.0.1:" + s.port()));
         }
         this.silent = s;
+        members.putAll(b.extraMembers);
         Map<String, String> props = new HashMap<>();
         props.put("spector.cell.role", "gateway");
         props.put("spector.cell.id", CELL_ID);
@@ -150,6 +152,12 @@ final class Cell implements AutoCloseable {
         return jwt.serialize();
     }
 
+    /** Returns how many connections the silent member accepted (0 without one). */
+    int silentAcceptedConnections() {
+        SilentServer s = silent;
+        return s == null ? 0 : s.acceptedConnections();
+    }
+
     @Override
     public void close() {
         gateway.close();
@@ -171,6 +179,7 @@ final class Cell implements AutoCloseable {
         String redisUri;
 
         final Map<String, String> settings = new HashMap<>();
+        final Map<String, URI> extraMembers = new LinkedHashMap<>();
 
         Builder owners(int n) {
             this.owners = n;
@@ -184,6 +193,12 @@ final class Cell implements AutoCloseable {
 
         Builder silentMember() {
             this.silentMember = true;
+            return this;
+        }
+
+        /** Adds a ring member the test serves itself (a scripted owner), at {@code uri}. */
+        Builder member(String id, URI uri) {
+            extraMembers.put(id, uri);
             return this;
         }
 
