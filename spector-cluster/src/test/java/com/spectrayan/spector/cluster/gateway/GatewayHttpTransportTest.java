@@ -1,0 +1,131 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.concurrent.Future;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.channels.ClosedChannelException;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The owner pools' bounds, classified by type: "exhausted" (the caller answers 503 with {@code
+ * Retry-After}) is never confused with "closed" or "down". Regression: pool exhaustion was
+ * detected as any {@code IllegalStateException}, which also matched "transport closed".
+ */
+final class GatewayHttpTransportTest {
+    private static final long WAIT_MS = 5_000;
+
+    private EventLoopGroup group;
+    private ServerSocket owner;
+
+    @BeforeEach
+    void start() throws Exception {
+        group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        owner = new ServerSocket(0, 50, InetAddress.getLoopbackAddress()); // accepts into its backlog
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        owner.close();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    private static TransportSpec spec(int maxConnections, int maxPending, Duration acquireTimeout) {
+        return new TransportSpec(
+                Duration.ofSeconds(2),
+                maxConnections,
+                maxPending,
+                acquireTimeout,
+                Duration.ofSeconds(30),
+                16 * 1024,
+                8192);
+    }
+
+    private URI ownerUri() {
+        return URI.create("http://127.0.0.1:" + owner.getLocalPort());
+    }
+
+    @Test
+    void acquire_pastConnectionsAndWaiters_failsAsExhausted() throws Exception {
+        try (GatewayHttpTransport t = new GatewayHttpTransport(
+                spec(1, 0, Duration.ofSeconds(2)), NioSocketChannel.class, NioDatagramChannel.class)) {
+            EventLoop loop = group.next();
+            Future<Channel> first =
+                    loop.submit(() -> t.acquire(loop, ownerUri())).get().await();
+            assertThat(first.isSuccess()).as("the one connection").isTrue();
+
+            Future<Channel> second =
+                    loop.submit(() -> t.acquire(loop, ownerUri())).get();
+            assertThat(second.await(WAIT_MS)).isTrue();
+
+            assertThat(second.isSuccess()).isFalse();
+            assertThat(GatewayHttpTransport.isPoolExhausted(second.cause())).isTrue();
+        }
+    }
+
+    @Test
+    void acquire_waiterPastTheAcquireTimeout_failsAsExhausted() throws Exception {
+        try (GatewayHttpTransport t = new GatewayHttpTransport(
+                spec(1, 1, Duration.ofMillis(200)), NioSocketChannel.class, NioDatagramChannel.class)) {
+            EventLoop loop = group.next();
+            assertThat(loop.submit(() -> t.acquire(loop, ownerUri()))
+                            .get()
+                            .await()
+                            .isSuccess())
+                    .isTrue();
+
+            Future<Channel> waiter =
+                    loop.submit(() -> t.acquire(loop, ownerUri())).get();
+            assertThat(waiter.await(WAIT_MS)).isTrue();
+
+            assertThat(GatewayHttpTransport.isPoolExhausted(waiter.cause()))
+                    .as("a waiter that timed out: %s", waiter.cause())
+                    .isTrue();
+        }
+    }
+
+    @Test
+    void acquire_afterClose_failsAsClosedNotExhausted() throws Exception {
+        GatewayHttpTransport t = new GatewayHttpTransport(
+                spec(1, 0, Duration.ofSeconds(2)), NioSocketChannel.class, NioDatagramChannel.class);
+        t.close();
+        EventLoop loop = group.next();
+
+        Future<Channel> f = loop.submit(() -> t.acquire(loop, ownerUri())).get().await();
+
+        assertThat(f.cause()).isInstanceOf(ClosedChannelException.class);
+        assertThat(GatewayHttpTransport.isPoolExhausted(f.cause())).isFalse();
+    }
+
+    @Test
+    void acquire_ofAnOwnerThatIsDown_failsAsUnreachableNotExhausted() throws Exception {
+        int closedPort;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closedPort = s.getLocalPort();
+        }
+        try (GatewayHttpTransport t = new GatewayHttpTransport(
+                spec(1, 0, Duration.ofSeconds(2)), NioSocketChannel.class, NioDatagramChannel.class)) {
+            EventLoop loop = group.next();
+            URI down = URI.create("http://127.0.0.1:" + closedPort);
+
+            Future<Channel> f = loop.submit(() -> t.acquire(loop, down)).get();
+            assertThat(f.await(WAIT_MS)).isTrue();
+
+            assertThat(f.isSuccess()).isFalse();
+            assertThat(GatewayHttpTransport.isPoolExhausted(f.cause())).isFalse();
+        }
+    }
+}
