@@ -189,7 +189,13 @@ public final class GatewayServer implements AutoCloseable {
         HttpDecoderConfig decoder = new HttpDecoderConfig()
                 .setMaxInitialLineLength(s.maxInitialLineLength())
                 .setMaxHeaderSize(s.maxHeaderSize())
-                .setMaxChunkSize(64 * 1024);
+                .setMaxChunkSize(64 * 1024)
+                // RFC 9112 §2.2, §6.1: a bare LF, or a Transfer-Encoding whose last coding is not
+                // chunked, is a malformed request (400), never a guess. Netty's defaults, pinned so
+                // a JVM flag cannot turn them off. Content-Length with Transfer-Encoding is decoded
+                // by the latter, and HttpServerCodec closes after the response (§6.1 MUST).
+                .setStrictLineParsing(true)
+                .setUseRfc9112TransferEncoding(true);
         long idleNanos = s.idleTimeout().toNanos();
         int maxConnections = s.maxConnections();
         ServerBootstrap bootstrap = new ServerBootstrap()
