@@ -186,7 +186,7 @@ final class ClientConnection {
         http10 = request.protocolVersion().equals(HttpVersion.HTTP_1_0);
         keepAlive = HttpUtil.isKeepAlive(request) && !context.drain().isDraining();
         headRequest = HttpMethod.HEAD.equals(request.method());
-        boolean hasBody = HttpUtil.isTransferEncodingChunked(request) || HttpUtil.getContentLength(request, 0L) > 0;
+        boolean hasBody = request.decoderResult().isFailure() || hasBody(request);
         body = hasBody ? Body.READING : Body.COMPLETE;
         bodyWanted = false;
         responseStarted = false;
@@ -197,6 +197,15 @@ final class ClientConnection {
         exchange = null;
         counted = true;
         return true;
+    }
+
+    /** Answers whether a well-formed request head announces a body (RFC 9112 §6.3). */
+    private static boolean hasBody(HttpRequest request) {
+        try {
+            return HttpUtil.isTransferEncodingChunked(request) || HttpUtil.getContentLength(request, 0L) > 0;
+        } catch (NumberFormatException e) {
+            return true; // unreadable framing: treated as a body nobody reads, so the connection closes
+        }
     }
 
     /** Sets the metrics route of the current exchange. */

@@ -116,6 +116,12 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             c.answer(r);
             return;
         }
+        String badLength = RequestHeaders.contentLengthProblem(request.headers());
+        if (badLength != null) {
+            c.closeAfterResponse(); // RFC 9112 §6.3: 400, then close (the framing cannot be trusted)
+            c.answer(Responses.problem(SpectorException.badRequest("Content-Length", badLength), null));
+            return;
+        }
         RequestTarget target;
         try {
             target = RequestTarget.parse(request.method(), request.uri(), request.protocolVersion(), request.headers());

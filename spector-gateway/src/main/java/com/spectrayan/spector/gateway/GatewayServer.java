@@ -195,7 +195,8 @@ public final class GatewayServer implements AutoCloseable {
                 // a JVM flag cannot turn them off. Content-Length with Transfer-Encoding is decoded
                 // by the latter, and HttpServerCodec closes after the response (§6.1 MUST).
                 .setStrictLineParsing(true)
-                .setUseRfc9112TransferEncoding(true);
+                .setUseRfc9112TransferEncoding(true)
+                .setHeadersFactory(RequestHeaders.FACTORY);
         long idleNanos = s.idleTimeout().toNanos();
         int maxConnections = s.maxConnections();
         ServerBootstrap bootstrap = new ServerBootstrap()

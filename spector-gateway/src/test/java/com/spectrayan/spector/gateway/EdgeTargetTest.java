@@ -259,4 +259,23 @@ final class EdgeTargetTest {
         }
         assertThat(recorded(ns)).hasSize(1);
     }
+
+    /**
+     * RFC 9112 §6.3 item 5: differing Content-Length values make the framing invalid for every
+     * version: 400, then close. Found by EdgeFuzzTest: Netty took the first of an HTTP/1.0
+     * request's two lines, and a list value {@code 0, 1} made the gateway close without an answer.
+     */
+    @Test
+    void shouldRefuseDifferingContentLengthsFromAnyVersion() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        int before = ownerRequests();
+        for (String head : List.of(
+                "GET /api/v1/namespaces/" + ns + "/echo HTTP/1.0\r\nContent-Length: 0\r\nContent-Length: 1\r\n",
+                "GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\nHost: gw\r\nContent-Length: 0, 1\r\n",
+                "GET /api/v1/namespaces/" + ns + "/echo HTTP/1.0\r\nContent-Length: 0, 1\r\n")) {
+            RawClient.Response r = refusedAndClosed(head + token() + "\r\nz");
+            assertThat(r.status()).as(head).isEqualTo(400);
+        }
+        assertThat(ownerRequests()).isEqualTo(before);
+    }
 }

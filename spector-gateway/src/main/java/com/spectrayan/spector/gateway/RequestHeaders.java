@@ -1,0 +1,76 @@
+package com.spectrayan.spector.gateway;
+
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpHeadersFactory;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A client request's headers as the decoder builds them, remembering every {@code Content-Length}
+ * field line as it arrived: Netty's decoder keeps only the first of an HTTP/1.0 request's, but RFC
+ * 9112 §6.3 item 5 makes differing values invalid for every version (400, then close).
+ *
+ * <p>Threading: built and read on the connection's event loop.
+ */
+final class RequestHeaders extends DefaultHttpHeaders {
+    /** Builds these for every request the client side decodes (HttpDecoderConfig#setHeadersFactory). */
+    static final HttpHeadersFactory FACTORY = new HttpHeadersFactory() {
+        @Override
+        public HttpHeaders newHeaders() {
+            return new RequestHeaders();
+        }
+
+        @Override
+        public HttpHeaders newEmptyHeaders() {
+            return new RequestHeaders();
+        }
+    };
+
+    private @Nullable List<String> contentLengths;
+
+    private RequestHeaders() {}
+
+    @Override
+    public HttpHeaders add(CharSequence name, Object value) {
+        if (HttpHeaderNames.CONTENT_LENGTH.contentEqualsIgnoreCase(name)) {
+            List<String> seen = contentLengths;
+            if (seen == null) {
+                seen = new ArrayList<>(2);
+                contentLengths = seen;
+            }
+            seen.add(String.valueOf(value));
+        }
+        return super.add(name, value);
+    }
+
+    /**
+     * Returns why a request's Content-Length cannot be trusted, or null: every field line and
+     * list member must be the same string of digits.
+     */
+    static @Nullable String contentLengthProblem(HttpHeaders headers) {
+        List<String> fields = headers instanceof RequestHeaders r && r.contentLengths != null
+                ? r.contentLengths
+                : headers.getAll(HttpHeaderNames.CONTENT_LENGTH);
+        if (fields.isEmpty() || (fields.size() == 1 && fields.get(0).indexOf(',') < 0)) {
+            return null; // the common case; the decoder has checked a single value's digits
+        }
+        String first = null;
+        for (String field : fields) {
+            for (String member : field.split(",", -1)) {
+                String v = member.strip();
+                if (v.isEmpty() || !v.chars().allMatch(ch -> ch >= '0' && ch <= '9')) {
+                    return "not a length: '" + (v.length() > 20 ? v.substring(0, 20) + "..." : v) + "'";
+                }
+                if (first == null) {
+                    first = v;
+                } else if (!first.equals(v)) {
+                    return "differing values " + first + " and " + v + " (expected: one length)";
+                }
+            }
+        }
+        return fields.size() > 1 ? "sent on " + fields.size() + " field lines (expected: one)" : null;
+    }
+}
