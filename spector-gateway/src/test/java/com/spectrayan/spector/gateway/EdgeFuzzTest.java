@@ -86,7 +86,11 @@ import org.jspecify.annotations.Nullable;
  *       right status; a body that cannot complete (truncated, malformed chunks) is never answered
  *       2xx by an owner; an owner's 2xx saw exactly the body the client framed; after a request
  *       that ends the connection (CL with TE, a framing error, {@code Connection: close}, HTTP/1.0)
- *       nothing is answered or forwarded; no forwarded field carries NUL, CR or LF.
+ *       nothing is answered or forwarded; no forwarded field carries NUL, CR or LF; a request
+ *       the gateway must refuse is answered, not met with a bare close;
+ *   <li><b>served</b>: a plainly valid echo request (a valid token, one Host, clean framing, a path
+ *       that normalizes to the echo's, origin- or absolute-form) is answered 200 by its owner, so
+ *       a gateway that refuses too much fails too.
  * </ol>
  *
  * <p>Rows that reach an owner's log after their try ended are checked when seen, against their own
@@ -284,12 +288,16 @@ final class EdgeFuzzTest {
         }
         for (String report : reports) {
             for (String line : report.split("\n", -1)) {
+                if (line.startsWith("3 (")) { // a row no try sent
+                    line = "  - " + line;
+                }
                 if (line.startsWith("  - ")) {
                     String kind = line.substring(4)
                             .replaceAll("owner-\\d+ \\S+ .*? -> \\d+", "<row>")
                             .replaceAll("'[^']*'", "'…'")
                             .replaceAll("\\[[^\\]]*\\]", "[…]")
                             .replaceAll("\\(target[^)]*\\)", "")
+                            .replaceAll("\\(sha256 [0-9a-f]+\\)", "")
                             .replaceAll("\\d+", "#");
                     kind = kind.substring(0, Math.min(kind.length(), 110));
                     SURVEYED.computeIfAbsent(kind, k -> new Survey(report)).count++;
@@ -526,6 +534,11 @@ final class EdgeFuzzTest {
                             + " " + (problem == null ? "" : problem.path("code").asText()) + ", expected "
                             + s.refuseStatus() + ": " + s.mustRefuse());
                 }
+            }
+            if (s.served() && (generated || resp.status() != 200)) {
+                v.add("8 (served): " + what + " from " + node(resp) + " answers request " + s.index()
+                        + ", a plainly valid echo request every correct gateway forwards (its owner answers 200)"
+                        + (problem == null ? "" : ": " + problem.path("detail").asText()));
             }
             if (s.mustClose() != null && !resp.closes()) {
                 v.add("7 (MUST close): " + what + " does not say Connection: close, though " + s.mustClose());
@@ -804,6 +817,10 @@ final class EdgeFuzzTest {
                 throws Throwable {
             context.findAnnotation(FuzzTries.class)
                     .ifPresent(t -> context.attributes().setTries(Integer.getInteger(t.property(), t.byDefault())));
+            String seed = System.getProperty("spector.fuzz.seed");
+            if (seed != null) {
+                context.attributes().setSeed(seed); // replays a long run's generation
+            }
             NettyLeakExtension.collectLeaks(); // what earlier tests left is theirs
             LATE.clear();
             long started = System.nanoTime();
@@ -814,6 +831,10 @@ final class EdgeFuzzTest {
             System.out.printf(
                     "%s: %d tries in %d ms (%.0f tries/s)%n",
                     context.label(), result.countTries(), ms, result.countTries() * 1000.0 / Math.max(1, ms));
+            if (SURVEY) {
+                fail(List.copyOf(LATE)); // surveyed too, with the rest
+                LATE.clear();
+            }
             if (!SURVEYED.isEmpty()) {
                 StringBuilder sb = new StringBuilder("survey of " + context.label() + ":");
                 SURVEYED.forEach((kind, found) ->

@@ -223,6 +223,9 @@ final class EdgeRequests {
      * @param mustClose why no later request on the connection may be answered or forwarded
      * @param incomplete why its body can never complete upstream (no 2xx from an owner)
      * @param body the body an owner must receive when it answers 2xx; null when unknown
+     * @param served whether it is plainly valid (an echo, a valid token, one Host, clean framing, a
+     *     path that normalizes to the echo's), so every correct gateway forwards it and its owner
+     *     answers 200
      */
     @SuppressWarnings("ArrayRecordComponent") // a test value, never compared or hashed
     record Sent(
@@ -239,7 +242,8 @@ final class EdgeRequests {
             int refuseStatus,
             @Nullable String mustClose,
             @Nullable String incomplete,
-            byte @Nullable [] body) {}
+            byte @Nullable [] body,
+            boolean served) {}
 
     /** The bytes of a try and its requests; {@code truncated} when the last body stops short. */
     @SuppressWarnings("ArrayRecordComponent") // a test value, never compared or hashed
@@ -737,7 +741,37 @@ final class EdgeRequests {
                 refusals.stream().anyMatch(s -> !s.startsWith("DESIGN §4")) || !refuse401 ? 400 : 401,
                 known ? mustClose : null,
                 known ? incomplete : null,
-                known && incomplete == null ? intended : null);
+                known && incomplete == null ? intended : null,
+                known && served(r, ns, http10, refusals, incomplete, outcome));
+    }
+
+    /** The quirks a plainly valid request may carry. */
+    private static final List<Quirk> PLAIN_QUIRKS =
+            List.of(Quirk.EXPECT_CONTINUE, Quirk.CONNECTION_CLOSE, Quirk.CONNECTION_KEEP_ALIVE);
+
+    private static boolean served(
+            RequestSpec r,
+            String ns,
+            boolean http10,
+            List<String> refusals,
+            @Nullable String incomplete,
+            ExpectedPath.@Nullable Outcome outcome) {
+        BodySpec b = r.body();
+        return refusals.isEmpty()
+                && incomplete == null
+                && outcome != null
+                && !outcome.mayRefuse()
+                && outcome.paths().equals(java.util.Set.of("/api/v1/namespaces/" + ns + "/echo"))
+                && r.path().endpoint() == Endpoint.ECHO
+                && List.of("GET", "HEAD", "PUT", "POST", "OPTIONS").contains(r.method())
+                && r.auth() == Auth.VALID
+                && r.host().mode() == HostMode.ONE
+                && (b.framing() == Framing.NONE
+                        || b.framing() == Framing.LENGTH
+                        || (b.framing() == Framing.CHUNKED && !http10))
+                && b.flaw() == ChunkFlaw.NONE
+                && b.style().zeros() <= 2
+                && PLAIN_QUIRKS.containsAll(r.quirks());
     }
 
     private static boolean needsAuth(ExpectedPath.Outcome outcome) {
