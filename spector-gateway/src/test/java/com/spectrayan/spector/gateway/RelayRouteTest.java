@@ -145,6 +145,29 @@ final class RelayRouteTest {
         });
     }
 
+    /**
+     * RFC 3986 §5.2.4: a relayed path is normalized before it is relayed, so the target's upstream
+     * gets {@code /b/c}, never a dot-segment that climbs out of its base path. Regression: {@code
+     * /relay/w/t/../../..} escaped the target's base path upstream.
+     */
+    @Test
+    void shouldRelayTheNormalizedPathAndNeverADotSegment() throws Exception {
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send("GET /relay/w1/app/a/%2e%2e/b/./c?x=1 HTTP/1.1\r\nHost: gw\r\n"
+                            + "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(JSON.readTree(r.body()).get("url").asText()).isEqualTo("http://app/b/c?x=1");
+        }
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send("GET /relay/w1/app/../../../../etc HTTP/1.1\r\nHost: gw\r\n"
+                            + "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n\r\n")
+                    .read();
+            assertThat(r.status()).as("climbs above the root").isEqualTo(400);
+            assertThat(c.closedByServer()).isTrue();
+        }
+    }
+
     /** Answers {@code bytes} bytes where byte i is (i mod 251). */
     private static CompletionStage<RelayedResponse> blob(RelayedRequest request) {
         long total = Long.parseLong(request.url().getQuery().substring("bytes=".length()));
