@@ -69,37 +69,39 @@ final class GatewaySettingsTest {
     void load_onlyRequiredKeys_givesTheDocumentedDefaults() {
         GatewaySettings s = withProps(Map.of());
 
-        assertThat(s.cellId()).as("spector.cell.id default").isEqualTo("default");
-        assertThat(s.cellRole()).isEqualTo("gateway");
-        assertThat(s.nodeId()).as("spector.cell.node-id has no default").isNull();
-        assertThat(s.ringMembers()).containsExactly(Map.entry("owner-0", URI.create("http://owner-0:7070")));
-        assertThat(s.ringEpoch()).isEqualTo(1);
-        assertThat(s.caffeineTtl()).isEqualTo(Duration.ofSeconds(60));
-        assertThat(s.caffeineMaxSize()).isEqualTo(1000);
-        assertThat(s.redisEnabled()).isTrue();
-        assertThat(s.redisUri()).isEqualTo(URI.create("redis://localhost:6379"));
-        assertThat(s.redisTtl()).isEqualTo(Duration.ofSeconds(30));
-        assertThat(s.redisTimeout()).isEqualTo(Duration.ofMillis(200));
-        assertThat(s.retryMax()).isEqualTo(2);
-        assertThat(s.maxBufferedBodyBytes()).isEqualTo(10_485_760L);
-        assertThat(s.replayBufferBytes()).isEqualTo(1_048_576L);
-        assertThat(s.ownerTimeout()).isEqualTo(Duration.ofSeconds(10));
-        assertThat(s.streamIdleTimeout()).isEqualTo(Duration.ofMinutes(5));
-        assertThat(s.uplinkTokens()).isEmpty();
-        assertThat(s.relayDeadline()).isEqualTo(Duration.ofSeconds(330));
-        assertThat(s.relayMaxPerWorker()).isEqualTo(8);
-        assertThat(s.securityEnabled()).isTrue();
-        assertThat(s.jwtPublicKeyLocation()).isNull();
-        assertThat(s.jwkSetUri()).isNull();
-        assertThat(s.jwtIssuer()).isNull();
-        assertThat(s.jwtAudience()).isNull();
-        assertThat(s.jwtCookieName())
+        assertThat(s.cell().id()).as("spector.cell.id default").isEqualTo("default");
+        assertThat(s.cell().role()).isEqualTo("gateway");
+        assertThat(s.cell().nodeId()).as("spector.cell.node-id has no default").isNull();
+        assertThat(s.cell().ringMembers()).containsExactly(Map.entry("owner-0", URI.create("http://owner-0:7070")));
+        assertThat(s.cell().ringEpoch()).isEqualTo(1);
+        assertThat(s.routing().caffeine().ttl()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(s.routing().caffeine().maxSize()).isEqualTo(1000);
+        assertThat(s.routing().redis().enabled()).isTrue();
+        assertThat(s.routing().redis().uri()).isEqualTo(URI.create("redis://localhost:6379"));
+        assertThat(s.routing().redis().ttl()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(s.routing().redis().timeout()).isEqualTo(Duration.ofMillis(200));
+        assertThat(s.routing().gateway().retryMax()).isEqualTo(2);
+        assertThat(s.routing().gateway().maxBufferedBodyBytes()).isEqualTo(10_485_760L);
+        assertThat(s.routing().gateway().replayBufferBytes()).isEqualTo(1_048_576L);
+        assertThat(s.routing().gateway().ownerTimeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(s.routing().gateway().streamIdleTimeout()).isEqualTo(Duration.ofMinutes(5));
+        assertThat(s.uplink().tokens()).isEmpty();
+        assertThat(s.uplink().relayDeadline()).isEqualTo(Duration.ofSeconds(330));
+        assertThat(s.uplink().relayMaxPerWorker()).isEqualTo(8);
+        assertThat(s.security().enabled()).isTrue();
+        assertThat(s.security().jwt().publicKeyLocation()).isNull();
+        assertThat(s.security().jwt().jwkSetUri()).isNull();
+        assertThat(s.security().jwt().issuer()).isNull();
+        assertThat(s.security().jwt().audience()).isNull();
+        assertThat(s.security().jwt().cookieName())
                 .as("tokens are not read from cookies by default")
                 .isNull();
-        assertThat(s.allowQueryToken()).as("nor from the query").isFalse();
-        assertThat(s.corsAllowedOrigins()).as("CORS is off by default").isEmpty();
-        assertThat(s.corsAllowedMethods()).containsExactly("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS");
-        assertThat(s.corsAllowedHeaders())
+        assertThat(s.security().jwt().allowQueryToken())
+                .as("nor from the query")
+                .isFalse();
+        assertThat(s.cors().allowedOrigins()).as("CORS is off by default").isEmpty();
+        assertThat(s.cors().allowedMethods()).containsExactly("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS");
+        assertThat(s.cors().allowedHeaders())
                 .containsExactly(
                         "Authorization",
                         "Content-Type",
@@ -108,17 +110,17 @@ final class GatewaySettingsTest {
                         "X-Spector-Namespace",
                         "X-Spector-Tenant",
                         "Last-Event-ID");
-        assertThat(s.corsMaxAge()).isEqualTo(Duration.ofHours(1));
-        assertThat(s.corsAllowCredentials()).isFalse();
-        assertThat(s.serverPort()).isEqualTo(7070);
-        assertThat(s.serverHost()).isEqualTo("0.0.0.0");
-        assertThat(s.maxHeaderSize()).isEqualTo(16384);
-        assertThat(s.maxInitialLineLength()).isEqualTo(8192);
-        assertThat(s.idleTimeout()).isEqualTo(Duration.ofSeconds(60));
-        assertThat(s.headerTimeout()).isEqualTo(Duration.ofSeconds(30));
-        assertThat(s.bodyTimeout()).as("nginx's client_body_timeout").isEqualTo(Duration.ofSeconds(60));
-        assertThat(s.maxConnections()).isEqualTo(10_000);
-        assertThat(s.trustedProxies()).isEmpty();
+        assertThat(s.cors().maxAge()).isEqualTo(Duration.ofHours(1));
+        assertThat(s.cors().allowCredentials()).isFalse();
+        assertThat(s.server().port()).isEqualTo(7070);
+        assertThat(s.server().host()).isEqualTo("0.0.0.0");
+        assertThat(s.server().maxHeaderSize()).isEqualTo(16384);
+        assertThat(s.server().maxInitialLineLength()).isEqualTo(8192);
+        assertThat(s.server().idleTimeout()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(s.server().headerTimeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(s.server().bodyTimeout()).as("nginx's client_body_timeout").isEqualTo(Duration.ofSeconds(60));
+        assertThat(s.server().maxConnections()).isEqualTo(10_000);
+        assertThat(s.server().trustedProxies()).isEmpty();
         assertThat(s.warnings()).isEmpty();
     }
 
@@ -147,18 +149,24 @@ final class GatewaySettingsTest {
 
         GatewaySettings s = GatewaySettings.load(file, env, sys);
 
-        assertThat(s.redisTimeout())
+        assertThat(s.routing().redis().timeout())
                 .as("system properties beat the environment")
                 .isEqualTo(Duration.ofMillis(500));
-        assertThat(s.redisTtl()).as("the environment beats the YAML file").isEqualTo(Duration.ofSeconds(50));
-        assertThat(s.caffeineMaxSize()).as("the YAML file beats the default").isEqualTo(11);
-        assertThat(s.cellId()).as("a YAML-only key is read").isEqualTo("from-yaml");
-        assertThat(s.ringMembers())
+        assertThat(s.routing().redis().ttl())
+                .as("the environment beats the YAML file")
+                .isEqualTo(Duration.ofSeconds(50));
+        assertThat(s.routing().caffeine().maxSize())
+                .as("the YAML file beats the default")
+                .isEqualTo(11);
+        assertThat(s.cell().id()).as("a YAML-only key is read").isEqualTo("from-yaml");
+        assertThat(s.cell().ringMembers())
                 .as("a YAML sequence is a list")
                 .containsExactly(
                         Map.entry("owner-0", URI.create("http://owner-0:7070")),
                         Map.entry("owner-1", URI.create("http://10.0.0.2:8080")));
-        assertThat(s.caffeineTtl()).as("an unset key keeps its default").isEqualTo(Duration.ofSeconds(60));
+        assertThat(s.routing().caffeine().ttl())
+                .as("an unset key keeps its default")
+                .isEqualTo(Duration.ofSeconds(60));
     }
 
     @Test
@@ -173,10 +181,12 @@ final class GatewaySettingsTest {
 
         GatewaySettings s = GatewaySettings.load(null, env, Map.of());
 
-        assertThat(s.redisTimeout()).as("SPECTOR_ROUTING_REDIS_TIMEOUT_MS").isEqualTo(Duration.ofMillis(250));
-        assertThat(s.maxBufferedBodyBytes()).isEqualTo(2048);
-        assertThat(s.replayBufferBytes()).isEqualTo(1024);
-        assertThat(s.ringMembers()).containsOnlyKeys("a", "b");
+        assertThat(s.routing().redis().timeout())
+                .as("SPECTOR_ROUTING_REDIS_TIMEOUT_MS")
+                .isEqualTo(Duration.ofMillis(250));
+        assertThat(s.routing().gateway().maxBufferedBodyBytes()).isEqualTo(2048);
+        assertThat(s.routing().gateway().replayBufferBytes()).isEqualTo(1024);
+        assertThat(s.cell().ringMembers()).containsOnlyKeys("a", "b");
     }
 
     @Test
@@ -194,11 +204,11 @@ final class GatewaySettingsTest {
 
         GatewaySettings s = GatewaySettings.load(null, env, Map.of());
 
-        assertThat(s.headerTimeout()).isEqualTo(Duration.ofSeconds(5));
-        assertThat(s.bodyTimeout()).isEqualTo(Duration.ofMinutes(2));
-        assertThat(s.jwtCookieName()).isEqualTo("spector_token");
-        assertThat(s.allowQueryToken()).isTrue();
-        assertThat(s.corsAllowCredentials()).isTrue();
+        assertThat(s.server().headerTimeout()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(s.server().bodyTimeout()).isEqualTo(Duration.ofMinutes(2));
+        assertThat(s.security().jwt().cookieName()).isEqualTo("spector_token");
+        assertThat(s.security().jwt().allowQueryToken()).isTrue();
+        assertThat(s.cors().allowCredentials()).isTrue();
         assertThat(s.describe())
                 .containsEntry("spector.server.header-timeout", "5s")
                 .containsEntry("spector.server.body-timeout", "2m")
@@ -213,7 +223,7 @@ final class GatewaySettingsTest {
         try {
             GatewaySettings s = withProps(Map.of());
 
-            assertThat(s.cellId())
+            assertThat(s.cell().id())
                     .as("load(file, env, props) reads only the maps it is given")
                     .isEqualTo("default");
         } finally {
@@ -249,9 +259,15 @@ final class GatewaySettingsTest {
 
     @Test
     void retryMax_atTwo_isAcceptedAndThreeIsRefused() {
-        assertThat(withProps(Map.of("spector.routing.gateway.retry-max", "2")).retryMax())
+        assertThat(withProps(Map.of("spector.routing.gateway.retry-max", "2"))
+                        .routing()
+                        .gateway()
+                        .retryMax())
                 .isEqualTo(2);
-        assertThat(withProps(Map.of("spector.routing.gateway.retry-max", "0")).retryMax())
+        assertThat(withProps(Map.of("spector.routing.gateway.retry-max", "0"))
+                        .routing()
+                        .gateway()
+                        .retryMax())
                 .isEqualTo(0);
 
         assertThat(refused(Map.of("spector.routing.gateway.retry-max", "3")).problems())
@@ -264,9 +280,12 @@ final class GatewaySettingsTest {
 
     @Test
     void maxConnections_atOne_isAcceptedAndZeroIsRefused() {
-        assertThat(withProps(Map.of("spector.server.max-connections", "1")).maxConnections())
+        assertThat(withProps(Map.of("spector.server.max-connections", "1"))
+                        .server()
+                        .maxConnections())
                 .isEqualTo(1);
         assertThat(withProps(Map.of("spector.server.max-connections", "2147483647"))
+                        .server()
                         .maxConnections())
                 .isEqualTo(Integer.MAX_VALUE);
 
@@ -280,11 +299,14 @@ final class GatewaySettingsTest {
 
     @Test
     void maxHeaderSize_atEachLimit_isAcceptedAndOnePastIsRefused() {
-        assertThat(withProps(Map.of("spector.server.max-header-size", "1024")).maxHeaderSize())
-                .isEqualTo(GatewaySettings.MIN_HEADER_SIZE);
-        assertThat(withProps(Map.of("spector.server.max-header-size", "1048576"))
+        assertThat(withProps(Map.of("spector.server.max-header-size", "1024"))
+                        .server()
                         .maxHeaderSize())
-                .isEqualTo(GatewaySettings.MAX_HEADER_SIZE_LIMIT);
+                .isEqualTo(ServerSettings.MIN_HEADER_SIZE);
+        assertThat(withProps(Map.of("spector.server.max-header-size", "1048576"))
+                        .server()
+                        .maxHeaderSize())
+                .isEqualTo(ServerSettings.MAX_HEADER_SIZE_LIMIT);
 
         assertThat(refused(Map.of("spector.server.max-header-size", "1023")).getMessage())
                 .contains("spector.server.max-header-size: 1023 (expected: an integer in 1024..1048576 bytes)");
@@ -295,9 +317,11 @@ final class GatewaySettingsTest {
     @Test
     void maxInitialLineLength_atEachLimit_isAcceptedAndOnePastIsRefused() {
         assertThat(withProps(Map.of("spector.server.max-initial-line-length", "256"))
+                        .server()
                         .maxInitialLineLength())
                 .isEqualTo(256);
         assertThat(withProps(Map.of("spector.server.max-initial-line-length", "65536"))
+                        .server()
                         .maxInitialLineLength())
                 .isEqualTo(65536);
 
@@ -311,8 +335,9 @@ final class GatewaySettingsTest {
 
     @Test
     void port_atEachLimit_isAcceptedAndOnePastIsRefused() {
-        assertThat(withProps(Map.of("spector.server.port", "0")).serverPort()).isZero();
-        assertThat(withProps(Map.of("spector.server.port", "65535")).serverPort())
+        assertThat(withProps(Map.of("spector.server.port", "0")).server().port())
+                .isZero();
+        assertThat(withProps(Map.of("spector.server.port", "65535")).server().port())
                 .isEqualTo(65535);
 
         assertThat(refused(Map.of("spector.server.port", "65536")).getMessage())
@@ -326,8 +351,10 @@ final class GatewaySettingsTest {
         GatewaySettings atCap = withProps(Map.of(
                 "spector.routing.gateway.max-buffered-body-bytes", "4096",
                 "spector.routing.gateway.replay-buffer-bytes", "4096"));
-        assertThat(atCap.replayBufferBytes()).isEqualTo(4096);
+        assertThat(atCap.routing().gateway().replayBufferBytes()).isEqualTo(4096);
         assertThat(withProps(Map.of("spector.routing.gateway.replay-buffer-bytes", "0"))
+                        .routing()
+                        .gateway()
                         .replayBufferBytes())
                 .as("0 turns replay off")
                 .isZero();
@@ -344,8 +371,10 @@ final class GatewaySettingsTest {
     @Test
     void maxBufferedBody_atOneGib_isAcceptedAndOnePastIsRefused() {
         assertThat(withProps(Map.of("spector.routing.gateway.max-buffered-body-bytes", "1073741824"))
+                        .routing()
+                        .gateway()
                         .maxBufferedBodyBytes())
-                .isEqualTo(GatewaySettings.MAX_BODY_BYTES_LIMIT);
+                .isEqualTo(RoutingSettings.MAX_BODY_BYTES_LIMIT);
 
         assertThat(refused(Map.of("spector.routing.gateway.max-buffered-body-bytes", "1073741825"))
                         .getMessage())
@@ -358,6 +387,7 @@ final class GatewaySettingsTest {
     @Test
     void relayMaxPerWorker_atSixtyFour_isAcceptedAndSixtyFiveIsRefused() {
         assertThat(withProps(Map.of("spector.uplink.relay.max-per-worker", "64"))
+                        .uplink()
                         .relayMaxPerWorker())
                 .isEqualTo(64);
 
@@ -373,9 +403,9 @@ final class GatewaySettingsTest {
                 "spector.routing.caffeine.ttl-seconds", "1",
                 "spector.routing.caffeine.max-size", "1",
                 "spector.cell.ring-epoch", "0"));
-        assertThat(s.caffeineTtl()).isEqualTo(Duration.ofSeconds(1));
-        assertThat(s.caffeineMaxSize()).isEqualTo(1);
-        assertThat(s.ringEpoch()).isZero();
+        assertThat(s.routing().caffeine().ttl()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(s.routing().caffeine().maxSize()).isEqualTo(1);
+        assertThat(s.cell().ringEpoch()).isZero();
 
         SettingsException e = refused(Map.of(
                 "spector.routing.caffeine.ttl-seconds", "0",
@@ -393,25 +423,41 @@ final class GatewaySettingsTest {
     @Test
     void durations_everyDocumentedForm_isRead() {
         assertThat(withProps(Map.of("spector.routing.gateway.owner-timeout", "200ms"))
+                        .routing()
+                        .gateway()
                         .ownerTimeout())
                 .isEqualTo(Duration.ofMillis(200));
         assertThat(withProps(Map.of("spector.routing.gateway.owner-timeout", "10s"))
+                        .routing()
+                        .gateway()
                         .ownerTimeout())
                 .isEqualTo(Duration.ofSeconds(10));
         assertThat(withProps(Map.of("spector.routing.gateway.owner-timeout", "5m"))
+                        .routing()
+                        .gateway()
                         .ownerTimeout())
                 .isEqualTo(Duration.ofMinutes(5));
         assertThat(withProps(Map.of("spector.routing.gateway.owner-timeout", "1h"))
+                        .routing()
+                        .gateway()
                         .ownerTimeout())
                 .isEqualTo(Duration.ofHours(1));
         assertThat(withProps(Map.of("spector.routing.gateway.owner-timeout", "PT10S"))
+                        .routing()
+                        .gateway()
                         .ownerTimeout())
                 .as("ISO-8601")
                 .isEqualTo(Duration.ofSeconds(10));
-        assertThat(withProps(Map.of("spector.routing.redis.timeout-ms", "150")).redisTimeout())
+        assertThat(withProps(Map.of("spector.routing.redis.timeout-ms", "150"))
+                        .routing()
+                        .redis()
+                        .timeout())
                 .as("a bare number in a -ms key is milliseconds")
                 .isEqualTo(Duration.ofMillis(150));
-        assertThat(withProps(Map.of("spector.routing.redis.ttl-seconds", "1m")).redisTtl())
+        assertThat(withProps(Map.of("spector.routing.redis.ttl-seconds", "1m"))
+                        .routing()
+                        .redis()
+                        .ttl())
                 .as("a -seconds key also takes a unit")
                 .isEqualTo(Duration.ofMinutes(1));
     }
@@ -429,9 +475,11 @@ final class GatewaySettingsTest {
                     .contains("spector.routing.gateway.owner-timeout: " + bad + " (expected: a duration > 0");
         }
         assertThat(withProps(Map.of("spector.routing.gateway.stream-idle-timeout", "8760h"))
+                        .routing()
+                        .gateway()
                         .streamIdleTimeout())
                 .as("at the longest duration")
-                .isEqualTo(GatewaySettings.MAX_DURATION);
+                .isEqualTo(SettingsReader.MAX_DURATION);
         assertThat(refused(Map.of("spector.routing.gateway.stream-idle-timeout", "8761h"))
                         .getMessage())
                 .as("one past the longest duration")
@@ -440,10 +488,14 @@ final class GatewaySettingsTest {
 
     @Test
     void headerTimeout_atEachLimit_isAcceptedAndOnePastIsRefused() {
-        assertThat(withProps(Map.of("spector.server.header-timeout", "1s")).headerTimeout())
-                .isEqualTo(GatewaySettings.MIN_CLIENT_TIMEOUT);
-        assertThat(withProps(Map.of("spector.server.header-timeout", "10m")).headerTimeout())
-                .isEqualTo(GatewaySettings.MAX_HEADER_TIMEOUT);
+        assertThat(withProps(Map.of("spector.server.header-timeout", "1s"))
+                        .server()
+                        .headerTimeout())
+                .isEqualTo(ServerSettings.MIN_CLIENT_TIMEOUT);
+        assertThat(withProps(Map.of("spector.server.header-timeout", "10m"))
+                        .server()
+                        .headerTimeout())
+                .isEqualTo(ServerSettings.MAX_HEADER_TIMEOUT);
 
         assertThat(refused(Map.of("spector.server.header-timeout", "999ms")).problems())
                 .containsExactly("spector.server.header-timeout: 999ms (expected: a duration in 1s..10m, e.g. 200ms,"
@@ -457,10 +509,14 @@ final class GatewaySettingsTest {
 
     @Test
     void bodyTimeout_atEachLimit_isAcceptedAndOnePastIsRefused() {
-        assertThat(withProps(Map.of("spector.server.body-timeout", "1s")).bodyTimeout())
-                .isEqualTo(GatewaySettings.MIN_CLIENT_TIMEOUT);
-        assertThat(withProps(Map.of("spector.server.body-timeout", "1h")).bodyTimeout())
-                .isEqualTo(GatewaySettings.MAX_BODY_TIMEOUT);
+        assertThat(withProps(Map.of("spector.server.body-timeout", "1s"))
+                        .server()
+                        .bodyTimeout())
+                .isEqualTo(ServerSettings.MIN_CLIENT_TIMEOUT);
+        assertThat(withProps(Map.of("spector.server.body-timeout", "1h"))
+                        .server()
+                        .bodyTimeout())
+                .isEqualTo(ServerSettings.MAX_BODY_TIMEOUT);
 
         assertThat(refused(Map.of("spector.server.body-timeout", "999ms")).problems())
                 .containsExactly("spector.server.body-timeout: 999ms (expected: a duration in 1s..1h, e.g. 200ms,"
@@ -476,7 +532,7 @@ final class GatewaySettingsTest {
         GatewaySettings s =
                 withProps(Map.of("spector.cell.ring-members", " owner-2 , owner-0=http://10.0.0.1:9000 ,owner-1"));
 
-        assertThat(s.ringMembers())
+        assertThat(s.cell().ringMembers())
                 .as("a bare id is http://<id>:7070; order is kept")
                 .containsExactly(
                         Map.entry("owner-2", URI.create("http://owner-2:7070")),
@@ -521,6 +577,7 @@ final class GatewaySettingsTest {
     void ringMembers_idOf255Chars_isAcceptedAnd256IsRefused() {
         String id255 = "o".repeat(255);
         assertThat(withProps(Map.of("spector.cell.ring-members", id255 + "=http://h:1"))
+                        .cell()
                         .ringMembers())
                 .containsOnlyKeys(id255);
         assertThat(refused(Map.of("spector.cell.ring-members", "o".repeat(256) + "=http://h:1"))
@@ -551,7 +608,7 @@ final class GatewaySettingsTest {
 
     @Test
     void cellId_notARoutingName_isRefused() {
-        assertThat(withProps(Map.of("spector.cell.id", "eu-1.a_b")).cellId()).isEqualTo("eu-1.a_b");
+        assertThat(withProps(Map.of("spector.cell.id", "eu-1.a_b")).cell().id()).isEqualTo("eu-1.a_b");
         assertThat(refused(Map.of("spector.cell.id", "EU")).getMessage())
                 .contains("spector.cell.id: EU (expected: a routing name [a-z0-9][a-z0-9._-]{0,62})");
         assertThat(refused(Map.of("spector.cell.id", "a".repeat(64))).getMessage())
@@ -604,7 +661,38 @@ final class GatewaySettingsTest {
                 .doesNotContain(SECRET)
                 .doesNotContain("hunter2")
                 .doesNotContainIgnoringCase(HASH);
-        assertThat(s.uplinkTokens()).containsExactly(Map.entry("w1", HASH));
+        assertThat(s.uplink().tokens()).containsExactly(Map.entry("w1", HASH));
+    }
+
+    @Test
+    void toString_settingsAndEverySection_showsNoSecret() {
+        GatewaySettings s = withProps(Map.of(
+                "spector.uplink.tokens",
+                "w1=" + HASH,
+                "spector.routing.redis.uri",
+                "redis://:hunter2@redis.internal:6379/0",
+                "spector.security.jwt.jwk-set-uri",
+                "https://user:hunter3@idp.example.com/jwks"));
+
+        List<Object> shown = List.of(
+                s,
+                s.cell(),
+                s.routing(),
+                s.routing().redis(),
+                s.uplink(),
+                s.security(),
+                s.security().jwt(),
+                s.cors(),
+                s.server());
+
+        assertThat(shown)
+                .as("a record's own toString would print every component")
+                .allSatisfy(o -> assertThat(o.toString())
+                        .doesNotContain(SECRET)
+                        .doesNotContain("hunter2")
+                        .doesNotContain("hunter3")
+                        .doesNotContainIgnoringCase(HASH));
+        assertThat(s.toString()).isEqualTo("GatewaySettings" + s.describe());
     }
 
     // ---- Security ----
@@ -628,13 +716,13 @@ final class GatewaySettingsTest {
 
         GatewaySettings s = GatewaySettings.load(null, Map.of(), props);
 
-        assertThat(s.securityEnabled()).isFalse();
+        assertThat(s.security().enabled()).isFalse();
         assertThat(s.warnings()).singleElement().asString().contains("without authentication");
     }
 
     @Test
     void hmacSecret_of32Bytes_isAcceptedAnd31IsRefusedWithoutShowingIt() {
-        assertThat(withProps(Map.of()).jwtHmacSecret()).isEqualTo(SECRET);
+        assertThat(withProps(Map.of()).security().jwt().hmacSecret()).isEqualTo(SECRET);
         String short31 = SECRET.substring(1);
 
         SettingsException e = refused(Map.of("spector.security.jwt.hmac-secret", short31));
@@ -655,8 +743,8 @@ final class GatewaySettingsTest {
 
         GatewaySettings s = withProps(Map.of("spector.security.jwt.public-key-location", pem.toString()));
 
-        assertThat(s.jwtPublicKey()).as("the PEM key").isEqualTo(key);
-        assertThat(s.jwtPublicKeyLocation()).isEqualTo(pem);
+        assertThat(s.security().jwt().publicKey()).as("the PEM key").isEqualTo(key);
+        assertThat(s.security().jwt().publicKeyLocation()).isEqualTo(pem);
     }
 
     @Test
@@ -677,6 +765,8 @@ final class GatewaySettingsTest {
     @Test
     void jwkSetUri_httpOrHttps_isAcceptedAndOtherSchemesRefused() {
         assertThat(withProps(Map.of("spector.security.jwt.jwk-set-uri", "https://idp.example.com/jwks"))
+                        .security()
+                        .jwt()
                         .jwkSetUri())
                 .isEqualTo(URI.create("https://idp.example.com/jwks"));
         assertThat(withProps(Map.of("spector.security.jwt.jwk-set-uri", "http://idp.example.com/jwks"))
@@ -694,7 +784,9 @@ final class GatewaySettingsTest {
     @Test
     void jwtCookieName_aToken_isReadAndOtherTextRefused() {
         assertThat(withProps(Map.of("spector.security.jwt.cookie-name", "__Host-spector_token"))
-                        .jwtCookieName())
+                        .security()
+                        .jwt()
+                        .cookieName())
                 .isEqualTo("__Host-spector_token");
 
         for (String bad : List.of("tok;en", "tok=en", "tok en", "t\u00f6ken", "\"token\"")) {
@@ -711,6 +803,8 @@ final class GatewaySettingsTest {
     @Test
     void allowQueryToken_trueOrFalse_isReadAndOtherTextRefused() {
         assertThat(withProps(Map.of("spector.security.jwt.allow-query-token", "TRUE"))
+                        .security()
+                        .jwt()
                         .allowQueryToken())
                 .isTrue();
         assertThat(refused(Map.of("spector.security.jwt.allow-query-token", "yes"))
@@ -739,7 +833,8 @@ final class GatewaySettingsTest {
     @Test
     void corsOrigins_originsAndStar_areReadAndPathsRefused() {
         assertThat(withProps(Map.of("spector.cors.allowed-origins", "https://App.example.com,http://localhost:3000,*"))
-                        .corsAllowedOrigins())
+                        .cors()
+                        .allowedOrigins())
                 .containsExactly("https://app.example.com", "http://localhost:3000", "*");
 
         assertThat(refused(Map.of("spector.cors.allowed-origins", "https://app.example.com/"))
@@ -748,7 +843,7 @@ final class GatewaySettingsTest {
                 .contains("spector.cors.allowed-origins: https://app.example.com/ (expected: * or origins");
         assertThat(refused(Map.of("spector.cors.allowed-methods", "GET,PO ST")).getMessage())
                 .contains("spector.cors.allowed-methods: PO ST");
-        assertThat(withProps(Map.of("spector.cors.max-age", "24h")).corsMaxAge())
+        assertThat(withProps(Map.of("spector.cors.max-age", "24h")).cors().maxAge())
                 .isEqualTo(Duration.ofHours(24));
         assertThat(refused(Map.of("spector.cors.max-age", "25h")).getMessage()).contains("spector.cors.max-age: 25h");
     }
@@ -759,7 +854,7 @@ final class GatewaySettingsTest {
         GatewaySettings s = withProps(Map.of(
                 "spector.cors.allowed-origins", "https://app.example.com",
                 "spector.cors.allow-credentials", "true"));
-        assertThat(s.corsAllowCredentials()).isTrue();
+        assertThat(s.cors().allowCredentials()).isTrue();
         assertThat(s.warnings()).isEmpty();
 
         assertThat(refused(Map.of(
@@ -769,7 +864,7 @@ final class GatewaySettingsTest {
                 .containsExactly("spector.cors.allow-credentials: true with spector.cors.allowed-origins=* (expected:"
                         + " false, or exact origins in spector.cors.allowed-origins: the Fetch standard forbids"
                         + " credentials with a wildcard origin)");
-        assertThat(withProps(Map.of("spector.cors.allowed-origins", "*")).corsAllowCredentials())
+        assertThat(withProps(Map.of("spector.cors.allowed-origins", "*")).cors().allowCredentials())
                 .as("* alone, without credentials, stays allowed")
                 .isFalse();
         assertThat(withProps(Map.of("spector.cors.allow-credentials", "true")).warnings())
@@ -783,7 +878,7 @@ final class GatewaySettingsTest {
     void trustedProxies_ipLiterals_areReadAndNamesRefusedWithoutDns() {
         GatewaySettings s = withProps(Map.of("spector.server.trusted-proxies", "10.0.0.1, ::1,[fe80::1]"));
 
-        assertThat(s.trustedProxies())
+        assertThat(s.server().trustedProxies())
                 .extracting(InetAddress::getHostAddress)
                 .containsExactly("10.0.0.1", "0:0:0:0:0:0:0:1", "fe80:0:0:0:0:0:0:1");
         SettingsException e = refused(Map.of("spector.server.trusted-proxies", "proxy.internal,256.0.0.1,10.0.0.0/8"));
