@@ -3,10 +3,8 @@ package com.spectrayan.spector.gateway;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
-import com.spectrayan.spector.cluster.gateway.ForwarderSpec;
 import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
 import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
-import com.spectrayan.spector.cluster.gateway.TransportSpec;
 import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.cluster.routing.OwnershipResolver;
 import com.spectrayan.spector.cluster.routing.RedisRouting;
@@ -18,6 +16,7 @@ import com.spectrayan.spector.gateway.config.CellSettings;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import com.spectrayan.spector.gateway.config.RoutingSettings;
 import com.spectrayan.spector.gateway.config.ServerSettings;
+import com.spectrayan.spector.gateway.config.Specs;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.gateway.GatewayRelay;
 import com.spectrayan.spector.uplink.gateway.UplinkWorkerClient;
@@ -133,23 +132,9 @@ public final class GatewayServer implements AutoCloseable {
         }
 
         this.transport = new GatewayHttpTransport(
-                TransportSpec.defaults(), clientClass, epoll ? EpollDatagramChannel.class : NioDatagramChannel.class);
-        ForwarderSpec forwarding = new ForwarderSpec(
-                s.routing().gateway().retryMax(),
-                s.routing().gateway().maxBufferedBodyBytes(),
-                s.routing().gateway().replayBufferBytes(),
-                Math.max(
-                        ForwarderSpec.DEFAULT_REPLAY_BUDGET_BYTES,
-                        s.routing().gateway().replayBufferBytes()),
-                s.routing().gateway().ownerTimeout(),
-                s.routing()
-                        .gateway()
-                        .ownerTimeout()
-                        .multipliedBy(s.routing().gateway().retryMax() + 1L),
-                ForwarderSpec.DEFAULT_RESPONSE_IDLE_TIMEOUT,
-                s.routing().gateway().streamIdleTimeout());
-        this.forwarder =
-                new GatewayForwarder(resolver, cell.ringMembers(), transport, forwarding, new ForwarderMetrics());
+                Specs.transport(s), clientClass, epoll ? EpollDatagramChannel.class : NioDatagramChannel.class);
+        this.forwarder = new GatewayForwarder(
+                resolver, cell.ringMembers(), transport, Specs.forwarder(s), new ForwarderMetrics());
 
         this.metrics = new GatewayMetrics();
         metrics.bindRouting(routingMetrics);
