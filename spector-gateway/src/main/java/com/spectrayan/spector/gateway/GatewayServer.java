@@ -234,7 +234,7 @@ public final class GatewayServer implements AutoCloseable {
                 cell.id(),
                 cell.ringMembers().keySet(),
                 cell.ringEpoch(),
-                r == null ? "off" : l2.uri());
+                r == null ? "off" : l2.redactedUri());
     }
 
     /** Registers a worker's accepted uplink; a second uplink for the same worker replaces the first. */

@@ -69,10 +69,15 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
             requireNonNull(timeout, "timeout");
         }
 
+        /** Returns {@link #uri()} with its user info, which may hold a password, redacted: the form to log. */
+        public String redactedUri() {
+            return SettingsReader.redactUserInfo(uri.toString());
+        }
+
         @Override
         public String toString() {
-            return "Redis[enabled=" + enabled + ", uri=" + SettingsReader.redactUserInfo(uri.toString()) + ", ttl="
-                    + Durations.format(ttl) + ", timeout=" + Durations.format(timeout) + "]";
+            return "Redis[enabled=" + enabled + ", uri=" + redactedUri() + ", ttl=" + Durations.format(ttl)
+                    + ", timeout=" + Durations.format(timeout) + "]";
         }
     }
 
@@ -148,7 +153,7 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
         d.put(Keys.CAFFEINE_TTL, Durations.format(caffeine.ttl()));
         d.put(Keys.CAFFEINE_MAX_SIZE, String.valueOf(caffeine.maxSize()));
         d.put(Keys.REDIS_ENABLED, String.valueOf(redis.enabled()));
-        d.put(Keys.REDIS_URI, SettingsReader.redactUserInfo(redis.uri().toString()));
+        d.put(Keys.REDIS_URI, redis.redactedUri());
         d.put(Keys.REDIS_TTL, Durations.format(redis.ttl()));
         d.put(Keys.REDIS_TIMEOUT, Durations.format(redis.timeout()));
         d.put(Keys.RETRY_MAX, String.valueOf(gateway.retryMax()));

@@ -8,7 +8,7 @@ import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Bounds of the {@code spector.routing.*} keys, each at its limit and one past. */
+/** Bounds of the {@code spector.routing.*} keys, each at its limit and one past, and the Redis URI as logged. */
 final class RoutingSettingsTest {
     @Test
     void retryMax_atTwo_isAcceptedAndThreeIsRefused() {
@@ -88,5 +88,21 @@ final class RoutingSettingsTest {
                 .anySatisfy(p -> assertThat(p).startsWith("spector.routing.caffeine.ttl-seconds: 0 "))
                 .anySatisfy(p -> assertThat(p).startsWith("spector.routing.caffeine.max-size: 0 "))
                 .anySatisfy(p -> assertThat(p).startsWith("spector.cell.ring-epoch: -1 "));
+    }
+
+    @Test
+    void redactedUri_withPassword_showsHostButNotThePassword() {
+        RoutingSettings.Redis redis = withProps(
+                        Map.of("spector.routing.redis.uri", "redis://:hunter2@redis.internal:6379/0"))
+                .routing()
+                .redis();
+
+        assertThat(redis.uri().toString())
+                .as("the URI itself keeps the password")
+                .contains("hunter2");
+        assertThat(redis.redactedUri())
+                .as("the form the start-up log shows")
+                .isEqualTo("redis://<redacted>@redis.internal:6379/0");
+        assertThat(withProps(Map.of()).routing().redis().redactedUri()).isEqualTo("redis://localhost:6379");
     }
 }
