@@ -4,7 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.gateway.auth.JwtAuthenticator;
-import com.spectrayan.spector.gateway.config.GatewaySettings;
+import com.spectrayan.spector.gateway.config.SecuritySettings;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.QueryStringDecoder;
@@ -74,9 +74,9 @@ final class BearerTokens {
     }
 
     /** Returns the rules of {@code spector.security.jwt.cookie-name} and {@code allow-query-token}. */
-    static BearerTokens from(GatewaySettings s) {
+    static BearerTokens from(SecuritySettings.Jwt s) {
         requireNonNull(s, "s");
-        return new BearerTokens(s.jwtCookieName(), s.allowQueryToken());
+        return new BearerTokens(s.cookieName(), s.allowQueryToken());
     }
 
     /** Answers whether the {@code access_token} parameter is read (and so must be stripped before forwarding). */

@@ -3,10 +3,8 @@ package com.spectrayan.spector.gateway;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
-import com.spectrayan.spector.cluster.gateway.ForwarderSpec;
 import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
 import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
-import com.spectrayan.spector.cluster.gateway.TransportSpec;
 import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.cluster.routing.OwnershipResolver;
 import com.spectrayan.spector.cluster.routing.RedisRouting;
@@ -14,7 +12,11 @@ import com.spectrayan.spector.cluster.routing.RoutingKeyExtractor;
 import com.spectrayan.spector.cluster.routing.RoutingMetrics;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.gateway.config.CellSettings;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
+import com.spectrayan.spector.gateway.config.RoutingSettings;
+import com.spectrayan.spector.gateway.config.ServerSettings;
+import com.spectrayan.spector.gateway.config.Specs;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.gateway.GatewayRelay;
 import com.spectrayan.spector.uplink.gateway.UplinkWorkerClient;
@@ -99,8 +101,11 @@ public final class GatewayServer implements AutoCloseable {
     private final AtomicInteger clientConnections = new AtomicInteger();
 
     private GatewayServer(GatewaySettings s, EdgeAuthenticator auth, Cors cors) {
+        CellSettings cell = s.cell();
+        ServerSettings server = s.server();
+        RoutingSettings.Redis l2 = s.routing().redis();
         this.auth = auth;
-        this.drainTimeout = s.drainTimeout();
+        this.drainTimeout = server.drainTimeout();
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         Class<? extends ServerChannel> serverClass =
@@ -110,14 +115,12 @@ public final class GatewayServer implements AutoCloseable {
         this.workers = new MultiThreadIoEventLoopGroup(Runtime.getRuntime().availableProcessors(), io);
 
         OwnershipResolver ownership = new OwnershipResolver(
-                KetamaRing.of(s.ringEpoch(), s.ringMembers().keySet()));
+                KetamaRing.of(cell.ringEpoch(), cell.ringMembers().keySet()));
         RoutingMetrics routingMetrics = new RoutingMetrics();
-        this.redis = s.redisEnabled()
-                ? RedisRouting.connect(s.redisUri().toString(), s.cellId(), s.redisTtl(), s.redisTimeout())
-                : null;
-        WaterfallRoutingResolver.Builder routing = WaterfallRoutingResolver.builder(s.cellId(), ownership)
-                .l1Ttl(s.caffeineTtl())
-                .l1MaxSize(s.caffeineMaxSize())
+        this.redis = l2.enabled() ? RedisRouting.connect(l2.uri().toString(), cell.id(), l2.ttl(), l2.timeout()) : null;
+        WaterfallRoutingResolver.Builder routing = WaterfallRoutingResolver.builder(cell.id(), ownership)
+                .l1Ttl(s.routing().caffeine().ttl())
+                .l1MaxSize(s.routing().caffeine().maxSize())
                 .metrics(routingMetrics);
         RedisRouting r = redis;
         if (r != null) {
@@ -129,17 +132,9 @@ public final class GatewayServer implements AutoCloseable {
         }
 
         this.transport = new GatewayHttpTransport(
-                TransportSpec.defaults(), clientClass, epoll ? EpollDatagramChannel.class : NioDatagramChannel.class);
-        ForwarderSpec forwarding = new ForwarderSpec(
-                s.retryMax(),
-                s.maxBufferedBodyBytes(),
-                s.replayBufferBytes(),
-                Math.max(ForwarderSpec.DEFAULT_REPLAY_BUDGET_BYTES, s.replayBufferBytes()),
-                s.ownerTimeout(),
-                s.ownerTimeout().multipliedBy(s.retryMax() + 1L),
-                ForwarderSpec.DEFAULT_RESPONSE_IDLE_TIMEOUT,
-                s.streamIdleTimeout());
-        this.forwarder = new GatewayForwarder(resolver, s.ringMembers(), transport, forwarding, new ForwarderMetrics());
+                Specs.transport(s), clientClass, epoll ? EpollDatagramChannel.class : NioDatagramChannel.class);
+        this.forwarder = new GatewayForwarder(
+                resolver, cell.ringMembers(), transport, Specs.forwarder(s), new ForwarderMetrics());
 
         this.metrics = new GatewayMetrics();
         metrics.bindRouting(routingMetrics);
@@ -147,16 +142,17 @@ public final class GatewayServer implements AutoCloseable {
         metrics.bindNetty(workers);
         Health health = new Health(ownership, redis, drain::isDraining);
         Set<String> trusted = new HashSet<>();
-        for (InetAddress a : s.trustedProxies()) {
+        for (InetAddress a : server.trustedProxies()) {
             trusted.add(a.getHostAddress());
         }
         this.workerDirectory = new WorkerDirectory();
-        this.relay = new GatewayRelay(workerDirectory, s.relayDeadline(), s.relayMaxPerWorker(), workers.next());
+        this.relay = new GatewayRelay(
+                workerDirectory, s.uplink().relayDeadline(), s.uplink().relayMaxPerWorker(), workers.next());
         metrics.bindUplinks(workerDirectory, relay);
         RelayRoute relayRoute = new RelayRoute(relay, workerDirectory);
         GatewayContext context = new GatewayContext(
                 forwarder,
-                new RoutingKeyExtractor(s.cellId()),
+                new RoutingKeyExtractor(cell.id()),
                 auth,
                 cors,
                 new LocalEndpoints(health, metrics.registry(), cors),
@@ -165,20 +161,20 @@ public final class GatewayServer implements AutoCloseable {
                 relayRoute,
                 drain,
                 new GatewayStatus(
-                        s.cellId(),
-                        s.ringMembers(),
+                        cell.id(),
+                        cell.ringMembers(),
                         resolver,
                         redis,
                         transport,
                         relayRoute,
                         drain,
                         clientConnections::get),
-                BearerTokens.from(s),
-                s.headerTimeout(),
-                s.bodyTimeout(),
-                s.streamIdleTimeout());
+                BearerTokens.from(s.security().jwt()),
+                server.headerTimeout(),
+                server.bodyTimeout(),
+                s.routing().gateway().streamIdleTimeout());
 
-        Map<String, String> uplinkTokens = s.uplinkTokens();
+        Map<String, String> uplinkTokens = s.uplink().tokens();
         UplinkAcceptor uplinks = UplinkAcceptor.builder(
                         (workerId, token) -> {
                             String hash = uplinkTokens.get(workerId);
@@ -187,8 +183,8 @@ public final class GatewayServer implements AutoCloseable {
                         this::onUplink)
                 .build();
         HttpDecoderConfig decoder = new HttpDecoderConfig()
-                .setMaxInitialLineLength(s.maxInitialLineLength())
-                .setMaxHeaderSize(s.maxHeaderSize())
+                .setMaxInitialLineLength(server.maxInitialLineLength())
+                .setMaxHeaderSize(server.maxHeaderSize())
                 .setMaxChunkSize(64 * 1024)
                 // RFC 9112 §2.2, §6.1: a bare LF, or a Transfer-Encoding whose last coding is not
                 // chunked, is a malformed request (400), never a guess. Netty's defaults, pinned so
@@ -197,8 +193,8 @@ public final class GatewayServer implements AutoCloseable {
                 .setStrictLineParsing(true)
                 .setUseRfc9112TransferEncoding(true)
                 .setHeadersFactory(RequestHeaders.FACTORY);
-        long idleNanos = s.idleTimeout().toNanos();
-        int maxConnections = s.maxConnections();
+        long idleNanos = server.idleTimeout().toNanos();
+        int maxConnections = server.maxConnections();
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(boss, workers)
                 .channel(serverClass)
@@ -229,17 +225,17 @@ public final class GatewayServer implements AutoCloseable {
                     }
                 });
         this.serverChannel = bootstrap
-                .bind(new InetSocketAddress(s.serverHost(), s.serverPort()))
+                .bind(new InetSocketAddress(server.host(), server.port()))
                 .syncUninterruptibly()
                 .channel();
         log.info(
                 "gateway listening on {} ({}), cell {}, ring {} at epoch {}, redis {}",
                 serverChannel.localAddress(),
                 epoll ? "epoll" : "nio",
-                s.cellId(),
-                s.ringMembers().keySet(),
-                s.ringEpoch(),
-                r == null ? "off" : s.redisUri());
+                cell.id(),
+                cell.ringMembers().keySet(),
+                cell.ringEpoch(),
+                r == null ? "off" : l2.redactedUri());
     }
 
     /** Registers a worker's accepted uplink; a second uplink for the same worker replaces the first. */
@@ -265,7 +261,7 @@ public final class GatewayServer implements AutoCloseable {
     /** Starts a gateway with edge auth and CORS as the settings say. */
     public static GatewayServer start(GatewaySettings settings) {
         requireNonNull(settings, "settings");
-        return new GatewayServer(settings, Security.authenticator(settings), Security.cors(settings));
+        return new GatewayServer(settings, Security.authenticator(settings.security()), Security.cors(settings.cors()));
     }
 
     /** Returns the bound port. */

@@ -6,7 +6,8 @@ import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.gateway.auth.CorsPolicy;
 import com.spectrayan.spector.gateway.auth.CorsPreflight;
 import com.spectrayan.spector.gateway.auth.JwtAuthenticator;
-import com.spectrayan.spector.gateway.config.GatewaySettings;
+import com.spectrayan.spector.gateway.config.CorsSettings;
+import com.spectrayan.spector.gateway.config.SecuritySettings;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -24,11 +25,11 @@ final class Security {
     private Security() {}
 
     /** The edge authenticator: JWT verification when security is on, else none. */
-    static EdgeAuthenticator authenticator(GatewaySettings settings) {
-        if (!settings.securityEnabled()) {
+    static EdgeAuthenticator authenticator(SecuritySettings settings) {
+        if (!settings.enabled()) {
             return EdgeAuthenticator.NONE;
         }
-        JwtAuthenticator jwt = JwtAuthenticator.create(settings);
+        JwtAuthenticator jwt = JwtAuthenticator.create(settings.jwt());
         return new EdgeAuthenticator() {
             @Override
             public Map<String, Object> authenticate(@Nullable String authorization) {
@@ -49,7 +50,7 @@ final class Security {
     }
 
     /** CORS at the edge: preflights answered from the policy, actual responses decorated. */
-    static Cors cors(GatewaySettings settings) {
+    static Cors cors(CorsSettings settings) {
         CorsPolicy policy = CorsPolicy.create(settings);
         if (!policy.enabled()) {
             return Cors.OFF;

@@ -233,7 +233,7 @@ final class BearerTokensTest {
                         "spector.security.jwt.cookie-name", COOKIE,
                         "spector.security.jwt.allow-query-token", "true"));
 
-        BearerTokens tokens = BearerTokens.from(s);
+        BearerTokens tokens = BearerTokens.from(s.security().jwt());
 
         assertThat(tokens.allowsQueryToken()).isTrue();
         assertThat(tokens.find(headers("Cookie", COOKIE + "=" + JWT), null)).isEqualTo("Bearer " + JWT);

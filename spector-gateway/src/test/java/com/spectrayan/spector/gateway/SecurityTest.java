@@ -23,7 +23,7 @@ final class SecurityTest {
         props.put("spector.security.enabled", "false");
         props.put("spector.cors.allowed-origins", APP);
         props.putAll(extra);
-        return Security.cors(GatewaySettings.load(null, Map.of(), props));
+        return Security.cors(GatewaySettings.load(null, Map.of(), props).cors());
     }
 
     private static HttpHeaders request(String origin) {

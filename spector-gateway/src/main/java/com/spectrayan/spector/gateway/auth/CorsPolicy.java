@@ -2,7 +2,7 @@ package com.spectrayan.spector.gateway.auth;
 
 import static java.util.Objects.requireNonNull;
 
-import com.spectrayan.spector.gateway.config.GatewaySettings;
+import com.spectrayan.spector.gateway.config.CorsSettings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -89,14 +89,14 @@ public final class CorsPolicy {
     }
 
     /** Builds the policy of {@code spector.cors.*}. */
-    public static CorsPolicy create(GatewaySettings settings) {
+    public static CorsPolicy create(CorsSettings settings) {
         requireNonNull(settings, "settings");
         return new CorsPolicy(
-                settings.corsAllowedOrigins(),
-                settings.corsAllowedMethods(),
-                settings.corsAllowedHeaders(),
-                settings.corsMaxAge(),
-                settings.corsAllowCredentials());
+                settings.allowedOrigins(),
+                settings.allowedMethods(),
+                settings.allowedHeaders(),
+                settings.maxAge(),
+                settings.allowCredentials());
     }
 
     /** Answers whether CORS is on (some origin is allowed). */

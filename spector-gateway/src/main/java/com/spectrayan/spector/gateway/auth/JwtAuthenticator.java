@@ -29,7 +29,7 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
-import com.spectrayan.spector.gateway.config.GatewaySettings;
+import com.spectrayan.spector.gateway.config.SecuritySettings;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.MalformedURLException;
@@ -183,22 +183,22 @@ public final class JwtAuthenticator implements AutoCloseable {
      *
      * @throws IllegalArgumentException when no key is configured
      */
-    public static JwtAuthenticator create(GatewaySettings settings) {
+    public static JwtAuthenticator create(SecuritySettings.Jwt settings) {
         return create(settings, Clock.systemUTC());
     }
 
     /** Builds the authenticator with a clock for {@code exp} and {@code nbf} (tests fix it). */
-    static JwtAuthenticator create(GatewaySettings settings, Clock clock) {
+    static JwtAuthenticator create(SecuritySettings.Jwt settings, Clock clock) {
         requireNonNull(settings, "settings");
         requireNonNull(clock, "clock");
         List<KeyVerifier> verifiers = new ArrayList<>();
         try {
-            String secret = settings.jwtHmacSecret();
+            String secret = settings.hmacSecret();
             if (secret != null) {
                 byte[] bytes = secret.getBytes(StandardCharsets.UTF_8);
                 verifiers.add(new KeyVerifier(hmacAlgorithms(bytes.length), new MACVerifier(bytes)));
             }
-            PublicKey key = settings.jwtPublicKey();
+            PublicKey key = settings.publicKey();
             if (key instanceof RSAPublicKey rsa) {
                 verifiers.add(new KeyVerifier(RSA_ALGORITHMS, new RSASSAVerifier(rsa)));
             } else if (key instanceof ECPublicKey ec) {
@@ -217,7 +217,7 @@ public final class JwtAuthenticator implements AutoCloseable {
             throw new IllegalArgumentException(KEY_HMAC + ", " + KEY_PUBLIC + ", " + KEY_JWKS
                     + ": none is set (expected: at least one, to verify bearer tokens)");
         }
-        return new JwtAuthenticator(verifiers, jwks, settings.jwtIssuer(), settings.jwtAudience(), clock);
+        return new JwtAuthenticator(verifiers, jwks, settings.issuer(), settings.audience(), clock);
     }
 
     /**

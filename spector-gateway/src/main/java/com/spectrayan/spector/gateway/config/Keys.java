@@ -1,6 +1,5 @@
 package com.spectrayan.spector.gateway.config;
 
-import com.spectrayan.spector.contract.Limits;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -8,7 +7,8 @@ import java.util.Map;
 
 /**
  * Every key the gateway reads, in the order docs/CONFIG.md lists them, and the defaults of those
- * that have one (the seeds' numbers, as {@link com.spectrayan.spector.contract.Limits} holds them).
+ * that have one, gathered from the sections that own them (the seeds' numbers, as {@link
+ * com.spectrayan.spector.contract.Limits} holds them).
  */
 final class Keys {
     static final String CELL_ID = "spector.cell.id";
@@ -111,39 +111,12 @@ final class Keys {
 
     private static Map<String, String> defaults() {
         Map<String, String> d = new LinkedHashMap<>();
-        d.put(CELL_ID, "default");
-        d.put(RING_EPOCH, "1");
-        d.put(CAFFEINE_TTL, String.valueOf(Limits.L1_TTL.toSeconds()));
-        d.put(CAFFEINE_MAX_SIZE, String.valueOf(Limits.L1_MAX_ENTRIES));
-        d.put(REDIS_ENABLED, "true");
-        d.put(REDIS_URI, "redis://localhost:6379");
-        d.put(REDIS_TTL, String.valueOf(Limits.L2_TTL.toSeconds()));
-        d.put(REDIS_TIMEOUT, String.valueOf(Limits.L2_TIMEOUT.toMillis()));
-        d.put(RETRY_MAX, String.valueOf(Limits.RETARGETS.max()));
-        d.put(MAX_BODY, String.valueOf(Limits.BODY_BYTES.max()));
-        d.put(REPLAY_BUFFER, String.valueOf(Limits.REPLAY_BYTES.max()));
-        d.put(OWNER_TIMEOUT, Durations.format(Limits.OWNER_TIMEOUT));
-        d.put(STREAM_IDLE_TIMEOUT, Durations.format(Limits.STREAM_IDLE_TIMEOUT));
-        d.put(RELAY_DEADLINE, Durations.format(Limits.RELAY_DEADLINE));
-        d.put(RELAY_MAX_PER_WORKER, String.valueOf(Limits.RELAYS_PER_WORKER));
-        d.put(SECURITY_ENABLED, "true");
-        d.put(JWT_ALLOW_QUERY_TOKEN, "false");
-        d.put(CORS_METHODS, "GET,POST,PUT,PATCH,DELETE,OPTIONS");
-        d.put(
-                CORS_HEADERS,
-                "Authorization,Content-Type,Idempotency-Key,X-Idempotency-Key,X-Spector-Namespace,"
-                        + "X-Spector-Tenant,Last-Event-ID");
-        d.put(CORS_MAX_AGE, "1h");
-        d.put(CORS_ALLOW_CREDENTIALS, "false");
-        d.put(SERVER_PORT, "7070");
-        d.put(SERVER_HOST, "0.0.0.0");
-        d.put(SERVER_MAX_HEADER_SIZE, "16384");
-        d.put(SERVER_MAX_INITIAL_LINE, "8192");
-        d.put(SERVER_IDLE_TIMEOUT, "60s");
-        d.put(SERVER_HEADER_TIMEOUT, "30s");
-        d.put(SERVER_BODY_TIMEOUT, "60s");
-        d.put(SERVER_MAX_CONNECTIONS, "10000");
-        d.put(SERVER_DRAIN_TIMEOUT, "20s");
+        CellSettings.defaults(d);
+        RoutingSettings.defaults(d);
+        UplinkSettings.defaults(d);
+        SecuritySettings.defaults(d);
+        CorsSettings.defaults(d);
+        ServerSettings.defaults(d);
         return Collections.unmodifiableMap(d);
     }
 }

@@ -7,12 +7,17 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Reads raw values from a built {@link SmallRyeConfig} and parses them, collecting every problem
- * instead of stopping at the first. A parser that records a problem returns a harmless fallback so
- * that the keys after it are still checked.
+ * and every warning instead of stopping at the first. A parser that records a problem returns a
+ * harmless fallback so that the keys after it are still checked.
+ *
+ * <p>Each section's {@code read(SettingsReader)} takes its keys through one reader, in the
+ * documented order, so the problems come out in that order.
  */
 final class SettingsReader {
     /** Chars of an offending value a message shows; the rest is cut and marked with an ellipsis. */
@@ -21,8 +26,21 @@ final class SettingsReader {
     /** What a message shows for a key that has no value. */
     static final String UNSET = "<unset>";
 
+    /** What messages and {@code describe()} show in place of a secret. */
+    static final String REDACTED = "<redacted>";
+
+    /** The longest duration any setting takes, so that no conversion to milliseconds overflows. */
+    static final Duration MAX_DURATION = Duration.ofDays(365);
+
+    /** The duration forms an expectation lists. */
+    static final String DURATION_EXAMPLES = "e.g. 200ms, 10s, 5m, 1h or PT10S";
+
+    private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
+    private static final Pattern USERINFO = Pattern.compile("//[^/?#@]*@");
+
     private final SmallRyeConfig config;
     private final List<String> problems = new ArrayList<>();
+    private final List<String> warnings = new ArrayList<>();
 
     SettingsReader(SmallRyeConfig config) {
         this.config = config;
@@ -62,6 +80,16 @@ final class SettingsReader {
         return Collections.unmodifiableList(problems);
     }
 
+    /** Records what an operator should know but that does not stop the start. */
+    void warn(String warning) {
+        warnings.add(warning);
+    }
+
+    /** Returns the warnings recorded so far, in order. */
+    List<String> warnings() {
+        return Collections.unmodifiableList(warnings);
+    }
+
     /** Reads an integer in {@code min..max}; {@code expected} says so in words. */
     long integer(String key, long min, long max, String expected) {
         String value = text(key);
@@ -89,6 +117,19 @@ final class SettingsReader {
         problem(key, show(value), expected);
         Duration fallback = Durations.parse(Keys.DEFAULTS.getOrDefault(key, ""), bareUnit);
         return fallback == null ? min : fallback;
+    }
+
+    /**
+     * Reads a duration in {@code 1ns..}{@link #MAX_DURATION}; {@code example} is a valid value for
+     * the expectation.
+     */
+    Duration positive(String key, @Nullable ChronoUnit bareUnit, String example) {
+        return duration(
+                key,
+                bareUnit,
+                Duration.ofNanos(1),
+                MAX_DURATION,
+                "a duration > 0, e.g. " + example + " (at most " + Durations.format(MAX_DURATION) + ")");
     }
 
     /** Reads {@code true} or {@code false}, in any case. */
@@ -143,6 +184,16 @@ final class SettingsReader {
             out.append("...");
         }
         return out.toString();
+    }
+
+    /** Answers whether a value is an RFC 9110 token (a method, a header or a cookie name). */
+    static boolean isToken(String value) {
+        return TOKEN.matcher(value).matches();
+    }
+
+    /** Returns a URI with its user info, which may hold a password, replaced by {@link #REDACTED}. */
+    static String redactUserInfo(String uri) {
+        return USERINFO.matcher(uri).replaceFirst(Matcher.quoteReplacement("//" + REDACTED + "@"));
     }
 
     private static long fallback(String key, long min) {

@@ -4,7 +4,10 @@
  *
  * <p>{@link com.spectrayan.spector.gateway.config.GatewaySettings#load} is the only entry point;
  * a bad value stops the process with a {@link
- * com.spectrayan.spector.gateway.config.SettingsException} naming every key that broke.
+ * com.spectrayan.spector.gateway.config.SettingsException} naming every key that broke. The
+ * settings are one record per section of keys ({@code cell}, {@code routing}, {@code uplink},
+ * {@code security}, {@code cors}, {@code server}), each owning its keys' bounds, defaults and
+ * messages, so {@code spector.server.body-timeout} is {@code settings.server().bodyTimeout()}.
  */
 @NullMarked
 package com.spectrayan.spector.gateway.config;

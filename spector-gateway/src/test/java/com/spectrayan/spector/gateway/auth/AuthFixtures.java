@@ -10,7 +10,9 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.gateway.config.CorsSettings;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
+import com.spectrayan.spector.gateway.config.SecuritySettings;
 import java.nio.charset.StandardCharsets;
 import java.security.PublicKey;
 import java.time.Clock;
@@ -43,6 +45,16 @@ final class AuthFixtures {
         props.put("spector.cell.ring-members", "owner-0");
         props.putAll(extra);
         return GatewaySettings.load(null, Map.of(), props);
+    }
+
+    /** Loads settings as {@link #settings(Map)} does and returns their {@code spector.security.jwt.*}. */
+    static SecuritySettings.Jwt jwt(Map<String, String> extra) {
+        return settings(extra).security().jwt();
+    }
+
+    /** Loads settings as {@link #settings(Map)} does and returns their {@code spector.cors.*}. */
+    static CorsSettings cors(Map<String, String> extra) {
+        return settings(extra).cors();
     }
 
     /** Claims that pass every check at {@link #NOW}: sub alice, tenant acme, exp in 5 minutes. */

@@ -1,6 +1,6 @@
 package com.spectrayan.spector.gateway.auth;
 
-import static com.spectrayan.spector.gateway.auth.AuthFixtures.settings;
+import static com.spectrayan.spector.gateway.auth.AuthFixtures.cors;
 import static java.util.Objects.requireNonNull;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -17,14 +17,14 @@ final class CorsPolicyTest {
     private static final String APP = "https://app.example.com";
 
     private static CorsPolicy policy(String origins) {
-        return CorsPolicy.create(settings(Map.of(
+        return CorsPolicy.create(cors(Map.of(
                 "spector.security.enabled", "false",
                 "spector.cors.allowed-origins", origins,
                 "spector.cors.max-age", "10m")));
     }
 
     private static CorsPolicy withCredentials(String origins) {
-        return CorsPolicy.create(settings(Map.of(
+        return CorsPolicy.create(cors(Map.of(
                 "spector.security.enabled", "false",
                 "spector.cors.allowed-origins", origins,
                 "spector.cors.allow-credentials", "true")));
@@ -192,7 +192,7 @@ final class CorsPolicyTest {
 
     @Test
     void corsOff_noOriginsConfigured_writesNothing() {
-        CorsPolicy off = CorsPolicy.create(settings(Map.of("spector.security.enabled", "false")));
+        CorsPolicy off = CorsPolicy.create(cors(Map.of("spector.security.enabled", "false")));
 
         assertThat(off.enabled()).isFalse();
         assertThat(off.preflight(APP, "GET", null)).isNull();

@@ -2,8 +2,8 @@ package com.spectrayan.spector.gateway.auth;
 
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.CLOCK;
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.SECRET;
+import static com.spectrayan.spector.gateway.auth.AuthFixtures.jwt;
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.reasonOf;
-import static com.spectrayan.spector.gateway.auth.AuthFixtures.settings;
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.sign;
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.validClaims;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -82,7 +82,7 @@ final class JwkSetTest {
     }
 
     private JwtAuthenticator jwks(String uri) {
-        return JwtAuthenticator.create(settings(Map.of("spector.security.jwt.jwk-set-uri", uri)), CLOCK);
+        return JwtAuthenticator.create(jwt(Map.of("spector.security.jwt.jwk-set-uri", uri)), CLOCK);
     }
 
     private static String rs256(String kid, KeyPair pair, String subject) throws JOSEException {

@@ -4,9 +4,9 @@ import static com.spectrayan.spector.gateway.auth.AuthFixtures.CLOCK;
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.NOW;
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.SECRET;
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.b64;
+import static com.spectrayan.spector.gateway.auth.AuthFixtures.jwt;
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.pem;
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.reasonOf;
-import static com.spectrayan.spector.gateway.auth.AuthFixtures.settings;
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.sign;
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.validClaims;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -61,7 +61,7 @@ final class JwtAuthenticatorTest {
     }
 
     private static JwtAuthenticator hmac() {
-        return JwtAuthenticator.create(settings(Map.of("spector.security.jwt.hmac-secret", SECRET)), CLOCK);
+        return JwtAuthenticator.create(jwt(Map.of("spector.security.jwt.hmac-secret", SECRET)), CLOCK);
     }
 
     private static String hs256(JWTClaimsSet claims) throws JOSEException {
@@ -73,7 +73,7 @@ final class JwtAuthenticatorTest {
         Files.writeString(file, pem(pair.getPublic()), StandardCharsets.US_ASCII);
         Map<String, String> props = new HashMap<>(extra);
         props.put("spector.security.jwt.public-key-location", file.toString());
-        return JwtAuthenticator.create(settings(props), CLOCK);
+        return JwtAuthenticator.create(jwt(props), CLOCK);
     }
 
     // ---- HMAC ----
@@ -132,7 +132,7 @@ final class JwtAuthenticatorTest {
                 .as("HS512 needs a 64-byte secret (RFC 7518 3.2)")
                 .isEqualTo("unexpected-alg");
         JwtAuthenticator longSecret =
-                JwtAuthenticator.create(settings(Map.of("spector.security.jwt.hmac-secret", SECRET + SECRET)), CLOCK);
+                JwtAuthenticator.create(jwt(Map.of("spector.security.jwt.hmac-secret", SECRET + SECRET)), CLOCK);
         assertThat(longSecret.algorithms()).containsExactlyInAnyOrder("HS256", "HS384", "HS512");
         assertThat(longSecret.authenticate("Bearer " + hs512).subject()).isEqualTo("alice");
     }
@@ -233,7 +233,7 @@ final class JwtAuthenticatorTest {
             }
         };
         JwtAuthenticator auth =
-                JwtAuthenticator.create(settings(Map.of("spector.security.jwt.hmac-secret", SECRET)), moving);
+                JwtAuthenticator.create(jwt(Map.of("spector.security.jwt.hmac-secret", SECRET)), moving);
         String token = hs256(
                 validClaims().expirationTime(Date.from(NOW.plusSeconds(60))).build());
 
@@ -290,7 +290,7 @@ final class JwtAuthenticatorTest {
     @Test
     void authenticate_issuerOrAudienceMismatch_isRefused() throws JOSEException {
         JwtAuthenticator auth = JwtAuthenticator.create(
-                settings(Map.of(
+                jwt(Map.of(
                         "spector.security.jwt.hmac-secret", SECRET,
                         "spector.security.jwt.issuer", "https://idp.example.com",
                         "spector.security.jwt.audience", "spector")),
@@ -400,7 +400,7 @@ final class JwtAuthenticatorTest {
 
     @Test
     void create_withoutAnyKey_isRefused() {
-        assertThatThrownBy(() -> JwtAuthenticator.create(settings(Map.of("spector.security.enabled", "false"))))
+        assertThatThrownBy(() -> JwtAuthenticator.create(jwt(Map.of("spector.security.enabled", "false"))))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("spector.security.jwt.hmac-secret");
     }

@@ -1,0 +1,187 @@
+package com.spectrayan.spector.gateway.config;
+
+import static com.spectrayan.spector.gateway.config.SettingsReader.show;
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.contract.Limits;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The {@code spector.routing.*} section: the L1 cache ({@code caffeine}), the L2 cache and its
+ * invalidation channel ({@code redis}), and the forwarder's limits ({@code gateway}).
+ *
+ * <p>{@link GatewaySettings#load} builds it and has validated every value; the constructors only
+ * refuse nulls. {@link Specs#forwarder} maps {@link #gateway()} onto the forwarder.
+ *
+ * @param caffeine {@code spector.routing.caffeine.*}
+ * @param redis {@code spector.routing.redis.*}
+ * @param gateway {@code spector.routing.gateway.*}
+ */
+public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
+
+    /** The largest request body cap, {@code spector.routing.gateway.max-buffered-body-bytes}: 1 GiB. */
+    static final long MAX_BODY_BYTES_LIMIT = 1024L * 1024 * 1024;
+
+    private static final Set<String> REDIS_SCHEMES =
+            Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel", "redis-socket");
+
+    /** Refuses nulls. */
+    public RoutingSettings {
+        requireNonNull(caffeine, "caffeine");
+        requireNonNull(redis, "redis");
+        requireNonNull(gateway, "gateway");
+    }
+
+    /**
+     * The {@code spector.routing.caffeine.*} keys: the in-process L1 cache.
+     *
+     * @param ttl {@code ttl-seconds}, L1's time to live
+     * @param maxSize {@code max-size}, L1's entries
+     */
+    public record Caffeine(Duration ttl, long maxSize) {
+        /** Refuses nulls. */
+        public Caffeine {
+            requireNonNull(ttl, "ttl");
+        }
+    }
+
+    /**
+     * The {@code spector.routing.redis.*} keys: the shared L2 cache and the invalidation channel.
+     * {@link #toString()} redacts a password in the URI.
+     *
+     * @param enabled {@code enabled}: whether L2 and the invalidation channel are used
+     * @param uri {@code uri}; it may hold a password, so never log it as is
+     * @param ttl {@code ttl-seconds}, L2's time to live
+     * @param timeout {@code timeout-ms}, the longest wait for one Redis command
+     */
+    public record Redis(boolean enabled, URI uri, Duration ttl, Duration timeout) {
+        /** Refuses nulls. */
+        public Redis {
+            requireNonNull(uri, "uri");
+            requireNonNull(ttl, "ttl");
+            requireNonNull(timeout, "timeout");
+        }
+
+        /** Returns {@link #uri()} with its user info, which may hold a password, redacted: the form to log. */
+        public String redactedUri() {
+            return SettingsReader.redactUserInfo(uri.toString());
+        }
+
+        @Override
+        public String toString() {
+            return "Redis[enabled=" + enabled + ", uri=" + redactedUri() + ", ttl=" + Durations.format(ttl)
+                    + ", timeout=" + Durations.format(timeout) + "]";
+        }
+    }
+
+    /**
+     * The {@code spector.routing.gateway.*} keys: the forwarder's limits.
+     *
+     * @param retryMax {@code retry-max}, the retargets after an owner's 421
+     * @param maxBufferedBodyBytes {@code max-buffered-body-bytes}, the request body cap
+     * @param replayBufferBytes {@code replay-buffer-bytes}, the body kept for a replay, at most the cap
+     * @param ownerTimeout {@code owner-timeout}, the wait for an owner's response head
+     * @param streamIdleTimeout {@code stream-idle-timeout}, the quiet time that closes an SSE stream
+     */
+    public record Gateway(
+            int retryMax,
+            long maxBufferedBodyBytes,
+            long replayBufferBytes,
+            Duration ownerTimeout,
+            Duration streamIdleTimeout) {
+        /** Refuses nulls. */
+        public Gateway {
+            requireNonNull(ownerTimeout, "ownerTimeout");
+            requireNonNull(streamIdleTimeout, "streamIdleTimeout");
+        }
+    }
+
+    /** Reads the section, recording every problem in {@code r}. */
+    static RoutingSettings read(SettingsReader r) {
+        Caffeine caffeine = new Caffeine(
+                r.positive(Keys.CAFFEINE_TTL, ChronoUnit.SECONDS, "60 (seconds) or 1m"),
+                r.integer(Keys.CAFFEINE_MAX_SIZE, 1, Long.MAX_VALUE, "an integer >= 1"));
+        Redis redis = new Redis(
+                r.bool(Keys.REDIS_ENABLED),
+                redisUri(r),
+                r.positive(Keys.REDIS_TTL, ChronoUnit.SECONDS, "30 (seconds) or 30s"),
+                r.positive(Keys.REDIS_TIMEOUT, ChronoUnit.MILLIS, "200ms or 200 (ms)"));
+        int retryMax = (int) r.integer(
+                Keys.RETRY_MAX,
+                Limits.RETARGETS.min(),
+                Limits.RETARGETS.max(),
+                "an integer in " + Limits.RETARGETS.min() + ".." + Limits.RETARGETS.max()
+                        + ", the retargets after an owner's 421");
+        long maxBody = r.integer(
+                Keys.MAX_BODY, 1, MAX_BODY_BYTES_LIMIT, "an integer in 1.." + MAX_BODY_BYTES_LIMIT + " bytes");
+        long replay = r.integer(
+                Keys.REPLAY_BUFFER, 0, maxBody, "an integer in 0.." + maxBody + " bytes, at most " + Keys.MAX_BODY);
+        Gateway gateway = new Gateway(
+                retryMax,
+                maxBody,
+                replay,
+                r.positive(Keys.OWNER_TIMEOUT, null, "10s"),
+                r.positive(Keys.STREAM_IDLE_TIMEOUT, null, "5m"));
+        return new RoutingSettings(caffeine, redis, gateway);
+    }
+
+    /** Puts the defaults of the keys that have one: the design's numbers, as {@link Limits} holds them. */
+    static void defaults(Map<String, String> d) {
+        d.put(Keys.CAFFEINE_TTL, String.valueOf(Limits.L1_TTL.toSeconds()));
+        d.put(Keys.CAFFEINE_MAX_SIZE, String.valueOf(Limits.L1_MAX_ENTRIES));
+        d.put(Keys.REDIS_ENABLED, "true");
+        d.put(Keys.REDIS_URI, "redis://localhost:6379");
+        d.put(Keys.REDIS_TTL, String.valueOf(Limits.L2_TTL.toSeconds()));
+        d.put(Keys.REDIS_TIMEOUT, String.valueOf(Limits.L2_TIMEOUT.toMillis()));
+        d.put(Keys.RETRY_MAX, String.valueOf(Limits.RETARGETS.max()));
+        d.put(Keys.MAX_BODY, String.valueOf(Limits.BODY_BYTES.max()));
+        d.put(Keys.REPLAY_BUFFER, String.valueOf(Limits.REPLAY_BYTES.max()));
+        d.put(Keys.OWNER_TIMEOUT, Durations.format(Limits.OWNER_TIMEOUT));
+        d.put(Keys.STREAM_IDLE_TIMEOUT, Durations.format(Limits.STREAM_IDLE_TIMEOUT));
+    }
+
+    /** Returns this section's keys with their effective values, in the documented order; a password is redacted. */
+    Map<String, String> describe() {
+        Map<String, String> d = new LinkedHashMap<>();
+        d.put(Keys.CAFFEINE_TTL, Durations.format(caffeine.ttl()));
+        d.put(Keys.CAFFEINE_MAX_SIZE, String.valueOf(caffeine.maxSize()));
+        d.put(Keys.REDIS_ENABLED, String.valueOf(redis.enabled()));
+        d.put(Keys.REDIS_URI, redis.redactedUri());
+        d.put(Keys.REDIS_TTL, Durations.format(redis.ttl()));
+        d.put(Keys.REDIS_TIMEOUT, Durations.format(redis.timeout()));
+        d.put(Keys.RETRY_MAX, String.valueOf(gateway.retryMax()));
+        d.put(Keys.MAX_BODY, String.valueOf(gateway.maxBufferedBodyBytes()));
+        d.put(Keys.REPLAY_BUFFER, String.valueOf(gateway.replayBufferBytes()));
+        d.put(Keys.OWNER_TIMEOUT, Durations.format(gateway.ownerTimeout()));
+        d.put(Keys.STREAM_IDLE_TIMEOUT, Durations.format(gateway.streamIdleTimeout()));
+        return d;
+    }
+
+    @Override
+    public String toString() {
+        return "RoutingSettings" + describe();
+    }
+
+    private static URI redisUri(SettingsReader r) {
+        String value = r.text(Keys.REDIS_URI);
+        String expected = "redis://host:port or rediss://host:port (Lettuce URI forms)";
+        try {
+            URI u = new URI(value);
+            String scheme = u.getScheme() == null ? "" : u.getScheme().toLowerCase(Locale.ROOT);
+            if (REDIS_SCHEMES.contains(scheme) && (u.getHost() != null || scheme.equals("redis-socket"))) {
+                return u;
+            }
+        } catch (URISyntaxException e) {
+            // recorded below
+        }
+        r.problem(Keys.REDIS_URI, show(SettingsReader.redactUserInfo(value)), expected);
+        return URI.create(Keys.DEFAULTS.getOrDefault(Keys.REDIS_URI, "redis://localhost:6379"));
+    }
+}

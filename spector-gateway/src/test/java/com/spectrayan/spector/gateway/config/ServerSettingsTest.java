@@ -1,0 +1,133 @@
+package com.spectrayan.spector.gateway.config;
+
+import static com.spectrayan.spector.gateway.config.SettingsFixtures.refused;
+import static com.spectrayan.spector.gateway.config.SettingsFixtures.withProps;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.InetAddress;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Bounds of the {@code spector.server.*} keys, each at its limit and one past, and the trusted proxies. */
+final class ServerSettingsTest {
+    @Test
+    void maxConnections_atOne_isAcceptedAndZeroIsRefused() {
+        assertThat(withProps(Map.of("spector.server.max-connections", "1"))
+                        .server()
+                        .maxConnections())
+                .isEqualTo(1);
+        assertThat(withProps(Map.of("spector.server.max-connections", "2147483647"))
+                        .server()
+                        .maxConnections())
+                .isEqualTo(Integer.MAX_VALUE);
+
+        assertThat(refused(Map.of("spector.server.max-connections", "0")).getMessage())
+                .contains("spector.server.max-connections: 0 (expected: an integer >= 1)");
+        assertThat(refused(Map.of("spector.server.max-connections", "2147483648"))
+                        .getMessage())
+                .as("past an int")
+                .contains("spector.server.max-connections: 2147483648");
+    }
+
+    @Test
+    void maxHeaderSize_atEachLimit_isAcceptedAndOnePastIsRefused() {
+        assertThat(withProps(Map.of("spector.server.max-header-size", "1024"))
+                        .server()
+                        .maxHeaderSize())
+                .isEqualTo(ServerSettings.MIN_HEADER_SIZE);
+        assertThat(withProps(Map.of("spector.server.max-header-size", "1048576"))
+                        .server()
+                        .maxHeaderSize())
+                .isEqualTo(ServerSettings.MAX_HEADER_SIZE_LIMIT);
+
+        assertThat(refused(Map.of("spector.server.max-header-size", "1023")).getMessage())
+                .contains("spector.server.max-header-size: 1023 (expected: an integer in 1024..1048576 bytes)");
+        assertThat(refused(Map.of("spector.server.max-header-size", "1048577")).getMessage())
+                .contains("spector.server.max-header-size: 1048577");
+    }
+
+    @Test
+    void maxInitialLineLength_atEachLimit_isAcceptedAndOnePastIsRefused() {
+        assertThat(withProps(Map.of("spector.server.max-initial-line-length", "256"))
+                        .server()
+                        .maxInitialLineLength())
+                .isEqualTo(256);
+        assertThat(withProps(Map.of("spector.server.max-initial-line-length", "65536"))
+                        .server()
+                        .maxInitialLineLength())
+                .isEqualTo(65536);
+
+        assertThat(refused(Map.of("spector.server.max-initial-line-length", "255"))
+                        .getMessage())
+                .contains("spector.server.max-initial-line-length: 255");
+        assertThat(refused(Map.of("spector.server.max-initial-line-length", "65537"))
+                        .getMessage())
+                .contains("spector.server.max-initial-line-length: 65537");
+    }
+
+    @Test
+    void port_atEachLimit_isAcceptedAndOnePastIsRefused() {
+        assertThat(withProps(Map.of("spector.server.port", "0")).server().port())
+                .isZero();
+        assertThat(withProps(Map.of("spector.server.port", "65535")).server().port())
+                .isEqualTo(65535);
+
+        assertThat(refused(Map.of("spector.server.port", "65536")).getMessage())
+                .contains("spector.server.port: 65536 (expected: a port in 0..65535");
+        assertThat(refused(Map.of("spector.server.port", "-1")).getMessage()).contains("spector.server.port: -1");
+        assertThat(refused(Map.of("spector.server.port", "http")).getMessage()).contains("spector.server.port: http");
+    }
+
+    @Test
+    void headerTimeout_atEachLimit_isAcceptedAndOnePastIsRefused() {
+        assertThat(withProps(Map.of("spector.server.header-timeout", "1s"))
+                        .server()
+                        .headerTimeout())
+                .isEqualTo(ServerSettings.MIN_CLIENT_TIMEOUT);
+        assertThat(withProps(Map.of("spector.server.header-timeout", "10m"))
+                        .server()
+                        .headerTimeout())
+                .isEqualTo(ServerSettings.MAX_HEADER_TIMEOUT);
+
+        assertThat(refused(Map.of("spector.server.header-timeout", "999ms")).problems())
+                .containsExactly("spector.server.header-timeout: 999ms (expected: a duration in 1s..10m, e.g. 200ms,"
+                        + " 10s, 5m, 1h or PT10S)");
+        assertThat(refused(Map.of("spector.server.header-timeout", "601s")).getMessage())
+                .contains("spector.server.header-timeout: 601s (expected: a duration in 1s..10m");
+        assertThat(refused(Map.of("spector.server.header-timeout", "30")).getMessage())
+                .as("a bare number has no unit in a key not named -ms or -seconds")
+                .contains("spector.server.header-timeout: 30 ");
+    }
+
+    @Test
+    void bodyTimeout_atEachLimit_isAcceptedAndOnePastIsRefused() {
+        assertThat(withProps(Map.of("spector.server.body-timeout", "1s"))
+                        .server()
+                        .bodyTimeout())
+                .isEqualTo(ServerSettings.MIN_CLIENT_TIMEOUT);
+        assertThat(withProps(Map.of("spector.server.body-timeout", "1h"))
+                        .server()
+                        .bodyTimeout())
+                .isEqualTo(ServerSettings.MAX_BODY_TIMEOUT);
+
+        assertThat(refused(Map.of("spector.server.body-timeout", "999ms")).problems())
+                .containsExactly("spector.server.body-timeout: 999ms (expected: a duration in 1s..1h, e.g. 200ms,"
+                        + " 10s, 5m, 1h or PT10S)");
+        assertThat(refused(Map.of("spector.server.body-timeout", "3601s")).getMessage())
+                .contains("spector.server.body-timeout: 3601s (expected: a duration in 1s..1h");
+    }
+
+    @Test
+    void trustedProxies_ipLiterals_areReadAndNamesRefusedWithoutDns() {
+        GatewaySettings s = withProps(Map.of("spector.server.trusted-proxies", "10.0.0.1, ::1,[fe80::1]"));
+
+        assertThat(s.server().trustedProxies())
+                .extracting(InetAddress::getHostAddress)
+                .containsExactly("10.0.0.1", "0:0:0:0:0:0:0:1", "fe80:0:0:0:0:0:0:1");
+        SettingsException e = refused(Map.of("spector.server.trusted-proxies", "proxy.internal,256.0.0.1,10.0.0.0/8"));
+        assertThat(e.problems())
+                .as("a name, an octet past 255, a CIDR")
+                .hasSize(3)
+                .allSatisfy(p -> assertThat(p).startsWith("spector.server.trusted-proxies: "));
+    }
+}
