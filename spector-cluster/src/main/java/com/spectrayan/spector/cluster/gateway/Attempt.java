@@ -104,6 +104,9 @@ final class Attempt implements GatewayHttpTransport.Listener {
     private boolean requestComplete;
     private boolean responseStarted;
     private boolean responseComplete;
+    /** An interim 1xx head was read: the decoder's empty end of it comes next, and is not ours. */
+    private boolean interimEnd;
+
     private @Nullable ScheduledFuture<?> headTimer;
     private @Nullable ScheduledFuture<?> idleTimer;
     private Duration idle = Duration.ZERO;
@@ -313,7 +316,10 @@ final class Attempt implements GatewayHttpTransport.Listener {
             }
             if (message instanceof HttpContent content) {
                 lastReadNanos = ticker.read();
-                if (state != State.OPEN || !events.isCurrent(this)) {
+                if (interimEnd && content instanceof LastHttpContent) {
+                    interimEnd = false;
+                    content.release(); // the end of a 1xx (bodyless), not of the response
+                } else if (state != State.OPEN || !events.isCurrent(this)) {
                     content.release(); // a late part of an abandoned attempt
                 } else {
                     if (content instanceof LastHttpContent) {
@@ -332,7 +338,9 @@ final class Attempt implements GatewayHttpTransport.Listener {
         int code = response.status().code();
         if (code >= 100 && code < 200 && code != 101) {
             // Interim answers are the owner's business with us: the gateway answered Expect itself,
-            // and nginx drops an owner's 1xx (103 included) too.
+            // and nginx drops an owner's 1xx (103 included) too. Netty's decoder ends each with an
+            // empty LastHttpContent, which must not end the exchange.
+            interimEnd = true;
             return;
         }
         responseStarted = true;

@@ -10,6 +10,7 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
@@ -18,6 +19,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.net.URI;
 import java.nio.channels.ClosedChannelException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -236,6 +238,31 @@ final class AttemptTest {
         attempt.finish(true);
 
         assertThat(channel.isOpen()).isFalse();
+    }
+
+    /**
+     * Regression: Netty's client decoder ends an interim {@code 1xx} (a {@code 103 Early Hints},
+     * say) with an empty {@code LastHttpContent}; the attempt passed that on as the end of the
+     * response, so the exchange completed before the owner's real head (found when the exchange's
+     * states became explicit: "response ended" before any head is an illegal transition).
+     */
+    @Test
+    void onMessage_interim103ThenTheAnswer_passesOnlyTheAnswer() {
+        open();
+        EmbeddedChannel decoder = new EmbeddedChannel(new HttpClientCodec());
+        decoder.writeOutbound(new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/"));
+        decoder.releaseOutbound();
+
+        decoder.writeInbound(Unpooled.copiedBuffer(
+                "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+                        + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi",
+                StandardCharsets.US_ASCII));
+        for (Object m; (m = decoder.readInbound()) != null; ) {
+            attempt.onMessage(m);
+        }
+
+        assertThat(events.calls).containsExactly("connected", "head 200", "content 2 last");
+        assertThat(decoder.finishAndReleaseAll()).isFalse();
     }
 
     /** Records what the attempt tells its exchange and holds the connection as the exchange does. */
