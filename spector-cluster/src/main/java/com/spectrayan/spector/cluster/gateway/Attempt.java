@@ -47,7 +47,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threading: confined to the exchange's event loop (the connection's too).
  */
-final class Attempt implements GatewayHttpTransport.Listener {
+final class Attempt implements UpstreamHttpTransport.Listener {
     private static final Logger log = LoggerFactory.getLogger(Attempt.class);
 
     /** Where the connection is in its use by this attempt. */
@@ -94,7 +94,7 @@ final class Attempt implements GatewayHttpTransport.Listener {
     private final int number;
     private final Events events;
     private final EventLoop loop;
-    private final GatewayHttpTransport transport;
+    private final UpstreamHttpTransport transport;
     private final Ticker ticker;
     private final Duration ownerTimeout;
 
@@ -118,7 +118,7 @@ final class Attempt implements GatewayHttpTransport.Listener {
             int number,
             Events events,
             EventLoop loop,
-            GatewayHttpTransport transport,
+            UpstreamHttpTransport transport,
             Ticker ticker,
             Duration ownerTimeout) {
         this.entry = entry;
@@ -164,8 +164,8 @@ final class Attempt implements GatewayHttpTransport.Listener {
             throw new IllegalStateException("attempt " + number + ": hold in state " + state);
         }
         state = State.OPEN;
-        reused = GatewayHttpTransport.isReused(ch);
-        GatewayHttpTransport.listen(ch, this);
+        reused = UpstreamHttpTransport.isReused(ch);
+        UpstreamHttpTransport.listen(ch, this);
     }
 
     /** Gives back the connection {@link Events#onConnected} declined, unused: the pool may reuse it. */
@@ -306,7 +306,7 @@ final class Attempt implements GatewayHttpTransport.Listener {
         return responseStarted;
     }
 
-    // ---- from the connection (GatewayHttpTransport.Listener) ----
+    // ---- from the connection (UpstreamHttpTransport.Listener) ----
 
     @Override
     public void onMessage(Object message) {

@@ -14,7 +14,7 @@ import java.util.concurrent.CompletionException;
  * <pre>
  *   body past the cap (Content-Length or counted)        413 PAYLOAD_TOO_LARGE
  *   no connection free in the owner's pool               503 GATEWAY_ROUTING_FAILURE  owner-pool-exhausted
- *     ({@link GatewayHttpTransport.PoolExhaustedException})
+ *     ({@link UpstreamHttpTransport.PoolExhaustedException})
  *   retarget stopped or exhausted, unknown owner         503 GATEWAY_ROUTING_FAILURE  (its reason)
  *   the resolver failed                                  503 GATEWAY_ROUTING_FAILURE, or its own
  *   no head in owner-timeout ({@link HeadTimeoutException}),
@@ -55,7 +55,7 @@ final class ForwardProblems {
                     "owner " + owner + " sent no response head within " + ownerTimeout.toMillis() + " ms",
                     Map.of("owner", owner, "timeoutMs", ownerTimeout.toMillis()));
         }
-        if (cause instanceof GatewayHttpTransport.PoolExhaustedException) {
+        if (cause instanceof UpstreamHttpTransport.PoolExhaustedException) {
             return routing(
                     "owner-pool-exhausted",
                     attempts,

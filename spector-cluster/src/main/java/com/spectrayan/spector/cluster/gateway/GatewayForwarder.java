@@ -64,7 +64,7 @@ import java.util.Map;
 public final class GatewayForwarder {
     final WaterfallRoutingResolver resolver;
     final Map<String, URI> members;
-    final GatewayHttpTransport transport;
+    final UpstreamHttpTransport transport;
     final ForwarderSpec spec;
     final ForwarderMetrics metrics;
     final Ticker ticker;
@@ -79,7 +79,7 @@ public final class GatewayForwarder {
     public GatewayForwarder(
             WaterfallRoutingResolver resolver,
             Map<String, URI> members,
-            GatewayHttpTransport transport,
+            UpstreamHttpTransport transport,
             ForwarderSpec spec,
             ForwarderMetrics metrics) {
         this(resolver, members, transport, spec, metrics, Ticker.systemTicker());
@@ -93,7 +93,7 @@ public final class GatewayForwarder {
     public GatewayForwarder(
             WaterfallRoutingResolver resolver,
             Map<String, URI> members,
-            GatewayHttpTransport transport,
+            UpstreamHttpTransport transport,
             ForwarderSpec spec,
             ForwarderMetrics metrics,
             Ticker ticker) {

@@ -405,7 +405,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         }
         in.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
         metrics.ended(ForwarderMetrics.Outcome.COMPLETED);
-        GatewayHttpTransport.detach(ch);
+        UpstreamHttpTransport.detach(ch);
         sink.onUpgrade(new ForwardResponse(response.status(), in, a.entry().owner(), attempts, false, -1), ch);
     }
 

@@ -5,7 +5,7 @@
  * <p>The public nouns: {@link com.spectrayan.spector.cluster.gateway.GatewayForwarder} holds the
  * cell's rules (routing headers, K7, 421 retargets with a bounded replay, the body cap, the
  * timers) and hands back a {@link com.spectrayan.spector.cluster.gateway.GatewayForwarder.Exchange}
- * per request; {@link com.spectrayan.spector.cluster.gateway.GatewayHttpTransport} holds the
+ * per request; {@link com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport} holds the
  * connections. A client side (the gateway's server handler) hands in a {@link
  * com.spectrayan.spector.cluster.gateway.ForwardRequest} whose body it feeds through {@link
  * com.spectrayan.spector.cluster.gateway.RequestBody}, and receives the answer through a {@link

@@ -37,7 +37,7 @@ final class AttemptTest {
     private final FakeTicker ticker = new FakeTicker();
     private final EmbeddedChannel channel =
             EmbeddedChannel.builder().ticker(ticker).build();
-    private final GatewayHttpTransport transport = new GatewayHttpTransport(
+    private final UpstreamHttpTransport transport = new UpstreamHttpTransport(
             new TransportSpec(
                     Duration.ofSeconds(2), 1, 1, Duration.ofSeconds(2), Duration.ofSeconds(30), 16 * 1024, 8192),
             NioSocketChannel.class,

@@ -47,7 +47,7 @@ final class ForwardProblemsTest {
     @Test
     void attemptFailed_poolExhausted_is503ToRetryInASecond() {
         SpectorException e = problems.attemptFailed(
-                "owner-a", new GatewayHttpTransport.PoolExhaustedException("whatever it says"), false, 2);
+                "owner-a", new UpstreamHttpTransport.PoolExhaustedException("whatever it says"), false, 2);
 
         assertThat(e.code()).isEqualTo(ErrorCode.GATEWAY_ROUTING_FAILURE);
         assertThat(e.code().httpStatus()).isEqualTo(503);
