@@ -80,7 +80,7 @@ final class ClientConnection {
     /** The name of the client connection's HTTP codec in its pipeline (GatewayServer). */
     static final String CLIENT_CODEC = "codec";
 
-    /** The name of an owner connection's HTTP codec in its pipeline (GatewayHttpTransport). */
+    /** The name of an owner connection's HTTP codec in its pipeline (UpstreamHttpTransport). */
     static final String OWNER_CODEC = "codec";
 
     /** What a connection's events reach while an exchange runs on it. */

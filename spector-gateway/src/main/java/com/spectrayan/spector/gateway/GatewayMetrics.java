@@ -2,7 +2,7 @@ package com.spectrayan.spector.gateway;
 
 import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
 import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
-import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
+import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.cluster.routing.RoutingMetrics;
 import com.spectrayan.spector.uplink.gateway.GatewayRelay;
 import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
@@ -121,7 +121,7 @@ final class GatewayMetrics {
         counter("spector.routing.misdirected", "Owner 421s reported to the resolver", m, RoutingMetrics::misdirected);
     }
 
-    void bindForwarder(GatewayForwarder forwarder, GatewayHttpTransport transport) {
+    void bindForwarder(GatewayForwarder forwarder, UpstreamHttpTransport transport) {
         ForwarderMetrics m = forwarder.metrics();
         counter(
                 "spector.forwarder.retargets",
@@ -200,7 +200,7 @@ final class GatewayMetrics {
                 .description("Replay bytes the gateway can still hold")
                 .baseUnit("bytes")
                 .register(registry);
-        Gauge.builder("spector.owner.connections", transport, GatewayHttpTransport::openConnections)
+        Gauge.builder("spector.owner.connections", transport, UpstreamHttpTransport::openConnections)
                 .description("Open owner connections, pooled or in use")
                 .register(registry);
     }

@@ -4,7 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
 import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
-import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
+import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.cluster.routing.OwnershipResolver;
 import com.spectrayan.spector.cluster.routing.RedisRouting;
@@ -87,7 +87,7 @@ public final class GatewayServer implements AutoCloseable {
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Channel serverChannel;
-    private final GatewayHttpTransport transport;
+    private final UpstreamHttpTransport transport;
     private final @Nullable RedisRouting redis;
     private final GatewayMetrics metrics;
     private final WaterfallRoutingResolver resolver;
@@ -131,7 +131,7 @@ public final class GatewayServer implements AutoCloseable {
             r.subscribe(resolver);
         }
 
-        this.transport = new GatewayHttpTransport(
+        this.transport = new UpstreamHttpTransport(
                 Specs.transport(s), clientClass, epoll ? EpollDatagramChannel.class : NioDatagramChannel.class);
         this.forwarder = new GatewayForwarder(
                 resolver, cell.ringMembers(), transport, Specs.forwarder(s), new ForwarderMetrics());

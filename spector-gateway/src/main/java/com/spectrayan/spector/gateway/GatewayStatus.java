@@ -1,6 +1,6 @@
 package com.spectrayan.spector.gateway;
 
-import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
+import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.cluster.routing.RedisRouting;
 import com.spectrayan.spector.cluster.routing.RoutingMetrics;
@@ -28,7 +28,7 @@ final class GatewayStatus {
     private final Map<String, URI> members;
     private final WaterfallRoutingResolver resolver;
     private final @Nullable RedisRouting redis;
-    private final GatewayHttpTransport transport;
+    private final UpstreamHttpTransport transport;
     private final RelayRoute relays;
     private final Drain drain;
     private final IntSupplier clientConnections;
@@ -38,7 +38,7 @@ final class GatewayStatus {
             Map<String, URI> members,
             WaterfallRoutingResolver resolver,
             @Nullable RedisRouting redis,
-            GatewayHttpTransport transport,
+            UpstreamHttpTransport transport,
             RelayRoute relays,
             Drain drain,
             IntSupplier clientConnections) {

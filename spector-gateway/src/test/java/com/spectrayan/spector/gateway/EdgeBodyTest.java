@@ -3,8 +3,8 @@ package com.spectrayan.spector.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
 import com.spectrayan.spector.cluster.gateway.TransportSpec;
+import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.gateway.WireClient.Response;
 import com.spectrayan.spector.owner.ReferenceOwner;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
@@ -53,7 +53,7 @@ final class EdgeBodyTest {
     private static Cell cell;
     private static ReferenceOwner owner;
     private static EventLoopGroup loops;
-    private static GatewayHttpTransport workerTransport;
+    private static UpstreamHttpTransport workerTransport;
     private static DialedWorker worker;
     private static String token;
 
@@ -66,7 +66,7 @@ final class EdgeBodyTest {
         owner = cell.owners.get(0);
         loops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         workerTransport =
-                new GatewayHttpTransport(TransportSpec.defaults(), NioSocketChannel.class, NioDatagramChannel.class);
+                new UpstreamHttpTransport(TransportSpec.defaults(), NioSocketChannel.class, NioDatagramChannel.class);
         worker = DialedWorker.dial(
                         cell,
                         WORKER,

@@ -2,8 +2,8 @@ package com.spectrayan.spector.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
 import com.spectrayan.spector.cluster.gateway.TransportSpec;
+import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.gateway.WireClient.Framing;
 import com.spectrayan.spector.gateway.WireClient.Response;
 import com.spectrayan.spector.owner.RecordedRequest;
@@ -57,7 +57,7 @@ final class EdgeFramingTest {
     private static MockOwner mock;
     private static Cell cell;
     private static EventLoopGroup loops;
-    private static GatewayHttpTransport workerTransport;
+    private static UpstreamHttpTransport workerTransport;
     private static DialedWorker worker;
     private static String token;
 
@@ -71,7 +71,7 @@ final class EdgeFramingTest {
                 .start();
         loops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         workerTransport =
-                new GatewayHttpTransport(TransportSpec.defaults(), NioSocketChannel.class, NioDatagramChannel.class);
+                new UpstreamHttpTransport(TransportSpec.defaults(), NioSocketChannel.class, NioDatagramChannel.class);
         worker = DialedWorker.dial(
                         cell,
                         WORKER,

@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
 import com.spectrayan.spector.cluster.gateway.TransportSpec;
+import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.InMemoryFrameChannels;
@@ -56,7 +56,7 @@ final class RelayRouteTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static Cell cell;
     private static EventLoopGroup workerLoops;
-    private static GatewayHttpTransport workerTransport;
+    private static UpstreamHttpTransport workerTransport;
     private static WorkerDaemon daemon;
     private static final String DAEMON_TOKEN = "relay-route-daemon-token-0123456789";
 
@@ -68,7 +68,7 @@ final class RelayRouteTest {
                 .start();
         workerLoops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         workerTransport =
-                new GatewayHttpTransport(TransportSpec.defaults(), NioSocketChannel.class, NioDatagramChannel.class);
+                new UpstreamHttpTransport(TransportSpec.defaults(), NioSocketChannel.class, NioDatagramChannel.class);
         HttpForwardTarget http = new HttpForwardTarget(cell.owners.get(0).baseUri(), workerTransport, workerLoops);
         FrameChannel[] uplink = InMemoryFrameChannels.pair();
         UplinkSession.start(

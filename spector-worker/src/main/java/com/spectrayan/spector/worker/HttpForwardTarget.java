@@ -2,7 +2,7 @@ package com.spectrayan.spector.worker;
 
 import static java.util.Objects.requireNonNull;
 
-import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
+import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.HeaderPolicy;
 import com.spectrayan.spector.contract.Limits;
@@ -67,11 +67,11 @@ import org.jspecify.annotations.Nullable;
 public final class HttpForwardTarget implements RelayTarget {
     private final URI upstream;
     private final String basePath;
-    private final GatewayHttpTransport transport;
+    private final UpstreamHttpTransport transport;
     private final EventLoopGroup group;
 
     /** Creates a target forwarding to {@code upstream} ({@code http://host:port}). */
-    public HttpForwardTarget(URI upstream, GatewayHttpTransport transport, EventLoopGroup group) {
+    public HttpForwardTarget(URI upstream, UpstreamHttpTransport transport, EventLoopGroup group) {
         this.upstream = requireNonNull(upstream, "upstream");
         this.transport = requireNonNull(transport, "transport");
         this.group = requireNonNull(group, "group");
@@ -91,7 +91,7 @@ public final class HttpForwardTarget implements RelayTarget {
     }
 
     /** One forwarded exchange, confined to its event loop. */
-    private final class Forward implements GatewayHttpTransport.Listener, BodySource {
+    private final class Forward implements UpstreamHttpTransport.Listener, BodySource {
         final CompletableFuture<RelayedResponse> head = new CompletableFuture<>();
         private final RelayedRequest request;
         private final EventLoop loop;
@@ -126,7 +126,7 @@ public final class HttpForwardTarget implements RelayTarget {
                 return;
             }
             channel = ch;
-            GatewayHttpTransport.listen(ch, this);
+            UpstreamHttpTransport.listen(ch, this);
             ch.config().setAutoRead(false);
             URI url = request.url();
             String target = basePath

@@ -2,8 +2,8 @@ package com.spectrayan.spector.worker;
 
 import static java.util.Objects.requireNonNull;
 
-import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
 import com.spectrayan.spector.cluster.gateway.TransportSpec;
+import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.uplink.RelayTarget;
 import com.spectrayan.spector.uplink.transport.UplinkAcceptor;
 import com.spectrayan.spector.uplink.transport.UplinkDialer;
@@ -49,7 +49,7 @@ public final class WorkerDaemon implements AutoCloseable {
     static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(5);
 
     private final EventLoopGroup group;
-    private final GatewayHttpTransport transport;
+    private final UpstreamHttpTransport transport;
     private final UplinkDialer dialer;
     private final @Nullable Channel admin;
     private volatile @Nullable UplinkSession session;
@@ -60,7 +60,7 @@ public final class WorkerDaemon implements AutoCloseable {
         Class<? extends SocketChannel> socket = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
         this.group =
                 new MultiThreadIoEventLoopGroup(Math.min(2, Runtime.getRuntime().availableProcessors()), io);
-        this.transport = new GatewayHttpTransport(
+        this.transport = new UpstreamHttpTransport(
                 TransportSpec.defaults(), socket, epoll ? EpollDatagramChannel.class : NioDatagramChannel.class);
         Map<String, RelayTarget> targets = new LinkedHashMap<>();
         upstreams.forEach((name, uri) -> targets.put(name, new HttpForwardTarget(uri, transport, group)));

@@ -2,8 +2,8 @@ package com.spectrayan.spector.worker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.spectrayan.spector.cluster.gateway.GatewayHttpTransport;
 import com.spectrayan.spector.cluster.gateway.TransportSpec;
+import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.AbortSignal;
@@ -62,8 +62,8 @@ final class HttpForwardTargetTest {
     private static final TransportSpec ONE_CONNECTION = new TransportSpec(
             Duration.ofSeconds(2), 1, 16, Duration.ofSeconds(2), Duration.ofSeconds(30), 16 * 1024, 8192);
 
-    private final GatewayHttpTransport transport =
-            new GatewayHttpTransport(ONE_CONNECTION, NioSocketChannel.class, NioDatagramChannel.class);
+    private final UpstreamHttpTransport transport =
+            new UpstreamHttpTransport(ONE_CONNECTION, NioSocketChannel.class, NioDatagramChannel.class);
     private final ExecutorService rawThreads = Executors.newCachedThreadPool();
     private @Nullable HttpServer server;
     private @Nullable ServerSocket raw;

@@ -73,7 +73,7 @@ final class GatewayForwarderReplayTest {
     private final ForwarderMetrics metrics = new ForwarderMetrics();
     private Channel misdirecting;
     private Channel reported;
-    private GatewayHttpTransport transport;
+    private UpstreamHttpTransport transport;
     private GatewayForwarder forwarder;
 
     @BeforeEach
@@ -82,7 +82,7 @@ final class GatewayForwarderReplayTest {
         reported = serve(p -> p.addLast(new HttpServerCodec())
                 .addLast(new HttpObjectAggregator(1024 * 1024))
                 .addLast(new ReportedOwner()));
-        transport = new GatewayHttpTransport(
+        transport = new UpstreamHttpTransport(
                 new TransportSpec(
                         Duration.ofSeconds(2),
                         1, // one connection per owner and loop, so the test can hold owner-b's

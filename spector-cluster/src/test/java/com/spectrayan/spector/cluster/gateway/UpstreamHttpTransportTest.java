@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  * Retry-After}) is never confused with "closed" or "down". Regression: pool exhaustion was
  * detected as any {@code IllegalStateException}, which also matched "transport closed".
  */
-final class GatewayHttpTransportTest {
+final class UpstreamHttpTransportTest {
     private static final long WAIT_MS = 5_000;
 
     private EventLoopGroup group;
@@ -60,7 +60,7 @@ final class GatewayHttpTransportTest {
 
     @Test
     void acquire_pastConnectionsAndWaiters_failsAsExhausted() throws Exception {
-        try (GatewayHttpTransport t = new GatewayHttpTransport(
+        try (UpstreamHttpTransport t = new UpstreamHttpTransport(
                 spec(1, 0, Duration.ofSeconds(2)), NioSocketChannel.class, NioDatagramChannel.class)) {
             EventLoop loop = group.next();
             Future<Channel> first =
@@ -72,13 +72,13 @@ final class GatewayHttpTransportTest {
             assertThat(second.await(WAIT_MS)).isTrue();
 
             assertThat(second.isSuccess()).isFalse();
-            assertThat(GatewayHttpTransport.isPoolExhausted(second.cause())).isTrue();
+            assertThat(UpstreamHttpTransport.isPoolExhausted(second.cause())).isTrue();
         }
     }
 
     @Test
     void acquire_waiterPastTheAcquireTimeout_failsAsExhausted() throws Exception {
-        try (GatewayHttpTransport t = new GatewayHttpTransport(
+        try (UpstreamHttpTransport t = new UpstreamHttpTransport(
                 spec(1, 1, Duration.ofMillis(200)), NioSocketChannel.class, NioDatagramChannel.class)) {
             EventLoop loop = group.next();
             assertThat(loop.submit(() -> t.acquire(loop, ownerUri()))
@@ -91,7 +91,7 @@ final class GatewayHttpTransportTest {
                     loop.submit(() -> t.acquire(loop, ownerUri())).get();
             assertThat(waiter.await(WAIT_MS)).isTrue();
 
-            assertThat(GatewayHttpTransport.isPoolExhausted(waiter.cause()))
+            assertThat(UpstreamHttpTransport.isPoolExhausted(waiter.cause()))
                     .as("a waiter that timed out: %s", waiter.cause())
                     .isTrue();
         }
@@ -99,7 +99,7 @@ final class GatewayHttpTransportTest {
 
     @Test
     void acquire_afterClose_failsAsClosedNotExhausted() throws Exception {
-        GatewayHttpTransport t = new GatewayHttpTransport(
+        UpstreamHttpTransport t = new UpstreamHttpTransport(
                 spec(1, 0, Duration.ofSeconds(2)), NioSocketChannel.class, NioDatagramChannel.class);
         t.close();
         EventLoop loop = group.next();
@@ -107,7 +107,7 @@ final class GatewayHttpTransportTest {
         Future<Channel> f = loop.submit(() -> t.acquire(loop, ownerUri())).get().await();
 
         assertThat(f.cause()).isInstanceOf(ClosedChannelException.class);
-        assertThat(GatewayHttpTransport.isPoolExhausted(f.cause())).isFalse();
+        assertThat(UpstreamHttpTransport.isPoolExhausted(f.cause())).isFalse();
     }
 
     @Test
@@ -116,7 +116,7 @@ final class GatewayHttpTransportTest {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             closedPort = s.getLocalPort();
         }
-        try (GatewayHttpTransport t = new GatewayHttpTransport(
+        try (UpstreamHttpTransport t = new UpstreamHttpTransport(
                 spec(1, 0, Duration.ofSeconds(2)), NioSocketChannel.class, NioDatagramChannel.class)) {
             EventLoop loop = group.next();
             URI down = URI.create("http://127.0.0.1:" + closedPort);
@@ -125,7 +125,7 @@ final class GatewayHttpTransportTest {
             assertThat(f.await(WAIT_MS)).isTrue();
 
             assertThat(f.isSuccess()).isFalse();
-            assertThat(GatewayHttpTransport.isPoolExhausted(f.cause())).isFalse();
+            assertThat(UpstreamHttpTransport.isPoolExhausted(f.cause())).isFalse();
         }
     }
 }

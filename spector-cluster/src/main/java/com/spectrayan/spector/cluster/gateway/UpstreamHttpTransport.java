@@ -54,7 +54,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Concurrency: pools are created lazily and concurrently; each pool's work runs on its loop.
  */
-public final class GatewayHttpTransport implements AutoCloseable {
+public final class UpstreamHttpTransport implements AutoCloseable {
     private static final AttributeKey<Boolean> IN_USE = AttributeKey.valueOf("spector.inUse");
     private static final AttributeKey<AtomicInteger> USES = AttributeKey.valueOf("spector.uses");
     private static final AttributeKey<Boolean> UNPOOLED = AttributeKey.valueOf("spector.unpooled");
@@ -72,7 +72,7 @@ public final class GatewayHttpTransport implements AutoCloseable {
      * event loops passed to {@link #acquire} (epoll loops with epoll channels, NIO with NIO). IP
      * literals are used as they are; a name is never resolved by blocking an event loop.
      */
-    public GatewayHttpTransport(
+    public UpstreamHttpTransport(
             TransportSpec spec, Class<? extends Channel> channelClass, Class<? extends DatagramChannel> datagramClass) {
         this.spec = requireNonNull(spec, "spec");
         this.channelClass = requireNonNull(channelClass, "channelClass");

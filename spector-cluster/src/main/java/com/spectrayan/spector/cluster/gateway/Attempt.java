@@ -1,0 +1,458 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+import com.spectrayan.spector.cluster.routing.RouteEntry;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.net.URI;
+import java.nio.channels.ClosedChannelException;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One try of an exchange against one owner over one connection: it holds the connection, writes
+ * what the exchange gives it, runs the per-attempt timers, and hands what the owner sends to its
+ * {@link Events}.
+ *
+ * <p>Design notes:
+ *
+ * <ul>
+ *   <li><b>Lifecycle.</b> {@code CONNECTING -> OPEN -> RELEASED}, or {@code OPEN -> HANDED_OVER}
+ *       after a {@code 101}; {@code CONNECTING -> RELEASED} when the exchange gives the attempt up
+ *       before its connection arrives (the connection, unused, then goes back to the pool). Only
+ *       an {@code OPEN} attempt writes, and only the exchange's current one hears the owner; a
+ *       late message to any other is released.
+ *   <li><b>Reuse.</b> Three facts decide whether the connection goes back to the pool: the whole
+ *       request was written, the whole response was read, and the exchange allows it. A request
+ *       cut off mid-body is reset ({@code SO_LINGER 0}), so no owner takes a truncated body for a
+ *       whole one.
+ *   <li><b>Timers.</b> The head timer ({@link ForwarderSpec#ownerTimeout()}) starts when the
+ *       whole request is written, as Envoy's route timeout and nginx's {@code proxy_read_timeout}
+ *       do, so a slow upload is never an owner timeout. After the head only the idle timer runs; it
+ *       reads time from the {@link Ticker} and never fires while the client paused the reading.
+ * </ul>
+ *
+ * <p>Threading: confined to the exchange's event loop (the connection's too).
+ */
+final class Attempt implements UpstreamHttpTransport.Listener {
+    private static final Logger log = LoggerFactory.getLogger(Attempt.class);
+
+    /** Where the connection is in its use by this attempt. */
+    enum State {
+        /** The connection is being acquired or connected. */
+        CONNECTING,
+        /** The connection is held: the request goes out, the response comes in. */
+        OPEN,
+        /** The connection was given back (to the pool, or closed). */
+        RELEASED,
+        /** The connection left the transport after a {@code 101}. */
+        HANDED_OVER
+    }
+
+    /** What an attempt tells its exchange; every call runs on the exchange's loop. */
+    interface Events {
+        /** Answers whether {@code a} is still the exchange's current attempt, the exchange not over. */
+        boolean isCurrent(Attempt a);
+
+        /** The connection is {@link #hold held}: write the request. */
+        void onConnected(Attempt a);
+
+        /** The attempt failed: no connection, a failed write, a close, a reset, a head timeout. */
+        void onFailed(Attempt a, Throwable cause);
+
+        /** The owner's response head (never an interim {@code 1xx} other than {@code 101}). */
+        void onResponseHead(Attempt a, HttpResponse head);
+
+        /** A part of the owner's body; the callee releases it. */
+        void onContent(Attempt a, HttpContent content);
+
+        /** A read batch from the owner ended. */
+        void onReadComplete(Attempt a);
+
+        /** The connection takes more request bytes again. */
+        void onWritable(Attempt a);
+
+        /** The owner sent nothing for {@code idle} inside its response. */
+        void onIdle(Attempt a, Duration idle);
+    }
+
+    private final RouteEntry entry;
+    private final URI uri;
+    private final int number;
+    private final Events events;
+    private final EventLoop loop;
+    private final UpstreamHttpTransport transport;
+    private final Ticker ticker;
+    private final Duration ownerTimeout;
+
+    private State state = State.CONNECTING;
+    private @Nullable Channel channel;
+    private boolean reused;
+    private boolean requestComplete;
+    private boolean responseStarted;
+    private boolean responseComplete;
+    /** An interim 1xx head was read: the decoder's empty end of it comes next, and is not ours. */
+    private boolean interimEnd;
+
+    private @Nullable ScheduledFuture<?> headTimer;
+    private @Nullable ScheduledFuture<?> idleTimer;
+    private Duration idle = Duration.ZERO;
+    private long lastReadNanos;
+
+    Attempt(
+            RouteEntry entry,
+            URI uri,
+            int number,
+            Events events,
+            EventLoop loop,
+            UpstreamHttpTransport transport,
+            Ticker ticker,
+            Duration ownerTimeout) {
+        this.entry = entry;
+        this.uri = uri;
+        this.number = number;
+        this.events = events;
+        this.loop = loop;
+        this.transport = transport;
+        this.ticker = ticker;
+        this.ownerTimeout = ownerTimeout;
+    }
+
+    /**
+     * Asks the transport for a connection: a pooled one, or for an upgrade a new one of its own
+     * (it keeps it for the life of the new protocol).
+     */
+    void connect(boolean unpooled) {
+        Future<Channel> connection = unpooled ? transport.connect(loop, uri) : transport.acquire(loop, uri);
+        connection.addListener(f -> onAcquired(cast(f)));
+    }
+
+    void onAcquired(Future<Channel> f) {
+        if (!f.isSuccess()) {
+            events.onFailed(this, f.cause());
+            return;
+        }
+        Channel ch = f.getNow();
+        if (state != State.CONNECTING || !events.isCurrent(this)) {
+            giveBack(ch); // given up while it connected
+            return;
+        }
+        channel = ch;
+        events.onConnected(this);
+    }
+
+    /**
+     * Takes the connection the exchange accepted in {@link Events#onConnected}: from now on its
+     * messages come to this attempt.
+     */
+    void hold() {
+        Channel ch = requireChannel();
+        if (state != State.CONNECTING) {
+            throw new IllegalStateException("attempt " + number + ": hold in state " + state);
+        }
+        state = State.OPEN;
+        reused = UpstreamHttpTransport.isReused(ch);
+        UpstreamHttpTransport.listen(ch, this);
+    }
+
+    /** Gives back the connection {@link Events#onConnected} declined, unused: the pool may reuse it. */
+    void decline() {
+        Channel ch = requireChannel();
+        channel = null;
+        state = State.RELEASED;
+        giveBack(ch);
+    }
+
+    private void giveBack(Channel ch) {
+        transport.release(loop, uri, ch, true);
+    }
+
+    /** Writes the request head; a failed write fails the attempt. */
+    void sendHead(HttpRequest head) {
+        requireChannel().write(head).addListener(w -> {
+            if (!w.isSuccess() && !isDone()) {
+                events.onFailed(this, w.cause());
+            }
+        });
+    }
+
+    /** Writes what the replay copy holds (not flushed); returns the bytes written. */
+    long sendReplay(ReplayBuffer replay) {
+        return replay.writeTo(requireChannel());
+    }
+
+    /** Writes a body chunk (not flushed); ownership passes to the connection. */
+    void send(ByteBuf chunk) {
+        requireChannel().write(new DefaultHttpContent(chunk));
+    }
+
+    /** Ends the request (not flushed): the head timer starts. */
+    void sendEnd() {
+        requireChannel().write(LastHttpContent.EMPTY_LAST_CONTENT);
+        requestComplete();
+    }
+
+    /** Writes out what was queued. */
+    void flush() {
+        Channel ch = channel;
+        if (ch != null) {
+            ch.flush();
+        }
+    }
+
+    /** Answers whether the connection takes more request bytes now. */
+    boolean isWritable() {
+        Channel ch = channel;
+        return ch != null && ch.isWritable();
+    }
+
+    /** Reads from the owner (true) or stops (false): the client's backpressure. */
+    void setReading(boolean read) {
+        Channel ch = channel;
+        if (ch != null) {
+            ch.config().setAutoRead(read);
+        }
+    }
+
+    /** Starts the idle timer: the owner may then be quiet for at most {@code timeout}. */
+    void armIdle(Duration timeout) {
+        idle = timeout;
+        lastReadNanos = ticker.read();
+        scheduleIdle(timeout.toNanos());
+    }
+
+    /** Hands the connection over (after a 101): this attempt lets go of it without closing it. */
+    Channel handOver() {
+        Channel ch = requireChannel();
+        if (state != State.OPEN) {
+            throw new IllegalStateException("attempt " + number + ": hand-over in state " + state);
+        }
+        state = State.HANDED_OVER;
+        cancelTimers();
+        channel = null;
+        return ch;
+    }
+
+    /**
+     * Lets go of the connection, once: back to the pool when both messages completed and {@code
+     * mayReuse}, else closed (reset when the request was cut off).
+     */
+    void finish(boolean mayReuse) {
+        if (isDone()) {
+            return;
+        }
+        state = State.RELEASED;
+        cancelTimers();
+        Channel ch = channel;
+        channel = null;
+        if (ch != null) {
+            boolean reusable = mayReuse && requestComplete && responseComplete && ch.isActive();
+            if (!requestComplete && ch.isActive()) {
+                // Aborted mid-request: a reset, so the owner can never take a cut-off body for a
+                // whole one (a chunked body that merely stops looks complete to none, but a
+                // close-delimited reading or a lax parser might).
+                ch.config().setOption(ChannelOption.SO_LINGER, 0);
+            }
+            transport.release(loop, uri, ch, reusable);
+        }
+    }
+
+    RouteEntry entry() {
+        return entry;
+    }
+
+    URI uri() {
+        return uri;
+    }
+
+    int number() {
+        return number;
+    }
+
+    State state() {
+        return state;
+    }
+
+    /** Answers whether the connection is held and the request may be written. */
+    boolean isSending() {
+        return state == State.OPEN;
+    }
+
+    /** Answers whether the connection was given back or handed over. */
+    boolean isDone() {
+        return state == State.RELEASED || state == State.HANDED_OVER;
+    }
+
+    /** Answers whether the connection served an exchange before (a stale one may be closed). */
+    boolean isReused() {
+        return reused;
+    }
+
+    /** Answers whether the owner's response (or its 421, or its 101) began. */
+    boolean responseStarted() {
+        return responseStarted;
+    }
+
+    // ---- from the connection (UpstreamHttpTransport.Listener) ----
+
+    @Override
+    public void onMessage(Object message) {
+        try {
+            if (message instanceof HttpResponse response) {
+                onResponse(response);
+            }
+            if (message instanceof HttpContent content) {
+                lastReadNanos = ticker.read();
+                if (interimEnd && content instanceof LastHttpContent) {
+                    interimEnd = false;
+                    content.release(); // the end of a 1xx (bodyless), not of the response
+                } else if (state != State.OPEN || !events.isCurrent(this)) {
+                    content.release(); // a late part of an abandoned attempt
+                } else {
+                    if (content instanceof LastHttpContent) {
+                        responseComplete = true;
+                    }
+                    events.onContent(this, content);
+                }
+            }
+        } catch (RuntimeException e) {
+            ReferenceCountUtil.safeRelease(message);
+            throw e;
+        }
+    }
+
+    private void onResponse(HttpResponse response) {
+        int code = response.status().code();
+        if (code >= 100 && code < 200 && code != 101) {
+            // Interim answers are the owner's business with us: the gateway answered Expect itself,
+            // and nginx drops an owner's 1xx (103 included) too. Netty's decoder ends each with an
+            // empty LastHttpContent, which must not end the exchange.
+            interimEnd = true;
+            return;
+        }
+        responseStarted = true;
+        cancelHeadTimer();
+        if (state != State.OPEN || !events.isCurrent(this)) {
+            return; // the answer of an abandoned attempt: its body is released as it comes
+        }
+        events.onResponseHead(this, response);
+    }
+
+    @Override
+    public void onReadComplete() {
+        if (state == State.OPEN && events.isCurrent(this)) {
+            events.onReadComplete(this);
+        }
+    }
+
+    @Override
+    public void onWritabilityChanged(boolean writable) {
+        if (writable && state == State.OPEN && events.isCurrent(this)) {
+            events.onWritable(this);
+        }
+    }
+
+    @Override
+    public void onClosed() {
+        if (isDone()) {
+            return;
+        }
+        if (!responseComplete && events.isCurrent(this)) {
+            events.onFailed(this, new ClosedChannelException());
+        }
+        finish(false);
+    }
+
+    @Override
+    public void onFailure(Throwable cause) {
+        log.debug("owner connection to {} failed: {}", entry.owner(), cause.toString());
+        if (!isDone() && events.isCurrent(this)) {
+            events.onFailed(this, cause);
+        }
+        finish(false);
+    }
+
+    // ---- timers ----
+
+    private void requestComplete() {
+        requestComplete = true;
+        if (headTimer == null && !responseStarted && !isDone()) {
+            headTimer = loop.schedule(
+                    () -> {
+                        if (!responseStarted && !isDone()) {
+                            events.onFailed(this, new HeadTimeoutException(entry.owner()));
+                        }
+                    },
+                    ownerTimeout.toNanos(),
+                    TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private void scheduleIdle(long delayNanos) {
+        idleTimer = loop.schedule(this::checkIdle, delayNanos, TimeUnit.NANOSECONDS);
+    }
+
+    private void checkIdle() {
+        if (state != State.OPEN || !events.isCurrent(this)) {
+            return;
+        }
+        Channel ch = channel;
+        long idleNanos = idle.toNanos();
+        long quiet = ticker.read() - lastReadNanos;
+        boolean pausedByClient = ch != null && !ch.config().isAutoRead();
+        if (quiet >= idleNanos && !pausedByClient) {
+            log.debug("owner {} idle for {} ms inside a response", entry.owner(), quiet / 1_000_000);
+            events.onIdle(this, idle);
+        } else {
+            scheduleIdle(pausedByClient ? idleNanos : idleNanos - quiet);
+        }
+    }
+
+    private void cancelHeadTimer() {
+        ScheduledFuture<?> t = headTimer;
+        if (t != null) {
+            t.cancel(false);
+            headTimer = null;
+        }
+    }
+
+    private void cancelTimers() {
+        cancelHeadTimer();
+        ScheduledFuture<?> t = idleTimer;
+        if (t != null) {
+            t.cancel(false);
+            idleTimer = null;
+        }
+    }
+
+    private Channel requireChannel() {
+        Channel ch = channel;
+        if (ch == null) {
+            throw new IllegalStateException("attempt " + number + ": no connection in state " + state);
+        }
+        return ch;
+    }
+
+    @Override
+    public String toString() {
+        return "attempt " + number + " to " + entry.owner() + " (" + state + ")";
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Future<Channel> cast(Future<?> f) {
+        return (Future<Channel>) f;
+    }
+}

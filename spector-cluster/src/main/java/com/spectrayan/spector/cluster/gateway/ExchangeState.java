@@ -1,0 +1,136 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import java.util.EnumSet;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Where one forwarded exchange is, and the events that move it (drawn in {@link GatewayForwarder}'s
+ * design notes). Each event has one method; it moves the state and answers true, or, when the
+ * event cannot happen in the current state, fails loudly: it logs at ERROR and throws an {@link
+ * IllegalStateException} when {@code strict} (every test run: assertions on), else answers false
+ * and leaves the state alone, and the exchange then fails itself rather than go on with a
+ * connection whose state it no longer knows.
+ *
+ * <p>Threading: confined to the exchange's event loop.
+ */
+final class ExchangeState {
+    private static final Logger log = LoggerFactory.getLogger(ExchangeState.class);
+
+    /** Whether illegal transitions throw by default: yes under assertions (surefire enables them). */
+    static final boolean STRICT = ExchangeState.class.desiredAssertionStatus();
+
+    /** The states of a forwarded exchange. */
+    enum State {
+        /** Waiting for the routing answer (L2 or L3; an L1 hit skips it). */
+        RESOLVING,
+        /** An attempt waits for its owner connection (pooled, or a new one for an upgrade). */
+        CONNECTING,
+        /** The request head is written; its body (the replay copy first) flows to the owner. */
+        SENDING,
+        /** The whole request is written; the owner's head timer runs. */
+        AWAITING_HEAD,
+        /** The owner's head went to the client; its body streams (the request's may still flow). */
+        STREAMING,
+        /** The response ended; the connection went back to the pool. */
+        COMPLETED,
+        /** The owner switched protocols; its connection went to the client side. */
+        UPGRADED,
+        /** The exchange ended with a gateway error (problem+json, or a reset after the head). */
+        FAILED,
+        /** The client went away. */
+        CANCELLED;
+
+        /** Answers whether the exchange is over in this state. */
+        boolean isTerminal() {
+            return this == COMPLETED || this == UPGRADED || this == FAILED || this == CANCELLED;
+        }
+    }
+
+    private static final Set<State> BEFORE_HEAD = EnumSet.of(State.SENDING, State.AWAITING_HEAD);
+    private static final Set<State> ROUTABLE = EnumSet.of(State.RESOLVING, State.SENDING, State.AWAITING_HEAD);
+    private static final Set<State> SENDABLE = EnumSet.of(State.SENDING, State.STREAMING);
+    private static final Set<State> LIVE =
+            EnumSet.complementOf(EnumSet.of(State.COMPLETED, State.UPGRADED, State.FAILED, State.CANCELLED));
+
+    private final boolean strict;
+    private State state = State.RESOLVING;
+
+    ExchangeState(boolean strict) {
+        this.strict = strict;
+    }
+
+    State get() {
+        return state;
+    }
+
+    /** Answers whether the exchange is over. */
+    boolean isOver() {
+        return state.isTerminal();
+    }
+
+    /** Answers whether the owner's head went to the client and the exchange is not over. */
+    boolean isStreaming() {
+        return state == State.STREAMING;
+    }
+
+    /** An attempt starts: the first route, a retarget after a 421, or a retry on a fresh connection. */
+    boolean attempting() {
+        return move("attempting", ROUTABLE, State.CONNECTING);
+    }
+
+    /** The attempt's connection is held: the head is written. */
+    boolean connected() {
+        return move("connected", EnumSet.of(State.CONNECTING), State.SENDING);
+    }
+
+    /** The whole request is written (after the head, too, when the owner answered early). */
+    boolean requestSent() {
+        return move("requestSent", SENDABLE, state == State.STREAMING ? State.STREAMING : State.AWAITING_HEAD);
+    }
+
+    /** The owner's head went to the client. */
+    boolean headReceived() {
+        return move("headReceived", BEFORE_HEAD, State.STREAMING);
+    }
+
+    /** The owner switched protocols. */
+    boolean upgraded() {
+        return move("upgraded", BEFORE_HEAD, State.UPGRADED);
+    }
+
+    /** The response ended. */
+    boolean responseEnded() {
+        return move("responseEnded", EnumSet.of(State.STREAMING), State.COMPLETED);
+    }
+
+    /** The exchange failed. */
+    boolean failed() {
+        return move("failed", LIVE, State.FAILED);
+    }
+
+    /** The client went away. */
+    boolean cancelled() {
+        return move("cancelled", LIVE, State.CANCELLED);
+    }
+
+    private boolean move(String event, Set<State> from, State to) {
+        if (from.contains(state)) {
+            state = to;
+            return true;
+        }
+        IllegalStateException e = new IllegalStateException(
+                "illegal transition: " + event + " in state " + state + " (expected: one of " + from + ")");
+        log.error("forwarded exchange: {}", e.getMessage(), e);
+        if (strict) {
+            throw e;
+        }
+        return false;
+    }
+
+    @Override
+    public String toString() {
+        return state.name();
+    }
+}

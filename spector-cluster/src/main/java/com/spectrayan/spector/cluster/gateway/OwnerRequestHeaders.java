@@ -1,0 +1,92 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import com.spectrayan.spector.cluster.routing.RouteEntry;
+import com.spectrayan.spector.cluster.routing.RoutingKey;
+import com.spectrayan.spector.contract.SpectorHeaders;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import java.net.URI;
+
+/**
+ * The headers of the request an owner receives, edited in place from the client's (no copy, as
+ * {@link HeaderFilter} explains):
+ *
+ * <ul>
+ *   <li>once per exchange: the header policy ({@link HeaderFilter#toOwner}: hop-by-hop, framing,
+ *       gateway-owned and routing names dropped; {@code Idempotency-Key} (K7) and every other end-
+ *       to-end header byte for byte), {@code Upgrade} and {@code Connection: upgrade} again for an
+ *       upgrade (hop-by-hop, so this hop asks anew, RFC 9110 §7.8), and {@code X-Forwarded-For}
+ *       (appended to a trusted proxy's, else the client's address alone), {@code -Proto} and
+ *       {@code -Host} (a trusted proxy's kept);
+ *   <li>per attempt: {@code Host} (the owner's authority), the routing headers (namespace, tenant,
+ *       epoch, fence or none, attempt number), and the framing (the client's Content-Length, or
+ *       chunked; none for a request without a body).
+ * </ul>
+ *
+ * <p>Threading: confined to the exchange's event loop. The client's header map is the owner's
+ * from the first {@link #forAttempt}: nobody reads it as the client's after that.
+ */
+final class OwnerRequestHeaders {
+    private static final String X_FORWARDED_FOR = "X-Forwarded-For";
+    private static final String X_FORWARDED_PROTO = "X-Forwarded-Proto";
+    private static final String X_FORWARDED_HOST = "X-Forwarded-Host";
+
+    private final ForwardRequest request;
+    private boolean prepared;
+
+    OwnerRequestHeaders(ForwardRequest request) {
+        this.request = request;
+    }
+
+    /** Returns the headers for attempt {@code number} to {@code owner} at {@code entry}. */
+    HttpHeaders forAttempt(URI owner, RouteEntry entry, int number) {
+        HttpHeaders out = request.headers();
+        if (!prepared) { // once per exchange: the same map serves every attempt
+            prepared = true;
+            prepare(out);
+        }
+        out.set(HttpHeaderNames.HOST, owner.getPort() > 0 ? owner.getHost() + ":" + owner.getPort() : owner.getHost());
+        RoutingKey key = request.key();
+        out.set(SpectorHeaders.NAMESPACE, key.namespace());
+        String tenant = key.tenant();
+        if (tenant != null) {
+            out.set(SpectorHeaders.TENANT, tenant);
+        }
+        out.set(SpectorHeaders.EPOCH, entry.epoch());
+        if (entry.fence() != RouteEntry.NO_FENCE) {
+            out.set(SpectorHeaders.FENCE, entry.fence());
+        } else {
+            out.remove(SpectorHeaders.FENCE);
+        }
+        out.set(SpectorHeaders.ATTEMPT, number);
+        if (request.body() != RequestBody.EMPTY) {
+            if (request.declaredLength() >= 0) {
+                out.set(HttpHeaderNames.CONTENT_LENGTH, request.declaredLength());
+            } else {
+                out.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+            }
+        }
+        return out;
+    }
+
+    private void prepare(HttpHeaders out) {
+        String priorFor = request.trustedProxy() ? out.get(X_FORWARDED_FOR) : null;
+        HeaderFilter.toOwner(out, request.trustedProxy());
+        String upgrade = request.upgrade();
+        if (upgrade != null) { // hop-by-hop, so dropped above; this hop asks again (RFC 9110 §7.8)
+            out.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
+            out.set(HttpHeaderNames.UPGRADE, upgrade);
+        }
+        out.set(
+                X_FORWARDED_FOR,
+                priorFor == null ? request.clientAddress() : priorFor + ", " + request.clientAddress());
+        if (!out.contains(X_FORWARDED_PROTO)) {
+            out.set(X_FORWARDED_PROTO, request.scheme());
+        }
+        String host = request.host();
+        if (!out.contains(X_FORWARDED_HOST) && host != null) {
+            out.set(X_FORWARDED_HOST, host);
+        }
+    }
+}

@@ -1,0 +1,544 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import com.spectrayan.spector.cluster.routing.Resolution;
+import com.spectrayan.spector.cluster.routing.RouteEntry;
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.HeaderPolicy;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.contract.SpectorHeaders;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.net.URI;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One forwarded exchange: the {@link ExchangeState} machine drawn in {@link GatewayForwarder}'s
+ * design notes, driven by the client side (the body, writability, going away) and by its current
+ * {@link Attempt} (the owner's connection). Each handler checks where the exchange is, moves it,
+ * and acts; the pieces it composes each hold one concern: {@link ReplayBuffer}, {@link
+ * RequestBodyPump}, {@link OwnerRequestHeaders}, {@link RetargetPolicy}, {@link ForwardProblems}.
+ *
+ * <p>Threading: not thread-safe; confined to the client channel's event loop, which is also the
+ * loop of every owner connection it uses. A routing answer completed elsewhere hops back.
+ */
+final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consumer, Attempt.Events {
+    private static final Logger log = LoggerFactory.getLogger(RealExchange.class);
+
+    private static final String EVENT_STREAM = "text/event-stream";
+
+    private final GatewayForwarder forwarder;
+    private final ForwarderSpec spec;
+    private final ForwarderMetrics metrics;
+    private final ForwardRequest request;
+    private final ResponseSink sink;
+    private final EventLoop loop;
+    private final ExchangeState state;
+    private final ReplayBuffer replay;
+    private final RequestBodyPump body;
+    private final OwnerRequestHeaders headers;
+    /** The newest epoch tried per owner, for {@link RetargetPolicy}. */
+    private final Map<String, Long> epochsSeen = new HashMap<>();
+
+    private int attempts;
+    private boolean learnedOwner;
+    private boolean staleRetryUsed;
+    private long bodyBytes;
+    private @Nullable Attempt current;
+    private @Nullable ScheduledFuture<?> headDeadline;
+
+    RealExchange(GatewayForwarder forwarder, ForwardRequest request, ResponseSink sink, EventLoop loop) {
+        this.forwarder = forwarder;
+        this.spec = forwarder.spec;
+        this.metrics = forwarder.metrics;
+        this.request = request;
+        this.sink = sink;
+        this.loop = loop;
+        this.state = new ExchangeState(ExchangeState.STRICT);
+        this.replay = new ReplayBuffer(spec.replayBufferBytes(), forwarder.replayBudget);
+        this.body = new RequestBodyPump(request.body(), loop, forwarder.ticker, spec.ownerTimeout(), this::onStall);
+        this.headers = new OwnerRequestHeaders(request);
+    }
+
+    void start() {
+        metrics.started();
+        List<String> connection = request.headers().getAll(HttpHeaderNames.CONNECTION);
+        if (!connection.isEmpty()) {
+            try {
+                HeaderPolicy.connectionTokens(connection); // bounded before any owner is contacted
+            } catch (SpectorException e) {
+                fail(e, false);
+                return;
+            }
+        }
+        if (request.declaredLength() > spec.maxBodyBytes()) {
+            metrics.countTooLarge();
+            fail(forwarder.problems.tooLarge(request.declaredLength()), false);
+            return;
+        }
+        if (request.body() == RequestBody.EMPTY) {
+            armHeadDeadline();
+        }
+        Resolution cached = forwarder.resolver.peek(request.key());
+        if (cached != null) {
+            attempt(cached.entry());
+            return;
+        }
+        forwarder
+                .resolver
+                .resolve(request.key())
+                .whenComplete((resolution, error) -> onLoop(() -> {
+                    if (state.isOver()) {
+                        return;
+                    }
+                    if (error != null) {
+                        fail(ForwardProblems.routingFailed(error), false);
+                    } else {
+                        attempt(resolution.entry());
+                    }
+                }));
+    }
+
+    // ---- the client side (GatewayForwarder.Exchange) ----
+
+    @Override
+    public void onClientWritable() {
+        Attempt a = current;
+        if (state.isStreaming() && a != null) {
+            a.setReading(true);
+        }
+    }
+
+    @Override
+    public void cancel() {
+        if (state.isOver()) {
+            return;
+        }
+        state.cancelled();
+        cleanUp(true);
+        metrics.ended(ForwarderMetrics.Outcome.CANCELLED);
+    }
+
+    @Override
+    public boolean isFinished() {
+        return state.isOver();
+    }
+
+    // ---- the request body (RequestBody.Consumer) ----
+
+    @Override
+    public void onChunk(ByteBuf chunk) {
+        if (state.isOver()) {
+            chunk.release();
+            return;
+        }
+        int n = chunk.readableBytes();
+        bodyBytes += n;
+        if (bodyBytes > spec.maxBodyBytes()) {
+            chunk.release();
+            metrics.countTooLarge();
+            fail(forwarder.problems.tooLarge(bodyBytes), true);
+            return;
+        }
+        if (replay.isReplayable() && !replay.keep(chunk)) {
+            metrics.countReplayRefused();
+        }
+        Attempt a = current;
+        if (a != null && a.isSending()) {
+            a.send(chunk);
+            metrics.countToOwner(n);
+            if (!a.isWritable()) {
+                body.pause();
+            }
+            return;
+        }
+        chunk.release(); // kept in the replay buffer, or lost (then no retry is possible)
+        if (!replay.isReplayable()) {
+            // No attempt is sending: a retry (after a 421, or on a fresh connection) is still
+            // connecting, decided while the body so far fitted the replay copy. This chunk outgrew
+            // it and is gone, so that attempt could only send a truncated body (a Content-Length
+            // the owner waits for until the owner timeout, or a chunked body that ends early and
+            // looks whole): answer now, as a 421 after the body would.
+            exhausted(RetargetPolicy.BODY_NOT_REPLAYABLE);
+            return;
+        }
+        body.pause();
+    }
+
+    @Override
+    public void flush() {
+        Attempt a = current;
+        if (a != null && a.isSending()) {
+            a.flush();
+        }
+    }
+
+    @Override
+    public void onEnd() {
+        body.ended();
+        if (state.isOver()) {
+            return;
+        }
+        armHeadDeadline(); // the owner's time to answer runs from the end of the request
+        Attempt a = current;
+        if (a != null && a.isSending()) {
+            a.sendEnd();
+            a.flush();
+            if (!state.requestSent()) {
+                illegal("requestSent");
+            }
+        }
+    }
+
+    /**
+     * The client's body ended badly (malformed, timed out): the owner's request is aborted (its
+     * connection closed, never completed), and the client gets the error.
+     */
+    @Override
+    public void onError(Throwable error) {
+        fail(ForwardProblems.bodyFailed(error), true);
+    }
+
+    // ---- attempts ----
+
+    private void attempt(RouteEntry entry) {
+        URI uri = forwarder.members.get(entry.owner());
+        if (uri == null) {
+            fail(ForwardProblems.unknownOwner(entry.owner(), attempts), false);
+            return;
+        }
+        attempts++;
+        epochsSeen.merge(entry.owner(), entry.epoch(), Math::max);
+        connect(entry, uri);
+    }
+
+    /** Starts attempt number {@link #attempts} (a retry on a fresh connection keeps the number). */
+    private void connect(RouteEntry entry, URI uri) {
+        if (!state.attempting()) {
+            illegal("attempting");
+            return;
+        }
+        Attempt a = new Attempt(
+                entry, uri, attempts, this, loop, forwarder.transport, forwarder.ticker, spec.ownerTimeout());
+        current = a;
+        // An upgrade keeps its connection for the life of the new protocol: never a pooled one.
+        a.connect(request.upgrade() != null);
+    }
+
+    @Override
+    public boolean isCurrent(Attempt a) {
+        return !state.isOver() && a == current;
+    }
+
+    @Override
+    public void onConnected(Attempt a) {
+        if (body.isStarted() && !replay.isReplayable()) {
+            // A retry whose body is no longer whole (see onChunk): send nothing.
+            a.decline();
+            exhausted(RetargetPolicy.BODY_NOT_REPLAYABLE);
+            return;
+        }
+        a.hold();
+        if (!state.connected()) {
+            illegal("connected");
+            return;
+        }
+        a.sendHead(new DefaultHttpRequest(
+                HttpVersion.HTTP_1_1,
+                request.method(),
+                request.uri(),
+                headers.forAttempt(a.uri(), a.entry(), a.number())));
+        metrics.countToOwner(a.sendReplay(replay));
+        if (!a.isSending()) {
+            return; // the head's write failed at once: the attempt is over and the exchange moved on
+        }
+        if (body.isEnded()) {
+            a.sendEnd();
+            if (!state.requestSent()) {
+                illegal("requestSent");
+                return;
+            }
+        }
+        a.flush();
+        if (!body.isStarted()) {
+            body.start(this);
+        } else if (a.isWritable()) {
+            resumeBody();
+        }
+    }
+
+    @Override
+    public void onWritable(Attempt a) {
+        resumeBody();
+    }
+
+    @Override
+    public void onFailed(Attempt a, Throwable cause) {
+        if (state.isOver() || a != current) {
+            return;
+        }
+        if (!state.isStreaming()
+                && !(cause instanceof HeadTimeoutException)
+                && a.isReused()
+                && !a.responseStarted()
+                && !staleRetryUsed
+                && replay.isReplayable()) {
+            // A pooled connection closed under us before any answer: retry once on a new one.
+            staleRetryUsed = true;
+            metrics.countRetryStaleConnection();
+            a.finish(false);
+            connect(a.entry(), a.uri());
+            return;
+        }
+        SpectorException error =
+                forwarder.problems.attemptFailed(a.entry().owner(), cause, state.isStreaming(), attempts);
+        if (error.code() == ErrorCode.OWNER_TIMEOUT) {
+            metrics.countOwnerTimeout();
+        } else if (error.code() == ErrorCode.OWNER_UNREACHABLE) {
+            metrics.countOwnerUnreachable();
+        }
+        fail(error, false);
+    }
+
+    // ---- the owner's answer ----
+
+    @Override
+    public void onResponseHead(Attempt a, HttpResponse response) {
+        int code = response.status().code();
+        if (code == 101) {
+            if (request.upgrade() == null) {
+                onFailed(a, new IllegalStateException("101 to a request that asked for none"));
+            } else {
+                onUpgraded(a, response);
+            }
+        } else if (code == 421) {
+            // An owner refuses before reading the body; whatever it does with the rest, this
+            // connection's state is not worth trusting for the next exchange: close it. A
+            // misdirect is rare, so the reconnect costs little.
+            current = null;
+            a.finish(false);
+            onMisdirected(a, response);
+        } else {
+            onHead(a, response);
+        }
+    }
+
+    private void onMisdirected(Attempt a, HttpResponse response) {
+        metrics.countRetargetMisdirected();
+        HttpHeaders h = response.headers();
+        RetargetPolicy.Hint hint = RetargetPolicy.Hint.of(
+                h.get(SpectorHeaders.OWNER),
+                h.get(SpectorHeaders.EPOCH),
+                h.get(SpectorHeaders.FENCE),
+                forwarder.members::containsKey);
+        String owner = hint.owner();
+        if (owner != null && !hint.member()) {
+            log.warn("owner {} named an unknown owner '{}' for {}", a.entry().owner(), owner, request.key());
+        } else if (owner != null && hint.reportable()) {
+            var unused = forwarder.resolver.reportMisdirected(request.key(), owner, hint.epoch(), hint.fence());
+            learnedOwner = true;
+        }
+        RetargetPolicy.Decision decision = RetargetPolicy.decide(
+                attempts, spec.retryMax(), hint, a.entry().epoch(), epochsSeen, replay.isReplayable());
+        if (decision instanceof RetargetPolicy.Retarget retarget) {
+            attempt(retarget.entry());
+        } else if (decision instanceof RetargetPolicy.Stop stop) {
+            exhausted(stop.reason());
+        } else if (decision instanceof RetargetPolicy.Exhausted spent) {
+            exhausted(spent.reason());
+        }
+    }
+
+    private void onHead(Attempt a, HttpResponse response) {
+        replay.discard();
+        cancelHeadDeadline();
+        HttpHeaders in = response.headers();
+        long length = HttpUtil.getContentLength(response, -1L);
+        HeaderFilter.toClient(in);
+        String contentType = in.get(HttpHeaderNames.CONTENT_TYPE);
+        boolean streaming =
+                contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith(EVENT_STREAM);
+        if (!state.headReceived()) {
+            illegal("headReceived");
+            return;
+        }
+        a.armIdle(streaming ? spec.streamIdleTimeout() : spec.responseIdleTimeout());
+        sink.onHead(new ForwardResponse(
+                response.status(), in, a.entry().owner(), attempts, streaming, streaming ? -1 : length));
+    }
+
+    /**
+     * The owner switched protocols: the exchange is over for the forwarder, and the owner's
+     * connection, out of the transport's hands, goes to the sink with the {@code 101} head.
+     */
+    private void onUpgraded(Attempt a, HttpResponse response) {
+        if (!state.upgraded()) {
+            illegal("upgraded");
+            return;
+        }
+        Channel ch = a.handOver();
+        cancelHeadDeadline();
+        replay.discard();
+        HttpHeaders in = response.headers();
+        String upgrade = in.get(HttpHeaderNames.UPGRADE);
+        HeaderFilter.toClient(in);
+        if (upgrade != null) {
+            in.set(HttpHeaderNames.UPGRADE, upgrade);
+        }
+        in.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
+        metrics.ended(ForwarderMetrics.Outcome.COMPLETED);
+        UpstreamHttpTransport.detach(ch);
+        sink.onUpgrade(new ForwardResponse(response.status(), in, a.entry().owner(), attempts, false, -1), ch);
+    }
+
+    @Override
+    public void onContent(Attempt a, HttpContent content) {
+        ByteBuf b = content.content();
+        int n = b.readableBytes();
+        if (n > 0) {
+            metrics.countToClient(n);
+            sink.onChunk(b); // ownership passes to the sink
+        } else {
+            content.release();
+        }
+        if (content instanceof LastHttpContent) {
+            complete(a);
+        } else if (!sink.isWritable()) {
+            a.setReading(false);
+        }
+    }
+
+    @Override
+    public void onReadComplete(Attempt a) {
+        if (state.isStreaming()) {
+            sink.flush();
+        }
+    }
+
+    @Override
+    public void onIdle(Attempt a, Duration idle) {
+        fail(ForwardProblems.idle(a.entry().owner(), idle), false);
+    }
+
+    private void complete(Attempt a) {
+        if (state.isOver()) {
+            return;
+        }
+        if (!state.responseEnded()) {
+            illegal("responseEnded");
+            return;
+        }
+        sink.onEnd();
+        a.finish(true);
+        cleanUp(false);
+        metrics.ended(ForwarderMetrics.Outcome.COMPLETED);
+    }
+
+    // ---- timers, flow, the end ----
+
+    private void armHeadDeadline() {
+        if (headDeadline == null && !state.isStreaming()) {
+            headDeadline =
+                    loop.schedule(this::onHeadDeadline, spec.headDeadline().toNanos(), TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private void onHeadDeadline() {
+        if (!state.isOver() && !state.isStreaming()) {
+            metrics.countOwnerTimeout();
+            fail(forwarder.problems.headDeadline(currentOwner(), attempts), false);
+        }
+    }
+
+    /** The owner took no body byte for owner-timeout while the client's body waited. */
+    private void onStall() {
+        if (state.isOver() || state.isStreaming()) {
+            return;
+        }
+        metrics.countOwnerTimeout();
+        fail(forwarder.problems.sendStalled(currentOwner()), true);
+    }
+
+    private void resumeBody() {
+        if (!state.isOver()) {
+            body.resume();
+        }
+    }
+
+    private String currentOwner() {
+        Attempt a = current;
+        return a == null ? "(unresolved)" : a.entry().owner();
+    }
+
+    private void exhausted(String reason) {
+        metrics.countRetargetsExhausted();
+        fail(ForwardProblems.exhausted(reason, attempts, learnedOwner), false);
+    }
+
+    /** The state machine refused an event ({@link ExchangeState} logged it): end the exchange. */
+    private void illegal(String event) {
+        fail(ForwardProblems.internal("illegal transition: " + event + " in state " + state), false);
+    }
+
+    /**
+     * Ends the exchange with an error. {@code bodyUnread} says the client's body was cut off (the
+     * sink then closes the client connection after answering).
+     */
+    private void fail(SpectorException error, boolean bodyUnread) {
+        if (state.isOver()) {
+            return;
+        }
+        boolean headSent = state.isStreaming();
+        state.failed();
+        cleanUp(true);
+        metrics.ended(ForwarderMetrics.Outcome.FAILED);
+        if (bodyUnread) {
+            log.debug("exchange {} {} failed mid-body: {}", request.method(), request.uri(), error.getMessage());
+        }
+        sink.onError(error, headSent);
+    }
+
+    private void cleanUp(boolean abortCurrent) {
+        cancelHeadDeadline();
+        replay.discard();
+        Attempt a = current;
+        if (a != null && abortCurrent) {
+            a.finish(false);
+        }
+        body.discard();
+    }
+
+    private void cancelHeadDeadline() {
+        ScheduledFuture<?> t = headDeadline;
+        if (t != null) {
+            t.cancel(false);
+            headDeadline = null;
+        }
+    }
+
+    private void onLoop(Runnable task) {
+        if (loop.inEventLoop()) {
+            task.run();
+        } else {
+            loop.execute(task);
+        }
+    }
+}

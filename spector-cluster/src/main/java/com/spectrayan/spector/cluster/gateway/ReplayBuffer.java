@@ -1,0 +1,86 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import java.util.ArrayDeque;
+
+/**
+ * One exchange's copy of its request body, kept so that a retarget after a {@code 421} (or a retry
+ * on a fresh connection) can send the body again. Chunks are kept as retained slices (no copy) up
+ * to a per-exchange limit and within the gateway-wide {@link ReplayBudget}.
+ *
+ * <p>Once a chunk does not fit (past the limit or the budget) the copy is dropped for good: the
+ * body is then no longer replayable, and every later {@link #keep} is a no-op. {@link #discard()}
+ * does the same when the copy is no longer needed (the owner's head arrived, the exchange ended).
+ *
+ * <p>Threading: confined to the exchange's event loop. Releasing: the buffer releases what it
+ * retained; the caller keeps ownership of the chunk it passes to {@link #keep}.
+ */
+final class ReplayBuffer {
+    private final long limitBytes;
+    private final ReplayBudget budget;
+    private final ArrayDeque<ByteBuf> chunks = new ArrayDeque<>();
+    private long bytes;
+    private boolean replayable = true;
+
+    ReplayBuffer(long limitBytes, ReplayBudget budget) {
+        if (limitBytes < 0) {
+            throw new IllegalArgumentException("limitBytes: " + limitBytes + " (expected: >= 0)");
+        }
+        this.limitBytes = limitBytes;
+        this.budget = budget;
+    }
+
+    /**
+     * Keeps a retained slice of {@code chunk} when it fits the limit and the budget; answers
+     * whether the body is still replayable. A chunk that does not fit drops the whole copy.
+     */
+    boolean keep(ByteBuf chunk) {
+        if (!replayable) {
+            return false;
+        }
+        int n = chunk.readableBytes();
+        if (bytes + n <= limitBytes && budget.tryReserve(n)) {
+            chunks.add(chunk.retainedSlice());
+            bytes += n;
+            return true;
+        }
+        discard();
+        return false;
+    }
+
+    /**
+     * Writes the kept chunks to {@code channel} (retained duplicates, not flushed); the copy stays
+     * for a later attempt. Returns the bytes written.
+     */
+    long writeTo(Channel channel) {
+        long written = 0;
+        for (ByteBuf b : chunks) {
+            written += b.readableBytes();
+            channel.write(new DefaultHttpContent(b.retainedDuplicate()));
+        }
+        return written;
+    }
+
+    /** Drops the copy for good, giving its bytes back to the budget. */
+    void discard() {
+        ByteBuf b;
+        while ((b = chunks.poll()) != null) {
+            b.release();
+        }
+        budget.release(bytes);
+        bytes = 0;
+        replayable = false;
+    }
+
+    /** Answers whether the whole body so far is kept (a retry could send it again). */
+    boolean isReplayable() {
+        return replayable;
+    }
+
+    /** Returns the bytes kept. */
+    long bytes() {
+        return bytes;
+    }
+}
