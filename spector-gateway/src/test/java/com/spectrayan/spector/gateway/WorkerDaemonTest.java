@@ -67,8 +67,11 @@ final class WorkerDaemonTest {
             try (com.spectrayan.spector.uplink.transport.UplinkDialer admin =
                     com.spectrayan.spector.uplink.transport.UplinkDialer.builder(
                                     URI.create("ws://127.0.0.1:" + worker.adminPort() + "/uplink"), "cli", "x", group)
-                            .onConnected(ch -> connected.complete(
-                                    com.spectrayan.spector.uplink.gateway.UplinkWorkerClient.over("dw", ch)))
+                            .onConnected(ch -> {
+                                var client = com.spectrayan.spector.uplink.gateway.UplinkWorkerClient.over("dw", ch);
+                                connected.complete(client);
+                                return client;
+                            })
                             .build()) {
                 admin.start();
                 var client = connected.get(10, java.util.concurrent.TimeUnit.SECONDS);

@@ -28,9 +28,12 @@ import org.jspecify.annotations.Nullable;
  * before checking their schema, so a push that fails it reaches its relay as {@link
  * RelayHooks#onRelayInvalid}. A result whose output fails its schema fails the call INTERNAL.
  *
+ * <p>It is the receiver of its channel: the transport that handed the channel over delivers the
+ * frames and the close to it ({@link FrameChannel.Receiver}), so return it from the hand-over.
+ *
  * <p>Thread-safe. Frames are received on the channel's thread; hooks run there.
  */
-public final class UplinkWorkerClient implements GatewayWorkerClient {
+public final class UplinkWorkerClient implements GatewayWorkerClient, FrameChannel.Receiver {
     private final String workerId;
     private final FrameChannel channel;
     private final AtomicLong ids = new AtomicLong();
@@ -46,12 +49,12 @@ public final class UplinkWorkerClient implements GatewayWorkerClient {
         this.channel = requireNonNull(channel, "channel");
     }
 
-    /** Returns a client of worker {@code workerId} that takes over the channel's receiver and close. */
+    /**
+     * Returns a client of worker {@code workerId} over the channel; it is the channel's receiver,
+     * so hand it back to the transport (or {@link com.spectrayan.spector.uplink.InMemoryFrameChannels}).
+     */
     public static UplinkWorkerClient over(String workerId, FrameChannel channel) {
         UplinkWorkerClient client = new UplinkWorkerClient(workerId, channel);
-        channel.onFrame(client::receive);
-        channel.onClose(cause -> client.shutDown(Failures.unreachable(
-                workerId, "worker " + workerId + " uplink closed before the call was answered", cause)));
         if (!channel.isOpen()) {
             client.shutDown(Failures.unreachable(workerId, "worker " + workerId + " uplink is closed", null));
         }
@@ -151,7 +154,9 @@ public final class UplinkWorkerClient implements GatewayWorkerClient {
         closed.complete(null);
     }
 
-    private void receive(Frame frame) {
+    /** Takes a frame from the worker: a call's answer, or a push routed to its call's hooks. */
+    @Override
+    public void onFrame(Frame frame) {
         if (frame instanceof Frame.Result result) {
             Pending p = pending.remove(result.id());
             if (p != null) {
@@ -167,6 +172,13 @@ public final class UplinkWorkerClient implements GatewayWorkerClient {
             }
         }
         // A call from the worker: the gateway serves none on the uplink, so it is ignored.
+    }
+
+    /** Takes the uplink's close: every call still waiting fails {@code WORKER_UNREACHABLE}. */
+    @Override
+    public void onClose(@Nullable Throwable cause) {
+        shutDown(Failures.unreachable(
+                workerId, "worker " + workerId + " uplink closed before the call was answered", cause));
     }
 
     private static void route(Frame.Push push, RelayHooks hooks) {

@@ -16,7 +16,6 @@ import com.spectrayan.spector.uplink.wire.RelayCancel;
 import com.spectrayan.spector.uplink.wire.RelayRequest;
 import com.spectrayan.spector.uplink.wire.StatusGet;
 import com.spectrayan.spector.uplink.wire.StatusReport;
-import com.spectrayan.spector.uplink.wire.UplinkException;
 import java.net.URI;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -51,13 +50,22 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Frames are handled in the order they were read, behind the startup gate: a {@code
  * relay.request} registers its relay id before any later frame is handled.
+ *
+ * <p>A session is the receiver of its connection ({@link FrameChannel.Receiver}): return it to the
+ * transport that handed the connection over, which then delivers the frames and the close to it.
  */
-public final class UplinkSession {
+public final class UplinkSession implements FrameChannel.Receiver {
     /** Which connection a session serves; only the gateway's uplink may relay. */
     public enum Role {
-        /** The gateway's uplink: every operation. */
+        /**
+         * The gateway's uplink: every operation; a corrupt call with a readable id is answered
+         * BAD_REQUEST under that id, one without an id closes the connection.
+         */
         GATEWAY_UPLINK,
-        /** A local admin connection: {@code status.get} only; relay operations are FORBIDDEN. */
+        /**
+         * A local admin connection: {@code status.get} only; relay operations are FORBIDDEN, and a
+         * corrupt frame closes the connection (1007) as the transport decides.
+         */
         LOCAL_ADMIN
     }
 
@@ -87,16 +95,14 @@ public final class UplinkSession {
     }
 
     /**
-     * Starts serving a connection: sets its frame and close receivers and waits for the startup
-     * gate before handling the first call.
+     * Starts serving a connection: returns the session, which is the connection's receiver, and
+     * waits for the startup gate before handling the first call.
      */
     public static UplinkSession start(FrameChannel channel, Role role, WorkerOptions options) {
         requireNonNull(channel, "channel");
         requireNonNull(role, "role");
         requireNonNull(options, "options");
         UplinkSession session = new UplinkSession(channel, role, options);
-        channel.onFrame(frame -> session.serial.execute(() -> session.received(frame)));
-        channel.onClose(cause -> session.serial.execute(() -> session.connectionClosed(cause)));
         options.startupGate().whenComplete((v, e) -> session.serial.execute(() -> session.gateSettled(e)));
         return session;
     }
@@ -111,25 +117,41 @@ public final class UplinkSession {
         return activeRelays;
     }
 
+    /** Takes a frame the peer sent (from the transport, on the connection's thread). */
+    @Override
+    public void onFrame(Frame frame) {
+        serial.execute(() -> received(frame));
+    }
+
+    /** Takes the connection's close: every relay still open ends, its target aborted. */
+    @Override
+    public void onClose(@Nullable Throwable cause) {
+        serial.execute(() -> connectionClosed(cause));
+    }
+
     /**
-     * Reports a frame the transport could not decode. {@link FrameChannel} delivers decoded frames
-     * only, so the transport calls this: a {@link CorruptFrameException} with an id is answered
-     * BAD_REQUEST under that id; any other (no id, or a frame too large) closes the connection.
+     * Takes text the transport could not decode, on the gateway's uplink only ({@link
+     * Role#GATEWAY_UPLINK}; on any other the transport closes the connection): a corrupt call
+     * with an id is answered BAD_REQUEST under that id; one without an id closes the connection.
      */
-    public void corruptFrame(UplinkException failure) {
+    @Override
+    public boolean onCorruptFrame(CorruptFrameException failure) {
         requireNonNull(failure, "failure");
+        if (role != Role.GATEWAY_UPLINK) {
+            return false;
+        }
         serial.execute(() -> {
             if (closed) {
                 return;
             }
-            if (failure instanceof CorruptFrameException corrupt
-                    && corrupt.frameId().isPresent()) {
-                send(Frame.ErrorFrame.of(corrupt.frameId().getAsLong(), corrupt.toSpectorException()));
+            if (failure.frameId().isPresent()) {
+                send(Frame.ErrorFrame.of(failure.frameId().getAsLong(), failure.toSpectorException()));
             } else {
                 log.warn("closing uplink: unreadable frame without an id: {}", failure.getMessage());
                 channel.close("corrupt frame: " + failure.getMessage());
             }
         });
+        return true;
     }
 
     // ---- frames, gate, close (on serial) ----

@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * The worker end of an in-memory uplink, played with raw frames: it records every call, can
  * answer some operations at once, and sends results, errors and pushes on demand.
  */
-final class RawWorker {
+final class RawWorker implements FrameChannel.Receiver {
     static final Duration WAIT = Await.WAIT;
 
     private final FrameChannel channel;
@@ -31,7 +31,6 @@ final class RawWorker {
 
     RawWorker(FrameChannel channel) {
         this.channel = channel;
-        channel.onFrame(this::receive);
     }
 
     /** Answers calls of {@code op} as they arrive (null: record but do not answer). */
@@ -44,7 +43,11 @@ final class RawWorker {
         autoAnswer(op, c -> new Frame.Result(c.id(), empty()));
     }
 
-    private void receive(Frame frame) {
+    @Override
+    public void onClose(@Nullable Throwable cause) {}
+
+    @Override
+    public void onFrame(Frame frame) {
         if (!(frame instanceof Frame.Call call)) {
             return;
         }

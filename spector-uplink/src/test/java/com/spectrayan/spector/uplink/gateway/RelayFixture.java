@@ -7,7 +7,6 @@ import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
-import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.InMemoryFrameChannels;
 import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
@@ -24,10 +23,11 @@ import org.jspecify.annotations.Nullable;
 
 /** One worker "w1" on an in-memory uplink, the test playing the worker with raw frames. */
 final class RelayFixture {
-    final FrameChannel[] ends = InMemoryFrameChannels.pair();
-    final UplinkWorkerClient client = UplinkWorkerClient.over("w1", ends[0]);
+    final InMemoryFrameChannels.Pair<UplinkWorkerClient, RawWorker> ends =
+            InMemoryFrameChannels.pair(ch -> UplinkWorkerClient.over("w1", ch), RawWorker::new);
+    final UplinkWorkerClient client = ends.gateway();
     final WorkerLink link = new WorkerLink("w1", client);
-    final RawWorker worker = new RawWorker(ends[1]);
+    final RawWorker worker = ends.worker();
 
     RelayFixture(WorkerDirectory directory) {
         directory.register(link);

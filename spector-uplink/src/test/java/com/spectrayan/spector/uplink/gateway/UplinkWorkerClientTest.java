@@ -106,7 +106,7 @@ final class UplinkWorkerClientTest {
         CompletionStage<RelayOutcome> relay = w1.client.relayRequest(request("r-1"), new Recorder());
         worker.take(StatusGet.OP);
         worker.take(RelayRequest.OP);
-        w1.ends[1].close("worker gone");
+        w1.ends.workerEnd().close("worker gone");
         SpectorException e = spectorFailure(status, ErrorCode.WORKER_UNREACHABLE, "drop: pending status.get");
         spectorFailure(relay, ErrorCode.WORKER_UNREACHABLE, "drop: pending relay.request");
         assertThat(ErrorCode.isConnectionLost(e)).as("a drop is kind transport").isTrue();

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.RelayTarget;
 import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
@@ -80,10 +81,12 @@ final class RelayHarness implements AutoCloseable {
         return app.handle(request);
     }
 
-    private void accepted(String workerId, com.spectrayan.spector.uplink.FrameChannel channel) {
+    private FrameChannel.Receiver accepted(String workerId, FrameChannel channel) {
         RecordingChannel recording = new RecordingChannel(channel);
-        directory.register(new WorkerLink(workerId, UplinkWorkerClient.over(workerId, recording)));
+        UplinkWorkerClient client = UplinkWorkerClient.over(workerId, recording);
+        directory.register(new WorkerLink(workerId, client));
         gatewayEnds.computeIfAbsent(workerId, id -> new LinkedBlockingQueue<>()).add(recording);
+        return recording.receiving(client);
     }
 
     /** Connects worker {@code w1} as the gateway's uplink; returns the gateway's end. */
@@ -103,9 +106,9 @@ final class RelayHarness implements AutoCloseable {
                 .reconnect(Duration.ofMillis(100), Duration.ofMillis(400))
                 .onConnected(channel -> {
                     UplinkSession session = UplinkSession.start(channel, role, options);
-                    channel.onCorrupt(session::corruptFrame);
                     lastWorkerEnds.put(workerId, channel);
                     ends.add(channel);
+                    return session;
                 })
                 .build();
         dialers.put(workerId, dialer);
