@@ -17,7 +17,7 @@ import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.gateway.GatewayRelay;
-import com.spectrayan.spector.uplink.gateway.UplinkWorkerClient;
+import com.spectrayan.spector.uplink.gateway.GatewayWorkerClient;
 import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
@@ -257,7 +257,7 @@ public final class GatewayServer implements AutoCloseable {
             }
             drain.trackUplink(c);
         }
-        UplinkWorkerClient client = UplinkWorkerClient.over(workerId, channel);
+        GatewayWorkerClient client = GatewayWorkerClient.over(workerId, channel);
         WorkerLink link = new WorkerLink(workerId, client);
         workerDirectory.register(link);
         var unused = link.refresh(workers.next(), Limits.STATUS_TIMEOUT); // learn its targets at once

@@ -11,7 +11,7 @@ import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.InMemoryFrameChannels;
 import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
-import com.spectrayan.spector.uplink.gateway.UplinkWorkerClient;
+import com.spectrayan.spector.uplink.gateway.GatewayWorkerClient;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
 import com.spectrayan.spector.uplink.wire.Header;
@@ -74,8 +74,8 @@ final class RelayRouteTest {
                 .relayTarget("blob", RelayRouteTest::blob)
                 .relayTarget("owner", http)
                 .build();
-        InMemoryFrameChannels.Pair<UplinkWorkerClient, UplinkSession> uplink = InMemoryFrameChannels.pair(
-                ch -> UplinkWorkerClient.over("w1", ch),
+        InMemoryFrameChannels.Pair<GatewayWorkerClient, UplinkSession> uplink = InMemoryFrameChannels.pair(
+                ch -> GatewayWorkerClient.over("w1", ch),
                 ch -> UplinkSession.start(ch, UplinkSession.Role.GATEWAY_UPLINK, w1));
         cell.gateway.workerDirectory().register(new WorkerLink("w1", uplink.gateway()));
         daemon = WorkerDaemon.start(

@@ -9,6 +9,9 @@ import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.internal.gateway.Failures;
+import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
+import com.spectrayan.spector.uplink.internal.gateway.RelayHooks;
 import com.spectrayan.spector.uplink.wire.RelayBody;
 import com.spectrayan.spector.uplink.wire.RelayChunk;
 import com.spectrayan.spector.uplink.wire.RelayHead;
@@ -94,7 +97,7 @@ final class RelayExchange implements RelayHooks {
     private @Nullable ResponseBody body;
 
     /** The worker's client, set when {@code relay.request} goes out. Guarded by this. */
-    private @Nullable GatewayWorkerClient client;
+    private @Nullable RealGatewayWorkerClient client;
 
     /** The request body is still being sent (no ending, no failed relay.body). Guarded by this. */
     private boolean uploading;
@@ -211,7 +214,7 @@ final class RelayExchange implements RelayHooks {
             fail(e, false);
             return;
         }
-        GatewayWorkerClient c = link.client();
+        RealGatewayWorkerClient c = link.relayClient();
         synchronized (this) {
             if (finished) {
                 return;
@@ -274,7 +277,7 @@ final class RelayExchange implements RelayHooks {
             return false;
         }
         RelayBody part = null;
-        GatewayWorkerClient c;
+        RealGatewayWorkerClient c;
         synchronized (this) {
             c = client;
             if (finished || !uploading || endSent || c == null) {
@@ -511,7 +514,7 @@ final class RelayExchange implements RelayHooks {
     private void fail(Throwable failure, boolean cancel, boolean afterQueued) {
         boolean beforeHead;
         ResponseBody b;
-        GatewayWorkerClient c;
+        RealGatewayWorkerClient c;
         boolean sendCancel;
         boolean release;
         CompletableFuture<Void> wait;

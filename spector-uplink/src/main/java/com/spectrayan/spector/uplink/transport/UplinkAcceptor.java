@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * UplinkAcceptor acceptor = UplinkAcceptor.builder(
  *                 (workerId, token) -> TokenHashes.matches(hashOf(workerId), token),
  *                 (workerId, channel) -> {
- *                     UplinkWorkerClient client = UplinkWorkerClient.over(workerId, channel);
+ *                     GatewayWorkerClient client = GatewayWorkerClient.over(workerId, channel);
  *                     directory.register(new WorkerLink(workerId, client));
  *                     return client; // receives the uplink's frames and its close
  *                 })

@@ -10,6 +10,8 @@ import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.InMemoryFrameChannels;
 import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.internal.gateway.Failures;
+import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.uplink.wire.Header;
 import java.net.URI;
 import java.nio.ByteBuffer;
@@ -23,9 +25,9 @@ import org.jspecify.annotations.Nullable;
 
 /** One worker "w1" on an in-memory uplink, the test playing the worker with raw frames. */
 final class RelayFixture {
-    final InMemoryFrameChannels.Pair<UplinkWorkerClient, RawWorker> ends =
-            InMemoryFrameChannels.pair(ch -> UplinkWorkerClient.over("w1", ch), RawWorker::new);
-    final UplinkWorkerClient client = ends.gateway();
+    final InMemoryFrameChannels.Pair<RealGatewayWorkerClient, RawWorker> ends =
+            InMemoryFrameChannels.pair(ch -> RealGatewayWorkerClient.over("w1", ch), RawWorker::new);
+    final RealGatewayWorkerClient client = ends.gateway();
     final WorkerLink link = new WorkerLink("w1", client);
     final RawWorker worker = ends.worker();
 

@@ -1,4 +1,4 @@
-package com.spectrayan.spector.uplink.gateway;
+package com.spectrayan.spector.uplink.internal.gateway;
 
 import com.spectrayan.spector.uplink.wire.RelayChunk;
 import com.spectrayan.spector.uplink.wire.RelayHead;

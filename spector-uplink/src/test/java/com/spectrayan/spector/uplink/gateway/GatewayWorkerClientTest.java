@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
+import com.spectrayan.spector.uplink.internal.gateway.RelayHooks;
 import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.wire.RelayCancel;
 import com.spectrayan.spector.uplink.wire.RelayChunk;
@@ -24,7 +26,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-final class UplinkWorkerClientTest {
+final class GatewayWorkerClientTest {
     private final RelayFixture w1 = new RelayFixture(new WorkerDirectory());
     private final RawWorker worker = w1.worker;
 
@@ -122,9 +124,17 @@ final class UplinkWorkerClientTest {
         assertThat(w1.link.admin())
                 .as("the admin view of a link is not the relay client")
                 .isNotInstanceOf(GatewayWorkerClient.class);
-        List<String> relayMethods = Arrays.stream(GatewayWorkerClient.class.getMethods())
+        List<String> clientMethods = Arrays.stream(GatewayWorkerClient.class.getMethods())
                 .map(Method::getName)
                 .toList();
-        assertThat(relayMethods).contains("relayRequest", "relayBody", "relayCancel");
+        assertThat(clientMethods)
+                .as("the public client relays nothing either: relays go through GatewayRelay")
+                .doesNotContain("relayRequest", "relayBody", "relayCancel");
+        List<String> relayMethods = Arrays.stream(RealGatewayWorkerClient.class.getMethods())
+                .map(Method::getName)
+                .toList();
+        assertThat(relayMethods)
+                .as("the relay operations are the internal client's")
+                .contains("relayRequest", "relayBody", "relayCancel");
     }
 }
