@@ -3,7 +3,7 @@ package com.spectrayan.spector.uplink.transport;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.uplink.FrameChannel;
-import com.spectrayan.spector.uplink.wire.FrameCodec;
+import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;

@@ -3,9 +3,9 @@ package com.spectrayan.spector.uplink.transport;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.wire.CorruptFrameException;
 import com.spectrayan.spector.uplink.wire.Frame;
-import com.spectrayan.spector.uplink.wire.FrameCodec;
 import com.spectrayan.spector.uplink.wire.FrameTooLargeException;
 import com.spectrayan.spector.uplink.wire.UplinkException;
 import io.netty.buffer.ByteBuf;
