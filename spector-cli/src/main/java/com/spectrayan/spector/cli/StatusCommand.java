@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
-import com.spectrayan.spector.uplink.gateway.UplinkWorkerClient;
+import com.spectrayan.spector.uplink.gateway.GatewayWorkerClient;
 import com.spectrayan.spector.uplink.gateway.WorkerAdminClient;
 import com.spectrayan.spector.uplink.transport.UplinkDialer;
 import com.spectrayan.spector.uplink.wire.StatusReport;
@@ -212,7 +212,8 @@ final class StatusCommand implements java.util.concurrent.Callable<Integer> {
         UplinkDialer dialer = UplinkDialer.builder(
                         URI.create("ws://127.0.0.1:" + port + "/uplink"), "status-cli", "local", group)
                 .onConnected(channel -> {
-                    WorkerAdminClient admin = UplinkWorkerClient.over("status-cli", channel);
+                    GatewayWorkerClient client = GatewayWorkerClient.over("status-cli", channel);
+                    WorkerAdminClient admin = client;
                     admin.statusGet().whenComplete((r, e) -> {
                         if (e != null) {
                             report.completeExceptionally(e);
@@ -220,6 +221,7 @@ final class StatusCommand implements java.util.concurrent.Callable<Integer> {
                             report.complete(r);
                         }
                     });
+                    return client;
                 })
                 .onAttemptFailed(report::completeExceptionally)
                 .build();

@@ -1,11 +1,18 @@
 package com.spectrayan.spector.cli;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.codeUnits;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -17,6 +24,7 @@ import org.junit.jupiter.api.Test;
  */
 final class ArchitectureTest {
     private static final String ROOT = "com.spectrayan.spector";
+    private static final String UPLINK = ROOT + ".uplink";
     private static final List<String> MODULES =
             List.of("contract", "cluster", "uplink", "gateway", "worker", "owner", "cli");
 
@@ -91,6 +99,60 @@ final class ArchitectureTest {
                     .because("a module's internals may change at any time")
                     .check(classes);
         }
+    }
+
+    /** The uplink's internals are real (the rule above is not vacuous for it), and no other module reaches them. */
+    @Test
+    void uplinkInternals_areUsedByNoOtherModule() {
+        assertThat(classes.stream().filter(c -> c.getPackageName().startsWith(UPLINK + ".internal")))
+                .as("classes of the uplink's internal packages imported (a rule over no class proves nothing)")
+                .isNotEmpty();
+        noClasses()
+                .that()
+                .resideOutsideOfPackage(UPLINK + "..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(UPLINK + ".internal..")
+                .because("uplink.internal may change at any time; gateway, worker and cli use the uplink's nouns")
+                .check(classes);
+    }
+
+    /** The uplink's public API names no internal type: what other modules may use is what it publishes. */
+    @Test
+    void uplinkPublicApi_namesNoInternalType() {
+        codeUnits()
+                .that()
+                .areDeclaredInClassesThat()
+                .resideInAPackage(UPLINK + "..")
+                .and()
+                .areDeclaredInClassesThat()
+                .resideOutsideOfPackage(UPLINK + ".internal..")
+                .and()
+                .areDeclaredInClassesThat()
+                .arePublic()
+                .and()
+                .arePublic()
+                .should(nameNoTypeOf(UPLINK + ".internal"))
+                .because("a public signature that names an internal type would pull other modules into it")
+                .check(classes);
+    }
+
+    /** A public method or constructor whose return and parameter types are all outside {@code pkg}. */
+    private static ArchCondition<JavaCodeUnit> nameNoTypeOf(String pkg) {
+        return new ArchCondition<>("name no type of " + pkg) {
+            @Override
+            public void check(JavaCodeUnit unit, ConditionEvents events) {
+                List<JavaClass> named = new ArrayList<>(unit.getRawParameterTypes());
+                named.add(unit.getRawReturnType());
+                for (JavaClass type : named) {
+                    JavaClass base = type.isArray() ? type.getBaseComponentType() : type;
+                    if (base.getPackageName().startsWith(pkg)) {
+                        events.add(
+                                SimpleConditionEvent.violated(unit, unit.getFullName() + " names " + base.getName()));
+                    }
+                }
+            }
+        };
     }
 
     private static void moduleMayNotUse(String module, String... others) {

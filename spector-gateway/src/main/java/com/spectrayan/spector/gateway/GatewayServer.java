@@ -19,7 +19,7 @@ import com.spectrayan.spector.gateway.config.ServerSettings;
 import com.spectrayan.spector.gateway.config.Specs;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.gateway.GatewayRelay;
-import com.spectrayan.spector.uplink.gateway.UplinkWorkerClient;
+import com.spectrayan.spector.uplink.gateway.GatewayWorkerClient;
 import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
@@ -238,8 +238,11 @@ public final class GatewayServer implements AutoCloseable {
                 r == null ? "off" : l2.redactedUri());
     }
 
-    /** Registers a worker's accepted uplink; a second uplink for the same worker replaces the first. */
-    private void onUplink(String workerId, FrameChannel channel) {
+    /**
+     * Registers a worker's accepted uplink (a second uplink for the same worker replaces the
+     * first); returns its client, the receiver of the uplink's frames.
+     */
+    private FrameChannel.Receiver onUplink(String workerId, FrameChannel channel) {
         if (channel instanceof WebSocketFrameChannel ws) {
             // An uplink is no longer an HTTP connection: its idle close, Expect handling and
             // exchanges end with the upgrade, and the drain closes it through its worker link.
@@ -251,11 +254,13 @@ public final class GatewayServer implements AutoCloseable {
             }
             drain.trackUplink(c);
         }
-        WorkerLink link = new WorkerLink(workerId, UplinkWorkerClient.over(workerId, channel));
+        GatewayWorkerClient client = GatewayWorkerClient.over(workerId, channel);
+        WorkerLink link = new WorkerLink(workerId, client);
         workerDirectory.register(link);
         var unused = link.refresh(workers.next(), Limits.STATUS_TIMEOUT); // learn its targets at once
         link.startRefresh(workers.next(), STATUS_REFRESH_INTERVAL, Limits.STATUS_TIMEOUT);
         log.info("worker {} connected its uplink", workerId);
+        return client;
     }
 
     /** Starts a gateway with edge auth and CORS as the settings say. */

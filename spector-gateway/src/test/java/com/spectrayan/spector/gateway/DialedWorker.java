@@ -44,9 +44,8 @@ final class DialedWorker implements AutoCloseable {
         this.dialer = UplinkDialer.builder(
                         URI.create("ws://127.0.0.1:" + cell.gateway.port() + "/uplink"), id, token, group)
                 .onConnected(ch -> {
-                    UplinkSession session = UplinkSession.start(ch, UplinkSession.Role.GATEWAY_UPLINK, built);
-                    ch.onCorrupt(session::corruptFrame);
                     connections.add(ch);
+                    return UplinkSession.start(ch, UplinkSession.Role.GATEWAY_UPLINK, built);
                 })
                 .onAttemptFailed(failures::add)
                 .reconnect(reconnectMin, reconnectMin.multipliedBy(4))

@@ -8,11 +8,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.spectrayan.spector.cluster.gateway.TransportSpec;
 import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.uplink.BodySource;
-import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.InMemoryFrameChannels;
 import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
-import com.spectrayan.spector.uplink.gateway.UplinkWorkerClient;
+import com.spectrayan.spector.uplink.gateway.GatewayWorkerClient;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
 import com.spectrayan.spector.uplink.wire.Header;
@@ -70,16 +69,15 @@ final class RelayRouteTest {
         workerTransport =
                 new UpstreamHttpTransport(TransportSpec.defaults(), NioSocketChannel.class, NioDatagramChannel.class);
         HttpForwardTarget http = new HttpForwardTarget(cell.owners.get(0).baseUri(), workerTransport, workerLoops);
-        FrameChannel[] uplink = InMemoryFrameChannels.pair();
-        UplinkSession.start(
-                uplink[1],
-                UplinkSession.Role.GATEWAY_UPLINK,
-                WorkerOptions.builder("w1")
-                        .relayTarget("app", RelayRouteTest::echo)
-                        .relayTarget("blob", RelayRouteTest::blob)
-                        .relayTarget("owner", http)
-                        .build());
-        cell.gateway.workerDirectory().register(new WorkerLink("w1", UplinkWorkerClient.over("w1", uplink[0])));
+        WorkerOptions w1 = WorkerOptions.builder("w1")
+                .relayTarget("app", RelayRouteTest::echo)
+                .relayTarget("blob", RelayRouteTest::blob)
+                .relayTarget("owner", http)
+                .build();
+        InMemoryFrameChannels.Pair<GatewayWorkerClient, UplinkSession> uplink = InMemoryFrameChannels.pair(
+                ch -> GatewayWorkerClient.over("w1", ch),
+                ch -> UplinkSession.start(ch, UplinkSession.Role.GATEWAY_UPLINK, w1));
+        cell.gateway.workerDirectory().register(new WorkerLink("w1", uplink.gateway()));
         daemon = WorkerDaemon.start(
                 URI.create("ws://127.0.0.1:" + cell.gateway.port() + "/uplink"),
                 "dw",

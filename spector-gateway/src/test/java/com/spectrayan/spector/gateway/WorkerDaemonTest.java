@@ -3,8 +3,14 @@ package com.spectrayan.spector.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
+import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.gateway.GatewayWorkerClient;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
+import com.spectrayan.spector.uplink.transport.UplinkDialer;
+import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.worker.WorkerDaemon;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -14,6 +20,11 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -62,26 +73,50 @@ final class WorkerDaemonTest {
                         TOKEN,
                         Map.of("owner", cell.owner("owner-0").baseUri()),
                         0)) {
-            java.util.concurrent.CompletableFuture<com.spectrayan.spector.uplink.gateway.GatewayWorkerClient>
-                    connected = new java.util.concurrent.CompletableFuture<>();
-            try (com.spectrayan.spector.uplink.transport.UplinkDialer admin =
-                    com.spectrayan.spector.uplink.transport.UplinkDialer.builder(
-                                    URI.create("ws://127.0.0.1:" + worker.adminPort() + "/uplink"), "cli", "x", group)
-                            .onConnected(ch -> connected.complete(
-                                    com.spectrayan.spector.uplink.gateway.UplinkWorkerClient.over("dw", ch)))
-                            .build()) {
+            CompletableFuture<GatewayWorkerClient> connected = new CompletableFuture<>();
+            CompletableFuture<FrameChannel> channel = new CompletableFuture<>();
+            BlockingQueue<Frame> received = new LinkedBlockingQueue<>();
+            try (UplinkDialer admin = UplinkDialer.builder(
+                            URI.create("ws://127.0.0.1:" + worker.adminPort() + "/uplink"), "cli", "x", group)
+                    .onConnected(ch -> {
+                        GatewayWorkerClient client = GatewayWorkerClient.over("dw", ch);
+                        channel.complete(ch);
+                        connected.complete(client);
+                        return new FrameChannel.Receiver() { // the client's receiver, recording each frame
+                            @Override
+                            public void onFrame(Frame frame) {
+                                received.add(frame);
+                                client.onFrame(frame);
+                            }
+
+                            @Override
+                            public void onClose(@Nullable Throwable cause) {
+                                client.onClose(cause);
+                            }
+                        };
+                    })
+                    .build()) {
                 admin.start();
-                var client = connected.get(10, java.util.concurrent.TimeUnit.SECONDS);
-                var status = client.statusGet().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+                var client = connected.get(10, TimeUnit.SECONDS);
+                var status = client.statusGet().toCompletableFuture().get(10, TimeUnit.SECONDS);
                 assertThat(status.workerId()).isEqualTo("dw");
                 assertThat(status.targets()).containsExactly("owner");
-                assertThat(client.relayCancel("r1").toCompletableFuture())
+                long cancelId = 1_000_000; // a raw call, far from the client's own ids
+                channel.get(10, TimeUnit.SECONDS)
+                        .send(new Frame.Call(
+                                cancelId,
+                                "relay.cancel",
+                                JsonNodeFactory.instance.objectNode().put("relayId", "r1")));
+                Frame answer = null;
+                while (answer == null || answer.id() != cancelId) {
+                    answer = received.poll(10, TimeUnit.SECONDS);
+                    assertThat(answer).as("the admin port answers relay.cancel").isNotNull();
+                }
+                assertThat(answer)
                         .as("relay operations are FORBIDDEN off the gateway's uplink")
-                        .failsWithin(Duration.ofSeconds(10))
-                        .withThrowableThat()
-                        .havingCause()
-                        .satisfies(e -> assertThat(((com.spectrayan.spector.contract.SpectorException) e).code())
-                                .isEqualTo(com.spectrayan.spector.contract.ErrorCode.FORBIDDEN));
+                        .isInstanceOfSatisfying(
+                                Frame.ErrorFrame.class,
+                                e -> assertThat(e.code()).isEqualTo(ErrorCode.FORBIDDEN));
             }
         } finally {
             group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS)

@@ -1,7 +1,9 @@
 package com.spectrayan.spector.uplink;
 
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.wire.Frame;
-import com.spectrayan.spector.uplink.wire.FrameCodec;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.CompletableFuture;
@@ -9,7 +11,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -20,21 +22,51 @@ import org.jspecify.annotations.Nullable;
 public final class InMemoryFrameChannels {
     private InMemoryFrameChannels() {}
 
-    /** Returns the two ends of one connection: index 0 is the gateway's, index 1 the worker's. */
-    public static FrameChannel[] pair() {
+    /**
+     * One in-memory connection and the receivers of its two ends.
+     *
+     * @param gatewayEnd the gateway's end (the caller's)
+     * @param gateway what receives the gateway end's frames
+     * @param workerEnd the worker's end
+     * @param worker what receives the worker end's frames
+     * @param <G> the gateway end's receiver
+     * @param <W> the worker end's receiver
+     */
+    public record Pair<G extends FrameChannel.Receiver, W extends FrameChannel.Receiver>(
+            FrameChannel gatewayEnd, G gateway, FrameChannel workerEnd, W worker) {}
+
+    /**
+     * Connects two ends, each receiver made from its end as a transport would make it (before any
+     * frame is delivered to it). A frame sent while a factory runs reaches the other end's receiver
+     * once it exists.
+     */
+    public static <G extends FrameChannel.Receiver, W extends FrameChannel.Receiver> Pair<G, W> pair(
+            Function<? super FrameChannel, G> gateway, Function<? super FrameChannel, W> worker) {
+        requireNonNull(gateway, "gateway");
+        requireNonNull(worker, "worker");
         End a = new End("gateway");
         End b = new End("worker");
         a.peer = b;
         b.peer = a;
-        return new FrameChannel[] {a, b};
+        try {
+            G g = requireNonNull(gateway.apply(a), "the gateway end's receiver");
+            a.receiver.complete(g);
+            W w = requireNonNull(worker.apply(b), "the worker end's receiver");
+            b.receiver.complete(w);
+            return new Pair<>(a, g, b, w);
+        } catch (RuntimeException e) {
+            a.receiver.completeExceptionally(e);
+            b.receiver.completeExceptionally(e);
+            a.close("the pair failed to start");
+            throw e;
+        }
     }
 
     private static final class End implements FrameChannel {
         private final ExecutorService thread;
         private final AtomicBoolean open = new AtomicBoolean(true);
+        private final CompletableFuture<Receiver> receiver = new CompletableFuture<>();
         private @Nullable End peer;
-        private volatile Consumer<Frame> receiver = f -> {};
-        private volatile Consumer<@Nullable Throwable> onClose = c -> {};
 
         End(String name) {
             this.thread = Executors.newSingleThreadExecutor(r -> {
@@ -55,20 +87,10 @@ public final class InMemoryFrameChannels {
             p.thread.execute(() -> {
                 written.complete(null);
                 if (p.open.get()) {
-                    p.receiver.accept(FrameCodec.decode(ByteBuffer.wrap(text)));
+                    p.receiver.join().onFrame(FrameCodec.decode(ByteBuffer.wrap(text)));
                 }
             });
             return written;
-        }
-
-        @Override
-        public void onFrame(Consumer<Frame> receiver) {
-            this.receiver = receiver;
-        }
-
-        @Override
-        public void onClose(Consumer<@Nullable Throwable> closed) {
-            this.onClose = closed;
         }
 
         @Override
@@ -83,8 +105,11 @@ public final class InMemoryFrameChannels {
         private void shut() {
             if (open.compareAndSet(true, false)) {
                 thread.execute(() -> {
-                    onClose.accept(null);
-                    thread.shutdown();
+                    try {
+                        receiver.join().onClose(null);
+                    } finally {
+                        thread.shutdown();
+                    }
                 });
             }
         }

@@ -70,9 +70,9 @@ public final class WorkerDaemon implements AutoCloseable {
                 .channelType(socket)
                 .onConnected(channel -> {
                     UplinkSession s = UplinkSession.start(channel, UplinkSession.Role.GATEWAY_UPLINK, options);
-                    channel.onCorrupt(s::corruptFrame);
                     session = s;
                     log.info("worker {} connected to {} with targets {}", workerId, gateway, targets.keySet());
+                    return s;
                 })
                 .onAttemptFailed(
                         error -> log.warn("worker {}: uplink to {} failed: {}", workerId, gateway, error.getMessage()))

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.internal.gateway.Failures;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;

@@ -9,11 +9,14 @@ import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
-import com.spectrayan.spector.uplink.wire.RelayBody;
-import com.spectrayan.spector.uplink.wire.RelayChunk;
-import com.spectrayan.spector.uplink.wire.RelayHead;
-import com.spectrayan.spector.uplink.wire.RelayOutcome;
-import com.spectrayan.spector.uplink.wire.RelayRequest;
+import com.spectrayan.spector.uplink.internal.gateway.Failures;
+import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
+import com.spectrayan.spector.uplink.internal.gateway.RelayHooks;
+import com.spectrayan.spector.uplink.internal.wire.RelayBody;
+import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
+import com.spectrayan.spector.uplink.internal.wire.RelayHead;
+import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
+import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Map;
@@ -27,19 +30,37 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One relay on the gateway, from {@link GatewayRelay#relay} until it ends or fails. Every event
- * (a push, the call's answer, a body part, the caller's abort, the deadline) takes the lock, and
- * the first ending wins; futures are completed outside the lock.
+ * One relay on the gateway, from {@link GatewayRelay#relay} until it ends or fails: the wait for a
+ * slot, {@code relay.request}, the request body as {@code relay.body} calls, the response from the
+ * pushes, and the one ending.
  *
  * <p>The response: a head without a body ({@link ResponseFraming#bodyless}) resolves with a null
  * body, and any chunk after it is a protocol error. A head that declares a {@code length} holds
  * the worker to it: chunks that add up to more fail the body INTERNAL at once (the excess never
  * reaches the caller) and cancel the relay; a relay answered {@code {}} with fewer bytes fails the
  * body INTERNAL after the bytes that came. Either names the worker.
+ *
+ * <p>Concurrency: events arrive on several threads at once: pushes and call answers on the
+ * uplink's thread, body parts and the abort on the caller's, the deadline on the scheduler, the
+ * permit on whichever thread released the slot. Every mutable field is guarded by {@code this},
+ * and every event runs in the two steps of OkHttp's {@code Http2Stream}: <em>1.</em> decide in a
+ * {@code synchronized (this)} block (is this the first ending? which part goes next?) and copy
+ * what the decision needs into locals; <em>2.</em> act outside it. The first ending wins.
+ *
+ * <p>Never done while holding the lock: completing {@link #result} or any other future, calling
+ * the worker client (a frame written to the uplink), reading or cancelling the caller's body,
+ * offering to, ending or failing the {@link ResponseBody} (which has its own lock), releasing the
+ * {@link RelayLimiter} slot (which hands it to the next waiter), cancelling the timer or the
+ * permit wait, or touching the caller's {@link com.spectrayan.spector.uplink.AbortSignal}. Each of
+ * those may run a callback synchronously that comes back into this exchange (a completed read
+ * calls {@code partRead} on the same thread, a cancelled reader calls {@code fail}); with no lock
+ * held across them, no two locks are ever nested and no callback runs under ours. The call-outs
+ * assert it ({@code assertNoLock}, as OkHttp's {@code assertThreadDoesntHoldLock}).
  */
 final class RelayExchange implements RelayHooks {
     private static final int CHUNK_BYTES = (int) Limits.CHUNK_BYTES.max();
 
+    // Set at construction, read from any thread.
     private final String workerId;
     private final String relayId;
     private final RelayCall call;
@@ -52,25 +73,63 @@ final class RelayExchange implements RelayHooks {
     private final ScheduledExecutorService scheduler;
     private final CompletableFuture<RelayedResponse> result = new CompletableFuture<>();
 
-    // All guarded by this.
+    // Internal state, guarded by this. Nothing below is read or written without the lock.
+
+    /** The relay ended (completed or failed); every later event is ignored. Guarded by this. */
     private boolean finished;
+
+    /** This relay holds one of the worker's slots, to release once when it ends. Guarded by this. */
     private boolean permitHeld;
+
+    /** {@code relay.request} went out, so an ending sends {@code relay.cancel}. Guarded by this. */
     private boolean requestSent;
+
+    /** The {@code relay-head} arrived; a failure now fails the body, not the stage. Guarded by this. */
     private boolean headSeen;
+
+    /** The wait for a slot, cancelled by an ending that comes first. Guarded by this. */
     private @Nullable CompletableFuture<Void> permitWait;
+
+    /** The deadline of the whole exchange, cancelled when it ends. Guarded by this. */
     private @Nullable ScheduledFuture<?> timer;
+
+    /** The caller's view of the response body, null before the head or without one. Guarded by this. */
     private @Nullable ResponseBody body;
-    private @Nullable GatewayWorkerClient client;
+
+    /** The worker's client, set when {@code relay.request} goes out. Guarded by this. */
+    private @Nullable RealGatewayWorkerClient client;
+
+    /** The request body is still being sent (no ending, no failed relay.body). Guarded by this. */
     private boolean uploading;
+
+    /** A {@link BodySource#next} of the caller's body is outstanding. Guarded by this. */
     private boolean reading;
+
+    /** The caller's body ended, failed or was given up: never read or cancel it again. Guarded by this. */
     private boolean eof;
+
+    /** The body's {@code relay.body} end went out. Guarded by this. */
     private boolean endSent;
+
+    /** {@code relay.body} calls sent and not yet answered (at most UNANSWERED_BODIES). Guarded by this. */
     private int unanswered;
+
+    /** A thread runs {@link #pump}; others only set {@link #pumpAgain}. Guarded by this. */
     private boolean pumping;
+
+    /** An event came while another thread pumped: it loops once more. Guarded by this. */
     private boolean pumpAgain;
+
+    /** The seq of the next {@code relay.body} chunk. Guarded by this. */
     private int seq;
+
+    /** What is left of the caller's last part, sent in chunks of CHUNK_BYTES. Guarded by this. */
     private @Nullable ByteBuffer leftover;
+
+    /** The length the head declared, or UNKNOWN_LENGTH. Guarded by this. */
     private long declaredLength = ResponseFraming.UNKNOWN_LENGTH;
+
+    /** The response body bytes received so far, held to the declared length. Guarded by this. */
     private long receivedBytes;
 
     RelayExchange(
@@ -128,6 +187,7 @@ final class RelayExchange implements RelayHooks {
                 permitHeld = true;
             }
         }
+        assertNoLock();
         if (late) {
             limiter.release(); // The relay ended while it waited: hand the slot on.
             return;
@@ -154,7 +214,7 @@ final class RelayExchange implements RelayHooks {
             fail(e, false);
             return;
         }
-        GatewayWorkerClient c = link.client();
+        RealGatewayWorkerClient c = link.relayClient();
         synchronized (this) {
             if (finished) {
                 return;
@@ -163,6 +223,7 @@ final class RelayExchange implements RelayHooks {
             requestSent = true;
             uploading = hasBody;
         }
+        assertNoLock();
         c.relayRequest(wire, this).whenComplete(this::answered);
         if (hasBody) {
             pump();
@@ -216,7 +277,7 @@ final class RelayExchange implements RelayHooks {
             return false;
         }
         RelayBody part = null;
-        GatewayWorkerClient c;
+        RealGatewayWorkerClient c;
         synchronized (this) {
             c = client;
             if (finished || !uploading || endSent || c == null) {
@@ -241,6 +302,7 @@ final class RelayExchange implements RelayHooks {
                 reading = true;
             }
         }
+        assertNoLock();
         if (part == null) {
             source.next().whenComplete(this::partRead);
             return false;
@@ -302,6 +364,7 @@ final class RelayExchange implements RelayHooks {
                 response = null;
             }
         }
+        assertNoLock();
         if (response == null) {
             fail(Failures.invalidResponse(workerId, null), true); // A second head.
             return;
@@ -333,6 +396,7 @@ final class RelayExchange implements RelayHooks {
                 }
             }
         }
+        assertNoLock();
         if (b == null) {
             fail(requireNonNull(broken, "broken"), true);
             return;
@@ -399,6 +463,7 @@ final class RelayExchange implements RelayHooks {
             release = permitHeld;
             permitHeld = false;
         }
+        assertNoLock();
         if (t != null) {
             t.cancel(false);
         }
@@ -449,7 +514,7 @@ final class RelayExchange implements RelayHooks {
     private void fail(Throwable failure, boolean cancel, boolean afterQueued) {
         boolean beforeHead;
         ResponseBody b;
-        GatewayWorkerClient c;
+        RealGatewayWorkerClient c;
         boolean sendCancel;
         boolean release;
         CompletableFuture<Void> wait;
@@ -469,6 +534,7 @@ final class RelayExchange implements RelayHooks {
             wait = permitWait;
             t = timer;
         }
+        assertNoLock();
         if (t != null) {
             t.cancel(false);
         }
@@ -502,8 +568,14 @@ final class RelayExchange implements RelayHooks {
             eof = true;
             leftover = null;
         }
+        assertNoLock();
         if (cancel && source != null) {
             source.cancel(reason);
         }
+    }
+
+    /** Fails (with assertions on, as in every test) when the thread holds this exchange's lock. */
+    private void assertNoLock() {
+        assert !Thread.holdsLock(this) : "a call-out of relay " + relayId + " under the exchange's lock";
     }
 }

@@ -11,6 +11,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * The caller's view of a relayed response body: parts queue as relay-chunk pushes arrive, and
  * the caller pulls them. The exchange bounds how much may queue.
+ *
+ * <p>Concurrency: the state is guarded by {@code this}; a reader's future is completed, and {@code
+ * onReaderCancel} runs, only after the lock is released, so a reader's callback may call back in.
  */
 final class ResponseBody implements BodySource {
     private final Consumer<Throwable> onReaderCancel;

@@ -4,8 +4,9 @@ import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.util.concurrent.CompletionStage;
 
 /**
- * What an admin-facing user of a worker's uplink may call: the operations that are not part of
- * the relay. The relay operations live only on {@link GatewayWorkerClient}.
+ * What an admin-facing user of a worker's uplink may call: the status, and nothing that changes
+ * the link or relays ({@link GatewayWorkerClient} adds the link's life; relays go through {@link
+ * GatewayRelay}).
  */
 public interface WorkerAdminClient {
     /** Reads the worker's status ({@code status.get}). */

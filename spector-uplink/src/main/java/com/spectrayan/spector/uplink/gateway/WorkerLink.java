@@ -3,6 +3,8 @@ package com.spectrayan.spector.uplink.gateway;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.uplink.internal.gateway.Failures;
+import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -22,14 +24,24 @@ import org.jspecify.annotations.Nullable;
  */
 public final class WorkerLink {
     private final String workerId;
-    private final GatewayWorkerClient client;
+    private final RealGatewayWorkerClient client;
     private final AtomicInteger misses = new AtomicInteger();
     private volatile @Nullable StatusReport lastStatus;
 
-    /** Creates the link of worker {@code workerId} over its client. */
+    /**
+     * Creates the link of worker {@code workerId} over its client, one from {@link
+     * GatewayWorkerClient#over} (the relay runs over that client's uplink).
+     *
+     * @throws IllegalArgumentException when the client is another implementation
+     */
     public WorkerLink(String workerId, GatewayWorkerClient client) {
         this.workerId = requireNonNull(workerId, "workerId");
-        this.client = requireNonNull(client, "client");
+        requireNonNull(client, "client");
+        if (!(client instanceof RealGatewayWorkerClient real)) {
+            throw new IllegalArgumentException("client: a " + client.getClass().getName()
+                    + " (expected: a client from GatewayWorkerClient.over, the only one a relay runs over)");
+        }
+        this.client = real;
     }
 
     /** Returns the worker's id. */
@@ -37,8 +49,13 @@ public final class WorkerLink {
         return workerId;
     }
 
-    /** Returns the client the relay uses. */
+    /** Returns the worker's client. */
     public GatewayWorkerClient client() {
+        return client;
+    }
+
+    /** Returns the client with its relay operations, for {@link GatewayRelay}. */
+    RealGatewayWorkerClient relayClient() {
         return client;
     }
 

@@ -1,6 +1,9 @@
 /**
- * The gateway's half of the uplink relay: the worker client over one uplink, the directory of live
- * worker links with their status refresh, and {@link com.spectrayan.spector.uplink.gateway.GatewayRelay}.
+ * The gateway's half of the uplink relay: {@link com.spectrayan.spector.uplink.gateway.GatewayRelay}
+ * (one relay per call, with its windows, deadline and per-worker limit), the client of one worker
+ * over its uplink ({@link com.spectrayan.spector.uplink.gateway.GatewayWorkerClient}), and the
+ * directory of live worker links with their status refresh. The protocol client's relay operations
+ * are in {@code …uplink.internal.gateway}.
  */
 @NullMarked
 package com.spectrayan.spector.uplink.gateway;

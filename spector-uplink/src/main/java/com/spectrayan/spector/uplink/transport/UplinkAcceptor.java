@@ -3,7 +3,7 @@ package com.spectrayan.spector.uplink.transport;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.uplink.FrameChannel;
-import com.spectrayan.spector.uplink.wire.FrameCodec;
+import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -45,8 +45,11 @@ import org.slf4j.LoggerFactory;
  * <pre>{@code
  * UplinkAcceptor acceptor = UplinkAcceptor.builder(
  *                 (workerId, token) -> TokenHashes.matches(hashOf(workerId), token),
- *                 (workerId, channel) -> directory.register(new WorkerLink(workerId,
- *                         UplinkWorkerClient.over(workerId, channel))))
+ *                 (workerId, channel) -> {
+ *                     GatewayWorkerClient client = GatewayWorkerClient.over(workerId, channel);
+ *                     directory.register(new WorkerLink(workerId, client));
+ *                     return client; // receives the uplink's frames and its close
+ *                 })
  *         .build();
  * pipeline.addLast(new HttpServerCodec());
  * pipeline.addLast(acceptor.newHandler()); // one per connection
@@ -57,7 +60,8 @@ import org.slf4j.LoggerFactory;
  * {@code Authorization: Bearer} through the {@link TokenCheck} (401 problem JSON when wrong), and
  * the offered subprotocols must include {@link FrameCodec#SUBPROTOCOL} (400 naming the versions
  * the gateway speaks). Then the handshake completes, the handler replaces itself with the uplink's
- * frame handling, and {@link UplinkHandler#onUplink} gets the connection. Other requests pass
+ * frame handling, and {@link UplinkHandler#onUplink} gets the connection and returns its receiver,
+ * before any frame is read. Other requests pass
  * through untouched. An uplink that sends nothing (pings included) for {@link
  * #DEFAULT_IDLE_TIMEOUT} is closed.
  */
@@ -94,8 +98,12 @@ public final class UplinkAcceptor {
     /** Receives each accepted uplink. */
     @FunctionalInterface
     public interface UplinkHandler {
-        /** Takes an uplink whose handshake completed; runs on the connection's event loop. */
-        void onUplink(String workerId, FrameChannel channel);
+        /**
+         * Takes an uplink whose handshake completed and returns the receiver of its frames and its
+         * close; runs on the connection's event loop, before any frame is read. A handler that
+         * throws closes the uplink (1011).
+         */
+        FrameChannel.Receiver onUplink(String workerId, FrameChannel channel);
     }
 
     private final TokenCheck tokenCheck;
@@ -231,7 +239,15 @@ public final class UplinkAcceptor {
                 return;
             }
             Channel channel = ctx.channel();
-            WebSocketFrameChannel frames = new WebSocketFrameChannel(channel, true);
+            WebSocketFrameChannel frames = new WebSocketFrameChannel(channel, opened -> {
+                try {
+                    return uplinkHandler.onUplink(workerId, opened);
+                } catch (RuntimeException e) {
+                    log.error("uplink handler failed for worker {}", workerId, e);
+                    opened.closeAfterFailure(WebSocketCloseStatus.INTERNAL_SERVER_ERROR, "gateway failed", e);
+                    return null;
+                }
+            });
             ctx.pipeline()
                     .addAfter(
                             ctx.name(),
@@ -250,12 +266,7 @@ public final class UplinkAcceptor {
                     channel.close();
                     return;
                 }
-                try {
-                    uplinkHandler.onUplink(workerId, frames);
-                } catch (RuntimeException e) {
-                    log.error("uplink handler failed for worker {}", workerId, e);
-                    frames.closeAfterFailure(WebSocketCloseStatus.INTERNAL_SERVER_ERROR, "gateway failed", e);
-                }
+                frames.open();
             });
         }
 

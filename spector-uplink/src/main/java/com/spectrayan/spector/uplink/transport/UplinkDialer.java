@@ -3,7 +3,9 @@ package com.spectrayan.spector.uplink.transport;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.contract.Limits;
-import com.spectrayan.spector.uplink.wire.FrameCodec;
+import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
+import com.spectrayan.spector.uplink.wire.Frame;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -31,6 +33,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,7 +41,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The worker's side of the uplink: dials {@code ws://host:port/uplink} with its bearer token, its
  * id and the subprotocol {@link FrameCodec#SUBPROTOCOL}, hands each connected {@link WebSocketFrameChannel}
- * to a callback (the worker starts an {@code UplinkSession} on it), and re-dials after a failure
+ * to a callback that returns its receiver (the worker starts an {@code UplinkSession} on it), and
+ * re-dials after a failure
  * or a close with jittered exponential backoff between {@link Limits#RECONNECT_MIN} and {@link
  * Limits#RECONNECT_MAX}, until {@link #close()}. It pings the gateway every ping interval, whatever
  * else it writes, so the gateway's pongs keep arriving even while the worker only streams a
@@ -49,7 +53,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * UplinkDialer dialer = UplinkDialer.builder(URI.create("ws://gw:8080/uplink"), "w1", token, group)
- *         .onConnected(channel -> UplinkSession.start(channel, Role.GATEWAY_UPLINK, options))
+ *         .onConnected(channel -> UplinkSession.start(channel, Role.GATEWAY_UPLINK, options)) // the receiver
  *         .build();
  * dialer.start();
  * ...
@@ -74,6 +78,15 @@ public final class UplinkDialer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(UplinkDialer.class);
 
+    /** The receiver of a dialer built without {@code onConnected}: drops what it is given. */
+    private static final FrameChannel.Receiver IGNORING = new FrameChannel.Receiver() {
+        @Override
+        public void onFrame(Frame frame) {}
+
+        @Override
+        public void onClose(@Nullable Throwable cause) {}
+    };
+
     private final URI uri;
     private final String workerId;
     private final String token;
@@ -86,7 +99,7 @@ public final class UplinkDialer implements AutoCloseable {
     private final Duration idleTimeout;
     private final Duration connectTimeout;
     private final Duration handshakeTimeout;
-    private final Consumer<WebSocketFrameChannel> onConnected;
+    private final Function<? super WebSocketFrameChannel, ? extends FrameChannel.Receiver> onConnected;
     private final Consumer<Throwable> onAttemptFailed;
     private final AtomicInteger attempts = new AtomicInteger();
 
@@ -212,9 +225,8 @@ public final class UplinkDialer implements AutoCloseable {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        WebSocketFrameChannel frames = new WebSocketFrameChannel(ch, false);
+                        WebSocketFrameChannel frames = new WebSocketFrameChannel(ch, opened -> connected(ch, opened));
                         ch.attr(Attrs.FRAMES).set(frames);
-                        frames.onOpen(() -> connected(ch, frames));
                         ch.pipeline()
                                 .addLast(new HttpClientCodec())
                                 .addLast(new HttpObjectAggregator(64 * 1024))
@@ -237,11 +249,12 @@ public final class UplinkDialer implements AutoCloseable {
         ch.closeFuture().addListener(f -> ended(ch));
     }
 
-    private void connected(Channel ch, WebSocketFrameChannel frames) {
+    /** Takes a connection whose handshake completed; returns its receiver, or null after closing it. */
+    private FrameChannel.@Nullable Receiver connected(Channel ch, WebSocketFrameChannel frames) {
         synchronized (lock) {
             if (closed || current != ch) {
                 frames.close("worker stopping");
-                return;
+                return null;
             }
             failuresInARow = 0;
         }
@@ -250,10 +263,11 @@ public final class UplinkDialer implements AutoCloseable {
         ch.closeFuture().addListener(f -> pings.cancel(false));
         log.info("uplink of worker {} connected to {}", workerId, uri);
         try {
-            onConnected.accept(frames);
+            return requireNonNull(onConnected.apply(frames), "the receiver onConnected returned");
         } catch (RuntimeException e) {
             log.error("uplink callback failed; closing the uplink", e);
             frames.close("worker failed to start the uplink");
+            return null;
         }
     }
 
@@ -330,7 +344,7 @@ public final class UplinkDialer implements AutoCloseable {
         private @Nullable Duration idleTimeout;
         private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
         private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
-        private Consumer<WebSocketFrameChannel> onConnected = c -> {};
+        private Function<? super WebSocketFrameChannel, ? extends FrameChannel.Receiver> onConnected = c -> IGNORING;
         private Consumer<Throwable> onAttemptFailed = e -> {};
 
         private Builder(URI uri, String workerId, String token, EventLoopGroup group) {
@@ -343,8 +357,12 @@ public final class UplinkDialer implements AutoCloseable {
             }
         }
 
-        /** Sets the callback that takes each connected uplink (on its event loop). */
-        public Builder onConnected(Consumer<WebSocketFrameChannel> callback) {
+        /**
+         * Sets the callback that takes each connected uplink and returns its receiver (on its event
+         * loop, before any frame is read); without one, received frames are dropped. A callback
+         * that throws closes the uplink.
+         */
+        public Builder onConnected(Function<? super WebSocketFrameChannel, ? extends FrameChannel.Receiver> callback) {
             this.onConnected = requireNonNull(callback, "callback");
             return this;
         }

@@ -3,9 +3,9 @@ package com.spectrayan.spector.uplink.transport;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.wire.CorruptFrameException;
 import com.spectrayan.spector.uplink.wire.Frame;
-import com.spectrayan.spector.uplink.wire.FrameCodec;
 import com.spectrayan.spector.uplink.wire.FrameTooLargeException;
 import com.spectrayan.spector.uplink.wire.UplinkException;
 import io.netty.buffer.ByteBuf;
@@ -32,11 +32,10 @@ import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.function.Consumer;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,67 +46,90 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Rules: a binary message closes the connection with 1003; a message over {@link
  * #MAX_MESSAGE_BYTES} (continuations aggregated) or text over {@link FrameCodec#MAX_FRAME_CHARS}
- * closes it with 1009; a {@link CorruptFrameException} goes to the {@link #onCorrupt} callback when
- * one is set (the worker's {@code UplinkSession#corruptFrame}), else closes with 1007. Pings are
- * answered. {@link #close} sends a close frame 1000 with the reason, then closes the channel.
+ * closes it with 1009; a {@link CorruptFrameException} goes to the receiver's {@link
+ * Receiver#onCorruptFrame}, and closes the connection with 1007 unless the receiver takes it (the
+ * worker's {@code UplinkSession} on the gateway's uplink does). Pings are answered. {@link #close}
+ * sends a close frame 1000 with the reason, then closes the channel.
  *
- * <p>Threading: frames and the close are delivered on the channel's event loop, in order; frames
- * read before {@link #onFrame} is set are held (bounded) and delivered when it is. {@link #send}
- * may be called from any thread; frames leave in the order of the {@code send} calls.
+ * <p>The receiver is made once, when the connection opens (the handshake completed), by the
+ * factory the channel was built with ({@link #install}, {@link UplinkAcceptor}'s handler, {@link
+ * UplinkDialer}'s {@code onConnected}), on the event loop and before any frame is read: so no
+ * frame is held for a receiver that is not there yet. Text read before the connection opens or
+ * after a close was sent or received is dropped.
+ *
+ * <p>Threading: frames and the close are delivered on the channel's event loop, in order. {@link
+ * #send} may be called from any thread; frames leave in the order of the {@code send} calls.
+ * Only {@link #isOpen()} and the peer's close are read across threads; everything else is
+ * event-loop state.
  */
 public final class WebSocketFrameChannel implements FrameChannel {
     /** Bytes of one aggregated WebSocket message: at most 3 UTF-8 bytes per char of a frame. */
     public static final int MAX_MESSAGE_BYTES = 3 * FrameCodec.MAX_FRAME_CHARS;
-
-    /** Frames held while no receiver is set; one more closes the connection. */
-    static final int MAX_HELD_FRAMES = 1024;
 
     /** Bytes of a close frame's reason (the WebSocket limit). */
     static final int MAX_CLOSE_REASON_BYTES = 123;
 
     private static final Logger log = LoggerFactory.getLogger(WebSocketFrameChannel.class);
 
+    /** Makes the receiver of a connection that just opened, or returns null after closing it. */
+    @FunctionalInterface
+    interface Opening {
+        @Nullable
+        Receiver opened(WebSocketFrameChannel channel);
+    }
+
+    /** The close frame the peer sent. */
+    private record PeerClose(int code, @Nullable String reason) {}
+
     private final Channel channel;
     private final Handler handler = new Handler();
+    private final Opening opening;
 
+    // Read across threads.
     private volatile boolean open;
-    private volatile boolean opened;
-    private volatile @Nullable Consumer<Frame> receiver;
-    private volatile @Nullable Consumer<@Nullable Throwable> closeListener;
-    private volatile @Nullable Consumer<UplinkException> corruptListener;
-    private volatile @Nullable Runnable openListener;
-    private volatile int peerCloseCode = -1;
-    private volatile @Nullable String peerCloseReason;
-    private volatile @Nullable Throwable failure;
+    private volatile @Nullable PeerClose peerClose;
 
-    // Event-loop state.
-    private final ArrayDeque<Frame> held = new ArrayDeque<>();
+    // Event-loop state: written and read on the channel's event loop only.
+    private @Nullable Receiver receiver;
+    private boolean opened;
+    private @Nullable Throwable failure;
     private boolean closeSent;
     private boolean closeReceived;
-    private boolean inactive;
     private boolean closeDelivered;
-    private @Nullable Throwable closeCause;
 
-    WebSocketFrameChannel(Channel channel, boolean openNow) {
+    WebSocketFrameChannel(Channel channel, Opening opening) {
         this.channel = requireNonNull(channel, "channel");
-        this.open = openNow;
-        this.opened = openNow;
+        this.opening = requireNonNull(opening, "opening");
     }
 
     /**
      * Adds the uplink frame handling (a bounded continuation aggregator and this channel's handler)
-     * at the end of the pipeline of a channel whose WebSocket handshake has completed, and returns
-     * the channel. Call it on the channel's event loop, before frames are read.
+     * at the end of the pipeline of a channel whose WebSocket handshake has completed, makes its
+     * receiver with {@code receivers}, and returns the channel. Call it on the channel's event
+     * loop, before frames are read.
      */
-    public static WebSocketFrameChannel install(Channel channel) {
-        WebSocketFrameChannel frames = new WebSocketFrameChannel(channel, true);
+    public static WebSocketFrameChannel install(
+            Channel channel, Function<? super WebSocketFrameChannel, ? extends Receiver> receivers) {
+        requireNonNull(receivers, "receivers");
+        WebSocketFrameChannel frames = new WebSocketFrameChannel(channel, receivers::apply);
         channel.pipeline().addLast("uplink-aggregator", new WebSocketFrameAggregator(MAX_MESSAGE_BYTES));
         channel.pipeline().addLast("uplink-frames", frames.handler());
+        frames.open();
         return frames;
     }
 
     ChannelInboundHandlerAdapter handler() {
         return handler;
+    }
+
+    /**
+     * Opens the connection once its handshake completed, and makes its receiver; on the event
+     * loop, so no frame is read before the receiver is in place.
+     */
+    void open() {
+        open = true;
+        opened = true;
+        receiver = opening.opened(this);
     }
 
     /** Returns the Netty channel underneath. */
@@ -152,30 +174,6 @@ public final class WebSocketFrameChannel implements FrameChannel {
     }
 
     @Override
-    public void onFrame(Consumer<Frame> receiver) {
-        this.receiver = requireNonNull(receiver, "receiver");
-        channel.eventLoop().execute(this::drainHeld);
-    }
-
-    @Override
-    public void onClose(Consumer<@Nullable Throwable> closed) {
-        this.closeListener = requireNonNull(closed, "closed");
-        channel.eventLoop().execute(this::deliverClose);
-    }
-
-    /**
-     * Sets the callback for text that is not a frame of protocol v1 ({@link CorruptFrameException});
-     * without one such text closes the connection with 1007.
-     */
-    public void onCorrupt(Consumer<UplinkException> corrupt) {
-        this.corruptListener = requireNonNull(corrupt, "corrupt");
-    }
-
-    void onOpen(Runnable opened) {
-        this.openListener = opened;
-    }
-
-    @Override
     public void close(String reason) {
         closeWith(WebSocketCloseStatus.NORMAL_CLOSURE.code(), reason, null);
     }
@@ -187,12 +185,14 @@ public final class WebSocketFrameChannel implements FrameChannel {
 
     /** Returns the status code of the close frame the peer sent, or -1 when none arrived. */
     public int peerCloseCode() {
-        return peerCloseCode;
+        PeerClose c = peerClose;
+        return c == null ? -1 : c.code();
     }
 
     /** Returns the reason of the close frame the peer sent, or null when none arrived. */
     public @Nullable String peerCloseReason() {
-        return peerCloseReason;
+        PeerClose c = peerClose;
+        return c == null ? null : c.reason();
     }
 
     /** Sends a WebSocket ping (on the event loop) while the connection is open and no close was sent. */
@@ -206,11 +206,12 @@ public final class WebSocketFrameChannel implements FrameChannel {
         }
     }
 
+    /** Answers whether the handshake completed; on the event loop. */
     boolean wasOpened() {
         return opened;
     }
 
-    /** Returns the failure that ended (or is ending) the connection, or null. */
+    /** Returns the failure that ended (or is ending) the connection, or null; on the event loop. */
     @Nullable
     Throwable failure() {
         return failure;
@@ -244,7 +245,8 @@ public final class WebSocketFrameChannel implements FrameChannel {
 
     /** Decodes a text message's UTF-8 bytes in place (the caller releases them). */
     private void text(ByteBuf utf8) {
-        if (!open) {
+        Receiver r = receiver;
+        if (!open || r == null) {
             return;
         }
         Frame frame;
@@ -254,10 +256,7 @@ public final class WebSocketFrameChannel implements FrameChannel {
             closeForProtocol(WebSocketCloseStatus.MESSAGE_TOO_BIG, String.valueOf(e.getMessage()));
             return;
         } catch (CorruptFrameException e) {
-            Consumer<UplinkException> corrupt = corruptListener;
-            if (corrupt != null) {
-                corrupt.accept(e);
-            } else {
+            if (!r.onCorruptFrame(e)) {
                 closeForProtocol(WebSocketCloseStatus.INVALID_PAYLOAD_DATA, "corrupt frame: " + e.getMessage());
             }
             return;
@@ -265,43 +264,23 @@ public final class WebSocketFrameChannel implements FrameChannel {
             closeForProtocol(WebSocketCloseStatus.INVALID_PAYLOAD_DATA, "unreadable frame: " + e.getMessage());
             return;
         }
-        held.add(frame);
-        if (held.size() > MAX_HELD_FRAMES) {
-            held.clear();
-            closeForProtocol(WebSocketCloseStatus.INTERNAL_SERVER_ERROR, "frames arrived before a receiver was set");
-            return;
-        }
-        drainHeld();
-    }
-
-    private void drainHeld() {
-        Consumer<Frame> r = receiver;
-        if (r == null) {
-            return;
-        }
-        Frame frame;
-        while ((frame = held.poll()) != null) {
-            try {
-                r.accept(frame);
-            } catch (RuntimeException e) {
-                log.error("uplink frame receiver failed; closing", e);
-                closeWith(WebSocketCloseStatus.INTERNAL_SERVER_ERROR.code(), "receiver failed", e);
-                held.clear();
-                return;
-            }
+        try {
+            r.onFrame(frame);
+        } catch (RuntimeException e) {
+            log.error("uplink frame receiver failed; closing", e);
+            closeWith(WebSocketCloseStatus.INTERNAL_SERVER_ERROR.code(), "receiver failed", e);
         }
     }
 
-    private void deliverClose() {
-        Consumer<@Nullable Throwable> listener = closeListener;
-        if (!inactive || closeDelivered || listener == null) {
+    /** Delivers the close once, to the receiver if there is one. */
+    private void deliverClose(@Nullable Throwable cause) {
+        Receiver r = receiver;
+        if (closeDelivered || r == null) {
             return;
         }
         closeDelivered = true;
-        drainHeld();
-        held.clear();
         try {
-            listener.accept(closeCause);
+            r.onClose(cause);
         } catch (RuntimeException e) {
             log.error("uplink close listener failed", e);
         }
@@ -337,9 +316,8 @@ public final class WebSocketFrameChannel implements FrameChannel {
                     ping.release();
                 }
             } else if (msg instanceof CloseWebSocketFrame closeFrame) {
-                peerCloseCode = closeFrame.statusCode();
-                peerCloseReason = closeFrame.reasonText();
                 int code = closeFrame.statusCode();
+                peerClose = new PeerClose(code, closeFrame.reasonText());
                 closeFrame.release();
                 peerClosed(ctx, code);
             } else if (msg instanceof PongWebSocketFrame
@@ -358,7 +336,7 @@ public final class WebSocketFrameChannel implements FrameChannel {
                     || code == WebSocketCloseStatus.ENDPOINT_UNAVAILABLE.code()
                     || code == -1;
             if (!clean && failure == null) {
-                failure = new IOException("uplink closed by the peer " + code + ": " + peerCloseReason);
+                failure = new IOException("uplink closed by the peer " + code + ": " + peerCloseReason());
             }
             if (closeSent) {
                 ctx.close();
@@ -372,12 +350,7 @@ public final class WebSocketFrameChannel implements FrameChannel {
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt == WebSocketClientProtocolHandler.ClientHandshakeStateEvent.HANDSHAKE_COMPLETE) {
-                open = true;
-                WebSocketFrameChannel.this.opened = true;
-                Runnable openedListener = openListener;
-                if (openedListener != null) {
-                    openedListener.run();
-                }
+                open();
             } else if (evt instanceof IdleStateEvent idle) {
                 if (idle.state() == IdleState.READER_IDLE) {
                     closeForProtocol(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE, "nothing received for too long");
@@ -408,16 +381,16 @@ public final class WebSocketFrameChannel implements FrameChannel {
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
             open = false;
-            inactive = true;
             Throwable f = failure;
+            Throwable cause;
             if (f != null) {
-                closeCause = f;
+                cause = f;
             } else if (closeSent || closeReceived) {
-                closeCause = null;
+                cause = null;
             } else {
-                closeCause = new IOException("uplink connection lost without a WebSocket close");
+                cause = new IOException("uplink connection lost without a WebSocket close");
             }
-            deliverClose();
+            deliverClose(cause);
             ctx.fireChannelInactive();
         }
     }

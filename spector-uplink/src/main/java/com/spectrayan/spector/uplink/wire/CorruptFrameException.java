@@ -30,17 +30,17 @@ public final class CorruptFrameException extends UplinkException {
     }
 
     /** A frame whose member {@code field} broke for {@code reason}, read before its id. */
-    static CorruptFrameException of(String field, String reason) {
+    public static CorruptFrameException of(String field, String reason) {
         return new CorruptFrameException(field, reason, 0, null);
     }
 
     /** A frame with a readable id whose member {@code field} broke for {@code reason}. */
-    static CorruptFrameException of(String field, String reason, long frameId) {
+    public static CorruptFrameException of(String field, String reason, long frameId) {
         return new CorruptFrameException(field, reason, frameId, null);
     }
 
     /** Text that is not well-formed JSON; {@code reason} says where. */
-    static CorruptFrameException malformed(String reason, Throwable cause) {
+    public static CorruptFrameException malformed(String reason, Throwable cause) {
         return new CorruptFrameException(FRAME, reason, 0, cause);
     }
 

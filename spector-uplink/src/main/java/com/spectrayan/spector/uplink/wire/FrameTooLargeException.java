@@ -2,6 +2,7 @@ package com.spectrayan.spector.uplink.wire;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import java.util.Map;
 
 /**
@@ -21,7 +22,7 @@ public final class FrameTooLargeException extends UplinkException {
     }
 
     /** A frame of {@code size} chars where at most {@code limit} are allowed. */
-    static FrameTooLargeException of(long size, long limit) {
+    public static FrameTooLargeException of(long size, long limit) {
         return new FrameTooLargeException(size, limit);
     }
 

@@ -10,6 +10,8 @@ import com.spectrayan.spector.contract.Bound;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.internal.wire.Checks;
+import com.spectrayan.spector.uplink.internal.wire.Inputs;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;

@@ -1,11 +1,15 @@
 /**
- * The uplink wire, protocol v1: the four frames and their JSON codec, the schema of every
- * operation and push of the relay with the bounds of each field, and the typed failures of a
- * frame that cannot be read.
+ * The uplink wire's public nouns, protocol v1: {@link com.spectrayan.spector.uplink.wire.Frame}
+ * (the four frames a {@link com.spectrayan.spector.uplink.FrameChannel} carries), {@link
+ * com.spectrayan.spector.uplink.wire.Header} and {@link
+ * com.spectrayan.spector.uplink.wire.RelayHeaders} (a relayed exchange's headers and which of them
+ * cross), {@link com.spectrayan.spector.uplink.wire.StatusReport} (what {@code status.get}
+ * answers), and the typed failures of a frame that cannot be read ({@link
+ * com.spectrayan.spector.uplink.wire.UplinkException}).
  *
- * <p>Nothing here holds a connection or a buffer: the transport (a WebSocket whose subprotocol is
- * {@link com.spectrayan.spector.uplink.wire.FrameCodec#SUBPROTOCOL}) hands text in and out, and the
- * relay engine acts on the parsed records. {@code docs/PROTOCOL.md} describes the wire.
+ * <p>The codec and the schema of every operation and push live in {@code
+ * com.spectrayan.spector.uplink.internal.wire}, which may change at any time. Nothing here holds a
+ * connection or a buffer. {@code docs/PROTOCOL.md} describes the wire.
  */
 @NullMarked
 package com.spectrayan.spector.uplink.wire;

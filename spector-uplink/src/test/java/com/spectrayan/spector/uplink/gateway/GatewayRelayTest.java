@@ -17,13 +17,13 @@ import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.internal.wire.RelayBody;
+import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
+import com.spectrayan.spector.uplink.internal.wire.RelayHead;
+import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
+import com.spectrayan.spector.uplink.internal.wire.StatusGet;
 import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.wire.Header;
-import com.spectrayan.spector.uplink.wire.RelayBody;
-import com.spectrayan.spector.uplink.wire.RelayChunk;
-import com.spectrayan.spector.uplink.wire.RelayHead;
-import com.spectrayan.spector.uplink.wire.RelayRequest;
-import com.spectrayan.spector.uplink.wire.StatusGet;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
@@ -325,7 +325,8 @@ final class GatewayRelayTest {
         int atCap = (int) (Limits.UNREAD_RELAY_BYTES / CHUNK); // 256 chunks = 64 MiB
         List<CompletableFuture<Void>> sends = new ArrayList<>();
         for (int i = 0; i < atCap; i++) {
-            sends.add(w1.ends[1]
+            sends.add(w1.ends
+                    .workerEnd()
                     .send(new Frame.Push(
                             request.id(), RelayChunk.PUSH, RelayChunk.of(chunk).toJson()))
                     .toCompletableFuture());
@@ -452,7 +453,7 @@ final class GatewayRelayTest {
     void uplinkClosed_beforeHead_failsStageUnreachable() {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
         worker.take(RelayRequest.OP);
-        w1.ends[1].close("worker gone");
+        w1.ends.workerEnd().close("worker gone");
         spectorFailure(stage, ErrorCode.WORKER_UNREACHABLE, "drop before head");
     }
 
@@ -462,7 +463,7 @@ final class GatewayRelayTest {
         Frame.Call request = worker.take(RelayRequest.OP);
         worker.head(request.id(), 200);
         BodySource body = RelayFixture.body(done(stage, "head"));
-        w1.ends[1].close("worker gone");
+        w1.ends.workerEnd().close("worker gone");
         spectorFailure(body.next(), ErrorCode.WORKER_UNREACHABLE, "drop after head");
     }
 

@@ -4,10 +4,10 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.internal.wire.RelayCancel;
+import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
+import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.wire.Frame;
-import com.spectrayan.spector.uplink.wire.RelayCancel;
-import com.spectrayan.spector.uplink.wire.RelayChunk;
-import com.spectrayan.spector.uplink.wire.RelayHead;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * The worker end of an in-memory uplink, played with raw frames: it records every call, can
  * answer some operations at once, and sends results, errors and pushes on demand.
  */
-final class RawWorker {
+final class RawWorker implements FrameChannel.Receiver {
     static final Duration WAIT = Await.WAIT;
 
     private final FrameChannel channel;
@@ -31,7 +31,6 @@ final class RawWorker {
 
     RawWorker(FrameChannel channel) {
         this.channel = channel;
-        channel.onFrame(this::receive);
     }
 
     /** Answers calls of {@code op} as they arrive (null: record but do not answer). */
@@ -44,7 +43,11 @@ final class RawWorker {
         autoAnswer(op, c -> new Frame.Result(c.id(), empty()));
     }
 
-    private void receive(Frame frame) {
+    @Override
+    public void onClose(@Nullable Throwable cause) {}
+
+    @Override
+    public void onFrame(Frame frame) {
         if (!(frame instanceof Frame.Call call)) {
             return;
         }

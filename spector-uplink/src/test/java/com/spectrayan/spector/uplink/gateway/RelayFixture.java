@@ -7,10 +7,11 @@ import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
-import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.InMemoryFrameChannels;
 import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.internal.gateway.Failures;
+import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.uplink.wire.Header;
 import java.net.URI;
 import java.nio.ByteBuffer;
@@ -24,10 +25,11 @@ import org.jspecify.annotations.Nullable;
 
 /** One worker "w1" on an in-memory uplink, the test playing the worker with raw frames. */
 final class RelayFixture {
-    final FrameChannel[] ends = InMemoryFrameChannels.pair();
-    final UplinkWorkerClient client = UplinkWorkerClient.over("w1", ends[0]);
+    final InMemoryFrameChannels.Pair<RealGatewayWorkerClient, RawWorker> ends =
+            InMemoryFrameChannels.pair(ch -> RealGatewayWorkerClient.over("w1", ch), RawWorker::new);
+    final RealGatewayWorkerClient client = ends.gateway();
     final WorkerLink link = new WorkerLink("w1", client);
-    final RawWorker worker = new RawWorker(ends[1]);
+    final RawWorker worker = ends.worker();
 
     RelayFixture(WorkerDirectory directory) {
         directory.register(link);

@@ -8,9 +8,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
+import com.spectrayan.spector.uplink.internal.wire.StatusGet;
 import com.spectrayan.spector.uplink.wire.Frame;
-import com.spectrayan.spector.uplink.wire.RelayRequest;
-import com.spectrayan.spector.uplink.wire.StatusGet;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.time.Duration;
 import java.time.Instant;

@@ -5,10 +5,10 @@ import static java.util.Objects.requireNonNull;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.internal.wire.RelayBody;
+import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
+import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import com.spectrayan.spector.uplink.wire.Frame;
-import com.spectrayan.spector.uplink.wire.RelayBody;
-import com.spectrayan.spector.uplink.wire.RelayChunk;
-import com.spectrayan.spector.uplink.wire.RelayRequest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -16,7 +16,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
@@ -26,6 +25,7 @@ import org.jspecify.annotations.Nullable;
  * the gateway sends them and answers and pushes as the gateway receives them (chunks by size only,
  * so megabytes are not kept), counts the {@code relay.body} calls sent and not yet answered (the
  * gateway's window as it sees it), and lets a test write raw frames and wait for their answers.
+ * It sees the received frames when its {@link #receiving} receiver is the one the transport got.
  */
 final class RecordingChannel implements FrameChannel {
     /** Ids of raw calls a test writes: far from the client's own ids, which count from 1. */
@@ -84,22 +84,30 @@ final class RecordingChannel implements FrameChannel {
         return inner.send(frame);
     }
 
-    @Override
-    public void onFrame(Consumer<Frame> receiver) {
-        inner.onFrame(frame -> {
-            record(frame, false);
-            if (frame instanceof Frame.Result || frame instanceof Frame.ErrorFrame) {
-                openBodies.remove(frame.id());
-                answers.computeIfAbsent(frame.id(), id -> new CompletableFuture<>())
-                        .complete(frame);
+    /** Returns the receiver to give the transport: it records each frame, then hands it to {@code receiver}. */
+    FrameChannel.Receiver receiving(FrameChannel.Receiver receiver) {
+        return new FrameChannel.Receiver() {
+            @Override
+            public void onFrame(Frame frame) {
+                record(frame, false);
+                if (frame instanceof Frame.Result || frame instanceof Frame.ErrorFrame) {
+                    openBodies.remove(frame.id());
+                    answers.computeIfAbsent(frame.id(), id -> new CompletableFuture<>())
+                            .complete(frame);
+                }
+                receiver.onFrame(frame);
             }
-            receiver.accept(frame);
-        });
-    }
 
-    @Override
-    public void onClose(Consumer<@Nullable Throwable> closed) {
-        inner.onClose(closed);
+            @Override
+            public void onClose(@Nullable Throwable cause) {
+                receiver.onClose(cause);
+            }
+
+            @Override
+            public boolean onCorruptFrame(com.spectrayan.spector.uplink.wire.CorruptFrameException failure) {
+                return receiver.onCorruptFrame(failure);
+            }
+        };
     }
 
     @Override

@@ -6,15 +6,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.RelayTarget;
 import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.gateway.GatewayRelay;
-import com.spectrayan.spector.uplink.gateway.GatewayWorkerClient;
 import com.spectrayan.spector.uplink.gateway.RelayCall;
-import com.spectrayan.spector.uplink.gateway.UplinkWorkerClient;
 import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
+import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.uplink.wire.Header;
 import com.spectrayan.spector.uplink.worker.UplinkSession;
 import com.spectrayan.spector.uplink.worker.WorkerOptions;
@@ -44,8 +44,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A real gateway and a real worker in one process over a real uplink on loopback: a {@link
- * TestGateway} whose accepted uplinks go (through a {@link RecordingChannel}) into an {@link
- * UplinkWorkerClient} and a {@link WorkerDirectory}, {@link GatewayRelay} on top; workers dialled
+ * TestGateway} whose accepted uplinks go (through a {@link RecordingChannel}) into a {@link
+ * RealGatewayWorkerClient} and a {@link WorkerDirectory}, {@link GatewayRelay} on top; workers dialled
  * with {@link UplinkDialer}, each served by an {@link UplinkSession} with a fake relay target
  * {@code app} (and one whose name is 64 chars long) that a test sets with {@link #target}.
  */
@@ -80,10 +80,12 @@ final class RelayHarness implements AutoCloseable {
         return app.handle(request);
     }
 
-    private void accepted(String workerId, com.spectrayan.spector.uplink.FrameChannel channel) {
+    private FrameChannel.Receiver accepted(String workerId, FrameChannel channel) {
         RecordingChannel recording = new RecordingChannel(channel);
-        directory.register(new WorkerLink(workerId, UplinkWorkerClient.over(workerId, recording)));
+        RealGatewayWorkerClient client = RealGatewayWorkerClient.over(workerId, recording);
+        directory.register(new WorkerLink(workerId, client));
         gatewayEnds.computeIfAbsent(workerId, id -> new LinkedBlockingQueue<>()).add(recording);
+        return recording.receiving(client);
     }
 
     /** Connects worker {@code w1} as the gateway's uplink; returns the gateway's end. */
@@ -103,9 +105,9 @@ final class RelayHarness implements AutoCloseable {
                 .reconnect(Duration.ofMillis(100), Duration.ofMillis(400))
                 .onConnected(channel -> {
                     UplinkSession session = UplinkSession.start(channel, role, options);
-                    channel.onCorrupt(session::corruptFrame);
                     lastWorkerEnds.put(workerId, channel);
                     ends.add(channel);
+                    return session;
                 })
                 .build();
         dialers.put(workerId, dialer);
@@ -165,13 +167,13 @@ final class RelayHarness implements AutoCloseable {
         return new GatewayRelay(directory, Limits.RELAY_DEADLINE, Limits.RELAYS_PER_WORKER, maxUnreadBytes, scheduler);
     }
 
-    /** Returns the gateway's client of a worker's live uplink. */
-    GatewayWorkerClient client(String workerId) {
+    /** Returns the gateway's client of a worker's live uplink, relay operations included. */
+    RealGatewayWorkerClient client(String workerId) {
         WorkerLink link = directory.live(workerId);
         if (link == null) {
             throw new AssertionError("worker " + workerId + " has no live link");
         }
-        return link.client();
+        return (RealGatewayWorkerClient) link.client();
     }
 
     /** Returns a worker's live link. */

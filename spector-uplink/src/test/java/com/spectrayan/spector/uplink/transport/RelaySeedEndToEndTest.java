@@ -26,21 +26,21 @@ import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.gateway.GatewayRelay;
-import com.spectrayan.spector.uplink.gateway.GatewayWorkerClient;
 import com.spectrayan.spector.uplink.gateway.RelayCall;
-import com.spectrayan.spector.uplink.gateway.RelayHooks;
+import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
+import com.spectrayan.spector.uplink.internal.gateway.RelayHooks;
+import com.spectrayan.spector.uplink.internal.wire.RelayBody;
+import com.spectrayan.spector.uplink.internal.wire.RelayCancel;
+import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
+import com.spectrayan.spector.uplink.internal.wire.RelayHead;
+import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
+import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
 import com.spectrayan.spector.uplink.transport.RelayHarness.ArrayBody;
 import com.spectrayan.spector.uplink.transport.RelayHarness.EndlessBody;
 import com.spectrayan.spector.uplink.transport.RelayHarness.FedBody;
 import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.wire.Header;
-import com.spectrayan.spector.uplink.wire.RelayBody;
-import com.spectrayan.spector.uplink.wire.RelayCancel;
-import com.spectrayan.spector.uplink.wire.RelayChunk;
-import com.spectrayan.spector.uplink.wire.RelayHead;
-import com.spectrayan.spector.uplink.wire.RelayOutcome;
-import com.spectrayan.spector.uplink.wire.RelayRequest;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import com.spectrayan.spector.uplink.worker.UplinkSession;
 import java.io.ByteArrayOutputStream;
@@ -70,11 +70,11 @@ import org.junit.jupiter.api.Test;
 /**
  * Seed 000's Tests section, one test per line, end to end: a real gateway ({@link GatewayRelay}
  * over a {@link com.spectrayan.spector.uplink.gateway.WorkerDirectory} of real {@link
- * com.spectrayan.spector.uplink.gateway.UplinkWorkerClient}s) and a real worker ({@link
+ * com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient}s) and a real worker ({@link
  * UplinkSession} behind {@link UplinkDialer}) over a real WebSocket uplink on loopback, with a fake
  * relay target through the worker's options (DESIGN.md section 5: the seed's {@code lease.renew}
  * is a {@code status.get}, its {@code device.exec} a second relay). What only a broken gateway would
- * send is written as raw frames (or raw {@code UplinkWorkerClient} calls) over that same uplink, and
+ * send is written as raw frames (or raw {@code RealGatewayWorkerClient} calls) over that same uplink, and
  * the wire is observed by a {@link RecordingChannel} between the gateway's client and the real
  * WebSocket channel. The gateway-side protocol violations stay in {@code GatewayRelayTest}.
  */
@@ -994,7 +994,7 @@ final class RelaySeedEndToEndTest {
         route("/hello", request -> respond(200, ArrayBody.of("hello")));
         h.connect();
         h.connect("w1-admin", UplinkSession.Role.LOCAL_ADMIN);
-        GatewayWorkerClient admin = h.client("w1-admin");
+        RealGatewayWorkerClient admin = h.client("w1-admin");
 
         assertThat(done(admin.statusGet(), "status.get on the admin session").workerId())
                 .as("the admin session serves status.get")
@@ -1022,7 +1022,7 @@ final class RelaySeedEndToEndTest {
     void relayRequestReusingAnActiveRelayId_failsBadRequest_andRelayBodyAndCancelForAnUnknownRelayId_answerEmpty() {
         route("/hold", RelaySeedEndToEndTest::never);
         RecordingChannel wire = h.connect();
-        GatewayWorkerClient client = h.client(W1);
+        RealGatewayWorkerClient client = h.client(W1);
 
         CompletionStage<RelayOutcome> first = client.relayRequest(wireRequest("r-1", "GET", "/hold", false), noHooks());
         take(h.targetCalls, "the first relay r-1 reaches the target");
@@ -1059,7 +1059,7 @@ final class RelaySeedEndToEndTest {
         route("/v/after-end", RelaySeedEndToEndTest::never);
         route("/v/no-body", RelaySeedEndToEndTest::never);
         h.connect();
-        GatewayWorkerClient client = h.client(W1);
+        RealGatewayWorkerClient client = h.client(W1);
         byte[] x = utf8("x");
 
         record Case(String name, String path, boolean hasBody, List<RelayBody> frames) {}
@@ -1304,7 +1304,7 @@ final class RelaySeedEndToEndTest {
             return answer;
         });
         RecordingChannel wire = h.connect();
-        GatewayWorkerClient client = h.client(W1);
+        RealGatewayWorkerClient client = h.client(W1);
 
         List<CompletionStage<RelayOutcome>> sixteen = new ArrayList<>();
         for (int i = 0; i < Limits.ACTIVE_RELAYS_PER_CONNECTION.max(); i++) {
@@ -1372,7 +1372,7 @@ final class RelaySeedEndToEndTest {
                 request -> readAll(requireNonNull(request.body()))
                         .thenApply(bytes -> new RelayedResponse(200, List.of(), new ArrayBody(bytes, 64 * KIB))));
         h.connect();
-        GatewayWorkerClient client = h.client(W1);
+        RealGatewayWorkerClient client = h.client(W1);
 
         for (int i = 0; i < 50; i++) {
             String relayId = "bb-" + i;
@@ -1413,7 +1413,7 @@ final class RelaySeedEndToEndTest {
                     return new RelayedResponse(204, List.of(), null);
                 }));
         RecordingChannel wire = h.connect();
-        GatewayWorkerClient client = h.client(W1);
+        RealGatewayWorkerClient client = h.client(W1);
         CompletionStage<RelayOutcome> relay = client.relayRequest(wireRequest("b64", "PUT", "/sink", true), noHooks());
 
         Map<String, String> bad = Map.of(

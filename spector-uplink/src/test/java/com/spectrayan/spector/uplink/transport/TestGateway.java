@@ -26,7 +26,7 @@ import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
 import org.jspecify.annotations.Nullable;
 
 /** A gateway's HTTP server reduced to the uplink acceptor and a 404 for everything else. */
@@ -34,21 +34,35 @@ final class TestGateway implements AutoCloseable {
     static final String TOKEN = "s3cret-w1";
     static final Duration WAIT = Duration.ofSeconds(20);
 
-    /** One accepted uplink. */
-    record Uplink(String workerId, FrameChannel channel) {}
+    /**
+     * One accepted uplink.
+     *
+     * @param workerId the worker's id from {@code X-Spector-Worker}
+     * @param channel the gateway's end
+     * @param received what the gateway's end received (passed on to the receiver a test gave)
+     */
+    record Uplink(String workerId, FrameChannel channel, RecordingReceiver received) {}
 
     final BlockingQueue<Uplink> uplinks = new LinkedBlockingQueue<>();
     private final EventLoopGroup group;
     private final ChannelGroup accepted = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
-    private final @Nullable BiConsumer<String, FrameChannel> extra;
+    private final @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra;
     private final Channel server;
 
-    TestGateway(EventLoopGroup group, int port, @Nullable BiConsumer<String, FrameChannel> extra) {
+    /**
+     * Starts a gateway; {@code extra}, when given, makes the receiver of each accepted uplink (as
+     * the real gateway's handler does), else the uplink's frames are only recorded.
+     */
+    TestGateway(
+            EventLoopGroup group, int port, @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra) {
         this(group, port, extra, UplinkAcceptor.DEFAULT_IDLE_TIMEOUT);
     }
 
     TestGateway(
-            EventLoopGroup group, int port, @Nullable BiConsumer<String, FrameChannel> extra, Duration idleTimeout) {
+            EventLoopGroup group,
+            int port,
+            @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra,
+            Duration idleTimeout) {
         this.group = group;
         this.extra = extra;
         String hash = TokenHashes.sha256Hex(TOKEN);
@@ -93,12 +107,13 @@ final class TestGateway implements AutoCloseable {
         }
     }
 
-    private void uplink(String workerId, FrameChannel channel) {
-        BiConsumer<String, FrameChannel> e = extra;
-        if (e != null) {
-            e.accept(workerId, channel);
-        }
-        uplinks.add(new Uplink(workerId, channel));
+    private FrameChannel.Receiver uplink(String workerId, FrameChannel channel) {
+        BiFunction<String, FrameChannel, FrameChannel.Receiver> e = extra;
+        RecordingReceiver received = e == null
+                ? RecordingReceiver.of(channel)
+                : RecordingReceiver.around(channel, e.apply(workerId, channel));
+        uplinks.add(new Uplink(workerId, channel, received));
+        return received;
     }
 
     int port() {

@@ -40,7 +40,7 @@ final class UplinkKeepaliveTest {
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
     private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1);
     private final List<AutoCloseable> closing = new ArrayList<>();
-    private final BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+    private final BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
 
     @AfterEach
     void tearDown() throws Exception {
@@ -52,7 +52,7 @@ final class UplinkKeepaliveTest {
     }
 
     private TestGateway gateway(Duration idleTimeout) {
-        TestGateway g = new TestGateway(group, 0, (id, channel) -> channel.onFrame(f -> {}), idleTimeout);
+        TestGateway g = new TestGateway(group, 0, null, idleTimeout);
         closing.add(g);
         return g;
     }
@@ -61,7 +61,11 @@ final class UplinkKeepaliveTest {
         UplinkDialer.Builder b = UplinkDialer.builder(g.uri(), "w1", TestGateway.TOKEN, group)
                 .reconnect(Duration.ofMillis(100), Duration.ofMillis(400))
                 .pingInterval(ping)
-                .onConnected(connected::add);
+                .onConnected(channel -> {
+                    RecordingReceiver end = RecordingReceiver.of(channel);
+                    connected.add(end);
+                    return end;
+                });
         if (idle != null) {
             b.idleTimeout(idle);
         }
@@ -69,12 +73,6 @@ final class UplinkKeepaliveTest {
         closing.add(d);
         d.start();
         return d;
-    }
-
-    private static CompletableFuture<@Nullable Throwable> closeOf(WebSocketFrameChannel channel) {
-        CompletableFuture<@Nullable Throwable> closed = new CompletableFuture<>();
-        channel.onClose(closed::complete);
-        return closed;
     }
 
     /** Waits {@code watch}, bounded, for either close; fails when one comes. */
@@ -100,11 +98,12 @@ final class UplinkKeepaliveTest {
     void healthyIdleLink_staysOpenPastBothIdleTimeouts_becausePingsAndPongsFlow() {
         TestGateway g = gateway(IDLE);
         UplinkDialer d = dialer(g, PING, IDLE);
-        WebSocketFrameChannel worker = take(connected, "the worker connects");
-        WebSocketFrameChannel gatewayEnd =
-                (WebSocketFrameChannel) g.nextUplink("uplink").channel();
-        CompletableFuture<@Nullable Throwable> workerClosed = closeOf(worker);
-        CompletableFuture<@Nullable Throwable> gatewayClosed = closeOf(gatewayEnd);
+        RecordingReceiver workerEnd = take(connected, "the worker connects");
+        WebSocketFrameChannel worker = workerEnd.webSocket();
+        RecordingReceiver gatewayReceived = g.nextUplink("uplink").received();
+        WebSocketFrameChannel gatewayEnd = gatewayReceived.webSocket();
+        CompletableFuture<@Nullable Throwable> workerClosed = workerEnd.closed;
+        CompletableFuture<@Nullable Throwable> gatewayClosed = gatewayReceived.closed;
 
         staysOpen(
                 WATCH,
@@ -124,11 +123,11 @@ final class UplinkKeepaliveTest {
     void workerThatOnlyWrites_stillPingsAndGetsPongs_andKeepsItsUplinkPastItsIdleTimeout() {
         TestGateway g = gateway(IDLE);
         UplinkDialer d = dialer(g, PING, IDLE);
-        WebSocketFrameChannel worker = take(connected, "the worker connects");
-        WebSocketFrameChannel gatewayEnd =
-                (WebSocketFrameChannel) g.nextUplink("uplink").channel();
-        CompletableFuture<@Nullable Throwable> workerClosed = closeOf(worker);
-        CompletableFuture<@Nullable Throwable> gatewayClosed = closeOf(gatewayEnd);
+        RecordingReceiver workerEnd = take(connected, "the worker connects");
+        WebSocketFrameChannel worker = workerEnd.webSocket();
+        RecordingReceiver gatewayReceived = g.nextUplink("uplink").received();
+        CompletableFuture<@Nullable Throwable> workerClosed = workerEnd.closed;
+        CompletableFuture<@Nullable Throwable> gatewayClosed = gatewayReceived.closed;
         // The worker writes every 20 ms (a response streaming out) and the gateway sends nothing
         // back: only the pongs to the worker's pings reach the worker.
         ScheduledFuture<?> noise = scheduler.scheduleAtFixedRate(
@@ -155,10 +154,11 @@ final class UplinkKeepaliveTest {
     void gatewayThatStopsReading_isClosedByTheWorkerAfterItsIdleTimeout_andTheDialerReconnects() {
         TestGateway g = gateway(Duration.ofSeconds(60));
         UplinkDialer d = dialer(g, PING, IDLE);
-        WebSocketFrameChannel first = take(connected, "the worker connects");
-        WebSocketFrameChannel gatewayEnd =
-                (WebSocketFrameChannel) g.nextUplink("uplink").channel();
-        CompletableFuture<@Nullable Throwable> workerClosed = closeOf(first);
+        RecordingReceiver firstEnd = take(connected, "the worker connects");
+        WebSocketFrameChannel first = firstEnd.webSocket();
+        RecordingReceiver gatewayReceived = g.nextUplink("uplink").received();
+        WebSocketFrameChannel gatewayEnd = gatewayReceived.webSocket();
+        CompletableFuture<@Nullable Throwable> workerClosed = firstEnd.closed;
 
         long silentFrom = System.nanoTime();
         gatewayEnd.channel().config().setAutoRead(false); // Reads nothing more, so answers no ping.
@@ -172,7 +172,8 @@ final class UplinkKeepaliveTest {
                 .as("closed no sooner than the 1 s idle timeout after the last pong (ms)")
                 .isGreaterThanOrEqualTo(IDLE.minus(PING).toMillis());
 
-        WebSocketFrameChannel second = take(connected, "the dialer re-dials after the idle close");
+        WebSocketFrameChannel second =
+                take(connected, "the dialer re-dials after the idle close").webSocket();
         g.nextUplink("the gateway accepts the new uplink");
         assertThat(second).as("a new connection").isNotSameAs(first);
         assertThat(d.attempts()).as("dial attempts").isGreaterThanOrEqualTo(2);
@@ -183,12 +184,12 @@ final class UplinkKeepaliveTest {
         TestGateway g = gateway(IDLE);
         // A ping every 30 s: to a gateway with a 1 s idle timeout the worker is silent.
         UplinkDialer d = dialer(g, Duration.ofSeconds(30), null);
-        WebSocketFrameChannel first = take(connected, "the worker connects");
-        WebSocketFrameChannel gatewayEnd =
-                (WebSocketFrameChannel) g.nextUplink("uplink").channel();
+        RecordingReceiver firstEnd = take(connected, "the worker connects");
+        WebSocketFrameChannel first = firstEnd.webSocket();
+        RecordingReceiver gatewayReceived = g.nextUplink("uplink").received();
         long connectedAt = System.nanoTime();
-        CompletableFuture<@Nullable Throwable> gatewayClosed = closeOf(gatewayEnd);
-        CompletableFuture<@Nullable Throwable> workerClosed = closeOf(first);
+        CompletableFuture<@Nullable Throwable> gatewayClosed = gatewayReceived.closed;
+        CompletableFuture<@Nullable Throwable> workerClosed = firstEnd.closed;
 
         Throwable cause = done(gatewayClosed, "the gateway closes the uplink of a silent worker");
         long afterMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - connectedAt);
@@ -204,7 +205,8 @@ final class UplinkKeepaliveTest {
                 .isEqualTo(1001);
         assertThat(first.peerCloseReason()).as("the gateway's close reason").contains("nothing received");
 
-        WebSocketFrameChannel second = take(connected, "the dialer re-dials after the gateway's idle close");
+        WebSocketFrameChannel second = take(connected, "the dialer re-dials after the gateway's idle close")
+                .webSocket();
         g.nextUplink("the gateway accepts the new uplink");
         assertThat(second).as("a new connection").isNotSameAs(first);
         assertThat(d.attempts()).as("dial attempts").isGreaterThanOrEqualTo(2);

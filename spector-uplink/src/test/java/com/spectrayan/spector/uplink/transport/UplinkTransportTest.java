@@ -6,8 +6,8 @@ import static com.spectrayan.spector.uplink.transport.Waits.take;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.wire.Frame;
-import com.spectrayan.spector.uplink.wire.FrameCodec;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -61,10 +61,21 @@ final class UplinkTransportTest {
         return d;
     }
 
-    private UplinkDialer.Builder worker(TestGateway g, String token, BlockingQueue<WebSocketFrameChannel> connected) {
+    /** A worker whose connections record what they receive (corrupt text left to the transport). */
+    private UplinkDialer.Builder worker(TestGateway g, String token, BlockingQueue<RecordingReceiver> connected) {
+        return worker(g, token, connected, false);
+    }
+
+    private UplinkDialer.Builder worker(
+            TestGateway g, String token, BlockingQueue<RecordingReceiver> connected, boolean takesCorrupt) {
         return UplinkDialer.builder(g.uri(), "w1", token, group)
                 .reconnect(SHORT, Duration.ofMillis(80))
-                .onConnected(connected::add);
+                .onConnected(channel -> {
+                    RecordingReceiver end =
+                            takesCorrupt ? RecordingReceiver.takingCorrupt(channel) : RecordingReceiver.of(channel);
+                    connected.add(end);
+                    return end;
+                });
     }
 
     private static Frame.Call call(long id) {
@@ -79,18 +90,17 @@ final class UplinkTransportTest {
     @Test
     void dialer_connects_andFramesFlowBothWaysInOrder() {
         TestGateway g = gateway(0);
-        BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+        BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
         dialer(worker(g, TestGateway.TOKEN, connected));
-        WebSocketFrameChannel workerEnd = take(connected, "the dialer hands over the connected uplink");
+        RecordingReceiver worker = take(connected, "the dialer hands over the connected uplink");
+        WebSocketFrameChannel workerEnd = worker.webSocket();
         TestGateway.Uplink gatewayEnd = g.nextUplink("the acceptor hands over the uplink");
         assertThat(gatewayEnd.workerId())
                 .as("the acceptor names the worker from X-Spector-Worker")
                 .isEqualTo("w1");
 
-        BlockingQueue<Frame> atWorker = new LinkedBlockingQueue<>();
-        BlockingQueue<Frame> atGateway = new LinkedBlockingQueue<>();
-        workerEnd.onFrame(atWorker::add);
-        gatewayEnd.channel().onFrame(atGateway::add);
+        BlockingQueue<Frame> atWorker = worker.frames;
+        BlockingQueue<Frame> atGateway = gatewayEnd.received().frames;
         int n = 200;
         for (int i = 1; i <= n; i++) {
             gatewayEnd.channel().send(call(i));
@@ -114,7 +124,7 @@ final class UplinkTransportTest {
     @Test
     void wrongToken_isRefusedAtTheUpgrade_andTheDialerRetriesWithBackoff() {
         TestGateway g = gateway(0);
-        BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+        BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
         List<Throwable> failures = new CopyOnWriteArrayList<>();
         CountDownLatch threeFailures = new CountDownLatch(3);
         UplinkDialer d = dialer(worker(g, "not-the-token", connected).onAttemptFailed(e -> {
@@ -150,7 +160,7 @@ final class UplinkTransportTest {
                 .as("the refusal's body names the versions the gateway speaks")
                 .contains(FrameCodec.SUBPROTOCOL);
 
-        BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+        BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
         BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
         dialer(worker(g, TestGateway.TOKEN, connected)
                 .subprotocol("spector-uplink.v0")
@@ -197,18 +207,17 @@ final class UplinkTransportTest {
     @Test
     void corruptFrame_goesToTheCorruptCallback() {
         TestGateway g = gateway(0);
-        BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
-        dialer(worker(g, TestGateway.TOKEN, connected));
-        WebSocketFrameChannel workerEnd = take(connected, "the worker connects");
-        BlockingQueue<Object> corrupt = new LinkedBlockingQueue<>();
-        workerEnd.onCorrupt(corrupt::add);
-        BlockingQueue<Frame> frames = new LinkedBlockingQueue<>();
-        workerEnd.onFrame(frames::add);
+        BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
+        dialer(worker(g, TestGateway.TOKEN, connected, true));
+        RecordingReceiver worker = take(connected, "the worker connects");
+        WebSocketFrameChannel workerEnd = worker.webSocket();
+        BlockingQueue<Frame> frames = worker.frames;
         WebSocketFrameChannel gatewayEnd =
                 (WebSocketFrameChannel) g.nextUplink("uplink").channel();
         gatewayEnd.channel().writeAndFlush(new TextWebSocketFrame("{\"type\":\"call\",\"id\":7}"));
         done(gatewayEnd.send(call(8)), "a good frame after a corrupt one is written");
-        assertThat(take(corrupt, "the corrupt frame reaches the callback").toString())
+        assertThat(take(worker.corrupt, "the corrupt frame reaches the callback")
+                        .toString())
                 .as("the callback names the broken member")
                 .contains("op");
         assertThat(take(frames, "the next good frame still arrives")).isEqualTo(call(8));
@@ -219,14 +228,13 @@ final class UplinkTransportTest {
 
     private void assertClosedBy(Supplier<WebSocketFrame> frame, int code, String what) {
         TestGateway g = gateway(0);
-        BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+        BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
         dialer(worker(g, TestGateway.TOKEN, connected));
-        WebSocketFrameChannel workerEnd = take(connected, "the worker connects");
-        BlockingQueue<Object> closed = new LinkedBlockingQueue<>();
-        workerEnd.onClose(cause -> closed.add(cause == null ? "clean" : cause));
-        g.nextUplink("uplink").channel().onFrame(f -> {});
+        RecordingReceiver worker = take(connected, "the worker connects");
+        WebSocketFrameChannel workerEnd = worker.webSocket();
+        g.nextUplink("uplink");
         workerEnd.channel().writeAndFlush(frame.get());
-        take(closed, what + ": the gateway closes the uplink");
+        Waits.done(worker.closed, what + ": the gateway closes the uplink");
         assertThat(workerEnd.peerCloseCode()).as(what + ": close code").isEqualTo(code);
     }
 
@@ -234,16 +242,15 @@ final class UplinkTransportTest {
     void serverClose_runsTheWorkersOnClose_andTheDialerReconnectsWhenTheGatewayReturns() {
         TestGateway g = gateway(0);
         int port = g.port();
-        BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+        BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
         dialer(worker(g, TestGateway.TOKEN, connected));
-        WebSocketFrameChannel first = take(connected, "the worker connects");
-        BlockingQueue<Object> closed = new LinkedBlockingQueue<>();
-        first.onClose(cause -> closed.add(cause == null ? "clean" : cause));
+        RecordingReceiver firstEnd = take(connected, "the worker connects");
+        WebSocketFrameChannel first = firstEnd.webSocket();
 
         g.nextUplink("first uplink").channel().close("gateway restarting");
-        assertThat(take(closed, "the worker's onClose runs when the gateway closes"))
-                .as("a close frame 1000 is a clean close")
-                .isEqualTo("clean");
+        assertThat(Waits.done(firstEnd.closed, "the worker's onClose runs when the gateway closes"))
+                .as("a close frame 1000 is a clean close (no cause)")
+                .isNull();
         assertThat(first.peerCloseCode())
                 .as("close code of a close with a reason")
                 .isEqualTo(1000);
@@ -251,7 +258,8 @@ final class UplinkTransportTest {
         g.close();
 
         TestGateway again = gateway(port);
-        WebSocketFrameChannel second = take(connected, "the dialer reconnects to the restarted gateway by itself");
+        WebSocketFrameChannel second = take(connected, "the dialer reconnects to the restarted gateway by itself")
+                .webSocket();
         again.nextUplink("the restarted gateway gets the uplink");
         assertThat(second).as("a new connection").isNotSameAs(first);
         assertThat(second.isOpen()).as("the new uplink is open").isTrue();
@@ -260,16 +268,15 @@ final class UplinkTransportTest {
     @Test
     void workerClose_reachesTheGatewayAsACleanClose() {
         TestGateway g = gateway(0);
-        BlockingQueue<WebSocketFrameChannel> connected = new LinkedBlockingQueue<>();
+        BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
         UplinkDialer d = dialer(worker(g, TestGateway.TOKEN, connected));
         take(connected, "the worker connects");
-        WebSocketFrameChannel gatewayEnd =
-                (WebSocketFrameChannel) g.nextUplink("uplink").channel();
-        BlockingQueue<Object> closed = new LinkedBlockingQueue<>();
-        gatewayEnd.onClose(cause -> closed.add(cause == null ? "clean" : cause));
+        TestGateway.Uplink uplink = g.nextUplink("uplink");
+        WebSocketFrameChannel gatewayEnd = uplink.received().webSocket();
         d.close();
-        assertThat(take(closed, "the gateway's onClose runs when the worker stops"))
-                .isEqualTo("clean");
+        assertThat(Waits.done(uplink.received().closed, "the gateway's onClose runs when the worker stops"))
+                .as("a clean close (no cause)")
+                .isNull();
         assertThat(gatewayEnd.peerCloseReason()).as("the worker's reason").isEqualTo("worker stopping");
         assertThat(d.isConnected()).as("a closed dialer does not reconnect").isFalse();
     }

@@ -1,12 +1,16 @@
 package com.spectrayan.spector.uplink.wire;
 
-import static com.spectrayan.spector.uplink.wire.BadRequests.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.ErrorKind;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
+import java.io.UncheckedIOException;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -104,5 +108,14 @@ final class ErrorFrameTest {
         SpectorException e = SpectorException.of(ErrorCode.INTERNAL, "m".repeat(4095) + "\ud83d\ude00");
 
         assertThat(Frame.ErrorFrame.of(1, e).message()).hasSize(4095);
+    }
+
+    /** Parses JSON text written with single quotes for readability. */
+    private static JsonNode json(String singleQuoted) {
+        try {
+            return new ObjectMapper().readTree(singleQuoted.replace('\'', '"'));
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

@@ -8,9 +8,9 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.internal.wire.RelayBody;
+import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.wire.Frame;
-import com.spectrayan.spector.uplink.wire.RelayBody;
-import com.spectrayan.spector.uplink.wire.RelayChunk;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -22,9 +22,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
-/** Plays the gateway on end 0 of an in-memory pair: sends raw calls, collects answers and pushes. */
-final class FakeGateway {
+/** Plays the gateway on the gateway end of an in-memory pair: sends raw calls, collects answers and pushes. */
+final class FakeGateway implements FrameChannel.Receiver {
     static final int CHUNK = 256 * 1024;
 
     final FrameChannel channel;
@@ -34,13 +35,18 @@ final class FakeGateway {
 
     FakeGateway(FrameChannel channel) {
         this.channel = channel;
-        channel.onFrame(frame -> {
-            received.add(frame);
-            if (!(frame instanceof Frame.Push)) {
-                answer(frame.id()).complete(frame);
-            }
-        });
     }
+
+    @Override
+    public void onFrame(Frame frame) {
+        received.add(frame);
+        if (!(frame instanceof Frame.Push)) {
+            answer(frame.id()).complete(frame);
+        }
+    }
+
+    @Override
+    public void onClose(@Nullable Throwable cause) {}
 
     CompletableFuture<Frame> answer(long id) {
         return answers.computeIfAbsent(id, k -> new CompletableFuture<>());

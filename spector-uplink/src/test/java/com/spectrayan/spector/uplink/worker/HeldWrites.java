@@ -1,14 +1,12 @@
 package com.spectrayan.spector.uplink.worker;
 
 import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.wire.Frame;
-import com.spectrayan.spector.uplink.wire.RelayChunk;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.Consumer;
-import org.jspecify.annotations.Nullable;
 
 /**
  * A worker end whose relay-chunk writes report "written" only when the test releases them, so a
@@ -35,16 +33,6 @@ final class HeldWrites implements FrameChannel {
             return sent.thenCombine(release, (a, b) -> null);
         }
         return sent;
-    }
-
-    @Override
-    public void onFrame(Consumer<Frame> receiver) {
-        delegate.onFrame(receiver);
-    }
-
-    @Override
-    public void onClose(Consumer<@Nullable Throwable> closed) {
-        delegate.onClose(closed);
     }
 
     @Override

@@ -14,11 +14,11 @@ import com.spectrayan.spector.uplink.InMemoryFrameChannels;
 import com.spectrayan.spector.uplink.RelayTarget;
 import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
+import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.wire.CorruptFrameException;
 import com.spectrayan.spector.uplink.wire.Frame;
-import com.spectrayan.spector.uplink.wire.FrameCodec;
 import com.spectrayan.spector.uplink.wire.Header;
-import com.spectrayan.spector.uplink.wire.RelayHead;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -47,11 +47,10 @@ final class UplinkSessionTest {
     }
 
     private FakeGateway connect(UplinkSession.Role role, WorkerOptions options) {
-        FrameChannel[] pair = InMemoryFrameChannels.pair();
-        opened.add(pair[0]);
-        FakeGateway gateway = new FakeGateway(pair[0]);
-        UplinkSession.start(pair[1], role, options);
-        return gateway;
+        InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair =
+                InMemoryFrameChannels.pair(FakeGateway::new, ch -> UplinkSession.start(ch, role, options));
+        opened.add(pair.gatewayEnd());
+        return pair.gateway();
     }
 
     private FakeGateway connect(String name, RelayTarget target) {
@@ -146,18 +145,23 @@ final class UplinkSessionTest {
     @Test
     void responseBody_nextPartIsReadOnlyOnceThePreviousPushWasWritten() throws Exception {
         Bodies.Served served = Bodies.Served.of(bytes(10_000), 1000);
-        FrameChannel[] pair = InMemoryFrameChannels.pair();
-        opened.add(pair[0]);
-        FakeGateway gw = new FakeGateway(pair[0]);
-        HeldWrites worker = new HeldWrites(pair[1]);
-        UplinkSession.start(
-                worker,
-                UplinkSession.Role.GATEWAY_UPLINK,
-                options(
-                                "app",
-                                request ->
-                                        CompletableFuture.completedFuture(new RelayedResponse(200, List.of(), served)))
-                        .build());
+        List<HeldWrites> held = new ArrayList<>();
+        InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair =
+                InMemoryFrameChannels.pair(FakeGateway::new, ch -> {
+                    HeldWrites writes = new HeldWrites(ch);
+                    held.add(writes);
+                    return UplinkSession.start(
+                            writes,
+                            UplinkSession.Role.GATEWAY_UPLINK,
+                            options(
+                                            "app",
+                                            request -> CompletableFuture.completedFuture(
+                                                    new RelayedResponse(200, List.of(), served)))
+                                    .build());
+                });
+        opened.add(pair.gatewayEnd());
+        FakeGateway gw = pair.gateway();
+        HeldWrites worker = held.get(0);
 
         long id = gw.relayRequest("r-1", "app", "GET", false);
         await().atMost(Duration.ofSeconds(5)).until(() -> gw.chunks(id).size() == 1);
@@ -593,21 +597,45 @@ final class UplinkSessionTest {
 
     @Test
     void corruptFrame_withAnId_answersBadRequest_withoutAnId_closesTheChannel() throws Exception {
-        FrameChannel[] pair = InMemoryFrameChannels.pair();
-        opened.add(pair[0]);
-        FakeGateway gw = new FakeGateway(pair[0]);
-        UplinkSession session = UplinkSession.start(
-                pair[1],
-                UplinkSession.Role.GATEWAY_UPLINK,
-                options("app", hanging()).build());
+        InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair = InMemoryFrameChannels.pair(
+                FakeGateway::new,
+                ch -> UplinkSession.start(
+                        ch,
+                        UplinkSession.Role.GATEWAY_UPLINK,
+                        options("app", hanging()).build()));
+        opened.add(pair.gatewayEnd());
+        FakeGateway gw = pair.gateway();
+        UplinkSession session = pair.worker();
 
-        session.corruptFrame(corrupt("{\"type\":\"call\",\"id\":42,\"op\":\"Bad Op\",\"input\":{}}"));
+        assertThat(session.onCorruptFrame(corrupt("{\"type\":\"call\",\"id\":42,\"op\":\"Bad Op\",\"input\":{}}")))
+                .as("the gateway's uplink takes a corrupt frame (the transport does not close)")
+                .isTrue();
         gw.error(42, ErrorCode.BAD_REQUEST);
 
-        session.corruptFrame(corrupt("not json"));
+        assertThat(session.onCorruptFrame(corrupt("not json"))).isTrue();
         await("a corrupt frame without an id closes the channel")
                 .atMost(Duration.ofSeconds(5))
-                .until(() -> !pair[1].isOpen());
+                .until(() -> !pair.workerEnd().isOpen());
+    }
+
+    @Test
+    void corruptFrame_onLocalAdmin_isLeftToTheTransport_whichCloses() throws Exception {
+        InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair = InMemoryFrameChannels.pair(
+                FakeGateway::new,
+                ch -> UplinkSession.start(
+                        ch,
+                        UplinkSession.Role.LOCAL_ADMIN,
+                        options("app", hanging()).build()));
+        opened.add(pair.gatewayEnd());
+
+        assertThat(pair.worker()
+                        .onCorruptFrame(corrupt("{\"type\":\"call\",\"id\":42,\"op\":\"Bad Op\",\"input\":{}}")))
+                .as("a local admin session does not answer corrupt frames: the transport closes (1007)")
+                .isFalse();
+        await("nothing is answered")
+                .during(QUIET)
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> pair.gateway().received.isEmpty());
     }
 
     private static CorruptFrameException corrupt(String text) {

@@ -1,7 +1,7 @@
-package com.spectrayan.spector.uplink.gateway;
+package com.spectrayan.spector.uplink.internal.gateway;
 
-import com.spectrayan.spector.uplink.wire.RelayChunk;
-import com.spectrayan.spector.uplink.wire.RelayHead;
+import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
+import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 
 /**
  * Receives the pushes of one {@code relay.request} call, routed by the call's frame id before

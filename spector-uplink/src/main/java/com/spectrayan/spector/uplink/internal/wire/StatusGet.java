@@ -1,9 +1,10 @@
-package com.spectrayan.spector.uplink.wire;
+package com.spectrayan.spector.uplink.internal.wire;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.wire.StatusReport;
 
 /**
  * The input of {@code status.get}, the gateway's link refresh: {@code {}}. Its output is a {@link

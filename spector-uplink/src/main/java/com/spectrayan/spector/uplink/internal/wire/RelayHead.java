@@ -1,4 +1,4 @@
-package com.spectrayan.spector.uplink.wire;
+package com.spectrayan.spector.uplink.internal.wire;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.wire.Header;
+import com.spectrayan.spector.uplink.wire.RelayHeaders;
 import java.util.List;
 
 /**
@@ -60,7 +62,7 @@ public record RelayHead(int status, List<Header> headers, long length) {
             throw SpectorException.badRequest(
                     "status", "101 (expected: not 101, the relay carries no protocol switch)");
         }
-        headers = RelayHeaders.checked(RelayHeaders.forResponse(headers));
+        headers = HeaderLists.checked(RelayHeaders.forResponse(headers));
         if (length != ResponseFraming.UNKNOWN_LENGTH) {
             if (!Limits.RELAY_LENGTH_BYTES.allows(length)) {
                 throw SpectorException.badRequest(
@@ -89,7 +91,7 @@ public record RelayHead(int status, List<Header> headers, long length) {
     public static RelayHead parse(JsonNode data) {
         ObjectNode in = Inputs.object(data, "data");
         int status = (int) Inputs.integer(in, "status", MIN_STATUS, MAX_STATUS);
-        List<Header> headers = RelayHeaders.parse(in);
+        List<Header> headers = HeaderLists.parse(in);
         long length = Inputs.member(in, LENGTH) == null
                 ? ResponseFraming.UNKNOWN_LENGTH
                 : Inputs.integer(in, LENGTH, 0, Limits.RELAY_LENGTH_BYTES.max());
@@ -99,7 +101,7 @@ public record RelayHead(int status, List<Header> headers, long length) {
     /** Returns the data as sent. */
     public ObjectNode toJson() {
         ObjectNode node = JsonNodeFactory.instance.objectNode().put("status", status);
-        node.set(RelayHeaders.FIELD, RelayHeaders.toJson(headers));
+        node.set(HeaderLists.FIELD, HeaderLists.toJson(headers));
         if (length != ResponseFraming.UNKNOWN_LENGTH) {
             node.put(LENGTH, length);
         }

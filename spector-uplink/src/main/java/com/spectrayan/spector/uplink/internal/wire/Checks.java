@@ -1,4 +1,4 @@
-package com.spectrayan.spector.uplink.wire;
+package com.spectrayan.spector.uplink.internal.wire;
 
 import com.spectrayan.spector.contract.Bound;
 import com.spectrayan.spector.contract.SpectorException;
@@ -8,7 +8,7 @@ import java.util.Locale;
  * The field checks the schemas share. Each refuses with BAD_REQUEST naming the field, the value's
  * size or its first bad char (never the value itself: it may be a secret), and what was expected.
  */
-final class Checks {
+public final class Checks {
     /** The pattern of relay ids, lease ids and worker ids. */
     static final String ID_PATTERN = "[A-Za-z0-9._:-]";
 
@@ -23,7 +23,7 @@ final class Checks {
     }
 
     /** Refuses a string whose length is outside the bound: {@code "relayId: 65 chars (expected: 1..64)"}. */
-    static String length(String field, String value, Bound bound) {
+    public static String length(String field, String value, Bound bound) {
         if (!bound.allows(value.length())) {
             throw SpectorException.badRequest(field, value.length() + " chars " + expected(bound));
         }
@@ -31,7 +31,7 @@ final class Checks {
     }
 
     /** Refuses a count outside the bound: {@code "headers: 101 headers (expected: <= 100)"}. */
-    static int count(String field, int count, Bound bound) {
+    public static int count(String field, int count, Bound bound) {
         if (!bound.allows(count)) {
             throw SpectorException.badRequest(field, count + " " + bound.unit() + " " + expected(bound));
         }
@@ -39,7 +39,7 @@ final class Checks {
     }
 
     /** Refuses an id outside the bound or with a char outside {@link #ID_PATTERN}. */
-    static String id(String field, String value, Bound bound) {
+    public static String id(String field, String value, Bound bound) {
         length(field, value, bound);
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
@@ -51,7 +51,7 @@ final class Checks {
     }
 
     /** Refuses a target name outside the bound or the pattern {@link #TARGET_PATTERN}. */
-    static String target(String field, String value, Bound bound) {
+    public static String target(String field, String value, Bound bound) {
         length(field, value, bound);
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);

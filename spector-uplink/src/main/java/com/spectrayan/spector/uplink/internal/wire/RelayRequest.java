@@ -1,4 +1,4 @@
-package com.spectrayan.spector.uplink.wire;
+package com.spectrayan.spector.uplink.internal.wire;
 
 import static java.util.Objects.requireNonNull;
 
@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.wire.Header;
+import com.spectrayan.spector.uplink.wire.RelayHeaders;
 import java.util.List;
 import java.util.Locale;
 import org.jspecify.annotations.Nullable;
@@ -75,7 +77,7 @@ public record RelayRequest(
                     "method", shown(method) + " (expected: one of " + String.join(", ", METHODS) + ")");
         }
         checkUrl(requireNonNull(url, "url"));
-        headers = RelayHeaders.checked(RelayHeaders.forRequest(headers));
+        headers = HeaderLists.checked(RelayHeaders.forRequest(headers));
         Checks.printable("tenant", requireNonNull(tenant, "tenant"), Limits.TENANT_CHARS);
         if (leaseId != null) {
             Checks.id("leaseId", leaseId, Limits.LEASE_ID_CHARS);
@@ -97,7 +99,7 @@ public record RelayRequest(
                 Inputs.text(in, "target"),
                 Inputs.text(in, "method"),
                 Inputs.text(in, "url"),
-                RelayHeaders.parse(in),
+                HeaderLists.parse(in),
                 Inputs.text(in, "tenant"),
                 Inputs.optionalText(in, "leaseId"),
                 Inputs.bool(in, "hasBody"));
@@ -107,7 +109,7 @@ public record RelayRequest(
     public ObjectNode toJson() {
         ObjectNode node = JsonNodeFactory.instance.objectNode();
         node.put("relayId", relayId).put("target", target).put("method", method).put("url", url);
-        node.set(RelayHeaders.FIELD, RelayHeaders.toJson(headers));
+        node.set(HeaderLists.FIELD, HeaderLists.toJson(headers));
         node.put("tenant", tenant);
         if (leaseId != null) {
             node.put("leaseId", leaseId);

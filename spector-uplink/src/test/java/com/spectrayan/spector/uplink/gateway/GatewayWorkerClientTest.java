@@ -7,13 +7,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
+import com.spectrayan.spector.uplink.internal.gateway.RelayHooks;
+import com.spectrayan.spector.uplink.internal.wire.RelayCancel;
+import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
+import com.spectrayan.spector.uplink.internal.wire.RelayHead;
+import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
+import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
+import com.spectrayan.spector.uplink.internal.wire.StatusGet;
 import com.spectrayan.spector.uplink.wire.Frame;
-import com.spectrayan.spector.uplink.wire.RelayCancel;
-import com.spectrayan.spector.uplink.wire.RelayChunk;
-import com.spectrayan.spector.uplink.wire.RelayHead;
-import com.spectrayan.spector.uplink.wire.RelayOutcome;
-import com.spectrayan.spector.uplink.wire.RelayRequest;
-import com.spectrayan.spector.uplink.wire.StatusGet;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.lang.reflect.Method;
 import java.time.Instant;
@@ -24,7 +26,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-final class UplinkWorkerClientTest {
+final class GatewayWorkerClientTest {
     private final RelayFixture w1 = new RelayFixture(new WorkerDirectory());
     private final RawWorker worker = w1.worker;
 
@@ -106,7 +108,7 @@ final class UplinkWorkerClientTest {
         CompletionStage<RelayOutcome> relay = w1.client.relayRequest(request("r-1"), new Recorder());
         worker.take(StatusGet.OP);
         worker.take(RelayRequest.OP);
-        w1.ends[1].close("worker gone");
+        w1.ends.workerEnd().close("worker gone");
         SpectorException e = spectorFailure(status, ErrorCode.WORKER_UNREACHABLE, "drop: pending status.get");
         spectorFailure(relay, ErrorCode.WORKER_UNREACHABLE, "drop: pending relay.request");
         assertThat(ErrorCode.isConnectionLost(e)).as("a drop is kind transport").isTrue();
@@ -122,9 +124,17 @@ final class UplinkWorkerClientTest {
         assertThat(w1.link.admin())
                 .as("the admin view of a link is not the relay client")
                 .isNotInstanceOf(GatewayWorkerClient.class);
-        List<String> relayMethods = Arrays.stream(GatewayWorkerClient.class.getMethods())
+        List<String> clientMethods = Arrays.stream(GatewayWorkerClient.class.getMethods())
                 .map(Method::getName)
                 .toList();
-        assertThat(relayMethods).contains("relayRequest", "relayBody", "relayCancel");
+        assertThat(clientMethods)
+                .as("the public client relays nothing either: relays go through GatewayRelay")
+                .doesNotContain("relayRequest", "relayBody", "relayCancel");
+        List<String> relayMethods = Arrays.stream(RealGatewayWorkerClient.class.getMethods())
+                .map(Method::getName)
+                .toList();
+        assertThat(relayMethods)
+                .as("the relay operations are the internal client's")
+                .contains("relayRequest", "relayBody", "relayCancel");
     }
 }

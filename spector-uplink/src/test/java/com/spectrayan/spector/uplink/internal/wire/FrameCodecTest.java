@@ -1,6 +1,6 @@
-package com.spectrayan.spector.uplink.wire;
+package com.spectrayan.spector.uplink.internal.wire;
 
-import static com.spectrayan.spector.uplink.wire.BadRequests.json;
+import static com.spectrayan.spector.uplink.internal.wire.BadRequests.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,6 +9,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.wire.CorruptFrameException;
+import com.spectrayan.spector.uplink.wire.Frame;
+import com.spectrayan.spector.uplink.wire.FrameTooLargeException;
+import com.spectrayan.spector.uplink.wire.UplinkException;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;

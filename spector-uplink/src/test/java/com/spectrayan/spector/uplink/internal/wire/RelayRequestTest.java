@@ -1,12 +1,14 @@
-package com.spectrayan.spector.uplink.wire;
+package com.spectrayan.spector.uplink.internal.wire;
 
-import static com.spectrayan.spector.uplink.wire.BadRequests.assertRefused;
-import static com.spectrayan.spector.uplink.wire.BadRequests.json;
-import static com.spectrayan.spector.uplink.wire.BadRequests.pairs;
+import static com.spectrayan.spector.uplink.internal.wire.BadRequests.assertRefused;
+import static com.spectrayan.spector.uplink.internal.wire.BadRequests.json;
+import static com.spectrayan.spector.uplink.internal.wire.BadRequests.pairs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.uplink.wire.Header;
+import com.spectrayan.spector.uplink.wire.RelayHeaders;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

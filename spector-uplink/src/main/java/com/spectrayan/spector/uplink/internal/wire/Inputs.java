@@ -1,4 +1,4 @@
-package com.spectrayan.spector.uplink.wire;
+package com.spectrayan.spector.uplink.internal.wire;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -11,11 +11,11 @@ import org.jspecify.annotations.Nullable;
  * type, refusing a missing member or one of the wrong type with BAD_REQUEST naming it. Members
  * the schema does not name are ignored. A JSON {@code null} reads as a missing member.
  */
-final class Inputs {
+public final class Inputs {
     private Inputs() {}
 
     /** Returns {@code node} as an object, or refuses it naming {@code what} ({@code input}, {@code data}...). */
-    static ObjectNode object(@Nullable JsonNode node, String what) {
+    public static ObjectNode object(@Nullable JsonNode node, String what) {
         if (node == null || !node.isObject()) {
             throw SpectorException.badRequest(what, kind(node) + " (expected: an object)");
         }
@@ -23,13 +23,13 @@ final class Inputs {
     }
 
     /** Returns a member, or null when it is absent or JSON null. */
-    static @Nullable JsonNode member(ObjectNode object, String field) {
+    public static @Nullable JsonNode member(ObjectNode object, String field) {
         JsonNode node = object.get(field);
         return node == null || node.isNull() ? null : node;
     }
 
     /** Returns a required string member. */
-    static String text(ObjectNode object, String field) {
+    public static String text(ObjectNode object, String field) {
         String value = optionalText(object, field);
         if (value == null) {
             throw missing(field, "a string");
@@ -71,7 +71,7 @@ final class Inputs {
     }
 
     /** Returns a required integer member within {@code min..max}. */
-    static long integer(ObjectNode object, String field, long min, long max) {
+    public static long integer(ObjectNode object, String field, long min, long max) {
         JsonNode node = member(object, field);
         String expected = "an integer " + min + ".." + max;
         if (node == null) {
@@ -91,12 +91,12 @@ final class Inputs {
     }
 
     /** The refusal of an absent member. */
-    static SpectorException missing(String field, String expected) {
+    public static SpectorException missing(String field, String expected) {
         return SpectorException.badRequest(field, "missing (expected: " + expected + ")");
     }
 
     /** The refusal of a member of the wrong JSON type. */
-    static SpectorException wrongType(String field, JsonNode node, String expected) {
+    public static SpectorException wrongType(String field, JsonNode node, String expected) {
         return SpectorException.badRequest(field, kind(node) + " (expected: " + expected + ")");
     }
 

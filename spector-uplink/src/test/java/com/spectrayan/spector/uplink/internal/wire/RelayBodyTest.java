@@ -1,12 +1,13 @@
-package com.spectrayan.spector.uplink.wire;
+package com.spectrayan.spector.uplink.internal.wire;
 
-import static com.spectrayan.spector.uplink.wire.BadRequests.assertRefused;
-import static com.spectrayan.spector.uplink.wire.BadRequests.json;
+import static com.spectrayan.spector.uplink.internal.wire.BadRequests.assertRefused;
+import static com.spectrayan.spector.uplink.internal.wire.BadRequests.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.spectrayan.spector.uplink.wire.Frame;
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
 import java.nio.charset.StandardCharsets;

@@ -1,18 +1,19 @@
-package com.spectrayan.spector.uplink.gateway;
+package com.spectrayan.spector.uplink.internal.gateway;
 
 import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.gateway.GatewayWorkerClient;
+import com.spectrayan.spector.uplink.internal.wire.RelayBody;
+import com.spectrayan.spector.uplink.internal.wire.RelayCancel;
+import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
+import com.spectrayan.spector.uplink.internal.wire.RelayHead;
+import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
+import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
+import com.spectrayan.spector.uplink.internal.wire.StatusGet;
 import com.spectrayan.spector.uplink.wire.Frame;
-import com.spectrayan.spector.uplink.wire.RelayBody;
-import com.spectrayan.spector.uplink.wire.RelayCancel;
-import com.spectrayan.spector.uplink.wire.RelayChunk;
-import com.spectrayan.spector.uplink.wire.RelayHead;
-import com.spectrayan.spector.uplink.wire.RelayOutcome;
-import com.spectrayan.spector.uplink.wire.RelayRequest;
-import com.spectrayan.spector.uplink.wire.StatusGet;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,14 +24,24 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The {@link GatewayWorkerClient} over one {@link FrameChannel}: assigns frame ids, sends calls,
- * completes each call from its result or error frame, and routes pushes to their call by frame id
- * before checking their schema, so a push that fails it reaches its relay as {@link
- * RelayHooks#onRelayInvalid}. A result whose output fails its schema fails the call INTERNAL.
+ * The {@link GatewayWorkerClient} over one {@link FrameChannel}, and the relay operations the
+ * gateway's relay engine calls on it: assigns frame ids, sends calls, completes each call from its
+ * result or error frame, and routes pushes to their call by frame id before checking their schema,
+ * so a push that fails it reaches its relay as {@link RelayHooks#onRelayInvalid}. A result whose
+ * output fails its schema fails the call INTERNAL. Every call fails {@code WORKER_UNREACHABLE}
+ * (kind transport) when the uplink closes before it is answered; an error frame fails it with the
+ * exception of its code.
+ *
+ * <p>The relay operations ({@link #relayRequest}, {@link #relayBody}, {@link #relayCancel}) are
+ * not part of the public client: other modules relay through {@code GatewayRelay}, which keeps the
+ * windows, deadlines and limits.
+ *
+ * <p>It is the receiver of its channel: the transport that handed the channel over delivers the
+ * frames and the close to it ({@link FrameChannel.Receiver}), so return it from the hand-over.
  *
  * <p>Thread-safe. Frames are received on the channel's thread; hooks run there.
  */
-public final class UplinkWorkerClient implements GatewayWorkerClient {
+public final class RealGatewayWorkerClient implements GatewayWorkerClient {
     private final String workerId;
     private final FrameChannel channel;
     private final AtomicLong ids = new AtomicLong();
@@ -41,17 +52,18 @@ public final class UplinkWorkerClient implements GatewayWorkerClient {
     private record Pending(
             CompletableFuture<ObjectNode> answer, @Nullable RelayHooks hooks) {}
 
-    private UplinkWorkerClient(String workerId, FrameChannel channel) {
+    private RealGatewayWorkerClient(String workerId, FrameChannel channel) {
         this.workerId = requireNonNull(workerId, "workerId");
         this.channel = requireNonNull(channel, "channel");
     }
 
-    /** Returns a client of worker {@code workerId} that takes over the channel's receiver and close. */
-    public static UplinkWorkerClient over(String workerId, FrameChannel channel) {
-        UplinkWorkerClient client = new UplinkWorkerClient(workerId, channel);
-        channel.onFrame(client::receive);
-        channel.onClose(cause -> client.shutDown(Failures.unreachable(
-                workerId, "worker " + workerId + " uplink closed before the call was answered", cause)));
+    /**
+     * Returns a client of worker {@code workerId} over the channel; it is the channel's receiver,
+     * so hand it back to the transport (or {@link com.spectrayan.spector.uplink.InMemoryFrameChannels}).
+     * {@link GatewayWorkerClient#over} is the same for other modules.
+     */
+    public static RealGatewayWorkerClient over(String workerId, FrameChannel channel) {
+        RealGatewayWorkerClient client = new RealGatewayWorkerClient(workerId, channel);
         if (!channel.isOpen()) {
             client.shutDown(Failures.unreachable(workerId, "worker " + workerId + " uplink is closed", null));
         }
@@ -74,18 +86,21 @@ public final class UplinkWorkerClient implements GatewayWorkerClient {
                 .thenApply(out -> parsed(() -> StatusReport.parse(out)));
     }
 
-    @Override
+    /**
+     * Opens a relay ({@code relay.request}); its pushes go to {@code hooks}, and the stage
+     * completes with the call's answer.
+     */
     public CompletionStage<RelayOutcome> relayRequest(RelayRequest request, RelayHooks hooks) {
         requireNonNull(hooks, "hooks");
         return call(RelayRequest.OP, request.toJson(), hooks).thenApply(out -> parsed(() -> RelayOutcome.parse(out)));
     }
 
-    @Override
+    /** Sends the next part, or the end, of a relay's request body ({@code relay.body}). */
     public CompletionStage<Void> relayBody(RelayBody body) {
         return call(RelayBody.OP, body.toJson(), null).thenApply(out -> null);
     }
 
-    @Override
+    /** Cancels a relay ({@code relay.cancel}). */
     public CompletionStage<Void> relayCancel(String relayId) {
         return call(RelayCancel.OP, new RelayCancel(relayId).toJson(), null).thenApply(out -> null);
     }
@@ -151,7 +166,9 @@ public final class UplinkWorkerClient implements GatewayWorkerClient {
         closed.complete(null);
     }
 
-    private void receive(Frame frame) {
+    /** Takes a frame from the worker: a call's answer, or a push routed to its call's hooks. */
+    @Override
+    public void onFrame(Frame frame) {
         if (frame instanceof Frame.Result result) {
             Pending p = pending.remove(result.id());
             if (p != null) {
@@ -167,6 +184,13 @@ public final class UplinkWorkerClient implements GatewayWorkerClient {
             }
         }
         // A call from the worker: the gateway serves none on the uplink, so it is ignored.
+    }
+
+    /** Takes the uplink's close: every call still waiting fails {@code WORKER_UNREACHABLE}. */
+    @Override
+    public void onClose(@Nullable Throwable cause) {
+        shutDown(Failures.unreachable(
+                workerId, "worker " + workerId + " uplink closed before the call was answered", cause));
     }
 
     private static void route(Frame.Push push, RelayHooks hooks) {

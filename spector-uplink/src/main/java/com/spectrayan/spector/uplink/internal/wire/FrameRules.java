@@ -1,5 +1,7 @@
-package com.spectrayan.spector.uplink.wire;
+package com.spectrayan.spector.uplink.internal.wire;
 
+import com.spectrayan.spector.uplink.wire.CorruptFrameException;
+import com.spectrayan.spector.uplink.wire.Frame;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -7,18 +9,18 @@ import org.jspecify.annotations.Nullable;
  * IllegalArgumentException}) and the decoder (which throws {@link CorruptFrameException}). Each
  * check returns what is wrong, or null when nothing is.
  */
-final class FrameRules {
+public final class FrameRules {
     private FrameRules() {}
 
     /** Returns why a frame id is refused, or null. */
-    static @Nullable String idProblem(long id) {
+    public static @Nullable String idProblem(long id) {
         return id >= Frame.MIN_ID && id <= Frame.MAX_ID
                 ? null
                 : id + " (expected: " + Frame.MIN_ID + ".." + Frame.MAX_ID + ")";
     }
 
     /** Returns why an operation or push name is refused, or null. */
-    static @Nullable String nameProblem(@Nullable String name) {
+    public static @Nullable String nameProblem(@Nullable String name) {
         if (name == null) {
             return "missing (expected: a string)";
         }
@@ -36,7 +38,7 @@ final class FrameRules {
     }
 
     /** Returns why an error message is refused, or null. */
-    static @Nullable String messageProblem(@Nullable String message) {
+    public static @Nullable String messageProblem(@Nullable String message) {
         if (message == null) {
             return "missing (expected: a string)";
         }
@@ -46,7 +48,7 @@ final class FrameRules {
     }
 
     /** Throws {@link IllegalArgumentException} naming the member when there is a problem. */
-    static void requireValid(String member, @Nullable String problem) {
+    public static void requireValid(String member, @Nullable String problem) {
         if (problem != null) {
             throw new IllegalArgumentException(member + ": " + problem);
         }

@@ -1,4 +1,4 @@
-package com.spectrayan.spector.uplink.gateway;
+package com.spectrayan.spector.uplink.internal.gateway;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
@@ -8,29 +8,29 @@ import java.util.concurrent.ExecutionException;
 import org.jspecify.annotations.Nullable;
 
 /** The failures the gateway's half of the relay raises, built in one place. */
-final class Failures {
+public final class Failures {
     private Failures() {}
 
     /** A lost or missing uplink to a worker: WORKER_UNREACHABLE, kind transport. */
-    static SpectorException unreachable(String workerId, String message, @Nullable Throwable cause) {
+    public static SpectorException unreachable(String workerId, String message, @Nullable Throwable cause) {
         return SpectorException.of(ErrorCode.WORKER_UNREACHABLE, message, Map.of("workerId", workerId), cause);
     }
 
     /** A worker that broke the relay protocol: INTERNAL naming it. */
-    static SpectorException invalidResponse(String workerId, @Nullable Throwable cause) {
+    public static SpectorException invalidResponse(String workerId, @Nullable Throwable cause) {
         return SpectorException.of(
                 ErrorCode.INTERNAL, "worker " + workerId + " sent an invalid relay response", Map.of(), cause);
     }
 
     /** A worker whose relayed body ran past the length its head declared. */
-    static SpectorException lengthOverrun(String workerId, long declared, long received) {
+    public static SpectorException lengthOverrun(String workerId, long declared, long received) {
         return SpectorException.of(
                 ErrorCode.INTERNAL,
                 "worker " + workerId + " sent " + received + " bytes of a relayed response it declared as " + declared);
     }
 
     /** A worker that ended a relayed body short of the length its head declared. */
-    static SpectorException lengthUnderrun(String workerId, long declared, long received) {
+    public static SpectorException lengthUnderrun(String workerId, long declared, long received) {
         return SpectorException.of(
                 ErrorCode.INTERNAL,
                 "worker " + workerId + " ended the relayed response after " + received + " of its declared " + declared
@@ -38,12 +38,12 @@ final class Failures {
     }
 
     /** A worker that ended a relay it never answered. */
-    static SpectorException endedWithoutResponse(String workerId) {
+    public static SpectorException endedWithoutResponse(String workerId) {
         return SpectorException.of(ErrorCode.INTERNAL, "worker " + workerId + " ended the relay without a response");
     }
 
     /** Strips the wrappers a stage puts around a failure. */
-    static Throwable unwrap(Throwable failure) {
+    public static Throwable unwrap(Throwable failure) {
         Throwable t = failure;
         while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
             t = t.getCause();

@@ -1,12 +1,13 @@
-package com.spectrayan.spector.uplink.wire;
+package com.spectrayan.spector.uplink.internal.wire;
 
-import static com.spectrayan.spector.uplink.wire.BadRequests.assertRefused;
-import static com.spectrayan.spector.uplink.wire.BadRequests.json;
+import static com.spectrayan.spector.uplink.internal.wire.BadRequests.assertRefused;
+import static com.spectrayan.spector.uplink.internal.wire.BadRequests.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
