@@ -1,11 +1,11 @@
 package com.spectrayan.spector.uplink.transport;
 
+import static com.spectrayan.spector.uplink.testing.TestBodies.bytesOf;
+import static com.spectrayan.spector.uplink.testing.TestBodies.pattern;
+import static com.spectrayan.spector.uplink.testing.TestBodies.readAll;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.body;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.bytesOf;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.pattern;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.readAll;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.text;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.utf8;
@@ -36,8 +36,8 @@ import com.spectrayan.spector.uplink.internal.wire.RelayCancel;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
+import com.spectrayan.spector.uplink.testing.ArrayBody;
 import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
-import com.spectrayan.spector.uplink.transport.RelayHarness.ArrayBody;
 import com.spectrayan.spector.uplink.transport.RelayHarness.EndlessBody;
 import com.spectrayan.spector.uplink.transport.RelayHarness.FedBody;
 import com.spectrayan.spector.uplink.wire.Header;

@@ -1,9 +1,9 @@
 package com.spectrayan.spector.uplink.transport;
 
+import static com.spectrayan.spector.uplink.testing.TestBodies.readAll;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.body;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.readAll;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.text;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.utf8;
@@ -25,8 +25,8 @@ import com.spectrayan.spector.uplink.gateway.RelayCall;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
+import com.spectrayan.spector.uplink.testing.ArrayBody;
 import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
-import com.spectrayan.spector.uplink.transport.RelayHarness.ArrayBody;
 import com.spectrayan.spector.uplink.wire.Header;
 import java.net.URI;
 import java.nio.ByteBuffer;
@@ -137,7 +137,7 @@ final class RelayExchangeEndToEndTest {
                     .containsExactly(RelayHead.PUSH, "result");
         }
         for (ArrayBody b : offered) {
-            done(b.cancelled, "the worker cancels the body a no-body answer carried");
+            done(b.cancelled(), "the worker cancels the body a no-body answer carried");
         }
     }
 

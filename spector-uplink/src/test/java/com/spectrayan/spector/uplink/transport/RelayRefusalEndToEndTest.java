@@ -1,9 +1,9 @@
 package com.spectrayan.spector.uplink.transport;
 
+import static com.spectrayan.spector.uplink.testing.TestBodies.pattern;
+import static com.spectrayan.spector.uplink.testing.TestBodies.readAll;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.pattern;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.readAll;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.utf8;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.CHUNK;
@@ -33,8 +33,8 @@ import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
+import com.spectrayan.spector.uplink.testing.ArrayBody;
 import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
-import com.spectrayan.spector.uplink.transport.RelayHarness.ArrayBody;
 import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.wire.Header;
 import com.spectrayan.spector.uplink.worker.UplinkSession;

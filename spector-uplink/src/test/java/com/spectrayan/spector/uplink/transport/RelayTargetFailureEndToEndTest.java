@@ -1,8 +1,8 @@
 package com.spectrayan.spector.uplink.transport;
 
+import static com.spectrayan.spector.uplink.testing.TestBodies.bytesOf;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.body;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.bytesOf;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.text;
@@ -22,8 +22,8 @@ import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.gateway.RelayCall;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
+import com.spectrayan.spector.uplink.testing.ArrayBody;
 import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
-import com.spectrayan.spector.uplink.transport.RelayHarness.ArrayBody;
 import com.spectrayan.spector.uplink.transport.RelayHarness.FedBody;
 import com.spectrayan.spector.uplink.wire.Header;
 import java.io.ByteArrayOutputStream;
