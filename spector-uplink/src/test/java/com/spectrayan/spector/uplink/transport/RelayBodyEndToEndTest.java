@@ -52,21 +52,18 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Seed 000's Tests lines on relayed bodies and the relay.body window: 20 MiB each way, the window of 4, a target that stops reading, streamed parts, a reader that falls behind, a body frame right behind its request: one test per line, end to end over
  * {@link RelaySeedFixture}.
  */
 final class RelayBodyEndToEndTest {
-    private final RelaySeedFixture seed = new RelaySeedFixture();
-    private final RelayHarness h = seed.h;
+    @RegisterExtension
+    final RelaySeedFixture seed = new RelaySeedFixture();
 
-    @AfterEach
-    void tearDown() {
-        seed.close();
-    }
+    private final RelayHarness h = seed.h;
 
     // ---- seed: a 20 MiB PUT body arrives at the target byte for byte, and a 20 MiB response
     // body comes back byte for byte in relay-chunk pushes of at most 256 KiB

@@ -44,21 +44,18 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Seed 000's Tests lines on deadlines, cancellation and lost uplinks: a caller that aborts, a caller body that errors, the deadline, an uplink that closes, a worker with no uplink: one test per line, end to end over
  * {@link RelaySeedFixture}.
  */
 final class RelayCancelEndToEndTest {
-    private final RelaySeedFixture seed = new RelaySeedFixture();
-    private final RelayHarness h = seed.h;
+    @RegisterExtension
+    final RelaySeedFixture seed = new RelaySeedFixture();
 
-    @AfterEach
-    void tearDown() {
-        seed.close();
-    }
+    private final RelayHarness h = seed.h;
 
     // ---- seed: aborting the caller's request signal before the head comes fails the call; after
     // the head, it errors the caller's body stream; either way the target's request signal aborts

@@ -36,21 +36,18 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Seed 000's Tests lines on a relayed request and its response: what reaches the target, what comes back, whose pushes are whose, which headers are dropped: one test per line, end to end over
  * {@link RelaySeedFixture}.
  */
 final class RelayExchangeEndToEndTest {
-    private final RelaySeedFixture seed = new RelaySeedFixture();
-    private final RelayHarness h = seed.h;
+    @RegisterExtension
+    final RelaySeedFixture seed = new RelaySeedFixture();
 
-    @AfterEach
-    void tearDown() {
-        seed.close();
-    }
+    private final RelayHarness h = seed.h;
 
     // ---- seed: a GET relayed to the fake target arrives with its URL (origin, path and query),
     // method, headers, tenant and lease id, and its status, headers and body come back unchanged

@@ -47,21 +47,18 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.function.Consumer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Seed 000's Tests lines on bounds and refusals: sessions that are not the uplink, reused and unknown relay ids, relay.body out of order, the field bounds, the relay limits per connection and per worker, bad chunks: one test per line, end to end over
  * {@link RelaySeedFixture}.
  */
 final class RelayRefusalEndToEndTest {
-    private final RelaySeedFixture seed = new RelaySeedFixture();
-    private final RelayHarness h = seed.h;
+    @RegisterExtension
+    final RelaySeedFixture seed = new RelaySeedFixture();
 
-    @AfterEach
-    void tearDown() {
-        seed.close();
-    }
+    private final RelayHarness h = seed.h;
 
     // ---- seed: relay.request, relay.body and relay.cancel from an admin session that is not the
     // gateway's uplink answer FORBIDDEN

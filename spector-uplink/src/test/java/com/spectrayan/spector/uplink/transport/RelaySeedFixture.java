@@ -26,6 +26,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Sets up one end-to-end relay for the seed 000 scenario classes ({@code Relay*EndToEndTest}): a real gateway ({@link
@@ -37,10 +39,10 @@ import org.jspecify.annotations.Nullable;
  * <p>DESIGN.md section 5: the seed's {@code lease.renew} is a {@code status.get}, its {@code device.exec} a second
  * relay. What only a broken gateway would send is written as raw frames (or raw {@code RealGatewayWorkerClient} calls)
  * over that same uplink, and the wire is observed by a {@link RecordingChannel} between the gateway's client and the
- * real WebSocket channel. The gateway-side protocol violations stay in {@code GatewayRelayTest}. Each test makes one
- * fixture and closes it after the test.
+ * real WebSocket channel. The gateway-side protocol violations stay in {@code GatewayRelayTest}. Each test class registers
+ * one as an extension, which closes it after each test.
  */
-final class RelaySeedFixture implements AutoCloseable {
+final class RelaySeedFixture implements AutoCloseable, AfterEachCallback {
     static final int KIB = 1024;
     static final int MIB = 1024 * KIB;
     static final int CHUNK = (int) Limits.CHUNK_BYTES.max();
@@ -77,6 +79,11 @@ final class RelaySeedFixture implements AutoCloseable {
     @Override
     public void close() {
         h.close();
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        close();
     }
 
     CompletableFuture<Throwable> aborted(String path) {

@@ -34,21 +34,18 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Seed 000's Tests lines on relay targets that fail: none registered, one that throws or whose body errors, one that answers too many headers: one test per line, end to end over
  * {@link RelaySeedFixture}.
  */
 final class RelayTargetFailureEndToEndTest {
-    private final RelaySeedFixture seed = new RelaySeedFixture();
-    private final RelayHarness h = seed.h;
+    @RegisterExtension
+    final RelaySeedFixture seed = new RelaySeedFixture();
 
-    @AfterEach
-    void tearDown() {
-        seed.close();
-    }
+    private final RelayHarness h = seed.h;
 
     // ---- seed: a relay naming a target nobody registered fails with RELAY_TARGET_MISSING
 
