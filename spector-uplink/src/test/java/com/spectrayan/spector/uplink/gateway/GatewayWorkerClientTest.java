@@ -27,12 +27,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 final class GatewayWorkerClientTest {
-    private final RelayFixture w1 = new RelayFixture(new WorkerDirectory());
+    private final RelayFixture w1 = new RelayFixture();
     private final RawWorker worker = w1.worker;
 
     @AfterEach
     void tearDown() {
-        w1.client.close("test over");
+        w1.close();
     }
 
     private static final class Recorder implements RelayHooks {

@@ -16,23 +16,46 @@ import com.spectrayan.spector.uplink.wire.Header;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
-/** One worker "w1" on an in-memory uplink, the test playing the worker with raw frames. */
-final class RelayFixture {
+/**
+ * One worker "w1" on an in-memory uplink, the test playing the worker with raw frames, registered in a directory
+ * with a gateway relay over it (30 s deadline, 8 relays per worker). {@link #close} after each test.
+ */
+final class RelayFixture implements AutoCloseable {
     final InMemoryFrameChannels.Pair<RealGatewayWorkerClient, RawWorker> ends =
             InMemoryFrameChannels.pair(ch -> RealGatewayWorkerClient.over("w1", ch), RawWorker::new);
     final RealGatewayWorkerClient client = ends.gateway();
     final WorkerLink link = new WorkerLink("w1", client);
     final RawWorker worker = ends.worker();
 
+    final WorkerDirectory directory;
+    final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(2);
+    final GatewayRelay relay;
+
+    RelayFixture() {
+        this(new WorkerDirectory());
+    }
+
+    /** Registers w1 in {@code directory} (a second fixture on one directory is a newer link of w1). */
     RelayFixture(WorkerDirectory directory) {
+        this.directory = directory;
+        this.relay = new GatewayRelay(directory, Duration.ofSeconds(30), 8, scheduler);
         directory.register(link);
+    }
+
+    @Override
+    public void close() {
+        client.close("test over");
+        scheduler.shutdownNow();
     }
 
     static RelayCall call(String method, @Nullable BodySource body, AbortSignal signal) {

@@ -13,13 +13,10 @@ import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import com.spectrayan.spector.uplink.wire.Frame;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -29,16 +26,13 @@ import org.junit.jupiter.api.Test;
  * outlives its relays (one per connection, say) keeps no listener of an ended relay.
  */
 final class RelayStateTest {
-    private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(2);
-    private final WorkerDirectory directory = new WorkerDirectory();
-    private final RelayFixture w1 = new RelayFixture(directory);
+    private final RelayFixture w1 = new RelayFixture();
     private final RawWorker worker = w1.worker;
-    private final GatewayRelay relay = new GatewayRelay(directory, Duration.ofSeconds(30), 8, scheduler);
+    private final GatewayRelay relay = w1.relay;
 
     @AfterEach
     void tearDown() {
-        w1.client.close("test over");
-        scheduler.shutdownNow();
+        w1.close();
     }
 
     @Test

@@ -21,7 +21,6 @@ import com.spectrayan.spector.uplink.worker.WorkerOptions;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
-import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -224,82 +223,12 @@ final class RelayHarness implements AutoCloseable {
         return new String(bytes, StandardCharsets.UTF_8);
     }
 
-    static byte[] pattern(int size, int salt) {
-        byte[] data = new byte[size];
-        for (int i = 0; i < size; i++) {
-            data[i] = (byte) (i * 31 + (i >>> 8) + salt);
-        }
-        return data;
-    }
-
-    static byte[] bytesOf(ByteBuffer part) {
-        ByteBuffer p = part.duplicate();
-        byte[] bytes = new byte[p.remaining()];
-        p.get(bytes);
-        return bytes;
-    }
-
     static BodySource body(RelayedResponse response, String what) {
         BodySource body = response.body();
         if (body == null) {
             throw new AssertionError(what + ": a " + response.status() + " response has a body, got null");
         }
         return body;
-    }
-
-    /** Reads a body to its end. */
-    static CompletableFuture<byte[]> readAll(BodySource body) {
-        CompletableFuture<byte[]> all = new CompletableFuture<>();
-        readNext(body, new ByteArrayOutputStream(), all);
-        return all;
-    }
-
-    private static void readNext(BodySource body, ByteArrayOutputStream out, CompletableFuture<byte[]> all) {
-        body.next().whenComplete((part, error) -> {
-            if (error != null) {
-                all.completeExceptionally(error);
-            } else if (part == null) {
-                all.complete(out.toByteArray());
-            } else {
-                out.writeBytes(bytesOf(part));
-                readNext(body, out, all);
-            }
-        });
-    }
-
-    /** A body handing out an array in parts of a given size; counts reads, records a cancel. */
-    static final class ArrayBody implements BodySource {
-        private final byte[] data;
-        private final int partSize;
-        private int offset; // Guarded by this.
-        final AtomicInteger reads = new AtomicInteger();
-        final CompletableFuture<Throwable> cancelled = new CompletableFuture<>();
-
-        ArrayBody(byte[] data, int partSize) {
-            this.data = data;
-            this.partSize = partSize;
-        }
-
-        static ArrayBody of(String text) {
-            return new ArrayBody(utf8(text), 64 * 1024);
-        }
-
-        @Override
-        public synchronized CompletionStage<@Nullable ByteBuffer> next() {
-            reads.incrementAndGet();
-            if (offset >= data.length) {
-                return CompletableFuture.completedFuture(null);
-            }
-            int n = Math.min(partSize, data.length - offset);
-            ByteBuffer part = ByteBuffer.wrap(data, offset, n).slice();
-            offset += n;
-            return CompletableFuture.completedFuture(part);
-        }
-
-        @Override
-        public void cancel(Throwable reason) {
-            cancelled.complete(reason);
-        }
     }
 
     /** A body that never ends: fresh parts of a given size; counts the parts handed out. */

@@ -1,10 +1,10 @@
 package com.spectrayan.spector.uplink.transport;
 
+import static com.spectrayan.spector.uplink.testing.TestBodies.pattern;
+import static com.spectrayan.spector.uplink.testing.TestBodies.readAll;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.body;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.pattern;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.readAll;
 import static com.spectrayan.spector.uplink.transport.Waits.done;
 import static com.spectrayan.spector.uplink.transport.Waits.failure;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -18,8 +18,8 @@ import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
+import com.spectrayan.spector.uplink.testing.ArrayBody;
 import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
-import com.spectrayan.spector.uplink.transport.RelayHarness.ArrayBody;
 import com.spectrayan.spector.uplink.wire.Header;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

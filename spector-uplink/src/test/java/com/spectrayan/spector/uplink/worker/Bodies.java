@@ -1,7 +1,7 @@
 package com.spectrayan.spector.uplink.worker;
 
 import com.spectrayan.spector.uplink.BodySource;
-import java.io.ByteArrayOutputStream;
+import com.spectrayan.spector.uplink.testing.TestBodies;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -9,39 +9,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 
-/** Test bodies: a byte array served in parts, one that fails after some parts, and a reader. */
+/** Test bodies: a byte array served in parts, one that fails after some parts or never ends. */
 final class Bodies {
     private Bodies() {}
 
     static byte[] bytes(int size) {
-        byte[] bytes = new byte[size];
-        for (int i = 0; i < size; i++) {
-            bytes[i] = (byte) (i * 31 + (i >>> 11));
-        }
-        return bytes;
-    }
-
-    /** Reads a body to its end. */
-    static CompletableFuture<byte[]> readAll(BodySource body) {
-        CompletableFuture<byte[]> done = new CompletableFuture<>();
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        readNext(body, out, done);
-        return done;
-    }
-
-    private static void readNext(BodySource body, ByteArrayOutputStream out, CompletableFuture<byte[]> done) {
-        body.next().whenComplete((part, failure) -> {
-            if (failure != null) {
-                done.completeExceptionally(failure);
-            } else if (part == null) {
-                done.complete(out.toByteArray());
-            } else {
-                byte[] bytes = new byte[part.remaining()];
-                part.get(bytes);
-                out.writeBytes(bytes);
-                readNext(body, out, done);
-            }
-        });
+        return TestBodies.pattern(size, 0);
     }
 
     /**

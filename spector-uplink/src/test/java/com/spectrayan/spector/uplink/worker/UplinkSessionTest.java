@@ -16,6 +16,7 @@ import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
+import com.spectrayan.spector.uplink.testing.TestBodies;
 import com.spectrayan.spector.uplink.wire.CorruptFrameException;
 import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.wire.Header;
@@ -119,7 +120,7 @@ final class UplinkSessionTest {
         CompletableFuture<byte[]> received = new CompletableFuture<>();
         FakeGateway gw = connect(
                 "app",
-                request -> Bodies.readAll(body(request)).thenApply(got -> {
+                request -> TestBodies.readAll(body(request)).thenApply(got -> {
                     received.complete(got);
                     return new RelayedResponse(200, List.of(), Bodies.Served.of(download, 1024 * 1024));
                 }));
@@ -512,7 +513,7 @@ final class UplinkSessionTest {
     void relayBody_rightBehindRelayRequest_isNeverDropped() throws Exception {
         FakeGateway gw = connect(
                 "app",
-                request -> Bodies.readAll(body(request))
+                request -> TestBodies.readAll(body(request))
                         .thenApply(body -> new RelayedResponse(200, List.of(), Bodies.Served.of(body, 1000))));
         for (int i = 0; i < 50; i++) {
             String relayId = "r-" + i;
@@ -571,7 +572,7 @@ final class UplinkSessionTest {
                 UplinkSession.Role.GATEWAY_UPLINK,
                 options(
                                 "app",
-                                request -> Bodies.readAll(body(request))
+                                request -> TestBodies.readAll(body(request))
                                         .thenApply(b -> new RelayedResponse(200, List.of(), Bodies.Served.of(b, 100))))
                         .startupGate(gate)
                         .build());

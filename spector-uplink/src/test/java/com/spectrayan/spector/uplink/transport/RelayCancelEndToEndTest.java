@@ -1,0 +1,261 @@
+package com.spectrayan.spector.uplink.transport;
+
+import static com.spectrayan.spector.uplink.testing.TestBodies.bytesOf;
+import static com.spectrayan.spector.uplink.testing.TestBodies.pattern;
+import static com.spectrayan.spector.uplink.testing.TestBodies.readAll;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.body;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.text;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.utf8;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.KIB;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.answer;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.requireNonNull;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.resultOf;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.spector;
+import static com.spectrayan.spector.uplink.transport.Waits.done;
+import static com.spectrayan.spector.uplink.transport.Waits.failure;
+import static com.spectrayan.spector.uplink.transport.Waits.take;
+import static com.spectrayan.spector.uplink.transport.Waits.until;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.AbortSignal;
+import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.gateway.GatewayRelay;
+import com.spectrayan.spector.uplink.internal.wire.RelayCancel;
+import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
+import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
+import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
+import com.spectrayan.spector.uplink.testing.ArrayBody;
+import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
+import com.spectrayan.spector.uplink.transport.RelayHarness.EndlessBody;
+import com.spectrayan.spector.uplink.transport.RelayHarness.FedBody;
+import com.spectrayan.spector.uplink.wire.Frame;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Seed 000's Tests lines on deadlines, cancellation and lost uplinks: a caller that aborts, a caller body that errors, the deadline, an uplink that closes, a worker with no uplink: one test per line, end to end over
+ * {@link RelaySeedFixture}.
+ */
+final class RelayCancelEndToEndTest {
+    @RegisterExtension
+    final RelaySeedFixture seed = new RelaySeedFixture();
+
+    private final RelayHarness h = seed.h;
+
+    // ---- seed: aborting the caller's request signal before the head comes fails the call; after
+    // the head, it errors the caller's body stream; either way the target's request signal aborts
+    // and relay.request answers { cancelled: true } with no push after the cancel
+
+    @Test
+    void
+            callerAbort_beforeHeadFailsTheCall_afterHeadErrorsTheBody_eitherWayTheTargetAborts_andRelayRequestAnswersCancelledWithNoPushAfter() {
+        EndlessBody endless = new EndlessBody(32 * KIB);
+        seed.route("/hold", RelaySeedFixture::never);
+        seed.route("/endless", request -> respond(200, endless));
+        RecordingChannel wire = h.connect();
+
+        // Before the head.
+        AbortSignal early = new AbortSignal();
+        CompletionStage<RelayedResponse> held = h.relay().relay(W1, call("GET", "/hold", null, early));
+        take(h.targetCalls, "the target gets the first relay");
+        String heldRelay = wire.lastRelayId();
+        CancellationException gone = new CancellationException("the caller went away");
+        early.abort(gone);
+        assertThat(failure(held, "the call aborted before its head"))
+                .as("the call fails with the caller's abort reason")
+                .isSameAs(gone);
+        done(seed.aborted("/hold"), "the target's request signal aborts (before the head)");
+        long heldId = wire.requestId(heldRelay);
+        assertThat(resultOf(answer(wire, heldId, "relay.request before head"), "relay.request before head"))
+                .as("relay.request answers {cancelled: true} (before the head)")
+                .isEqualTo(RelayOutcome.CANCELLED.toJson());
+        assertThat(wire.received(heldId).stream().filter(Seen::isPush).toList())
+                .as("no push for the relay cancelled before its head")
+                .isEmpty();
+
+        // After the head, while the target streams without end.
+        AbortSignal late = new AbortSignal();
+        RelayedResponse response =
+                done(h.relay().relay(W1, call("GET", "/endless", null, late)), "the second relay gets its head");
+        String streamRelay = wire.lastRelayId();
+        BodySource b = body(response, "/endless");
+        assertThat(done(b.next(), "a first part")).as("a first part").isNotNull();
+        CancellationException left = new CancellationException("the caller left mid-body");
+        late.abort(left);
+        assertThat(failure(b.next(), "the body after the abort"))
+                .as("the caller's body stream errors with the abort reason")
+                .isSameAs(left);
+        done(seed.aborted("/endless"), "the target's request signal aborts (after the head)");
+        done(endless.cancelled, "the worker stops the target's endless body");
+        long streamId = wire.requestId(streamRelay);
+        Frame answered = answer(wire, streamId, "relay.request after head");
+        assertThat(resultOf(answered, "relay.request after head"))
+                .as("relay.request answers {cancelled: true} (after the head)")
+                .isEqualTo(RelayOutcome.CANCELLED.toJson());
+        done(h.link(W1).admin().statusGet(), "a round trip on the uplink after the cancel");
+        long answerOrder = wire.received(streamId).stream()
+                .filter(Seen::isAnswer)
+                .mapToLong(Seen::order)
+                .findFirst()
+                .orElseThrow();
+        long cancelOrder = wire.sent(RelayCancel.OP).stream()
+                .filter(s -> streamRelay.equals(s.relayId()))
+                .mapToLong(Seen::order)
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no relay.cancel sent for the aborted relay"));
+        assertThat(wire.received(streamId).stream()
+                        .filter(s -> s.isPush() && s.order() > answerOrder)
+                        .toList())
+                .as("no push for the cancelled relay after its {cancelled: true} (the worker's cancel point)")
+                .isEmpty();
+        assertThat(wire.received(streamId).stream()
+                        .filter(s -> s.name().equals(RelayChunk.PUSH) && s.order() < cancelOrder)
+                        .count())
+                .as("the endless relay pushed chunks before the cancel (so a push after it would show)")
+                .isPositive();
+    }
+
+    // ---- seed: a caller's request body that errors mid-upload aborts the target's request signal
+
+    @Test
+    void callerBodyErrorsMidUpload_abortsTheTargetsRequestSignal_andFailsTheCallWithTheError() {
+        AtomicInteger partsRead = new AtomicInteger();
+        seed.route("/upload", request -> {
+            BodySource b = requireNonNull(request.body());
+            readAll(new BodySource() {
+                @Override
+                public CompletionStage<@Nullable ByteBuffer> next() {
+                    return b.next().thenApply(part -> {
+                        if (part != null) {
+                            partsRead.incrementAndGet();
+                        }
+                        return part;
+                    });
+                }
+
+                @Override
+                public void cancel(Throwable reason) {
+                    b.cancel(reason);
+                }
+            });
+            return new CompletableFuture<>();
+        });
+        RecordingChannel wire = h.connect();
+        FedBody upload = new FedBody();
+        upload.offer(pattern(100 * KIB, 1));
+
+        CompletionStage<RelayedResponse> put = h.relay().relay(W1, call("PUT", "/upload", upload));
+        until(() -> partsRead.get() == 1, "the target reads the first part of the upload");
+        IOException broken = new IOException("the caller's connection broke mid-upload");
+        upload.fail(broken);
+
+        assertThat(failure(put, "the upload whose body failed"))
+                .as("the call fails with the caller's body error (before the head)")
+                .isSameAs(broken);
+        done(seed.aborted("/upload"), "the target's request signal aborts");
+        assertThat(wire.sent(RelayCancel.OP))
+                .as("the gateway sent relay.cancel")
+                .hasSize(1);
+    }
+
+    // ---- seed: a target that never answers is cancelled after a 200 ms deadline, and the caller
+    // gets WORKER_UNREACHABLE with message worker <id> did not finish the relayed request within
+    // 200 ms; one that stalls after its head gets its body stream errored with that message
+
+    @Test
+    void deadline200ms_silentTargetIsCancelledAndTheCallerGetsWorkerUnreachable_andAStallAfterTheHeadErrorsTheBody() {
+        FedBody stalling = new FedBody();
+        stalling.offer(utf8("first and last part"));
+        seed.route("/hello", request -> respond(200, ArrayBody.of("hello")));
+        seed.route("/silent", RelaySeedFixture::never);
+        seed.route("/stall", request -> respond(200, stalling));
+        RecordingChannel wire = h.connect();
+        done(readAll(body(done(h.relay().relay(W1, call("GET", "/hello", null)), "warm-up"), "warm-up")), "warm-up");
+        GatewayRelay fast = h.relay(Duration.ofMillis(200));
+        String expected = "worker w1 did not finish the relayed request within 200 ms";
+
+        long start = System.nanoTime();
+        SpectorException silent =
+                spector(fast.relay(W1, call("GET", "/silent", null)), ErrorCode.WORKER_UNREACHABLE, "silent target");
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertThat(silent.getMessage()).as("the deadline's exact message").isEqualTo(expected);
+        assertThat(tookMs)
+                .as("the call failed no sooner than the 200 ms deadline (ms)")
+                .isGreaterThanOrEqualTo(200);
+        done(seed.aborted("/silent"), "the silent target's request signal aborts: the gateway cancelled it");
+        assertThat(wire.sent(RelayCancel.OP).stream().map(Seen::relayId))
+                .as("relay.cancel was sent for the silent relay")
+                .contains(wire.lastRelayId());
+
+        RelayedResponse stalled = done(fast.relay(W1, call("GET", "/stall", null)), "the stalling target's head");
+        BodySource b = body(stalled, "/stall");
+        assertThat(text(bytesOf(requireNonNull(done(b.next(), "the part before the stall")))))
+                .as("the part before the stall")
+                .isEqualTo("first and last part");
+        SpectorException stall = spector(b.next(), ErrorCode.WORKER_UNREACHABLE, "the stalled body");
+        assertThat(stall.getMessage())
+                .as("the stalled body's error is the deadline's exact message")
+                .isEqualTo(expected);
+        done(seed.aborted("/stall"), "the stalling target's request signal aborts");
+    }
+
+    // ---- seed: closing the uplink mid-relay fails the caller with WORKER_UNREACHABLE, or errors
+    // its body stream after the head, and aborts the target's request signal
+
+    @Test
+    void
+            closingTheUplinkMidRelay_failsTheCallerBeforeTheHead_errorsTheBodyAfterIt_withWorkerUnreachable_andAbortsTheTargets() {
+        FedBody stalling = new FedBody();
+        stalling.offer(utf8("a part"));
+        seed.route("/hold", RelaySeedFixture::never);
+        seed.route("/stall", request -> respond(200, stalling));
+        h.connect();
+
+        CompletionStage<RelayedResponse> beforeHead = h.relay().relay(W1, call("GET", "/hold", null));
+        RelayedResponse afterHead = done(h.relay().relay(W1, call("GET", "/stall", null)), "the second relay's head");
+        BodySource b = body(afterHead, "/stall");
+        assertThat(done(b.next(), "a part before the drop"))
+                .as("a part before the drop")
+                .isNotNull();
+        until(() -> h.targetCalls.size() == 2, "both relays reached the target");
+
+        h.workerEnd(W1).channel().close(); // The TCP connection drops: no WebSocket close.
+
+        SpectorException before = spector(beforeHead, ErrorCode.WORKER_UNREACHABLE, "the relay before its head");
+        assertThat(before.getMessage()).as("it names the worker").contains("w1");
+        spector(b.next(), ErrorCode.WORKER_UNREACHABLE, "the body of the relay after its head");
+        done(seed.aborted("/hold"), "the target's signal of the relay before its head aborts");
+        done(seed.aborted("/stall"), "the target's signal of the relay after its head aborts");
+    }
+
+    // ---- seed: a relay to a worker with no uplink fails with WORKER_UNREACHABLE and the target
+    // sees nothing
+
+    @Test
+    void relayToAWorkerWithNoUplink_failsWorkerUnreachable_andTheTargetSeesNothing() {
+        seed.route("/hello", request -> respond(200, ArrayBody.of("hello")));
+        RecordingChannel wire = h.connect();
+        h.stopWorker(W1);
+        until(() -> h.directory.live(W1) == null, "the stopped worker's uplink leaves the directory");
+
+        spector(h.relay().relay(W1, call("GET", "/hello", null)), ErrorCode.WORKER_UNREACHABLE, "a relay to w1");
+        spector(h.relay().relay("w9", call("GET", "/hello", null)), ErrorCode.WORKER_UNREACHABLE, "a relay to w9");
+        assertThat(h.targetCalls).as("the target saw nothing").isEmpty();
+        assertThat(wire.sent(RelayRequest.OP)).as("no relay.request went out").isEmpty();
+    }
+}

@@ -1,0 +1,392 @@
+package com.spectrayan.spector.uplink.transport;
+
+import static com.spectrayan.spector.uplink.testing.TestBodies.pattern;
+import static com.spectrayan.spector.uplink.testing.TestBodies.readAll;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.utf8;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.CHUNK;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.JSON;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.answer;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.errorOf;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.noHooks;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.requestInput;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.requireNonNull;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.resultOf;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.spector;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.wireRequest;
+import static com.spectrayan.spector.uplink.transport.Waits.done;
+import static com.spectrayan.spector.uplink.transport.Waits.take;
+import static com.spectrayan.spector.uplink.transport.Waits.until;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.RelayedRequest;
+import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.gateway.GatewayRelay;
+import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
+import com.spectrayan.spector.uplink.internal.wire.RelayBody;
+import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
+import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
+import com.spectrayan.spector.uplink.testing.ArrayBody;
+import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
+import com.spectrayan.spector.uplink.wire.Frame;
+import com.spectrayan.spector.uplink.wire.Header;
+import com.spectrayan.spector.uplink.worker.UplinkSession;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Seed 000's Tests lines on bounds and refusals: sessions that are not the uplink, reused and unknown relay ids, relay.body out of order, the field bounds, the relay limits per connection and per worker, bad chunks: one test per line, end to end over
+ * {@link RelaySeedFixture}.
+ */
+final class RelayRefusalEndToEndTest {
+    @RegisterExtension
+    final RelaySeedFixture seed = new RelaySeedFixture();
+
+    private final RelayHarness h = seed.h;
+
+    // ---- seed: relay.request, relay.body and relay.cancel from an admin session that is not the
+    // gateway's uplink answer FORBIDDEN
+
+    @Test
+    void relayRequestBodyAndCancel_fromASessionThatIsNotTheGatewaysUplink_answerForbidden() {
+        seed.route("/hello", request -> respond(200, ArrayBody.of("hello")));
+        h.connect();
+        h.connect("w1-admin", UplinkSession.Role.LOCAL_ADMIN);
+        RealGatewayWorkerClient admin = h.client("w1-admin");
+
+        assertThat(done(admin.statusGet(), "status.get on the admin session").workerId())
+                .as("the admin session serves status.get")
+                .isEqualTo("w1-admin");
+        spector(
+                admin.relayRequest(wireRequest("r-1", "GET", "/hello", false), noHooks()),
+                ErrorCode.FORBIDDEN,
+                "relay.request on the admin session");
+        spector(
+                admin.relayBody(RelayBody.Chunk.of("r-1", 0, utf8("x"))),
+                ErrorCode.FORBIDDEN,
+                "relay.body on the admin session");
+        spector(admin.relayCancel("r-1"), ErrorCode.FORBIDDEN, "relay.cancel on the admin session");
+        spector(
+                h.relay().relay("w1-admin", call("GET", "/hello", null)),
+                ErrorCode.FORBIDDEN,
+                "GatewayRelay over the admin session");
+        assertThat(h.targetCalls).as("the target saw nothing").isEmpty();
+    }
+
+    // ---- seed: a relay.request reusing an active relayId fails BAD_REQUEST; a relay.body for an
+    // unknown relay id answers {}; relay.cancel for an unknown relay id answers {}
+
+    @Test
+    void relayRequestReusingAnActiveRelayId_failsBadRequest_andRelayBodyAndCancelForAnUnknownRelayId_answerEmpty() {
+        seed.route("/hold", RelaySeedFixture::never);
+        RecordingChannel wire = h.connect();
+        RealGatewayWorkerClient client = h.client(W1);
+
+        CompletionStage<RelayOutcome> first = client.relayRequest(wireRequest("r-1", "GET", "/hold", false), noHooks());
+        take(h.targetCalls, "the first relay r-1 reaches the target");
+        SpectorException reused = spector(
+                client.relayRequest(wireRequest("r-1", "GET", "/hold", false), noHooks()),
+                ErrorCode.BAD_REQUEST,
+                "a second relay.request with the active id r-1");
+        assertThat(reused.details()).as("the refusal names the field").containsEntry("field", "relayId");
+        assertThat(h.targetCalls).as("the reused id never reached the target").isEmpty();
+        assertThat(first.toCompletableFuture()).as("the first r-1 still runs").isNotDone();
+
+        done(client.relayBody(RelayBody.Chunk.of("nobody", 0, utf8("x"))), "relay.body for an unknown relay id");
+        done(client.relayBody(new RelayBody.End("nobody")), "relay.body end for an unknown relay id");
+        done(client.relayCancel("nobody"), "relay.cancel for an unknown relay id");
+        for (Seen call : wire.seen(s -> s.sent() && "nobody".equals(s.relayId()))) {
+            assertThat(resultOf(answer(wire, call.id(), call.name()), call.name()))
+                    .as("%s for an unknown relay id answers {}", call.name())
+                    .isEqualTo(JSON.objectNode());
+        }
+        done(client.relayCancel("r-1"), "cancel r-1");
+        assertThat(done(first, "r-1 ends").cancelled())
+                .as("r-1 answers {cancelled: true}")
+                .isTrue();
+    }
+
+    // ---- seed: a relay.body with a seq out of order, a repeated seq, a chunk after end, or any
+    // chunk for a relay opened with hasBody: false fails BAD_REQUEST and aborts the target's
+    // request
+
+    @Test
+    void relayBodyOutOfOrder_repeated_afterEnd_orForAHasBodyFalseRelay_failsBadRequest_andAbortsTheTargetsRequest() {
+        seed.route("/v/order", RelaySeedFixture::never);
+        seed.route("/v/repeat", RelaySeedFixture::never);
+        seed.route("/v/after-end", RelaySeedFixture::never);
+        seed.route("/v/no-body", RelaySeedFixture::never);
+        h.connect();
+        RealGatewayWorkerClient client = h.client(W1);
+        byte[] x = utf8("x");
+
+        record Case(String name, String path, boolean hasBody, List<RelayBody> frames) {}
+        List<Case> cases = List.of(
+                new Case("seq out of order", "/v/order", true, List.of(RelayBody.Chunk.of("v-1", 1, x))),
+                new Case(
+                        "a repeated seq",
+                        "/v/repeat",
+                        true,
+                        List.of(RelayBody.Chunk.of("v-2", 0, x), RelayBody.Chunk.of("v-2", 0, x))),
+                new Case(
+                        "a chunk after end",
+                        "/v/after-end",
+                        true,
+                        List.of(
+                                RelayBody.Chunk.of("v-3", 0, x),
+                                new RelayBody.End("v-3"),
+                                RelayBody.Chunk.of("v-3", 1, x))),
+                new Case("a chunk for hasBody: false", "/v/no-body", false, List.of(RelayBody.Chunk.of("v-4", 0, x))));
+        int n = 0;
+        for (Case c : cases) {
+            String relayId = "v-" + ++n;
+            CompletionStage<RelayOutcome> relay =
+                    client.relayRequest(wireRequest(relayId, "POST", c.path(), c.hasBody()), noHooks());
+            List<CompletionStage<Void>> sent = new ArrayList<>();
+            for (RelayBody frame : c.frames()) {
+                sent.add(client.relayBody(frame));
+            }
+            spector(sent.get(sent.size() - 1), ErrorCode.BAD_REQUEST, c.name() + ": the breaking relay.body");
+            SpectorException aborted = spector(relay, ErrorCode.BAD_REQUEST, c.name() + ": its relay.request");
+            assertThat(aborted.getMessage())
+                    .as(c.name() + ": the relay says it was aborted")
+                    .contains("aborted");
+            done(seed.aborted(c.path()), c.name() + ": the target's request signal aborts");
+            for (int i = 0; i < sent.size() - 1; i++) {
+                done(sent.get(i), c.name() + ": the relay.body " + i + " before the breaking one is answered");
+            }
+        }
+    }
+
+    // ---- seed: each bound in the field table is refused BAD_REQUEST one past its limit, and
+    // passes at its limit (representative over the real uplink; RelayRequestTest has all at codec
+    // level)
+
+    @Test
+    void relayRequestFields_oneBeyondTheirBoundAreRefusedBadRequest_andAtTheBoundPass() {
+        seed.route("/ok", request -> respond(204, null));
+        RecordingChannel wire = h.connect();
+        int ids = 0;
+
+        record Past(String what, String field, Consumer<ObjectNode> change) {}
+        List<Past> past = List.of(
+                new Past("a 65-char relay id", "relayId", in -> in.put("relayId", "r".repeat(65))),
+                new Past("an upper-case target", "target", in -> in.put("target", "App")),
+                new Past("an unknown method", "method", in -> in.put("method", "FETCH")),
+                new Past("a relative URL", "url", in -> in.put("url", "/ok")),
+                new Past("a file: URL", "url", in -> in.put("url", "file:///etc/passwd")),
+                new Past("a 4097-char URL", "url", in -> in.put("url", longUrl(4097))),
+                new Past("101 headers", "headers", in -> in.set("headers", headers(101, 1))),
+                new Past("a header name with a space", "headers[0].name", in -> in.set("headers", header("x a", "v"))),
+                new Past("a value with a newline", "headers[0].value", in -> in.set("headers", header("x-a", "v\nw"))),
+                new Past(
+                        "an 8193-char value",
+                        "headers[0].value",
+                        in -> in.set("headers", header("x-a", "v".repeat(8193)))),
+                new Past("a 301-char tenant", "tenant", in -> in.put("tenant", "t".repeat(301))),
+                new Past("a bad lease id", "leaseId", in -> in.put("leaseId", "lease 9")),
+                new Past("a 129-char lease id", "leaseId", in -> in.put("leaseId", "l".repeat(129))),
+                new Past("GET with hasBody", "hasBody", in -> in.put("hasBody", true)));
+        for (Past p : past) {
+            ObjectNode input = requestInput("p-" + ++ids, "/ok");
+            p.change().accept(input);
+            long id = wire.call(RelayRequest.OP, input);
+            Frame.ErrorFrame error = errorOf(answer(wire, id, p.what()), ErrorCode.BAD_REQUEST, p.what());
+            assertThat(error.details().path("field").asText())
+                    .as(p.what() + ": the refusal names the field")
+                    .isEqualTo(p.field());
+        }
+        assertThat(h.targetCalls).as("no refused relay reached the target").isEmpty();
+
+        record At(String what, Consumer<ObjectNode> change, Consumer<RelayedRequest> check) {}
+        List<At> at = List.of(
+                new At("a 64-char relay id", in -> in.put("relayId", "r".repeat(64)), r -> {}),
+                new At("a 64-char target", in -> in.put("target", RelayHarness.LONGEST_TARGET), r -> {}),
+                new At(
+                        "a 4096-char URL",
+                        in -> in.put("url", longUrl(4096)),
+                        r -> assertThat(r.url().toString())
+                                .as("the 4096-char URL")
+                                .hasSize(4096)),
+                new At(
+                        "100 headers",
+                        in -> in.set("headers", headers(100, 1)),
+                        r -> assertThat(r.headers()).as("100 headers").hasSize(100)),
+                new At(
+                        "a 256-char header name and an 8192-char value",
+                        in -> in.set("headers", header("n".repeat(256), "v".repeat(8192))),
+                        r -> assertThat(r.headers())
+                                .as("the longest name and value")
+                                .containsExactly(new Header("n".repeat(256), "v".repeat(8192)))),
+                new At(
+                        "a 300-char tenant",
+                        in -> in.put("tenant", "t".repeat(300)),
+                        r -> assertThat(r.tenant()).as("the 300-char tenant").hasSize(300)),
+                new At(
+                        "a 128-char lease id",
+                        in -> in.put("leaseId", "l".repeat(128)),
+                        r -> assertThat(r.leaseId()).as("the 128-char lease id").hasSize(128)),
+                new At(
+                        "each method",
+                        in -> in.put("method", "OPTIONS"),
+                        r -> assertThat(r.method()).as("method").isEqualTo("OPTIONS")));
+        for (At a : at) {
+            ObjectNode input = requestInput("a-" + ++ids, "/ok");
+            a.change().accept(input);
+            long id = wire.call(RelayRequest.OP, input);
+            assertThat(resultOf(answer(wire, id, a.what()), a.what()))
+                    .as(a.what() + ": passes, and relay.request answers {}")
+                    .isEqualTo(RelayOutcome.COMPLETED.toJson());
+            a.check().accept(take(h.targetCalls, a.what() + ": reaches the target"));
+        }
+    }
+
+    private static String longUrl(int chars) {
+        String head = "http://app.local/ok?q=";
+        return head + "a".repeat(chars - head.length());
+    }
+
+    private static ArrayNode headers(int count, int valueChars) {
+        ArrayNode array = JSON.arrayNode();
+        for (int i = 0; i < count; i++) {
+            array.addArray().add("x-h" + i).add("v".repeat(valueChars));
+        }
+        return array;
+    }
+
+    private static ArrayNode header(String name, String value) {
+        ArrayNode array = JSON.arrayNode();
+        array.addArray().add(name).add(value);
+        return array;
+    }
+
+    // ---- seed: a 17th relay on one connection fails BAD_REQUEST; the gateway's 9th relay to one
+    // worker starts only after one of 8 ends
+
+    @Test
+    void
+            seventeenthRelayOnOneConnection_failsBadRequest_andTheGatewaysNinthRelayToOneWorkerStartsOnlyAfterOneOfEightEnds() {
+        seed.route("/hold", RelaySeedFixture::never);
+        BlockingQueue<CompletableFuture<RelayedResponse>> answers = new LinkedBlockingQueue<>();
+        seed.route("/held", request -> {
+            CompletableFuture<RelayedResponse> answer = new CompletableFuture<>();
+            answers.add(answer);
+            return answer;
+        });
+        RecordingChannel wire = h.connect();
+        RealGatewayWorkerClient client = h.client(W1);
+
+        List<CompletionStage<RelayOutcome>> sixteen = new ArrayList<>();
+        for (int i = 0; i < Limits.ACTIVE_RELAYS_PER_CONNECTION.max(); i++) {
+            sixteen.add(client.relayRequest(wireRequest("c-" + i, "GET", "/hold", false), noHooks()));
+        }
+        for (int i = 0; i < 16; i++) {
+            take(h.targetCalls, "active relay " + i + " of 16 reaches the target");
+        }
+        spector(
+                client.relayRequest(wireRequest("c-16", "GET", "/hold", false), noHooks()),
+                ErrorCode.BAD_REQUEST,
+                "the 17th active relay on the connection");
+        assertThat(h.targetCalls).as("the 17th never reached the target").isEmpty();
+        for (int i = 0; i < 16; i++) {
+            done(client.relayCancel("c-" + i), "cancel c-" + i);
+            assertThat(done(sixteen.get(i), "c-" + i + " ends").cancelled())
+                    .as("c-%d cancelled", i)
+                    .isTrue();
+        }
+
+        GatewayRelay relay = h.relay();
+        int before = wire.sent(RelayRequest.OP).size();
+        List<CompletionStage<RelayedResponse>> nine = new ArrayList<>();
+        for (int i = 0; i < 9; i++) {
+            nine.add(relay.relay(W1, call("GET", "/held", null)));
+        }
+        List<CompletableFuture<RelayedResponse>> eight = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            eight.add(take(answers, "gateway relay " + i + " of 8 reaches the target"));
+        }
+        assertThat(wire.sent(RelayRequest.OP).size() - before)
+                .as("relay.request frames sent while 8 relays run (per-worker bound 8)")
+                .isEqualTo(8);
+        assertThat(relay.running(W1)).as("relays holding a slot").isEqualTo(8);
+        assertThat(nine.get(8).toCompletableFuture()).as("the 9th waits").isNotDone();
+
+        eight.get(0).complete(new RelayedResponse(204, List.of(), null));
+        // The target's calls may arrive in any order, so the answered one is any of the first 8.
+        done(
+                CompletableFuture.anyOf(nine.subList(0, 8).stream()
+                        .map(CompletionStage::toCompletableFuture)
+                        .toArray(CompletableFuture[]::new)),
+                "one of the 8 ends");
+        CompletableFuture<RelayedResponse> ninth = take(answers, "the 9th reaches the target once one of 8 ended");
+        assertThat(wire.sent(RelayRequest.OP).size() - before)
+                .as("the 9th relay.request went out")
+                .isEqualTo(9);
+        ninth.complete(new RelayedResponse(204, List.of(), null));
+        for (int i = 1; i < 8; i++) {
+            eight.get(i).complete(new RelayedResponse(204, List.of(), null));
+        }
+        for (CompletionStage<RelayedResponse> r : nine) {
+            assertThat(done(r, "each of the 9 ends").status()).as("status").isEqualTo(204);
+        }
+        until(() -> relay.running(W1) == 0, "every slot is free again");
+    }
+
+    // ---- seed: a chunk that is not standard base64, and one that decodes to 262 145 bytes, fail
+    // BAD_REQUEST
+
+    @Test
+    void relayBodyChunkNotStandardBase64_orDecodingTo262145Bytes_failsBadRequest_and262144BytesPass() {
+        CompletableFuture<byte[]> received = new CompletableFuture<>();
+        seed.route(
+                "/sink",
+                request -> readAll(requireNonNull(request.body())).thenApply(bytes -> {
+                    received.complete(bytes);
+                    return new RelayedResponse(204, List.of(), null);
+                }));
+        RecordingChannel wire = h.connect();
+        RealGatewayWorkerClient client = h.client(W1);
+        CompletionStage<RelayOutcome> relay = client.relayRequest(wireRequest("b64", "PUT", "/sink", true), noHooks());
+
+        Map<String, String> bad = Map.of(
+                "unpadded", "aGVsbG8",
+                "URL-safe alphabet", "-_-_",
+                "a line break", "aGVs\nbG8=",
+                "262 145 bytes", Base64.getEncoder().encodeToString(new byte[CHUNK + 1]));
+        for (Map.Entry<String, String> b : bad.entrySet()) {
+            ObjectNode input =
+                    JSON.objectNode().put("relayId", "b64").put("seq", 0).put("chunk", b.getValue());
+            long id = wire.call(RelayBody.OP, input);
+            Frame.ErrorFrame error = errorOf(answer(wire, id, b.getKey()), ErrorCode.BAD_REQUEST, b.getKey());
+            assertThat(error.details().path("field").asText())
+                    .as(b.getKey() + ": the refusal names the chunk")
+                    .isEqualTo("chunk");
+        }
+
+        byte[] largest = pattern(CHUNK, 5);
+        done(client.relayBody(RelayBody.Chunk.of("b64", 0, largest)), "a chunk of exactly 256 KiB is answered");
+        done(client.relayBody(new RelayBody.End("b64")), "the end");
+        assertThat(done(relay, "the relay ends").cancelled())
+                .as("not cancelled")
+                .isFalse();
+        assertThat(done(received, "the target's body"))
+                .as("the 256 KiB chunk arrives whole")
+                .isEqualTo(largest);
+    }
+}

@@ -1,0 +1,143 @@
+package com.spectrayan.spector.uplink.transport;
+
+import static com.spectrayan.spector.uplink.testing.TestBodies.bytesOf;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.body;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.text;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.utf8;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.requireNonNull;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.spector;
+import static com.spectrayan.spector.uplink.transport.Waits.done;
+import static com.spectrayan.spector.uplink.transport.Waits.until;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.AbortSignal;
+import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.RelayedRequest;
+import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.gateway.RelayCall;
+import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
+import com.spectrayan.spector.uplink.internal.wire.RelayHead;
+import com.spectrayan.spector.uplink.testing.ArrayBody;
+import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
+import com.spectrayan.spector.uplink.transport.RelayHarness.FedBody;
+import com.spectrayan.spector.uplink.wire.Header;
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Seed 000's Tests lines on relay targets that fail: none registered, one that throws or whose body errors, one that answers too many headers: one test per line, end to end over
+ * {@link RelaySeedFixture}.
+ */
+final class RelayTargetFailureEndToEndTest {
+    @RegisterExtension
+    final RelaySeedFixture seed = new RelaySeedFixture();
+
+    private final RelayHarness h = seed.h;
+
+    // ---- seed: a relay naming a target nobody registered fails with RELAY_TARGET_MISSING
+
+    @Test
+    void relayNamingATargetNobodyRegistered_failsRelayTargetMissing() {
+        h.connect();
+        RelayCall missing = new RelayCall(
+                "nobody",
+                new RelayedRequest(
+                        "GET", URI.create("http://app.local/x"), List.of(), "acme", null, null, new AbortSignal()));
+        SpectorException e =
+                spector(h.relay().relay(W1, missing), ErrorCode.RELAY_TARGET_MISSING, "a relay to target nobody");
+        assertThat(e.details()).as("details name the target").containsEntry("target", "nobody");
+        assertThat(h.targetCalls).as("no registered target was called").isEmpty();
+    }
+
+    // ---- seed: a target that throws fails the call with INTERNAL and the worker logs its message;
+    // a response body that errors after the head fails the call with INTERNAL after the chunks
+    // already sent
+
+    @Test
+    void
+            targetThrows_failsInternal_andTheWorkerLogsItsMessage_andABodyErrorAfterTheHead_failsInternalAfterTheChunksSent() {
+        seed.route("/throws", request -> {
+            throw new IllegalStateException("the disk is on fire");
+        });
+        FedBody breaking = new FedBody();
+        breaking.offer(utf8("one,"));
+        breaking.offer(utf8("two,"));
+        breaking.fail(new IllegalStateException("upstream reset"));
+        seed.route("/breaks", request -> respond(200, breaking));
+        RecordingChannel wire = h.connect();
+
+        try (LogCapture log = new LogCapture()) {
+            SpectorException thrown = spector(
+                    h.relay().relay(W1, call("GET", "/throws", null)), ErrorCode.INTERNAL, "a target that throws");
+            assertThat(thrown.getMessage())
+                    .as("the caller's error carries the target's message")
+                    .contains("the disk is on fire");
+            until(() -> log.text().contains("the disk is on fire"), "the worker logs the thrown error's message");
+        }
+
+        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/breaks", null)), "the head comes");
+        BodySource b = body(response, "/breaks");
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        Throwable broke = null;
+        while (broke == null) {
+            CompletableFuture<@Nullable ByteBuffer> next = b.next().toCompletableFuture();
+            try {
+                ByteBuffer part = next.get(TestGateway.WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                assertThat(part).as("the body errors, it does not end").isNotNull();
+                got.writeBytes(bytesOf(requireNonNull(part)));
+            } catch (java.util.concurrent.ExecutionException e) {
+                broke = e.getCause();
+            } catch (Exception e) {
+                throw new AssertionError("reading the breaking body", e);
+            }
+        }
+        assertThat(text(got.toByteArray()))
+                .as("the chunks sent before the error reach the caller")
+                .isEqualTo("one,two,");
+        SpectorException internal = spector(broke, ErrorCode.INTERNAL, "the body after the head");
+        assertThat(internal.getMessage()).as("it carries the body's error").contains("upstream reset");
+        long requestId = wire.requestId(wire.lastRelayId());
+        assertThat(wire.received(requestId).stream().map(Seen::name).toList())
+                .as("on the wire: the head, the chunks already sent, then INTERNAL")
+                .containsExactly(RelayHead.PUSH, RelayChunk.PUSH, RelayChunk.PUSH, ErrorCode.INTERNAL.name());
+    }
+
+    // ---- seed: a target answering 101 headers fails the call with INTERNAL, and the worker logs
+    // it
+
+    @Test
+    void targetAnswering101Headers_failsTheCallInternal_andTheWorkerLogsTheBound() {
+        List<Header> many = new ArrayList<>();
+        for (int i = 0; i < 101; i++) {
+            many.add(new Header("x-h" + i, "v"));
+        }
+        seed.route("/many", request -> respond(200, ArrayBody.of("never sent"), many.toArray(Header[]::new)));
+        RecordingChannel wire = h.connect();
+        try (LogCapture log = new LogCapture()) {
+            SpectorException e = spector(
+                    h.relay().relay(W1, call("GET", "/many", null)), ErrorCode.INTERNAL, "101 response headers");
+            assertThat(e.getMessage()).as("the caller's error names the bound").contains("101");
+            until(
+                    () -> log.text().contains("outside the relay's bounds")
+                            && log.text().contains("101 headers"),
+                    "the worker logs which bound the response broke");
+        }
+        long requestId = wire.requestId(wire.lastRelayId());
+        assertThat(wire.received(requestId).stream().filter(Seen::isPush).toList())
+                .as("no relay-head for a response out of bounds")
+                .isEmpty();
+    }
+}
