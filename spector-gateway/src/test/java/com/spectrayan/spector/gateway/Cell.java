@@ -7,6 +7,7 @@ import com.nimbusds.jose.crypto.MACSigner;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import com.spectrayan.spector.cluster.routing.KetamaRing;
+import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import com.spectrayan.spector.owner.OwnerSpec;
 import com.spectrayan.spector.owner.ReferenceOwner;
@@ -129,6 +130,18 @@ final class Cell implements AutoCloseable {
             }
         }
         throw new IllegalStateException("no namespace owned by " + member);
+    }
+
+    /**
+     * Moves namespace {@code ns} of {@link #TENANT} from ring owner {@code from} to {@code to} at
+     * {@code epoch} and {@code fence}: both owners learn the override, so {@code from} answers 421
+     * naming {@code to}, and {@code to} serves it. Returns the namespace's routing key.
+     */
+    RoutingKey moveNamespace(String ns, String from, String to, long epoch, long fence) {
+        RoutingKey key = RoutingKey.of(CELL_ID, TENANT, ns);
+        owner(from).guard().setOverride(key, to, epoch, fence);
+        owner(to).guard().setOverride(key, to, epoch, fence);
+        return key;
     }
 
     /** Returns a valid HS256 token for a tenant. */

@@ -3,26 +3,11 @@ package com.spectrayan.spector.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.spectrayan.spector.cluster.gateway.TransportSpec;
-import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.gateway.WireClient.Response;
-import com.spectrayan.spector.owner.ReferenceOwner;
-import com.spectrayan.spector.uplink.transport.TokenHashes;
-import com.spectrayan.spector.worker.HttpForwardTarget;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.nio.NioDatagramChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -46,47 +31,32 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 final class EdgeBodyTest {
     private static final String WORKER = "bw";
-    private static final String WORKER_TOKEN = "edge-body-worker-token-0123456789";
-    private static final Duration WITHIN = Duration.ofSeconds(5);
+    private static final Duration WITHIN = OwnerUploads.WITHIN;
 
     private static final RecordingTarget target = new RecordingTarget();
+    private static RelayCell relayCell;
     private static Cell cell;
-    private static ReferenceOwner owner;
-    private static EventLoopGroup loops;
-    private static UpstreamHttpTransport workerTransport;
-    private static DialedWorker worker;
+    private static OwnerUploads uploads;
     private static String token;
 
     @BeforeAll
     static void start() throws Exception {
-        cell = Cell.builder()
-                .owners(1)
-                .set("spector.uplink.tokens", WORKER + "=" + TokenHashes.sha256Hex(WORKER_TOKEN))
-                .start();
-        owner = cell.owners.get(0);
-        loops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        workerTransport =
-                new UpstreamHttpTransport(TransportSpec.defaults(), NioSocketChannel.class, NioDatagramChannel.class);
-        worker = DialedWorker.dial(
-                        cell,
-                        WORKER,
-                        WORKER_TOKEN,
-                        Map.of(
-                                "record",
-                                target,
-                                "owner",
-                                new HttpForwardTarget(owner.baseUri(), workerTransport, loops)),
-                        loops)
-                .awaitLive(cell);
+        relayCell = RelayCell.start(
+                Cell.builder().owners(1),
+                WORKER,
+                (c, httpForward) -> Map.of(
+                        "record",
+                        target,
+                        "owner",
+                        httpForward.apply(c.owners.get(0).baseUri())));
+        cell = relayCell.cell;
         token = Cell.token(Cell.TENANT);
+        uploads = new OwnerUploads(cell, cell.owners.get(0), token);
     }
 
     @AfterAll
     static void stop() {
-        worker.close();
-        cell.close();
-        workerTransport.close();
-        loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        relayCell.close();
     }
 
     /** Chunked bodies whose first chunk ({@code 5\r\nhello\r\n}) is good and whose rest is not. */
@@ -108,17 +78,17 @@ final class EdgeBodyTest {
     @MethodSource("brokenChunks")
     void shouldAnswer400AndAbortTheOwnersUploadForABrokenChunk(String broken, String rest) {
         String path = objectPath(broken);
-        Set<Path> before = uploads();
+        Set<Path> before = uploads.inProgress();
         try (WireClient c = client()) {
             c.send(WireClient.head("PUT", path, token, "Transfer-Encoding: chunked") + "5\r\nhello\r\n");
-            Path upload = awaitNewUpload(before);
+            Path upload = uploads.awaitNew(before);
 
             Response r = c.send(rest).read();
 
             assertBadRequestAndClose(c, r, broken);
-            awaitAborted(upload);
+            uploads.awaitAborted(upload);
         }
-        assertNotStored(path);
+        uploads.assertNotStored(path);
     }
 
     /**
@@ -155,16 +125,16 @@ final class EdgeBodyTest {
     @Test
     void shouldAbortTheOwnersUploadForABrokenChunkThroughTheRelay() {
         String path = "/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-0") + "/objects/relayed-broken";
-        Set<Path> before = uploads();
+        Set<Path> before = uploads.inProgress();
         try (WireClient c = client()) {
             c.send(WireClient.head("PUT", "/relay/" + WORKER + "/owner" + path, token, "Transfer-Encoding: chunked")
                     + "5\r\nhello\r\n");
-            Path upload = awaitNewUpload(before);
+            Path upload = uploads.awaitNew(before);
 
             Response r = c.send("zz\r\nworld\r\n0\r\n\r\n").read();
 
             assertBadRequestAndClose(c, r, "zz as a chunk size");
-            awaitAborted(upload);
+            uploads.awaitAborted(upload);
         }
         try (WireClient c = client()) {
             Response get = c.send(WireClient.head("GET", "/relay/" + WORKER + "/owner" + path, token))
@@ -185,15 +155,15 @@ final class EdgeBodyTest {
     @ValueSource(strings = {"Content-Length", "Transfer-Encoding"})
     void shouldAbortTheOwnersUploadWhenTheClientClosesMidBody(String framing) {
         String path = objectPath("early-close-" + framing);
-        Set<Path> before = uploads();
+        Set<Path> before = uploads.inProgress();
         WireClient c = client();
         c.send(WireClient.head("PUT", path, token, framing(framing)) + firstPart(framing));
-        Path upload = awaitNewUpload(before);
+        Path upload = uploads.awaitNew(before);
 
         c.close();
 
-        awaitAborted(upload);
-        assertNotStored(path);
+        uploads.awaitAborted(upload);
+        uploads.assertNotStored(path);
     }
 
     /**
@@ -249,48 +219,6 @@ final class EdgeBodyTest {
         assertThat(r.closed() || c.closedByServer())
                 .as("the connection closes after the 400 for %s: %s", broken, r)
                 .isTrue();
-    }
-
-    /** Asserts the object is absent: a GET is 404, and the owner answered no PUT of it with 2xx. */
-    private static void assertNotStored(String path) {
-        try (WireClient c = client()) {
-            Response get = c.send(WireClient.head("GET", path, token)).read();
-            assertThat(get.status())
-                    .as("a later GET finds no object, not a short one: %s", get)
-                    .isEqualTo(404);
-        }
-        assertThat(owner.requests())
-                .as("the owner completed no PUT of %s", path)
-                .noneMatch(q -> q.method().equals("PUT") && q.path().equals(path) && q.status() < 300);
-    }
-
-    /** The owner's uploads in progress: one temporary file each, deleted on abort, moved on success. */
-    private static Set<Path> uploads() {
-        try (Stream<Path> files = Files.list(owner.dataDir().resolve(".tmp"))) {
-            return new HashSet<>(files.toList());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    /** Waits (bounded) until the owner began an upload not in {@code before}, and returns its file. */
-    private static Path awaitNewUpload(Set<Path> before) {
-        Path[] found = new Path[1];
-        await("the owner began the upload").atMost(WITHIN).until(() -> {
-            for (Path p : uploads()) {
-                if (!before.contains(p)) {
-                    found[0] = p;
-                    return true;
-                }
-            }
-            return false;
-        });
-        return found[0];
-    }
-
-    /** Waits (bounded) until the owner let go of an upload's temporary file. */
-    private static void awaitAborted(Path upload) {
-        await("the owner's upload ended").atMost(WITHIN).until(() -> !Files.exists(upload));
     }
 
     private static void awaitRelaysReleased() {

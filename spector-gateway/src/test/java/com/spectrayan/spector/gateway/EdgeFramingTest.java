@@ -2,29 +2,19 @@ package com.spectrayan.spector.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.spectrayan.spector.cluster.gateway.TransportSpec;
-import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.gateway.WireClient.Framing;
 import com.spectrayan.spector.gateway.WireClient.Response;
 import com.spectrayan.spector.owner.RecordedRequest;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
-import com.spectrayan.spector.uplink.transport.TokenHashes;
 import com.spectrayan.spector.uplink.wire.Header;
-import com.spectrayan.spector.worker.HttpForwardTarget;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.nio.NioDatagramChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -43,7 +33,6 @@ import org.junit.jupiter.api.Test;
  */
 final class EdgeFramingTest {
     private static final String WORKER = "fw";
-    private static final String WORKER_TOKEN = "edge-framing-worker-token-0123456789";
 
     /** The mock owner's fixed body; its length is the one a HEAD must keep. */
     private static final String FIXED = fixed(246);
@@ -55,44 +44,26 @@ final class EdgeFramingTest {
 
     private static final List<String> streamCalls = new CopyOnWriteArrayList<>();
     private static MockOwner mock;
+    private static RelayCell relayCell;
     private static Cell cell;
-    private static EventLoopGroup loops;
-    private static UpstreamHttpTransport workerTransport;
-    private static DialedWorker worker;
     private static String token;
 
     @BeforeAll
     static void start() throws Exception {
         mock = MockOwner.start(EdgeFramingTest::script);
-        cell = Cell.builder()
-                .owners(2)
-                .member("mock-0", mock.baseUri())
-                .set("spector.uplink.tokens", WORKER + "=" + TokenHashes.sha256Hex(WORKER_TOKEN))
-                .start();
-        loops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        workerTransport =
-                new UpstreamHttpTransport(TransportSpec.defaults(), NioSocketChannel.class, NioDatagramChannel.class);
-        worker = DialedWorker.dial(
-                        cell,
-                        WORKER,
-                        WORKER_TOKEN,
-                        Map.of(
-                                "mock",
-                                new HttpForwardTarget(mock.baseUri(), workerTransport, loops),
-                                "stream",
-                                EdgeFramingTest::streamOfUnknownLength),
-                        loops)
-                .awaitLive(cell);
+        relayCell = RelayCell.start(
+                Cell.builder().owners(2).member("mock-0", mock.baseUri()),
+                WORKER,
+                (c, httpForward) -> Map.of(
+                        "mock", httpForward.apply(mock.baseUri()), "stream", EdgeFramingTest::streamOfUnknownLength));
+        cell = relayCell.cell;
         token = Cell.token(Cell.TENANT);
     }
 
     @AfterAll
     static void stop() {
-        worker.close();
-        cell.close();
+        relayCell.close();
         mock.close();
-        workerTransport.close();
-        loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     }
 
     // ---- HTTP/1.0 ----

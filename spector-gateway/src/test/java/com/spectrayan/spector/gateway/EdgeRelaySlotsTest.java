@@ -4,15 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.spectrayan.spector.gateway.WireClient.Response;
-import com.spectrayan.spector.uplink.transport.TokenHashes;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -31,34 +26,29 @@ final class EdgeRelaySlotsTest {
 
     private static final int RELAYS_PER_WORKER = 2;
     private static final String WORKER = "sw";
-    private static final String WORKER_TOKEN = "edge-slots-worker-token-0123456789";
     private static final Duration WITHIN = Duration.ofSeconds(5);
 
     private static final RecordingTarget target = new RecordingTarget();
+    private static RelayCell relayCell;
     private static Cell cell;
-    private static EventLoopGroup loops;
-    private static DialedWorker worker;
     private static String token;
 
     @BeforeAll
     static void start() throws Exception {
-        cell = Cell.builder()
-                .owners(1)
-                .set("spector.server.body-timeout", BODY_TIMEOUT.toSeconds() + "s")
-                .set("spector.uplink.relay.max-per-worker", Integer.toString(RELAYS_PER_WORKER))
-                .set("spector.uplink.tokens", WORKER + "=" + TokenHashes.sha256Hex(WORKER_TOKEN))
-                .start();
-        loops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        worker = DialedWorker.dial(cell, WORKER, WORKER_TOKEN, Map.of("record", target), loops)
-                .awaitLive(cell);
+        relayCell = RelayCell.start(
+                Cell.builder()
+                        .owners(1)
+                        .set("spector.server.body-timeout", BODY_TIMEOUT.toSeconds() + "s")
+                        .set("spector.uplink.relay.max-per-worker", Integer.toString(RELAYS_PER_WORKER)),
+                WORKER,
+                (c, httpForward) -> Map.of("record", target));
+        cell = relayCell.cell;
         token = Cell.token(Cell.TENANT);
     }
 
     @AfterAll
     static void stop() {
-        worker.close();
-        cell.close();
-        loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        relayCell.close();
     }
 
     private static WireClient client() {

@@ -10,12 +10,8 @@ import com.spectrayan.spector.uplink.transport.TokenHashes;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -57,11 +53,12 @@ final class EdgeTimersTest {
     private static final int MAX_HEADER = 1024;
     private static final String UPLINK_WORKER = "uw";
     private static final String UPLINK_TOKEN = "edge-timers-worker-token-0123456789";
-    private static final Duration WITHIN = Duration.ofSeconds(5);
+    private static final Duration WITHIN = OwnerUploads.WITHIN;
 
     private static final RecordingTarget target = new RecordingTarget();
     private static Cell cell;
     private static ReferenceOwner owner;
+    private static OwnerUploads uploads;
     private static EventLoopGroup loops;
     private static String token;
 
@@ -83,6 +80,7 @@ final class EdgeTimersTest {
         owner = cell.owners.get(0);
         loops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         token = Cell.token(Cell.TENANT);
+        uploads = new OwnerUploads(cell, owner, token);
     }
 
     @AfterAll
@@ -171,11 +169,11 @@ final class EdgeTimersTest {
     @Test
     void shouldAnswer408AndAbortTheOwnersUploadWhenTheBodyStalls() {
         String path = objectPath("stalled");
-        Set<Path> before = uploads();
+        Set<Path> before = uploads.inProgress();
         try (WireClient c = client().timeout(BODY_TIMEOUT.plus(MARGIN))) {
             c.send(WireClient.head("PUT", path, token, "Content-Length: 900") + "0123456789");
             long stalled = System.nanoTime();
-            Path upload = awaitNewUpload(before);
+            Path upload = uploads.awaitNew(before);
 
             Response r = c.read();
 
@@ -186,9 +184,9 @@ final class EdgeTimersTest {
             assertThat(millisSince(stalled))
                     .as("answered at the body timeout")
                     .isGreaterThanOrEqualTo(BODY_TIMEOUT.toMillis() - 100);
-            await("the owner's upload ended").atMost(WITHIN).until(() -> !Files.exists(upload));
+            uploads.awaitAborted(upload);
         }
-        assertNotStored(path);
+        uploads.assertNotStored(path);
     }
 
     // ---- header-timeout and idle-timeout ----
@@ -434,40 +432,6 @@ final class EdgeTimersTest {
         return owner.requests().stream()
                 .filter(q -> q.method().equals(method) && q.path().equals(path))
                 .toList();
-    }
-
-    private static void assertNotStored(String path) {
-        try (WireClient c = client()) {
-            Response get = c.send(WireClient.head("GET", path, token)).read();
-            assertThat(get.status())
-                    .as("a later GET finds no object, not a short one: %s", get)
-                    .isEqualTo(404);
-        }
-        assertThat(owner.requests())
-                .as("the owner completed no PUT of %s", path)
-                .noneMatch(q -> q.method().equals("PUT") && q.path().equals(path) && q.status() < 300);
-    }
-
-    private static Set<Path> uploads() {
-        try (Stream<Path> files = Files.list(owner.dataDir().resolve(".tmp"))) {
-            return new HashSet<>(files.toList());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static Path awaitNewUpload(Set<Path> before) {
-        Path[] found = new Path[1];
-        await("the owner began the upload").atMost(WITHIN).until(() -> {
-            for (Path p : uploads()) {
-                if (!before.contains(p)) {
-                    found[0] = p;
-                    return true;
-                }
-            }
-            return false;
-        });
-        return found[0];
     }
 
     private static byte[] randomBytes(int n, long seed) {

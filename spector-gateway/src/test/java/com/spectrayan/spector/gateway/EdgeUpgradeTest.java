@@ -2,7 +2,6 @@ package com.spectrayan.spector.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.owner.RecordedRequest;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -106,9 +105,7 @@ final class EdgeUpgradeTest {
     @Test
     void shouldFollowA421OnTheHandshake() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-0");
-        RoutingKey key = RoutingKey.of(Cell.CELL_ID, Cell.TENANT, ns);
-        cell.owner("owner-0").guard().setOverride(key, "owner-1", 2, 5);
-        cell.owner("owner-1").guard().setOverride(key, "owner-1", 2, 5);
+        cell.moveNamespace(ns, "owner-0", "owner-1", 2, 5);
         try (Ws ws = new Ws(cell.gateway.port())) {
             ws.out.write(handshake(ns, true).getBytes(StandardCharsets.ISO_8859_1));
             ws.out.flush();
@@ -223,13 +220,7 @@ final class EdgeUpgradeTest {
         }
 
         private String line() throws IOException {
-            StringBuilder sb = new StringBuilder();
-            for (int b; (b = in.read()) != -1 && b != '\n'; ) {
-                if (b != '\r') {
-                    sb.append((char) b);
-                }
-            }
-            return sb.toString();
+            return RawClient.line(in);
         }
 
         @Override

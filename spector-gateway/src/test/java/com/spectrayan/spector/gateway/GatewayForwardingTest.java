@@ -75,9 +75,7 @@ final class GatewayForwardingTest {
     @Test
     void shouldCarryRoutingHeadersAndTheIdempotencyKeyOnEveryAttempt() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-0");
-        RoutingKey key = RoutingKey.of(Cell.CELL_ID, Cell.TENANT, ns);
-        cell.owner("owner-0").guard().setOverride(key, "owner-1", 2, 5);
-        cell.owner("owner-1").guard().setOverride(key, "owner-1", 2, 5);
+        cell.moveNamespace(ns, "owner-0", "owner-1", 2, 5);
 
         HttpResponse<String> r = cell.http.send(
                 request("/api/v1/namespaces/" + ns + "/commands")
@@ -113,9 +111,7 @@ final class GatewayForwardingTest {
     @Test
     void shouldFollowA421ToTheReportedOwnerAndGoStraightThereNextTime() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-1");
-        RoutingKey key = RoutingKey.of(Cell.CELL_ID, Cell.TENANT, ns);
-        cell.owner("owner-1").guard().setOverride(key, "owner-2", 2, 2);
-        cell.owner("owner-2").guard().setOverride(key, "owner-2", 2, 2);
+        cell.moveNamespace(ns, "owner-1", "owner-2", 2, 2);
 
         HttpResponse<String> first = get("/api/v1/namespaces/" + ns + "/echo");
         HttpResponse<String> second = get("/api/v1/namespaces/" + ns + "/echo");

@@ -4,9 +4,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -54,25 +51,21 @@ final class MockOwner implements AutoCloseable {
         }
     }
 
-    private final ServerSocket server;
     private final Script script;
     private final List<Request> requests = new CopyOnWriteArrayList<>();
-    private final List<Socket> accepted = new CopyOnWriteArrayList<>();
+    private final SilentServer server;
 
-    private MockOwner(ServerSocket server, Script script) {
-        this.server = server;
+    private MockOwner(Script script) throws IOException {
         this.script = script;
-        Thread acceptor = new Thread(this::acceptLoop, "mock-owner-accept");
-        acceptor.setDaemon(true);
-        acceptor.start();
+        this.server = SilentServer.serving("mock-owner", this::serve);
     }
 
     static MockOwner start(Script script) throws IOException {
-        return new MockOwner(new ServerSocket(0, 50, InetAddress.getLoopbackAddress()), script);
+        return new MockOwner(script);
     }
 
     URI baseUri() {
-        return URI.create("http://127.0.0.1:" + server.getLocalPort());
+        return URI.create("http://127.0.0.1:" + server.port());
     }
 
     /** Returns the requests read whole so far, oldest first. */
@@ -89,21 +82,6 @@ final class MockOwner implements AutoCloseable {
             }
         }
         return out;
-    }
-
-    private void acceptLoop() {
-        while (!server.isClosed()) {
-            Socket s;
-            try {
-                s = server.accept();
-            } catch (IOException e) {
-                return; // closed
-            }
-            accepted.add(s);
-            Thread t = new Thread(() -> serve(s), "mock-owner-conn");
-            t.setDaemon(true);
-            t.start();
-        }
     }
 
     private void serve(Socket s) {
@@ -201,13 +179,6 @@ final class MockOwner implements AutoCloseable {
 
     @Override
     public void close() {
-        try {
-            server.close();
-            for (Socket s : accepted) {
-                s.close();
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        server.close();
     }
 }

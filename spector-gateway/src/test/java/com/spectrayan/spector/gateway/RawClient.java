@@ -104,11 +104,13 @@ final class RawClient implements AutoCloseable {
     }
 
     private String readLine() throws IOException {
+        return line(in);
+    }
+
+    /** Reads one line up to its LF (or the end of stream), without the CR and LF. */
+    static String line(InputStream in) throws IOException {
         StringBuilder sb = new StringBuilder();
-        for (int b; (b = in.read()) != -1; ) {
-            if (b == '\n') {
-                break;
-            }
+        for (int b; (b = in.read()) != -1 && b != '\n'; ) {
             if (b != '\r') {
                 sb.append((char) b);
             }

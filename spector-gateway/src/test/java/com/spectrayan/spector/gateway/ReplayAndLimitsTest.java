@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.spectrayan.spector.cluster.routing.RoutingKey;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.junit.jupiter.api.AfterAll;
@@ -40,9 +39,7 @@ final class ReplayAndLimitsTest {
     /** A namespace whose ring owner (owner-1) sends every request to owner-0. */
     private static String movedNamespace() {
         String ns = cell.namespaceOwnedBy("owner-1");
-        RoutingKey key = RoutingKey.of(Cell.CELL_ID, Cell.TENANT, ns);
-        cell.owner("owner-1").guard().setOverride(key, "owner-0", 2, 2);
-        cell.owner("owner-0").guard().setOverride(key, "owner-0", 2, 2);
+        cell.moveNamespace(ns, "owner-1", "owner-0", 2, 2);
         return ns;
     }
 

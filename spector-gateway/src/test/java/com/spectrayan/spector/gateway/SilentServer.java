@@ -7,22 +7,37 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
-/** An "owner" that accepts connections and never answers: the 504 case. Closes all on close(). */
+/**
+ * A loopback server socket on port 0 that accepts on a daemon thread and never answers (the 504
+ * case), or hands each connection to a handler on a daemon thread of its own (how {@link MockOwner}
+ * serves). {@link #close()} closes the listener and every connection it accepted.
+ */
 final class SilentServer implements AutoCloseable {
     private final ServerSocket server;
+    private final @Nullable Consumer<Socket> handler;
+    private final String name;
     private final List<Socket> accepted = new CopyOnWriteArrayList<>();
-    private final Thread acceptor;
 
-    private SilentServer(ServerSocket server) {
+    private SilentServer(ServerSocket server, @Nullable Consumer<Socket> handler, String name) {
         this.server = server;
-        this.acceptor = new Thread(this::acceptLoop, "silent-server");
+        this.handler = handler;
+        this.name = name;
+        Thread acceptor = new Thread(this::acceptLoop, name + "-accept");
         acceptor.setDaemon(true);
         acceptor.start();
     }
 
+    /** Starts a server that accepts connections and never reads or answers. */
     static SilentServer start() throws IOException {
-        return new SilentServer(new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
+        return new SilentServer(listen(), null, "silent-server");
+    }
+
+    /** Starts a server that runs {@code handler} for each connection, on a daemon thread per connection. */
+    static SilentServer serving(String name, Consumer<Socket> handler) throws IOException {
+        return new SilentServer(listen(), handler, name);
     }
 
     /** Returns a loopback port nothing listens on (bound, then closed). */
@@ -30,6 +45,10 @@ final class SilentServer implements AutoCloseable {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
+    }
+
+    private static ServerSocket listen() throws IOException {
+        return new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     }
 
     int port() {
@@ -42,10 +61,18 @@ final class SilentServer implements AutoCloseable {
 
     private void acceptLoop() {
         while (!server.isClosed()) {
+            Socket s;
             try {
-                accepted.add(server.accept());
+                s = server.accept();
             } catch (IOException e) {
                 return; // closed
+            }
+            accepted.add(s);
+            Consumer<Socket> h = handler;
+            if (h != null) {
+                Thread t = new Thread(() -> h.accept(s), name + "-conn");
+                t.setDaemon(true);
+                t.start();
             }
         }
     }

@@ -1,15 +1,14 @@
 package com.spectrayan.spector.owner;
 
+import static com.spectrayan.spector.owner.RingOwnerExtension.MINE;
+import static com.spectrayan.spector.owner.RingOwnerExtension.THEIRS;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.contract.SpectorHeaders;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.Random;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The reference owner's WebSocket echo at {@code /api/v1/namespaces/{ns}/ws} over a raw loopback
@@ -18,33 +17,8 @@ import org.junit.jupiter.api.Test;
  * the handshake like to any request.
  */
 final class OwnerWebSocketTest {
-    private static final List<String> MEMBERS = List.of("owner-0", "owner-1", "owner-2");
-    private static final KetamaRing RING = KetamaRing.of(1, MEMBERS);
-
-    private ReferenceOwner owner;
-    private String mine;
-    private String theirs;
-
-    @BeforeEach
-    void startOwner() {
-        owner = ReferenceOwner.start(
-                OwnerSpec.builder("owner-0").ringMembers(MEMBERS).ringEpoch(1).build());
-        mine = namespaceOwnedBy("owner-0");
-        theirs = namespaceOwnedBy("owner-1");
-    }
-
-    @AfterEach
-    void stopOwner() {
-        owner.close();
-    }
-
-    private static String namespaceOwnedBy(String member) {
-        for (int i = 0; ; i++) {
-            if (RING.ownerOf("ns-" + i).equals(member)) {
-                return "ns-" + i;
-            }
-        }
-    }
+    @RegisterExtension
+    final RingOwnerExtension ring = new RingOwnerExtension();
 
     private String wsPath(String namespace) {
         return "/api/v1/namespaces/" + namespace + "/ws";
@@ -52,8 +26,8 @@ final class OwnerWebSocketTest {
 
     /** Opens a connection and completes the handshake on the owned namespace. */
     private RawHttp upgraded() throws Exception {
-        RawHttp raw = new RawHttp(owner);
-        raw.write(RawWebSocket.handshake(wsPath(mine)));
+        RawHttp raw = new RawHttp(ring.owner());
+        raw.write(RawWebSocket.handshake(wsPath(MINE)));
         RawHttp.Head head = raw.readHead();
         assertThat(head.status()).as("handshake").isEqualTo(101);
         return raw;
@@ -62,8 +36,8 @@ final class OwnerWebSocketTest {
     /** RFC 6455 §4.2.2 (and §1.3): the accept value is the RFC's for its sample key. */
     @Test
     void handshake_rfcSampleKey_answers101WithTheRfcAcceptValue() throws Exception {
-        try (RawHttp raw = new RawHttp(owner)) {
-            raw.write(RawWebSocket.handshake(wsPath(mine)));
+        try (RawHttp raw = new RawHttp(ring.owner())) {
+            raw.write(RawWebSocket.handshake(wsPath(MINE)));
 
             RawHttp.Head head = raw.readHead();
 
@@ -84,11 +58,12 @@ final class OwnerWebSocketTest {
         try (RawHttp raw = upgraded()) {
             raw.write(RawWebSocket.clientText("after the log"));
             assertThat(RawWebSocket.readFrame(raw).text()).isEqualTo("after the log");
-            RecordedRequest row = owner.requests().get(owner.requests().size() - 1);
+            RecordedRequest row =
+                    ring.owner().requests().get(ring.owner().requests().size() - 1);
 
             assertThat(row.method()).isEqualTo("GET");
-            assertThat(row.path()).isEqualTo(wsPath(mine));
-            assertThat(row.namespace()).isEqualTo(mine);
+            assertThat(row.path()).isEqualTo(wsPath(MINE));
+            assertThat(row.namespace()).isEqualTo(MINE);
             assertThat(row.status()).isEqualTo(101);
             assertThat(row.header("Upgrade")).isEqualTo("websocket");
             assertThat(row.header("Connection")).isEqualTo("Upgrade");
@@ -254,8 +229,8 @@ final class OwnerWebSocketTest {
      */
     @Test
     void handshake_notTheOwner_answers421AndTheConnectionStaysHttp() throws Exception {
-        try (RawHttp raw = new RawHttp(owner)) {
-            raw.write(RawWebSocket.handshake(wsPath(theirs)));
+        try (RawHttp raw = new RawHttp(ring.owner())) {
+            raw.write(RawWebSocket.handshake(wsPath(THEIRS)));
 
             RawHttp.Head head = raw.readHead();
             raw.readBody(head);
@@ -270,7 +245,7 @@ final class OwnerWebSocketTest {
                     .as("the next request on the same connection")
                     .isEqualTo(200);
         }
-        RecordedRequest row = owner.requests().get(0);
+        RecordedRequest row = ring.owner().requests().get(0);
         assertThat(row.status()).isEqualTo(421);
         assertThat(row.header("Upgrade")).isEqualTo("websocket");
     }
@@ -278,8 +253,8 @@ final class OwnerWebSocketTest {
     /** DESIGN §4: a handshake with an epoch newer than the owner's is 503, and no upgrade. */
     @Test
     void handshake_newerEpoch_answers503() throws Exception {
-        try (RawHttp raw = new RawHttp(owner)) {
-            raw.write(RawWebSocket.handshake(wsPath(mine), SpectorHeaders.EPOCH + ": 2"));
+        try (RawHttp raw = new RawHttp(ring.owner())) {
+            raw.write(RawWebSocket.handshake(wsPath(MINE), SpectorHeaders.EPOCH + ": 2"));
 
             RawHttp.Head head = raw.readHead();
 
@@ -295,8 +270,8 @@ final class OwnerWebSocketTest {
      */
     @Test
     void get_withoutUpgrade_answers400Problem() throws Exception {
-        try (RawHttp raw = new RawHttp(owner)) {
-            raw.write("GET " + wsPath(mine) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        try (RawHttp raw = new RawHttp(ring.owner())) {
+            raw.write("GET " + wsPath(MINE) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
 
             RawHttp.Head head = raw.readHead();
             String body = new String(raw.readBody(head), StandardCharsets.UTF_8);
@@ -310,8 +285,8 @@ final class OwnerWebSocketTest {
     /** RFC 6455 §4.2.1 item 5: a handshake without a key is 400, and no upgrade. */
     @Test
     void handshake_withoutKey_answers400() throws Exception {
-        try (RawHttp raw = new RawHttp(owner)) {
-            raw.write("GET " + wsPath(mine) + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+        try (RawHttp raw = new RawHttp(ring.owner())) {
+            raw.write("GET " + wsPath(MINE) + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
                     + "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n");
 
             RawHttp.Head head = raw.readHead();
@@ -325,8 +300,8 @@ final class OwnerWebSocketTest {
     /** RFC 6455 §4.4: an unsupported version is 426 with {@code Sec-WebSocket-Version: 13}. */
     @Test
     void handshake_version8_answers426Naming13() throws Exception {
-        try (RawHttp raw = new RawHttp(owner)) {
-            raw.write(RawWebSocket.handshake(wsPath(mine))
+        try (RawHttp raw = new RawHttp(ring.owner())) {
+            raw.write(RawWebSocket.handshake(wsPath(MINE))
                     .replace("Sec-WebSocket-Version: 13", "Sec-WebSocket-Version: 8"));
 
             RawHttp.Head head = raw.readHead();

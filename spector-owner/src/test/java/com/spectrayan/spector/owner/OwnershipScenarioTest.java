@@ -1,10 +1,11 @@
 package com.spectrayan.spector.owner;
 
+import static com.spectrayan.spector.owner.RingOwnerExtension.MINE;
+import static com.spectrayan.spector.owner.RingOwnerExtension.THEIRS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.contract.Problem;
 import com.spectrayan.spector.contract.SpectorHeaders;
 import java.net.Inet4Address;
@@ -14,46 +15,24 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.Collections;
-import java.util.List;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * One owner of a three-member ring over loopback: the guard's answers as a gateway sees them (421,
  * 503), the request log, and ownership moved with {@code POST /admin/ownership}.
  */
 final class OwnershipScenarioTest {
-    private static final List<String> MEMBERS = List.of("owner-0", "owner-1", "owner-2");
-    private static final KetamaRing RING = KetamaRing.of(1, MEMBERS);
+    @RegisterExtension
+    final RingOwnerExtension ring = new RingOwnerExtension();
 
-    private ReferenceOwner owner;
     private OwnerClient client;
-    private String mine;
-    private String theirs;
 
     @BeforeEach
-    void startOwner() {
-        owner = ReferenceOwner.start(
-                OwnerSpec.builder("owner-0").ringMembers(MEMBERS).ringEpoch(1).build());
-        client = new OwnerClient(owner);
-        mine = namespaceOwnedBy("owner-0");
-        theirs = namespaceOwnedBy("owner-1");
-    }
-
-    @AfterEach
-    void stopOwner() {
-        owner.close();
-    }
-
-    /** Returns the first namespace {@code ns-N} that the ring gives to a member. */
-    private static String namespaceOwnedBy(String member) {
-        for (int i = 0; ; i++) {
-            if (RING.ownerOf("ns-" + i).equals(member)) {
-                return "ns-" + i;
-            }
-        }
+    void startClient() {
+        client = new OwnerClient(ring.owner());
     }
 
     private HttpResponse<byte[]> echo(String namespace, String... headers) throws Exception {
@@ -66,7 +45,7 @@ final class OwnershipScenarioTest {
 
     @Test
     void shouldServeTheNamespacesTheRingGivesIt() throws Exception {
-        HttpResponse<byte[]> r = echo(mine, SpectorHeaders.EPOCH, "1", SpectorHeaders.FENCE, "0");
+        HttpResponse<byte[]> r = echo(MINE, SpectorHeaders.EPOCH, "1", SpectorHeaders.FENCE, "0");
 
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(OwnerClient.node(r)).isEqualTo("owner-0");
@@ -74,7 +53,7 @@ final class OwnershipScenarioTest {
 
     @Test
     void shouldAnswer421WithTheOwnerForANamespaceAnotherNodeOwns() throws Exception {
-        HttpResponse<byte[]> r = echo(theirs, "X-Trace", "t-1");
+        HttpResponse<byte[]> r = echo(THEIRS, "X-Trace", "t-1");
 
         assertThat(r.statusCode()).as("not-owner rule").isEqualTo(421);
         assertThat(r.headers().firstValue(SpectorHeaders.OWNER)).hasValue("owner-1");
@@ -90,29 +69,35 @@ final class OwnershipScenarioTest {
         JsonNode last = rows.get(rows.size() - 1);
         assertThat(log.statusCode()).isEqualTo(200);
         assertThat(last.path("status").asInt()).as("the 421 is logged").isEqualTo(421);
-        assertThat(last.path("path").asText()).isEqualTo("/api/v1/namespaces/" + theirs + "/echo");
-        assertThat(last.path("namespace").asText()).isEqualTo(theirs);
+        assertThat(last.path("path").asText()).isEqualTo("/api/v1/namespaces/" + THEIRS + "/echo");
+        assertThat(last.path("namespace").asText()).isEqualTo(THEIRS);
         assertThat(last.path("tenant").isNull()).isTrue();
         assertThat(last.path("method").asText()).isEqualTo("GET");
         assertThat(last.path("headers").path("X-Trace").get(0).asText()).isEqualTo("t-1");
-        assertThat(owner.requests()).last().extracting(RecordedRequest::status).isEqualTo(421);
+        assertThat(ring.owner().requests())
+                .last()
+                .extracting(RecordedRequest::status)
+                .isEqualTo(421);
     }
 
     @Test
     void shouldRouteByTheGatewaysTenantAndNamespaceHeaders() throws Exception {
         String tenantMine = null;
         for (int i = 0; tenantMine == null; i++) {
-            if (RING.ownerOf("t-" + i + "/" + theirs).equals("owner-0")) {
+            if (RingOwnerExtension.RING.ownerOf("t-" + i + "/" + THEIRS).equals("owner-0")) {
                 tenantMine = "t-" + i;
             }
         }
 
-        HttpResponse<byte[]> r = echo(theirs, SpectorHeaders.TENANT, tenantMine);
+        HttpResponse<byte[]> r = echo(THEIRS, SpectorHeaders.TENANT, tenantMine);
         HttpResponse<byte[]> contradicting =
-                echo(theirs, SpectorHeaders.TENANT, tenantMine, SpectorHeaders.NAMESPACE, mine);
+                echo(THEIRS, SpectorHeaders.TENANT, tenantMine, SpectorHeaders.NAMESPACE, MINE);
 
         assertThat(r.statusCode()).as("tenant/namespace hashes to this node").isEqualTo(200);
-        assertThat(owner.requests()).last().extracting(RecordedRequest::tenant).isEqualTo(tenantMine);
+        assertThat(ring.owner().requests())
+                .last()
+                .extracting(RecordedRequest::tenant)
+                .isEqualTo(tenantMine);
         assertThat(contradicting.statusCode())
                 .as("header namespace contradicts the path")
                 .isIn(400, 421);
@@ -120,17 +105,18 @@ final class OwnershipScenarioTest {
 
     @Test
     void shouldAnswer421WithTheNewerViewForAnOlderEpoch_and503ForANewerOne() throws Exception {
-        owner.guard()
+        ring.owner()
+                .guard()
                 .setOverride(
-                        com.spectrayan.spector.cluster.routing.RoutingKey.ofUntenanted("default", mine),
+                        com.spectrayan.spector.cluster.routing.RoutingKey.ofUntenanted("default", MINE),
                         "owner-0",
                         3,
                         3);
 
-        HttpResponse<byte[]> older = echo(mine, SpectorHeaders.EPOCH, "2");
-        HttpResponse<byte[]> equal = echo(mine, SpectorHeaders.EPOCH, "3");
-        HttpResponse<byte[]> newer = echo(mine, SpectorHeaders.EPOCH, "4");
-        HttpResponse<byte[]> malformed = echo(mine, SpectorHeaders.EPOCH, "three");
+        HttpResponse<byte[]> older = echo(MINE, SpectorHeaders.EPOCH, "2");
+        HttpResponse<byte[]> equal = echo(MINE, SpectorHeaders.EPOCH, "3");
+        HttpResponse<byte[]> newer = echo(MINE, SpectorHeaders.EPOCH, "4");
+        HttpResponse<byte[]> malformed = echo(MINE, SpectorHeaders.EPOCH, "three");
 
         assertThat(older.statusCode()).as("epoch one below the owner's").isEqualTo(421);
         assertThat(older.headers().firstValue(SpectorHeaders.OWNER)).hasValue("owner-0");
@@ -142,14 +128,14 @@ final class OwnershipScenarioTest {
         assertThat(OwnerClient.json(newer).path("details").path("reason").asText())
                 .isEqualTo("owner-lagging");
         assertThat(malformed.statusCode()).isEqualTo(400);
-        assertThat(owner.requests()).extracting(RecordedRequest::status).containsSubsequence(421, 200, 503, 400);
+        assertThat(ring.owner().requests()).extracting(RecordedRequest::status).containsSubsequence(421, 200, 503, 400);
     }
 
     @Test
     void shouldRefuseAWriteWithAStaleFenceBeforeWritingAnything() throws Exception {
         client.postJson(
-                "/admin/ownership", "{\"namespace\":\"" + mine + "\",\"owner\":\"owner-0\",\"epoch\":2,\"fence\":5}");
-        String path = "/api/v1/namespaces/" + mine + "/objects/doc";
+                "/admin/ownership", "{\"namespace\":\"" + MINE + "\",\"owner\":\"owner-0\",\"epoch\":2,\"fence\":5}");
+        String path = "/api/v1/namespaces/" + MINE + "/objects/doc";
 
         HttpResponse<byte[]> stale = client.send(client.request(path)
                 .header(SpectorHeaders.EPOCH, "2")
@@ -173,16 +159,16 @@ final class OwnershipScenarioTest {
 
     @Test
     void shouldMoveOwnershipWithTheAdminApi() throws Exception {
-        assertThat(echo(mine).statusCode()).isEqualTo(200);
+        assertThat(echo(MINE).statusCode()).isEqualTo(200);
 
         HttpResponse<byte[]> moved = client.postJson(
-                "/admin/ownership", "{\"tenant\":null,\"namespace\":\"" + mine + "\",\"owner\":\"owner-2\"}");
-        HttpResponse<byte[]> afterMove = echo(mine);
+                "/admin/ownership", "{\"tenant\":null,\"namespace\":\"" + MINE + "\",\"owner\":\"owner-2\"}");
+        HttpResponse<byte[]> afterMove = echo(MINE);
         HttpResponse<byte[]> backwards = client.postJson(
-                "/admin/ownership", "{\"namespace\":\"" + mine + "\",\"owner\":\"owner-0\",\"epoch\":1}");
+                "/admin/ownership", "{\"namespace\":\"" + MINE + "\",\"owner\":\"owner-0\",\"epoch\":1}");
         HttpResponse<byte[]> back =
-                client.postJson("/admin/ownership", "{\"namespace\":\"" + mine + "\",\"owner\":\"owner-0\"}");
-        HttpResponse<byte[]> afterBack = echo(mine, SpectorHeaders.EPOCH, "3", SpectorHeaders.FENCE, "3");
+                client.postJson("/admin/ownership", "{\"namespace\":\"" + MINE + "\",\"owner\":\"owner-0\"}");
+        HttpResponse<byte[]> afterBack = echo(MINE, SpectorHeaders.EPOCH, "3", SpectorHeaders.FENCE, "3");
 
         JsonNode view = OwnerClient.json(moved);
         assertThat(moved.statusCode()).isEqualTo(200);
@@ -226,17 +212,16 @@ final class OwnershipScenarioTest {
     void shouldAnswerAdminCallsFromLoopbackOnly() throws Exception {
         Optional<InetAddress> external = nonLoopbackAddress();
         assumeThat(external).as("a non-loopback IPv4 address on this machine").isPresent();
-        owner.close();
-        owner = ReferenceOwner.start(OwnerSpec.builder("owner-0")
+        ring.restart(OwnerSpec.builder("owner-0")
                 .bindHost("0.0.0.0")
-                .ringMembers(MEMBERS)
+                .ringMembers(RingOwnerExtension.MEMBERS)
                 .build());
-        OwnerClient remote =
-                new OwnerClient(URI.create("http://" + external.get().getHostAddress() + ":" + owner.port()));
+        OwnerClient remote = new OwnerClient(URI.create(
+                "http://" + external.get().getHostAddress() + ":" + ring.owner().port()));
 
         HttpResponse<byte[]> refused = remote.get("/admin/requests");
         HttpResponse<byte[]> api = remote.get("/health");
-        HttpResponse<byte[]> local = new OwnerClient(owner).get("/admin/requests");
+        HttpResponse<byte[]> local = new OwnerClient(ring.owner()).get("/admin/requests");
 
         assertThat(refused.statusCode()).as("admin from " + external.get()).isEqualTo(403);
         assertThat(OwnerClient.json(refused).path("code").asText()).isEqualTo("FORBIDDEN");

@@ -1,5 +1,5 @@
 /**
- * Real peers for tests: a {@code redis-server} process per test class, and the helpers that bound
+ * Real peers for tests: a {@code redis-server} process per test class, a {@link FakeTicker}, and the helpers that bound
  * every wait on them. Used at test scope only.
  */
 @NullMarked

@@ -3,6 +3,7 @@ package com.spectrayan.spector.cluster.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.cluster.routing.RouteEntry;
+import com.spectrayan.spector.testkit.FakeTicker;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.socket.nio.NioDatagramChannel;

@@ -2,6 +2,7 @@ package com.spectrayan.spector.cluster.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.spectrayan.spector.testkit.FakeTicker;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package com.spectrayan.spector.cluster.gateway;
+package com.spectrayan.spector.testkit;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.netty.util.concurrent.MockTicker;
@@ -7,11 +7,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A clock that moves only when the test says: the forwarder's {@link Ticker} and, given to an
- * {@code EmbeddedChannel}, its event loop's too, so timers and the time they check agree.
+ * A clock that moves only when the test says: a Caffeine {@link Ticker} for the code under test
+ * and, given to an {@code EmbeddedChannel}, its event loop's Netty {@link MockTicker} too, so the
+ * timers and the time they check agree. It starts at zero.
+ *
+ * <p>Thread-safe; {@link #sleep} advances the clock instead of blocking, so a timer that sleeps
+ * returns at once with the time moved on.
  */
-final class FakeTicker implements Ticker, MockTicker {
+public final class FakeTicker implements Ticker, MockTicker {
     private final AtomicLong nanos = new AtomicLong();
+
+    /** Creates a clock at zero. */
+    public FakeTicker() {}
 
     @Override
     public long read() {
@@ -29,7 +36,7 @@ final class FakeTicker implements Ticker, MockTicker {
     }
 
     /** Moves the clock on by {@code d}. */
-    void advance(Duration d) {
+    public void advance(Duration d) {
         nanos.addAndGet(d.toNanos());
     }
 
