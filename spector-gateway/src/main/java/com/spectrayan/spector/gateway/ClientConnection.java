@@ -41,8 +41,9 @@ import org.slf4j.LoggerFactory;
  * <p>Design notes:
  *
  * <ul>
- *   <li><b>States.</b> {@code AWAITING_HEAD} (reading; the head timer runs from the first byte of
- *       a head, {@code spector.server.header-timeout}) -> {@code EXCHANGE} (one request at a time:
+ *   <li><b>States.</b> {@code AWAITING_HEAD} (reading; the head clock runs from the first byte of
+ *       a head, {@code spector.server.header-timeout}, and its timer is armed only when a read
+ *       ends with the head still incomplete) -> {@code EXCHANGE} (one request at a time:
  *       its body flows to the exchange, its response flows out) -> back to {@code AWAITING_HEAD}
  *       when the response ended on a reusable connection, or {@code CLOSING} (the last response is
  *       flushed, then the connection closes). Pipelined requests wait, decoded, in the {@code
@@ -154,6 +155,7 @@ final class ClientConnection {
     private @Nullable HttpHeaders corsRequest;
 
     private @Nullable ScheduledFuture<?> headTimer;
+    private long headStartNanos; // 0 while no head is arriving
 
     ClientConnection(ChannelHandlerContext ctx, GatewayContext context) {
         this.ctx = ctx;
@@ -164,10 +166,14 @@ final class ClientConnection {
 
     // ---- the request head ----
 
-    /** Bytes arrived from the client: the first bytes of a head start the head timer. */
+    /**
+     * Bytes arrived from the client: the first bytes of a head start the head clock. The timer
+     * itself is scheduled only when a read batch ends with the head still incomplete (see {@link
+     * #onReadComplete()}): most heads arrive whole in one read, and cost no timer.
+     */
     void onBytes() {
-        if (state == State.AWAITING_HEAD && headTimer == null) {
-            headTimer = ctx.executor().schedule(this::onHeadTimeout, headTimeoutNanos, TimeUnit.NANOSECONDS);
+        if (state == State.AWAITING_HEAD && headStartNanos == 0) {
+            headStartNanos = System.nanoTime() | 1; // never 0 while running
         }
     }
 
@@ -576,6 +582,10 @@ final class ClientConnection {
     // ---- the connection's events ----
 
     void onReadComplete() {
+        if (state == State.AWAITING_HEAD && headStartNanos != 0 && headTimer == null) {
+            long left = headTimeoutNanos - (System.nanoTime() - headStartNanos);
+            headTimer = ctx.executor().schedule(this::onHeadTimeout, Math.max(0, left), TimeUnit.NANOSECONDS);
+        }
         Exchange e = exchange;
         if (e != null && state == State.EXCHANGE) {
             e.onReadComplete();
@@ -670,6 +680,7 @@ final class ClientConnection {
     }
 
     private void cancelHeadTimer() {
+        headStartNanos = 0;
         ScheduledFuture<?> t = headTimer;
         if (t != null) {
             t.cancel(false);

@@ -1,5 +1,7 @@
 package com.spectrayan.spector.uplink.transport;
 
+import static org.awaitility.Awaitility.await;
+
 import com.spectrayan.spector.uplink.FrameChannel;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
@@ -26,6 +28,7 @@ import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiFunction;
 import org.jspecify.annotations.Nullable;
 
@@ -92,19 +95,24 @@ final class TestGateway implements AutoCloseable {
      * port can race the kernel releasing it (or a dialler's socket briefly holding it).
      */
     private static Channel bindWithin(ServerBootstrap bootstrap, int port) {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (true) {
-            io.netty.channel.ChannelFuture f = bootstrap
-                    .bind(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port))
-                    .awaitUninterruptibly();
-            if (f.isSuccess()) {
-                return f.channel();
-            }
-            if (!(f.cause() instanceof java.net.BindException) || System.nanoTime() > deadline) {
-                throw new AssertionError("could not bind port " + port, f.cause());
-            }
-            java.util.concurrent.locks.LockSupport.parkNanos(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(20));
-        }
+        AtomicReference<Channel> bound = new AtomicReference<>();
+        await("port " + port + " can be bound again")
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> {
+                    io.netty.channel.ChannelFuture f = bootstrap
+                            .bind(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port))
+                            .awaitUninterruptibly();
+                    if (f.isSuccess()) {
+                        bound.set(f.channel());
+                        return true;
+                    }
+                    if (!(f.cause() instanceof java.net.BindException)) {
+                        throw new AssertionError("could not bind port " + port, f.cause());
+                    }
+                    return false;
+                });
+        return java.util.Objects.requireNonNull(bound.get(), "bound");
     }
 
     private FrameChannel.Receiver uplink(String workerId, FrameChannel channel) {

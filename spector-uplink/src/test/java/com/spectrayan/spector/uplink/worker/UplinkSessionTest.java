@@ -1,9 +1,9 @@
 package com.spectrayan.spector.uplink.worker;
 
-import static com.spectrayan.spector.uplink.worker.Await.await;
 import static com.spectrayan.spector.uplink.worker.Bodies.bytes;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.spectrayan.spector.contract.ErrorCode;
