@@ -283,28 +283,29 @@ final class ClientConnection {
 
     /** The exchange wants body bytes: reading resumes (and the body timer counts). */
     void resumeBody() {
-        if (body != Body.READING || state != State.EXCHANGE) {
-            return;
+        if (wantBody()) {
+            ctx.channel().config().setAutoRead(true);
         }
-        if (!bodyWanted) {
-            bodyWanted = true;
-            bodyProgressNanos = System.nanoTime();
-            armBodyTimer(bodyTimeoutNanos);
-        }
-        ctx.channel().config().setAutoRead(true);
     }
 
     /** The exchange wants one more read from the socket (a pull), without turning autoRead on. */
     void readBody() {
+        if (wantBody()) {
+            ctx.channel().read();
+        }
+    }
+
+    /** Marks that the exchange waits for body bytes (the body timer counts from now); false when none can come. */
+    private boolean wantBody() {
         if (body != Body.READING || state != State.EXCHANGE) {
-            return;
+            return false;
         }
         if (!bodyWanted) {
             bodyWanted = true;
             bodyProgressNanos = System.nanoTime();
             armBodyTimer(bodyTimeoutNanos);
         }
-        ctx.channel().read();
+        return true;
     }
 
     /** The exchange takes no more body bytes for now (its upstream is not writable). */
