@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Concurrency: callbacks run on Lettuce's event loop and never block it.
  */
-public final class RoutingInvalidationSubscriber implements AutoCloseable {
+final class RoutingInvalidationSubscriber implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RoutingInvalidationSubscriber.class);
 
     private final RedisClient client;
@@ -51,8 +51,7 @@ public final class RoutingInvalidationSubscriber implements AutoCloseable {
     }
 
     /** Starts subscribing in the background; the resolver bypasses L1 until it is confirmed. */
-    public static RoutingInvalidationSubscriber start(
-            RedisClient client, RedisURI uri, WaterfallRoutingResolver resolver) {
+    static RoutingInvalidationSubscriber start(RedisClient client, RedisURI uri, WaterfallRoutingResolver resolver) {
         RoutingInvalidationSubscriber s = new RoutingInvalidationSubscriber(
                 requireNonNull(client, "client"), requireNonNull(uri, "uri"), requireNonNull(resolver, "resolver"));
         client.addListener(s.stateListener);
