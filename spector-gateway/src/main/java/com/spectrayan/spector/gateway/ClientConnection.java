@@ -696,9 +696,4 @@ final class ClientConnection {
             bodyTimer = null;
         }
     }
-
-    /** Returns the configured body timeout (for messages). */
-    Duration bodyTimeout() {
-        return Duration.ofNanos(bodyTimeoutNanos);
-    }
 }

@@ -7,17 +7,12 @@ import com.spectrayan.spector.contract.ProblemJson;
 import com.spectrayan.spector.contract.SpectorException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFutureListener;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http.LastHttpContent;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -76,47 +71,6 @@ final class Responses {
         r.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
         r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
         return r;
-    }
-
-    /**
-     * Ends a streamed response with its last chunk; the connection is closed afterwards unless it
-     * is {@code reusable}. Tells {@code done} whether it stays open for the next request.
-     */
-    static void endBody(ChannelHandlerContext ctx, boolean reusable, java.util.function.Consumer<Boolean> done) {
-        ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(f -> {
-            if (!reusable || !f.isSuccess()) {
-                ctx.close();
-            }
-            done.accept(reusable && f.isSuccess());
-        });
-    }
-
-    /** Resets a connection whose response already started and cannot be completed honestly. */
-    static void reset(ChannelHandlerContext ctx) {
-        ctx.channel().config().setOption(ChannelOption.SO_LINGER, 0);
-        ctx.close();
-    }
-
-    /**
-     * Answers a failure before any response started: problem+json (plus {@code extra} headers),
-     * then the connection is closed unless {@code reusable}. Returns the status written.
-     */
-    static int answerProblem(
-            ChannelHandlerContext ctx,
-            SpectorException error,
-            String path,
-            @Nullable HttpHeaders extra,
-            boolean reusable) {
-        FullHttpResponse r = problem(error, path);
-        if (extra != null) {
-            r.headers().add(extra);
-        }
-        if (!reusable) {
-            closing(r);
-        }
-        ctx.writeAndFlush(r)
-                .addListener(reusable ? ChannelFutureListener.CLOSE_ON_FAILURE : ChannelFutureListener.CLOSE);
-        return r.status().code();
     }
 
     /** Marks a response as the connection's last. */
