@@ -28,7 +28,6 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
     private final ArrayDeque<ByteBuf> early = new ArrayDeque<>();
     private RequestBody.@Nullable Consumer consumer;
     private GatewayForwarder.@Nullable Exchange forwarded;
-    private @Nullable SpectorException bodyFailure;
     private boolean bodyComplete;
     private boolean discarded;
     private boolean finished;
@@ -76,10 +75,10 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
         if (c != null && !discarded && !finished) {
             c.onError(error); // the forwarder aborts the owner's request and answers through onError
         } else if (!finished) {
-            bodyFailure = error; // told when the forwarder starts pulling
+            // The forwarder is still resolving or connecting: stop it (it never pulls), then answer.
+            finished = true;
             GatewayForwarder.Exchange e = forwarded;
             if (e != null) {
-                finished = true;
                 e.cancel();
             }
             connection.problem(error, path);
@@ -117,9 +116,6 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
     @Override
     public void start(RequestBody.Consumer c) {
         consumer = c;
-        if (bodyFailure != null) {
-            return;
-        }
         if (expectContinue && !bodyComplete) {
             connection.sendContinue(); // RFC 9110 §10.1.1: the body is wanted now
         }
