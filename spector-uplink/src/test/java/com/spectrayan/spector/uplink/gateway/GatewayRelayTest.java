@@ -15,6 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.testkit.ManualScheduler;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedResponse;
@@ -405,11 +406,21 @@ final class GatewayRelayTest {
         Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
+    // The deadline tests run the relay's timer on a ManualScheduler: time moves only when the test
+    // says, so "not a nanosecond before the deadline" and "at the deadline" are exact.
+
     @Test
-    void deadline_silentWorker_failsUnreachableWithExactMessage_andSendsCancel() {
-        GatewayRelay quick = new GatewayRelay(directory, Duration.ofMillis(200), 8, scheduler);
+    void deadline_silentWorker_failsUnreachableAtExactlyTheDeadline_withExactMessage_andSendsCancel() {
+        ManualScheduler clock = new ManualScheduler();
+        GatewayRelay quick = new GatewayRelay(directory, Duration.ofMillis(200), 8, clock);
         CompletionStage<RelayedResponse> stage = quick.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
+        clock.advance(Duration.ofMillis(200).minusNanos(1));
+        assertThat(stage.toCompletableFuture())
+                .as("1 ns before the 200 ms deadline")
+                .isNotDone();
+        clock.advance(Duration.ofNanos(1));
+        assertThat(stage.toCompletableFuture()).as("at the deadline").isCompletedExceptionally();
         SpectorException e = spectorFailure(stage, ErrorCode.WORKER_UNREACHABLE, "deadline");
         assertThat(e.getMessage())
                 .as("deadline message")
@@ -418,13 +429,21 @@ final class GatewayRelayTest {
     }
 
     @Test
-    void deadline_stallAfterHead_failsBodyWithExactMessage() {
-        GatewayRelay quick = new GatewayRelay(directory, Duration.ofMillis(200), 8, scheduler);
+    void deadline_stallAfterHead_failsBodyAtExactlyTheDeadline_withExactMessage() {
+        ManualScheduler clock = new ManualScheduler();
+        GatewayRelay quick = new GatewayRelay(directory, Duration.ofMillis(200), 8, clock);
         CompletionStage<RelayedResponse> stage = quick.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
+        clock.advance(Duration.ofMillis(150));
         worker.head(request.id(), 200);
         BodySource body = RelayFixture.body(done(stage, "head"));
-        SpectorException e = spectorFailure(body.next(), ErrorCode.WORKER_UNREACHABLE, "deadline after head");
+        CompletionStage<?> part = body.next();
+        clock.advance(Duration.ofMillis(50).minusNanos(1));
+        assertThat(part.toCompletableFuture())
+                .as("the body 1 ns before the deadline, counted from the call, not the head")
+                .isNotDone();
+        clock.advance(Duration.ofNanos(1));
+        SpectorException e = spectorFailure(part, ErrorCode.WORKER_UNREACHABLE, "deadline after head");
         assertThat(e.getMessage())
                 .as("deadline message on the body")
                 .isEqualTo("worker w1 did not finish the relayed request within 200 ms");
@@ -433,20 +452,25 @@ final class GatewayRelayTest {
 
     @Test
     void deadline_countsTheWaitForASlot() {
-        GatewayRelay one = new GatewayRelay(directory, Duration.ofMillis(500), 1, scheduler);
+        ManualScheduler clock = new ManualScheduler();
+        GatewayRelay one = new GatewayRelay(directory, Duration.ofMillis(500), 1, clock);
         CompletionStage<RelayedResponse> first = one.relay("w1", get());
         worker.take(RelayRequest.OP);
-        long calledAt = System.nanoTime();
-        CompletionStage<RelayedResponse> second = one.relay("w1", get());
+        clock.advance(Duration.ofMillis(100));
+        CompletionStage<RelayedResponse> second = one.relay("w1", get()); // waits for the one slot
+        clock.advance(Duration.ofMillis(400));
+        spectorFailure(first, ErrorCode.WORKER_UNREACHABLE, "first relay's deadline, at 500 ms");
+        Await.until(
+                "the freed slot passes to the second relay",
+                () -> worker.seen(RelayRequest.OP).size() == 2);
+        clock.advance(Duration.ofMillis(100).minusNanos(1));
+        assertThat(second.toCompletableFuture())
+                .as("the second relay 1 ns before its own deadline (its call at 100 ms + 500 ms)")
+                .isNotDone();
+        // Had the wait for the slot not counted, the second relay would end at 500 + 500 ms.
+        clock.advance(Duration.ofNanos(1));
         SpectorException e = spectorFailure(second, ErrorCode.WORKER_UNREACHABLE, "deadline while waiting");
-        long elapsedMs = Duration.ofNanos(System.nanoTime() - calledAt).toMillis();
         assertThat(e.getMessage()).isEqualTo("worker w1 did not finish the relayed request within 500 ms");
-        spectorFailure(first, ErrorCode.WORKER_UNREACHABLE, "first relay's deadline");
-        // The first relay holds the one slot until its own deadline (~500 ms); had the wait not
-        // counted, the second would fail no sooner than ~1000 ms after its call.
-        assertThat(elapsedMs)
-                .as("deadline bound: the wait for a slot counts against the deadline")
-                .isLessThan(900);
     }
 
     @Test
