@@ -27,13 +27,11 @@ import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketServerHandshaker;
 import io.netty.handler.codec.http.websocketx.WebSocketServerHandshakerFactory;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -249,10 +247,7 @@ public final class UplinkAcceptor {
                 }
             });
             ctx.pipeline()
-                    .addAfter(
-                            ctx.name(),
-                            "uplink-idle",
-                            new IdleStateHandler(idleTimeout.toMillis(), 0, 0, TimeUnit.MILLISECONDS))
+                    .addAfter(ctx.name(), "uplink-idle", Keepalive.idleCheck(idleTimeout))
                     .addAfter(
                             "uplink-idle",
                             "uplink-aggregator",

@@ -24,7 +24,6 @@ import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
 import java.net.URI;
@@ -201,23 +200,7 @@ public final class UplinkDialer implements AutoCloseable {
             retry = null;
         }
         attempts.incrementAndGet();
-        HttpHeaders headers = new DefaultHttpHeaders()
-                .set(HttpHeaderNames.AUTHORIZATION, "Bearer " + token)
-                .set(UplinkAcceptor.WORKER_HEADER, workerId);
-        WebSocketClientProtocolConfig config = WebSocketClientProtocolConfig.newBuilder()
-                .webSocketUri(uri)
-                .subprotocol(subprotocol)
-                .version(WebSocketVersion.V13)
-                // FrameCodec refuses text that is not UTF-8 as it parses; Netty's validator walked
-                // every byte a second time (about 80% of a worker's loop during an upload).
-                .withUTF8Validator(false)
-                .allowExtensions(false)
-                .customHeaders(headers)
-                .maxFramePayloadLength(WebSocketFrameChannel.MAX_MESSAGE_BYTES)
-                .handleCloseFrames(false)
-                .dropPongFrames(false) // Pongs must reach the idle check; the frame handler drops them.
-                .handshakeTimeoutMillis(handshakeTimeout.toMillis())
-                .build();
+        WebSocketClientProtocolConfig config = handshakeConfig();
         Bootstrap bootstrap = new Bootstrap()
                 .group(group)
                 .channel(channelType)
@@ -227,13 +210,7 @@ public final class UplinkDialer implements AutoCloseable {
                     protected void initChannel(Channel ch) {
                         WebSocketFrameChannel frames = new WebSocketFrameChannel(ch, opened -> connected(ch, opened));
                         ch.attr(Attrs.FRAMES).set(frames);
-                        ch.pipeline()
-                                .addLast(new HttpClientCodec())
-                                .addLast(new HttpObjectAggregator(64 * 1024))
-                                .addLast(new WebSocketClientProtocolHandler(config))
-                                .addLast(new IdleStateHandler(idleTimeout.toMillis(), 0, 0, TimeUnit.MILLISECONDS))
-                                .addLast(new WebSocketFrameAggregator(WebSocketFrameChannel.MAX_MESSAGE_BYTES))
-                                .addLast(frames.handler());
+                        initPipeline(ch, config, idleTimeout, frames);
                     }
                 });
         int port = uri.getPort() != -1 ? uri.getPort() : "wss".equals(uri.getScheme()) ? 443 : 80;
@@ -249,6 +226,42 @@ public final class UplinkDialer implements AutoCloseable {
         ch.closeFuture().addListener(f -> ended(ch));
     }
 
+    /** The WebSocket handshake this dialer offers: its URI, token, worker id and subprotocol. */
+    WebSocketClientProtocolConfig handshakeConfig() {
+        HttpHeaders headers = new DefaultHttpHeaders()
+                .set(HttpHeaderNames.AUTHORIZATION, "Bearer " + token)
+                .set(UplinkAcceptor.WORKER_HEADER, workerId);
+        return WebSocketClientProtocolConfig.newBuilder()
+                .webSocketUri(uri)
+                .subprotocol(subprotocol)
+                .version(WebSocketVersion.V13)
+                // FrameCodec refuses text that is not UTF-8 as it parses; Netty's validator walked
+                // every byte a second time (about 80% of a worker's loop during an upload).
+                .withUTF8Validator(false)
+                .allowExtensions(false)
+                .customHeaders(headers)
+                .maxFramePayloadLength(WebSocketFrameChannel.MAX_MESSAGE_BYTES)
+                .handleCloseFrames(false)
+                .dropPongFrames(false) // Pongs must reach the idle check; the frame handler drops them.
+                .handshakeTimeoutMillis(handshakeTimeout.toMillis())
+                .build();
+    }
+
+    /**
+     * The worker end's pipeline: HTTP for the handshake, the WebSocket client, the idle check,
+     * then the uplink's frames. The keepalive tests build it on an {@code EmbeddedChannel}.
+     */
+    static void initPipeline(
+            Channel ch, WebSocketClientProtocolConfig config, Duration idleTimeout, WebSocketFrameChannel frames) {
+        ch.pipeline()
+                .addLast(new HttpClientCodec())
+                .addLast(new HttpObjectAggregator(64 * 1024))
+                .addLast(new WebSocketClientProtocolHandler(config))
+                .addLast(Keepalive.idleCheck(idleTimeout))
+                .addLast(new WebSocketFrameAggregator(WebSocketFrameChannel.MAX_MESSAGE_BYTES))
+                .addLast(frames.handler());
+    }
+
     /** Takes a connection whose handshake completed; returns its receiver, or null after closing it. */
     private FrameChannel.@Nullable Receiver connected(Channel ch, WebSocketFrameChannel frames) {
         synchronized (lock) {
@@ -258,9 +271,7 @@ public final class UplinkDialer implements AutoCloseable {
             }
             failuresInARow = 0;
         }
-        long ping = pingInterval.toMillis();
-        ScheduledFuture<?> pings = ch.eventLoop().scheduleAtFixedRate(frames::ping, ping, ping, TimeUnit.MILLISECONDS);
-        ch.closeFuture().addListener(f -> pings.cancel(false));
+        Keepalive.pingEvery(pingInterval, frames);
         log.info("uplink of worker {} connected to {}", workerId, uri);
         try {
             return requireNonNull(onConnected.apply(frames), "the receiver onConnected returned");
