@@ -8,6 +8,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -42,10 +43,32 @@ public final class InMemoryFrameChannels {
      */
     public static <G extends FrameChannel.Receiver, W extends FrameChannel.Receiver> Pair<G, W> pair(
             Function<? super FrameChannel, G> gateway, Function<? super FrameChannel, W> worker) {
+        return pair(new End(thread("gateway"), true), new End(thread("worker"), true), gateway, worker);
+    }
+
+    /**
+     * As {@link #pair(Function, Function)}, but both ends deliver on {@code delivery}, in the order
+     * frames were sent: given an executor that runs only when the test drains it, nothing crosses
+     * until then, so a test can prove exactly that nothing more was sent.
+     */
+    public static <G extends FrameChannel.Receiver, W extends FrameChannel.Receiver> Pair<G, W> pair(
+            Executor delivery, Function<? super FrameChannel, G> gateway, Function<? super FrameChannel, W> worker) {
+        requireNonNull(delivery, "delivery");
+        return pair(new End(delivery, false), new End(delivery, false), gateway, worker);
+    }
+
+    private static ExecutorService thread(String name) {
+        return Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "in-memory-uplink-" + name);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    private static <G extends FrameChannel.Receiver, W extends FrameChannel.Receiver> Pair<G, W> pair(
+            End a, End b, Function<? super FrameChannel, G> gateway, Function<? super FrameChannel, W> worker) {
         requireNonNull(gateway, "gateway");
         requireNonNull(worker, "worker");
-        End a = new End("gateway");
-        End b = new End("worker");
         a.peer = b;
         b.peer = a;
         try {
@@ -63,17 +86,15 @@ public final class InMemoryFrameChannels {
     }
 
     private static final class End implements FrameChannel {
-        private final ExecutorService thread;
+        private final Executor thread;
+        private final boolean owned; // A thread of its own, shut down with the end.
         private final AtomicBoolean open = new AtomicBoolean(true);
         private final CompletableFuture<Receiver> receiver = new CompletableFuture<>();
         private @Nullable End peer;
 
-        End(String name) {
-            this.thread = Executors.newSingleThreadExecutor(r -> {
-                Thread t = new Thread(r, "in-memory-uplink-" + name);
-                t.setDaemon(true);
-                return t;
-            });
+        End(Executor thread, boolean owned) {
+            this.thread = thread;
+            this.owned = owned;
         }
 
         @Override
@@ -108,7 +129,9 @@ public final class InMemoryFrameChannels {
                     try {
                         receiver.join().onClose(null);
                     } finally {
-                        thread.shutdown();
+                        if (owned) {
+                            ((ExecutorService) thread).shutdown();
+                        }
                     }
                 });
             }

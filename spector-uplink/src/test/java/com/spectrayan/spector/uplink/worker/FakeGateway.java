@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.testkit.ManualScheduler;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
@@ -33,8 +34,24 @@ final class FakeGateway implements FrameChannel.Receiver {
     private final Map<Long, CompletableFuture<Frame>> answers = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
 
+    /** Runs everything the session does, when the test drains it; null: the session has threads. */
+    private final @Nullable ManualScheduler drain;
+
     FakeGateway(FrameChannel channel) {
+        this(channel, null);
+    }
+
+    private FakeGateway(FrameChannel channel, @Nullable ManualScheduler drain) {
         this.channel = channel;
+        this.drain = drain;
+    }
+
+    /**
+     * A gateway for a pair whose delivery and session run on {@code drain}: its waits drain it and
+     * then require the answer, so "unanswered" is exact, never a timeout.
+     */
+    static java.util.function.Function<FrameChannel, FakeGateway> drainedBy(ManualScheduler drain) {
+        return channel -> new FakeGateway(channel, drain);
     }
 
     @Override
@@ -59,6 +76,15 @@ final class FakeGateway implements FrameChannel.Receiver {
     }
 
     Frame await(long id) throws Exception {
+        ManualScheduler d = drain;
+        if (d != null) {
+            d.runUntilIdle();
+            Frame frame = answer(id).getNow(null);
+            if (frame == null) {
+                throw new AssertionError("call " + id + " is unanswered once everything ran");
+            }
+            return frame;
+        }
         return answer(id).get(5, SECONDS);
     }
 

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.testkit.ManualScheduler;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.FrameChannel;
@@ -36,9 +37,14 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 final class UplinkSessionTest {
     private static final Instant STARTED = Instant.parse("2025-01-01T00:00:00Z");
-    private static final Duration QUIET = Duration.ofMillis(300);
 
     private final List<FrameChannel> opened = new ArrayList<>();
+    /**
+     * Runs the in-memory delivery, the session and its targets of an exact test ({@link
+     * #connectExact}) on the test's thread, when drained: once {@code runUntilIdle()} returns,
+     * nothing more happens until the test acts, so "nothing was sent" holds exactly.
+     */
+    private final ManualScheduler tasks = new ManualScheduler();
     /** Every request a target received, in order. */
     private final List<RelayedRequest> requests = new CopyOnWriteArrayList<>();
 
@@ -52,6 +58,20 @@ final class UplinkSessionTest {
                 InMemoryFrameChannels.pair(FakeGateway::new, ch -> UplinkSession.start(ch, role, options));
         opened.add(pair.gatewayEnd());
         return pair.gateway();
+    }
+
+    /** As {@link #connect(String, RelayTarget)}, with everything on {@link #tasks}. */
+    private FakeGateway connectExact(UplinkSession.Role role, WorkerOptions.Builder options) {
+        InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair = InMemoryFrameChannels.pair(
+                tasks,
+                FakeGateway.drainedBy(tasks),
+                ch -> UplinkSession.start(ch, role, options.executor(tasks).build()));
+        opened.add(pair.gatewayEnd());
+        return pair.gateway();
+    }
+
+    private FakeGateway connectExact(WorkerOptions.Builder options) {
+        return connectExact(UplinkSession.Role.GATEWAY_UPLINK, options);
     }
 
     private FakeGateway connect(String name, RelayTarget target) {
@@ -148,7 +168,7 @@ final class UplinkSessionTest {
         Bodies.Served served = Bodies.Served.of(bytes(10_000), 1000);
         List<HeldWrites> held = new ArrayList<>();
         InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair =
-                InMemoryFrameChannels.pair(FakeGateway::new, ch -> {
+                InMemoryFrameChannels.pair(tasks, FakeGateway.drainedBy(tasks), ch -> {
                     HeldWrites writes = new HeldWrites(ch);
                     held.add(writes);
                     return UplinkSession.start(
@@ -158,6 +178,7 @@ final class UplinkSessionTest {
                                             "app",
                                             request -> CompletableFuture.completedFuture(
                                                     new RelayedResponse(200, List.of(), served)))
+                                    .executor(tasks)
                                     .build());
                 });
         opened.add(pair.gatewayEnd());
@@ -165,40 +186,40 @@ final class UplinkSessionTest {
         HeldWrites worker = held.get(0);
 
         long id = gw.relayRequest("r-1", "app", "GET", false);
-        await().atMost(Duration.ofSeconds(5)).until(() -> gw.chunks(id).size() == 1);
-        await("no second read while the first push is unwritten")
-                .during(QUIET)
-                .atMost(Duration.ofSeconds(5))
-                .until(() -> served.calls.get() == 1 && gw.chunks(id).size() == 1);
+        tasks.runUntilIdle();
+        assertThat(gw.chunks(id)).as("part 1 pushed").hasSize(1);
+        assertThat(served.calls.get())
+                .as("no second read while the first push is unwritten, once everything ran")
+                .isEqualTo(1);
 
         worker.held.get(0).complete(null);
-        await("the write of push 1 lets part 2 be read")
-                .atMost(Duration.ofSeconds(5))
-                .until(() -> gw.chunks(id).size() == 2);
+        tasks.runUntilIdle();
+        assertThat(gw.chunks(id)).as("the write of push 1 lets part 2 be read").hasSize(2);
         assertThat(served.calls.get()).as("one read per written push").isEqualTo(2);
 
-        await("the rest flows as writes complete").atMost(Duration.ofSeconds(5)).until(() -> {
+        for (int round = 0; round < 20 && !gw.answer(id).isDone(); round++) {
             worker.releaseAll();
-            return gw.answer(id).isDone();
-        });
+            tasks.runUntilIdle();
+        }
         assertThat(gw.result(id)).isEmpty();
         assertThat(gw.responseBody(id)).isEqualTo(bytes(10_000));
     }
 
     @Test
     void relayBody_isAnsweredOnlyOnceTheTargetTookTheChunk() throws Exception {
-        FakeGateway gw = connect("app", hanging());
+        FakeGateway gw = connectExact(options("app", hanging()));
         long id = gw.relayRequest("r-1", "app", "POST", true);
-        RelayedRequest request = onlyRequest();
-
         long body = gw.chunk("r-1", 0, bytes(10));
-        await("relay.body stays unanswered while the target has not read")
-                .during(QUIET)
-                .atMost(Duration.ofSeconds(5))
-                .until(() -> !gw.answer(body).isDone());
+        tasks.runUntilIdle();
+        assertThat(requests).as("the target was called").hasSize(1);
+        assertThat(gw.answer(body))
+                .as("relay.body unanswered, once everything ran, while the target has not read")
+                .isNotDone();
 
-        ByteBuffer part = body(request).next().toCompletableFuture().get(5, SECONDS);
-        assertThat(part.remaining()).isEqualTo(10);
+        CompletableFuture<ByteBuffer> part = body(requests.get(0)).next().toCompletableFuture();
+        tasks.runUntilIdle();
+        assertThat(part).as("the target's read").isDone();
+        assertThat(java.util.Objects.requireNonNull(part.join()).remaining()).isEqualTo(10);
         assertThat(gw.result(body)).as("relay.body answered after the take").isEmpty();
         assertThat(gw.answer(id)).as("relay.request still running").isNotDone();
     }
@@ -206,17 +227,17 @@ final class UplinkSessionTest {
     @Test
     void relayBody_targetAnswering401WithoutReading_everyBodyCallAnsweredOnceTheCallSettles() throws Exception {
         CompletableFuture<RelayedResponse> answer = new CompletableFuture<>();
-        FakeGateway gw = connect("app", request -> answer);
+        FakeGateway gw = connectExact(options("app", request -> answer));
         long id = gw.relayRequest("r-1", "app", "PUT", true);
         List<Long> bodies = new ArrayList<>();
         for (int seq = 0; seq < 4; seq++) {
             bodies.add(gw.chunk("r-1", seq, bytes(1000)));
         }
-        onlyRequest();
-        await("no relay.body answered before the call settles")
-                .during(QUIET)
-                .atMost(Duration.ofSeconds(5))
-                .until(() -> bodies.stream().noneMatch(b -> gw.answer(b).isDone()));
+        tasks.runUntilIdle();
+        assertThat(requests).as("the target was called").hasSize(1);
+        assertThat(bodies)
+                .as("no relay.body answered before the call settles, once everything ran")
+                .noneMatch(b -> gw.answer(b).isDone());
 
         answer.complete(new RelayedResponse(401, List.of(), null));
 
@@ -367,10 +388,30 @@ final class UplinkSessionTest {
     @Test
     void relayCancel_abortsTheSignal_answersCancelled_andNoPushFollows() throws Exception {
         Bodies.Served endless = new Bodies.Served(new byte[0], 1000, null, true);
-        FakeGateway gw = connect(
-                "app", request -> CompletableFuture.completedFuture(new RelayedResponse(200, List.of(), endless)));
+        List<HeldWrites> held = new ArrayList<>();
+        InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair =
+                InMemoryFrameChannels.pair(tasks, FakeGateway.drainedBy(tasks), ch -> {
+                    HeldWrites writes = new HeldWrites(ch); // paces the endless body: one push per release
+                    held.add(writes);
+                    return UplinkSession.start(
+                            writes,
+                            UplinkSession.Role.GATEWAY_UPLINK,
+                            options(
+                                            "app",
+                                            request -> CompletableFuture.completedFuture(
+                                                    new RelayedResponse(200, List.of(), endless)))
+                                    .executor(tasks)
+                                    .build());
+                });
+        opened.add(pair.gatewayEnd());
+        FakeGateway gw = pair.gateway();
         long id = gw.relayRequest("r-1", "app", "GET", false);
-        await().atMost(Duration.ofSeconds(5)).until(() -> gw.chunks(id).size() >= 3);
+        for (int round = 0; round < 3; round++) {
+            tasks.runUntilIdle();
+            held.get(0).releaseAll();
+        }
+        tasks.runUntilIdle();
+        assertThat(gw.chunks(id)).as("the endless body streams").hasSizeGreaterThanOrEqualTo(3);
 
         long cancel = gw.cancel("r-1");
 
@@ -378,20 +419,18 @@ final class UplinkSessionTest {
         assertThat(gw.result(id).get("cancelled").booleanValue())
                 .as("relay.request answers cancelled")
                 .isTrue();
-        AbortSignal signal = onlyRequest().signal();
-        await("cancel aborts the signal").atMost(Duration.ofSeconds(5)).until(signal::isAborted);
-        await("the response body is cancelled")
-                .atMost(Duration.ofSeconds(5))
-                .until(() -> endless.cancelled.get() != null);
+        assertThat(requests.get(0).signal().isAborted())
+                .as("cancel aborts the signal")
+                .isTrue();
+        assertThat(endless.cancelled.get()).as("the response body is cancelled").isNotNull();
         int after = gw.pushes(id).size();
+        held.get(0).releaseAll(); // A write still held must not let another part out.
+        tasks.runUntilIdle();
         int answerAt = gw.received.indexOf(gw.await(id));
         assertThat(gw.received.subList(answerAt, gw.received.size()))
-                .as("no push for the relay after its cancelled answer")
+                .as("no push for the relay after its cancelled answer, once everything ran")
                 .noneMatch(f -> f instanceof Frame.Push && f.id() == id);
-        await("no push after the cancel")
-                .during(QUIET)
-                .atMost(Duration.ofSeconds(5))
-                .until(() -> gw.pushes(id).size() == after);
+        assertThat(gw.pushes(id)).as("no push after the cancel").hasSize(after);
     }
 
     @Test
@@ -568,22 +607,20 @@ final class UplinkSessionTest {
     @Test
     void operations_waitForTheStartupGate_inFrameOrder() throws Exception {
         CompletableFuture<Void> gate = new CompletableFuture<>();
-        FakeGateway gw = connect(
-                UplinkSession.Role.GATEWAY_UPLINK,
-                options(
-                                "app",
-                                request -> TestBodies.readAll(body(request))
-                                        .thenApply(b -> new RelayedResponse(200, List.of(), Bodies.Served.of(b, 100))))
-                        .startupGate(gate)
-                        .build());
+        FakeGateway gw = connectExact(options(
+                        "app",
+                        request -> TestBodies.readAll(body(request))
+                                .thenApply(b -> new RelayedResponse(200, List.of(), Bodies.Served.of(b, 100))))
+                .startupGate(gate));
         long status = gw.call("status.get", JsonNodeFactory.instance.objectNode());
         long id = gw.relayRequest("r-1", "app", "PUT", true);
         long chunk = gw.chunk("r-1", 0, bytes(9));
         long end = gw.end("r-1");
-        await("nothing answers before the gate opens")
-                .during(QUIET)
-                .atMost(Duration.ofSeconds(5))
-                .until(() -> gw.received.isEmpty() && requests.isEmpty());
+        tasks.runUntilIdle();
+        assertThat(gw.received)
+                .as("nothing answers before the gate opens, once everything ran")
+                .isEmpty();
+        assertThat(requests).as("no target called before the gate opens").isEmpty();
 
         gate.complete(null);
 
@@ -622,21 +659,22 @@ final class UplinkSessionTest {
     @Test
     void corruptFrame_onLocalAdmin_isLeftToTheTransport_whichCloses() throws Exception {
         InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair = InMemoryFrameChannels.pair(
-                FakeGateway::new,
+                tasks,
+                FakeGateway.drainedBy(tasks),
                 ch -> UplinkSession.start(
                         ch,
                         UplinkSession.Role.LOCAL_ADMIN,
-                        options("app", hanging()).build()));
+                        options("app", hanging()).executor(tasks).build()));
         opened.add(pair.gatewayEnd());
 
         assertThat(pair.worker()
                         .onCorruptFrame(corrupt("{\"type\":\"call\",\"id\":42,\"op\":\"Bad Op\",\"input\":{}}")))
                 .as("a local admin session does not answer corrupt frames: the transport closes (1007)")
                 .isFalse();
-        await("nothing is answered")
-                .during(QUIET)
-                .atMost(Duration.ofSeconds(5))
-                .until(() -> pair.gateway().received.isEmpty());
+        tasks.runUntilIdle();
+        assertThat(pair.gateway().received)
+                .as("nothing is answered, once everything ran")
+                .isEmpty();
     }
 
     private static CorruptFrameException corrupt(String text) {
