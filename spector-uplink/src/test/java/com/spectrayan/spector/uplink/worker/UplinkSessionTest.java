@@ -70,6 +70,29 @@ final class UplinkSessionTest {
         return pair.gateway();
     }
 
+    /**
+     * An exact pair whose target answers 200 with {@code body}, the worker end's relay-chunk writes
+     * held until the test releases them (added to {@code held}).
+     */
+    private FakeGateway connectHeld(Bodies.Served body, List<HeldWrites> held) {
+        InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair =
+                InMemoryFrameChannels.pair(tasks, FakeGateway.drainedBy(tasks), ch -> {
+                    HeldWrites writes = new HeldWrites(ch);
+                    held.add(writes);
+                    return UplinkSession.start(
+                            writes,
+                            UplinkSession.Role.GATEWAY_UPLINK,
+                            options(
+                                            "app",
+                                            request -> CompletableFuture.completedFuture(
+                                                    new RelayedResponse(200, List.of(), body)))
+                                    .executor(tasks)
+                                    .build());
+                });
+        opened.add(pair.gatewayEnd());
+        return pair.gateway();
+    }
+
     private FakeGateway connectExact(WorkerOptions.Builder options) {
         return connectExact(UplinkSession.Role.GATEWAY_UPLINK, options);
     }
@@ -167,22 +190,7 @@ final class UplinkSessionTest {
     void responseBody_nextPartIsReadOnlyOnceThePreviousPushWasWritten() throws Exception {
         Bodies.Served served = Bodies.Served.of(bytes(10_000), 1000);
         List<HeldWrites> held = new ArrayList<>();
-        InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair =
-                InMemoryFrameChannels.pair(tasks, FakeGateway.drainedBy(tasks), ch -> {
-                    HeldWrites writes = new HeldWrites(ch);
-                    held.add(writes);
-                    return UplinkSession.start(
-                            writes,
-                            UplinkSession.Role.GATEWAY_UPLINK,
-                            options(
-                                            "app",
-                                            request -> CompletableFuture.completedFuture(
-                                                    new RelayedResponse(200, List.of(), served)))
-                                    .executor(tasks)
-                                    .build());
-                });
-        opened.add(pair.gatewayEnd());
-        FakeGateway gw = pair.gateway();
+        FakeGateway gw = connectHeld(served, held);
         HeldWrites worker = held.get(0);
 
         long id = gw.relayRequest("r-1", "app", "GET", false);
@@ -388,23 +396,8 @@ final class UplinkSessionTest {
     @Test
     void relayCancel_abortsTheSignal_answersCancelled_andNoPushFollows() throws Exception {
         Bodies.Served endless = new Bodies.Served(new byte[0], 1000, null, true);
-        List<HeldWrites> held = new ArrayList<>();
-        InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair =
-                InMemoryFrameChannels.pair(tasks, FakeGateway.drainedBy(tasks), ch -> {
-                    HeldWrites writes = new HeldWrites(ch); // paces the endless body: one push per release
-                    held.add(writes);
-                    return UplinkSession.start(
-                            writes,
-                            UplinkSession.Role.GATEWAY_UPLINK,
-                            options(
-                                            "app",
-                                            request -> CompletableFuture.completedFuture(
-                                                    new RelayedResponse(200, List.of(), endless)))
-                                    .executor(tasks)
-                                    .build());
-                });
-        opened.add(pair.gatewayEnd());
-        FakeGateway gw = pair.gateway();
+        List<HeldWrites> held = new ArrayList<>(); // paces the endless body: one push per release
+        FakeGateway gw = connectHeld(endless, held);
         long id = gw.relayRequest("r-1", "app", "GET", false);
         for (int round = 0; round < 3; round++) {
             tasks.runUntilIdle();
