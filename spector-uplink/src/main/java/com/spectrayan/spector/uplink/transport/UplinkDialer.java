@@ -24,21 +24,32 @@ import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.URI;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.security.cert.CertPathBuilderException;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateExpiredException;
+import java.security.cert.CertificateNotYetValidException;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import javax.net.ssl.SSLException;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The worker's side of the uplink: dials {@code ws://host:port/uplink} with its bearer token, its
+ * The worker's side of the uplink: dials {@code wss://host:port/uplink} (or {@code ws://}) with its bearer token, its
  * id and the subprotocol {@link FrameCodec#SUBPROTOCOL}, hands each connected {@link WebSocketFrameChannel}
  * to a callback that returns its receiver (the worker starts an {@code UplinkSession} on it), and
  * re-dials after a failure
@@ -49,6 +60,14 @@ import org.slf4j.LoggerFactory;
  * idle timeout, three ping intervals by default, which is then re-dialled. The gateway closes an
  * uplink it receives nothing from, pings included, for its own idle timeout ({@link
  * UplinkAcceptor#DEFAULT_IDLE_TIMEOUT}).
+ *
+ * <p>TLS ({@code wss://}): TLS 1.3 or 1.2 only; the gateway's certificate chain is verified against
+ * the JDK's trust store, or only against the PEM CA file given with {@link Builder#caFile}, and
+ * its host name against the URI's host (RFC 6125, HTTPS endpoint identification). A certificate
+ * that fails is a failed attempt like any other: logged with the reason, retried with backoff,
+ * never downgraded to clear text. The token is sent only inside the verified TLS session. A
+ * {@code ws://} dial to a host that is not a loopback address logs a warning once at start: its
+ * token and every relayed byte cross the network in clear text.
  *
  * <pre>{@code
  * UplinkDialer dialer = UplinkDialer.builder(URI.create("ws://gw:8080/uplink"), "w1", token, group)
@@ -72,7 +91,10 @@ public final class UplinkDialer implements AutoCloseable {
     /** The default bound on the TCP connect. */
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
-    /** The default bound on the WebSocket handshake. */
+    /** The TLS versions a {@code wss://} dial offers. */
+    static final String[] TLS_PROTOCOLS = {"TLSv1.3", "TLSv1.2"};
+
+    /** The default bound on the WebSocket handshake (and on the TLS handshake before it). */
     public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
 
     private static final Logger log = LoggerFactory.getLogger(UplinkDialer.class);
@@ -98,6 +120,8 @@ public final class UplinkDialer implements AutoCloseable {
     private final Duration idleTimeout;
     private final Duration connectTimeout;
     private final Duration handshakeTimeout;
+    private final @Nullable SslContext tls;
+    private final @Nullable Path caFile;
     private final Function<? super WebSocketFrameChannel, ? extends FrameChannel.Receiver> onConnected;
     private final Consumer<Throwable> onAttemptFailed;
     private final AtomicInteger attempts = new AtomicInteger();
@@ -127,11 +151,13 @@ public final class UplinkDialer implements AutoCloseable {
         }
         this.connectTimeout = b.connectTimeout;
         this.handshakeTimeout = b.handshakeTimeout;
+        this.caFile = b.caFile;
+        this.tls = "wss".equals(uri.getScheme()) ? clientTls(b.caFile) : null;
         this.onConnected = b.onConnected;
         this.onAttemptFailed = b.onAttemptFailed;
     }
 
-    /** Starts a dialer for {@code uri} ({@code ws://host:port/uplink}) on {@code group}. */
+    /** Starts a dialer for {@code uri} ({@code wss://host[:port]/uplink} or {@code ws://...}) on {@code group}. */
     public static Builder builder(URI uri, String workerId, String token, EventLoopGroup group) {
         return new Builder(uri, workerId, token, group);
     }
@@ -143,6 +169,13 @@ public final class UplinkDialer implements AutoCloseable {
                 return;
             }
             started = true;
+        }
+        if (tls == null && !isLoopback(requireNonNull(uri.getHost(), "host"))) {
+            log.warn(
+                    "uplink of worker {} to {} is not encrypted: its token and every relayed byte cross the"
+                            + " network in clear text; dial wss:// instead",
+                    workerId,
+                    uri);
         }
         dial();
     }
@@ -210,11 +243,16 @@ public final class UplinkDialer implements AutoCloseable {
                     protected void initChannel(Channel ch) {
                         WebSocketFrameChannel frames = new WebSocketFrameChannel(ch, opened -> connected(ch, opened));
                         ch.attr(Attrs.FRAMES).set(frames);
+                        SslContext t = tls;
+                        if (t != null) {
+                            SslHandler handler = t.newHandler(ch.alloc(), host(), port());
+                            handler.setHandshakeTimeout(handshakeTimeout.toMillis(), TimeUnit.MILLISECONDS);
+                            ch.pipeline().addLast("tls", handler);
+                        }
                         initPipeline(ch, config, idleTimeout, frames);
                     }
                 });
-        int port = uri.getPort() != -1 ? uri.getPort() : "wss".equals(uri.getScheme()) ? 443 : 80;
-        ChannelFuture connect = bootstrap.connect(requireNonNull(uri.getHost(), "uri host"), port);
+        ChannelFuture connect = bootstrap.connect(host(), port());
         Channel ch = connect.channel();
         synchronized (lock) {
             if (closed) {
@@ -224,6 +262,54 @@ public final class UplinkDialer implements AutoCloseable {
             current = ch;
         }
         ch.closeFuture().addListener(f -> ended(ch));
+    }
+
+    private String host() {
+        String host = requireNonNull(uri.getHost(), "uri host");
+        return host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    }
+
+    private int port() {
+        return uri.getPort() != -1 ? uri.getPort() : tls != null ? 443 : 80;
+    }
+
+    private static boolean isLoopback(String host) {
+        String h = host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
+        if (h.equalsIgnoreCase("localhost")) {
+            return true;
+        }
+        try {
+            // Literal addresses only: a host name is never resolved here (that is the dial's job).
+            return (h.indexOf(':') >= 0 || Character.isDigit(h.charAt(0)))
+                    && InetAddress.getByName(h).isLoopbackAddress();
+        } catch (UnknownHostException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * The client TLS of a {@code wss://} dialer: TLS 1.3 and 1.2, the HTTPS host name check, and
+     * trust in {@code caFile}'s certificates only when given, else in the JDK's trust store.
+     */
+    private static SslContext clientTls(@Nullable Path caFile) {
+        SslContextBuilder b =
+                SslContextBuilder.forClient().protocols(TLS_PROTOCOLS).endpointIdentificationAlgorithm("HTTPS");
+        if (caFile != null) {
+            try {
+                b.trustManager(caFile.toFile());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(
+                        "the CA file " + caFile + " holds no PEM certificate: " + e.getMessage(), e);
+            }
+        }
+        try {
+            return b.build();
+        } catch (SSLException e) {
+            throw new IllegalArgumentException(
+                    "cannot build the uplink's TLS" + (caFile == null ? "" : " with the CA file " + caFile) + ": "
+                            + e.getMessage(),
+                    e);
+        }
     }
 
     /** The WebSocket handshake this dialer offers: its URI, token, worker id and subprotocol. */
@@ -328,7 +414,14 @@ public final class UplinkDialer implements AutoCloseable {
         return floor + ThreadLocalRandom.current().nextLong(ceiling - floor + 1);
     }
 
-    private static Throwable describe(@Nullable Throwable failure) {
+    private Throwable describe(@Nullable Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof SSLException tlsFailure) {
+                return new IOException(
+                        "TLS with " + host() + ":" + port() + " failed, nothing was sent: " + tlsReason(tlsFailure),
+                        failure);
+            }
+        }
         if (failure instanceof WebSocketClientHandshakeException refused && refused.response() != null) {
             var response = refused.response();
             String reason = response.headers().get(UplinkAcceptor.REFUSAL_HEADER);
@@ -338,7 +431,37 @@ public final class UplinkDialer implements AutoCloseable {
         if (failure != null) {
             return failure;
         }
-        return new IOException("uplink closed before the handshake completed");
+        return new IOException("uplink closed before the handshake completed"
+                + (tls == null ? " (if the gateway's port speaks TLS, dial wss://)" : ""));
+    }
+
+    /** Says which check a TLS handshake failed: the CA, the validity period or the host name. */
+    private String tlsReason(SSLException failure) {
+        for (Throwable c = failure; c != null; c = c.getCause()) {
+            if (c instanceof CertificateExpiredException || c instanceof CertificateNotYetValidException) {
+                return "the gateway's certificate is outside its validity period (" + c.getMessage() + ")";
+            }
+            if (c instanceof CertPathBuilderException) {
+                return "the gateway's certificate is not signed by a trusted CA ("
+                        + (caFile == null ? "the JDK's trust store" : "the CA file " + caFile) + ")";
+            }
+            if (c instanceof CertificateException
+                    && String.valueOf(c.getMessage()).contains("No subject alternative")) {
+                return "the gateway's certificate does not name " + host() + " (" + c.getMessage() + ")";
+            }
+        }
+        return rootMessage(failure);
+    }
+
+    /** The deepest message of a TLS failure: the certificate path, the host name or the expiry. */
+    private static String rootMessage(Throwable t) {
+        String message = t.getMessage();
+        for (Throwable c = t.getCause(); c != null; c = c.getCause()) {
+            if (c.getMessage() != null) {
+                message = c.getMessage();
+            }
+        }
+        return message == null ? t.getClass().getSimpleName() : message;
     }
 
     /** Options of an {@link UplinkDialer}. */
@@ -357,15 +480,25 @@ public final class UplinkDialer implements AutoCloseable {
         private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
         private Function<? super WebSocketFrameChannel, ? extends FrameChannel.Receiver> onConnected = c -> IGNORING;
         private Consumer<Throwable> onAttemptFailed = e -> {};
+        private @Nullable Path caFile;
 
         private Builder(URI uri, String workerId, String token, EventLoopGroup group) {
             this.uri = requireNonNull(uri, "uri");
             this.workerId = requireNonNull(workerId, "workerId");
             this.token = requireNonNull(token, "token");
             this.group = requireNonNull(group, "group");
-            if (!"ws".equals(uri.getScheme()) || uri.getHost() == null) {
-                throw new IllegalArgumentException("expected ws://host:port/uplink, got " + uri);
+            if (!("ws".equals(uri.getScheme()) || "wss".equals(uri.getScheme())) || uri.getHost() == null) {
+                throw new IllegalArgumentException("expected wss://host[:port]/uplink or ws://..., got " + uri);
             }
+        }
+
+        /**
+         * Trusts only the certificates of this PEM file (a private CA) for a {@code wss://} dial,
+         * instead of the JDK's trust store.
+         */
+        public Builder caFile(Path file) {
+            this.caFile = requireNonNull(file, "file");
+            return this;
         }
 
         /**

@@ -21,6 +21,7 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -51,6 +52,7 @@ final class TestGateway implements AutoCloseable {
     private final ChannelGroup accepted = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra;
     private final Channel server;
+    private final @Nullable SslContext tls;
 
     /**
      * Starts a gateway; {@code extra}, when given, makes the receiver of each accepted uplink (as
@@ -66,7 +68,18 @@ final class TestGateway implements AutoCloseable {
             int port,
             @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra,
             Duration idleTimeout) {
+        this(group, port, extra, idleTimeout, null);
+    }
+
+    /** A gateway that speaks TLS only, with {@code tls}'s certificate, when given. */
+    TestGateway(
+            EventLoopGroup group,
+            int port,
+            @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra,
+            Duration idleTimeout,
+            @Nullable SslContext tls) {
         this.group = group;
+        this.tls = tls;
         this.extra = extra;
         String hash = TokenHashes.sha256Hex(TOKEN);
         UplinkAcceptor acceptor = UplinkAcceptor.builder(
@@ -81,6 +94,9 @@ final class TestGateway implements AutoCloseable {
                     @Override
                     protected void initChannel(Channel ch) {
                         accepted.add(ch);
+                        if (tls != null) {
+                            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+                        }
                         ch.pipeline()
                                 .addLast(new HttpServerCodec())
                                 .addLast(acceptor.newHandler())
@@ -131,8 +147,8 @@ final class TestGateway implements AutoCloseable {
     URI uri() {
         InetSocketAddress at = (InetSocketAddress) server.localAddress();
         String host = at.getAddress().getHostAddress();
-        return URI.create(
-                "ws://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port() + UplinkAcceptor.PATH);
+        return URI.create((tls == null ? "ws://" : "wss://") + (host.contains(":") ? "[" + host + "]" : host) + ":"
+                + port() + UplinkAcceptor.PATH);
     }
 
     Uplink nextUplink(String what) {

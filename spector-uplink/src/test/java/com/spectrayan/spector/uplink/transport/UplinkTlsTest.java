@@ -1,0 +1,237 @@
+package com.spectrayan.spector.uplink.transport;
+
+import static com.spectrayan.spector.uplink.transport.Waits.take;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.spectrayan.spector.uplink.wire.Frame;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.pkitesting.CertificateBuilder;
+import io.netty.pkitesting.X509Bundle;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The worker dials its uplink over TLS ({@code wss://}): the gateway's certificate is checked
+ * against the CA file given (or the JDK's trust store), its validity period and its names (RFC
+ * 6125 / RFC 9110 §4.3.4); a certificate that fails any check is a failed attempt with a reason
+ * that says which, retried with backoff, and the worker's token never leaves it (the gateway sees
+ * no upgrade request). Certificates are made at test time with Netty's pkitesting.
+ */
+final class UplinkTlsTest {
+    private static X509Bundle ca;
+    private static X509Bundle good;
+    private static X509Bundle otherCaLeaf;
+    private static X509Bundle expired;
+    private static X509Bundle wrongName;
+
+    @TempDir
+    static Path dir;
+
+    private static Path caFile;
+
+    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
+    private final List<AutoCloseable> closing = new ArrayList<>();
+    private final BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
+    private final BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
+
+    @BeforeAll
+    static void certificates() throws Exception {
+        ca = new CertificateBuilder()
+                .subject("CN=Spector test CA")
+                .setIsCertificateAuthority(true)
+                .ecp256()
+                .buildSelfSigned();
+        X509Bundle otherCa = new CertificateBuilder()
+                .subject("CN=Another CA")
+                .setIsCertificateAuthority(true)
+                .ecp256()
+                .buildSelfSigned();
+        good = leaf("localhost").buildIssuedBy(ca);
+        otherCaLeaf = leaf("localhost").buildIssuedBy(otherCa);
+        Instant now = Instant.now();
+        expired = leaf("localhost")
+                .notBefore(now.minus(Duration.ofDays(2)))
+                .notAfter(now.minus(Duration.ofDays(1)))
+                .buildIssuedBy(ca);
+        wrongName = new CertificateBuilder()
+                .subject("CN=other.example")
+                .addSanDnsName("other.example")
+                .ecp256()
+                .addExtendedKeyUsageServerAuth()
+                .buildIssuedBy(ca);
+        caFile = Files.writeString(dir.resolve("ca.pem"), ca.getCertificatePEM());
+    }
+
+    /** A server certificate for {@code host} and 127.0.0.1. */
+    private static CertificateBuilder leaf(String host) {
+        return new CertificateBuilder()
+                .subject("CN=" + host)
+                .addSanDnsName(host)
+                .addSanIpAddress("127.0.0.1")
+                .ecp256()
+                .addExtendedKeyUsageServerAuth();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = closing.size() - 1; i >= 0; i--) {
+            closing.get(i).close();
+        }
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10_000);
+    }
+
+    private TestGateway gateway(X509Bundle certificate) throws Exception {
+        SslContext tls = SslContextBuilder.forServer(
+                        certificate.getKeyPair().getPrivate(), certificate.getCertificatePath())
+                .protocols(UplinkDialer.TLS_PROTOCOLS)
+                .build();
+        TestGateway g = new TestGateway(group, 0, null, UplinkAcceptor.DEFAULT_IDLE_TIMEOUT, tls);
+        closing.add(g);
+        return g;
+    }
+
+    private UplinkDialer dial(URI uri) {
+        UplinkDialer d = UplinkDialer.builder(uri, "w1", TestGateway.TOKEN, group)
+                .caFile(caFile)
+                .reconnect(Duration.ofMillis(50), Duration.ofMillis(200))
+                .onConnected(channel -> {
+                    RecordingReceiver end = RecordingReceiver.of(channel);
+                    connected.add(end);
+                    return end;
+                })
+                .onAttemptFailed(failures::add)
+                .build();
+        closing.add(d);
+        d.start();
+        return d;
+    }
+
+    private static URI at(TestGateway g, String host) {
+        return URI.create("wss://" + host + ":" + g.port() + UplinkAcceptor.PATH);
+    }
+
+    @Test
+    void wss_withThePrivateCa_connectsByNameAndByAddress_andFramesCrossBothWays() throws Exception {
+        TestGateway g = gateway(good);
+        for (String host : List.of("localhost", "127.0.0.1")) {
+            UplinkDialer d = dial(at(g, host));
+            RecordingReceiver worker = take(connected, "the worker connects over TLS to " + host);
+            TestGateway.Uplink uplink = g.nextUplink("the gateway accepts the uplink");
+            assertThat(uplink.workerId()).isEqualTo("w1");
+            assertThat(worker.webSocket().channel().pipeline().get("tls"))
+                    .as("the worker's pipeline speaks TLS")
+                    .isNotNull();
+
+            worker.channel.send(new Frame.Push(7, "test.up", JsonNodeFactory.instance.objectNode()));
+            uplink.channel().send(new Frame.Push(8, "test.down", JsonNodeFactory.instance.objectNode()));
+            assertThat(take(uplink.received().frames, "a frame crosses up").id())
+                    .isEqualTo(7);
+            assertThat(take(worker.frames, "a frame crosses down").id()).isEqualTo(8);
+            d.close();
+        }
+    }
+
+    /** Waits for two failed attempts (the retry is part of the rule) and returns the first. */
+    private Throwable twoFailures(UplinkDialer d) {
+        Throwable first = take(failures, "the first attempt fails");
+        take(failures, "the worker retries, and fails again");
+        assertThat(d.attempts()).as("retried with backoff").isGreaterThanOrEqualTo(2);
+        assertThat(d.isConnected()).as("never connected").isFalse();
+        return first;
+    }
+
+    @Test
+    void certificateOfAnotherCa_isRefused_withTheReason_andTheTokenIsNeverSent() throws Exception {
+        TestGateway g = gateway(otherCaLeaf);
+        Throwable failure = twoFailures(dial(at(g, "localhost")));
+        assertThat(failure.getMessage())
+                .contains("TLS with localhost:" + g.port() + " failed, nothing was sent")
+                .contains("not signed by a trusted CA")
+                .contains(caFile.toString());
+        assertThat(g.uplinks)
+                .as("no upgrade request (and so no token) reached the gateway")
+                .isEmpty();
+    }
+
+    @Test
+    void expiredCertificate_isRefused_withTheReason() throws Exception {
+        TestGateway g = gateway(expired);
+        Throwable failure = twoFailures(dial(at(g, "localhost")));
+        assertThat(failure.getMessage()).contains("outside its validity period");
+        assertThat(g.uplinks).isEmpty();
+    }
+
+    @Test
+    void certificateForAnotherHostName_isRefused_withTheReason() throws Exception {
+        TestGateway g = gateway(wrongName);
+        Throwable failure = twoFailures(dial(at(g, "localhost")));
+        assertThat(failure.getMessage()).contains("does not name localhost");
+        assertThat(g.uplinks).isEmpty();
+    }
+
+    @Test
+    void clearTextDial_toATlsOnlyGateway_failsAndRetries_neverConnects() throws Exception {
+        TestGateway g = gateway(good);
+        UplinkDialer d = dial(URI.create("ws://127.0.0.1:" + g.port() + UplinkAcceptor.PATH));
+        twoFailures(d);
+        assertThat(g.uplinks).as("the TLS gateway never decoded an upgrade").isEmpty();
+    }
+
+    @Test
+    void clearTextDial_toAnAddressThatIsNotLoopback_warnsOnce_loopbackDoesNot() {
+        try (LogCapture log = new LogCapture()) {
+            UplinkDialer loopback = UplinkDialer.builder(
+                            URI.create("ws://127.0.0.1:9" + UplinkAcceptor.PATH), "w1", "t", group)
+                    .build();
+            closing.add(loopback);
+            loopback.start();
+            assertThat(log.text()).doesNotContain("is not encrypted");
+
+            UplinkDialer remote = UplinkDialer.builder(
+                            URI.create("ws://192.0.2.1:9" + UplinkAcceptor.PATH), "w1", "t", group)
+                    .connectTimeout(Duration.ofMillis(100))
+                    .build();
+            closing.add(remote);
+            remote.start(); // 192.0.2.1: TEST-NET-1, never routed
+            assertThat(log.text())
+                    .contains("uplink of worker w1 to ws://192.0.2.1:9/uplink is not encrypted")
+                    .contains("dial wss:// instead");
+        }
+    }
+
+    @Test
+    void caFileWithoutACertificate_failsTheBuild_namingTheFile() throws Exception {
+        Path empty = Files.writeString(dir.resolve("empty.pem"), "not a certificate\n");
+        assertThatThrownBy(() -> UplinkDialer.builder(
+                                URI.create("wss://localhost:7443" + UplinkAcceptor.PATH), "w1", "t", group)
+                        .caFile(empty)
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(empty.toString());
+    }
+
+    @Test
+    void otherSchemes_areRefused() {
+        assertThatThrownBy(() -> UplinkDialer.builder(URI.create("https://gw/uplink"), "w1", "t", group))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("wss://");
+    }
+}
