@@ -27,6 +27,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The worker dials its uplink over TLS ({@code wss://}): the gateway's certificate is checked
@@ -171,20 +173,17 @@ final class UplinkTlsTest {
                 .isEmpty();
     }
 
-    @Test
-    void expiredCertificate_isRefused_withTheReason() throws Exception {
-        TestGateway g = gateway(expired);
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"expired", "wrong host name"})
+    void certificateThatFailsItsChecks_isRefused_withTheReason(String kind) throws Exception {
+        boolean isExpired = kind.equals("expired");
+        TestGateway g = gateway(isExpired ? expired : wrongName);
         Throwable failure = twoFailures(dial(at(g, "localhost")));
-        assertThat(failure.getMessage()).contains("outside its validity period");
-        assertThat(g.uplinks).isEmpty();
-    }
-
-    @Test
-    void certificateForAnotherHostName_isRefused_withTheReason() throws Exception {
-        TestGateway g = gateway(wrongName);
-        Throwable failure = twoFailures(dial(at(g, "localhost")));
-        assertThat(failure.getMessage()).contains("does not name localhost");
-        assertThat(g.uplinks).isEmpty();
+        assertThat(failure.getMessage())
+                .contains(isExpired ? "outside its validity period" : "does not name localhost");
+        assertThat(g.uplinks)
+                .as("no upgrade request (and so no token) reached the gateway")
+                .isEmpty();
     }
 
     @Test
