@@ -33,6 +33,7 @@ public enum ErrorCode {
     DAEMON_STOPPING(ErrorKind.TRANSPORT, 503, 1, "Daemon stopping", shape()),
     DAEMON_CONNECTION_LOST(ErrorKind.TRANSPORT, 503, 1, "Daemon connection lost", shape()),
     NOT_IMPLEMENTED(ErrorKind.DOMAIN, 501, 1, "Not implemented", shape("feature", String.class)),
+    UPLINK_LIMIT(ErrorKind.DOMAIN, 409, 1, "Uplink limit", shape("workerId", String.class, "limit", Integer.class)),
     INTERNAL(ErrorKind.INTERNAL, 500, 1, "Internal error", shape());
 
     /** How many causes {@link #isConnectionLost(Throwable)} follows before giving up on a chain. */

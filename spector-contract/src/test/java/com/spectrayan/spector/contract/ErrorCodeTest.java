@@ -27,6 +27,7 @@ final class ErrorCodeTest {
         "DAEMON_STOPPING, TRANSPORT, 503, 1",
         "DAEMON_CONNECTION_LOST, TRANSPORT, 503, 1",
         "NOT_IMPLEMENTED, DOMAIN, 501, 1",
+        "UPLINK_LIMIT, DOMAIN, 409, 1",
         "INTERNAL, INTERNAL, 500, 1",
     })
     void registry_row_matchesTheDesignTable(String name, ErrorKind kind, int http, int exit) {
@@ -40,7 +41,7 @@ final class ErrorCodeTest {
 
     @Test
     void registry_hasExactlyTheDesignCodes() {
-        assertThat(ErrorCode.values()).hasSize(15);
+        assertThat(ErrorCode.values()).hasSize(16);
         assertThat(ErrorCode.fromWire("NOPE")).isNull();
     }
 

@@ -217,12 +217,21 @@ final class GatewayMetrics {
 
     void bindUplinks(WorkerDirectory directory, GatewayRelay relay) {
         Gauge.builder("spector.uplinks.connected", directory, d -> d.liveLinks().size())
-                .description("Workers with a live uplink")
+                .description("Live uplinks (a worker may hold several)")
+                .register(registry);
+        Gauge.builder("spector.workers.connected", directory, d -> {
+                    long n = 0;
+                    for (String id : d.workerIds()) {
+                        n += d.links(id).isEmpty() ? 0 : 1;
+                    }
+                    return n;
+                })
+                .description("Workers with at least one live uplink")
                 .register(registry);
         Gauge.builder("spector.relays.active", directory, d -> {
                     long n = 0;
-                    for (WorkerLink link : d.liveLinks()) {
-                        n += relay.running(link.workerId());
+                    for (String id : d.workerIds()) {
+                        n += relay.running(id);
                     }
                     return n;
                 })

@@ -51,6 +51,7 @@ import io.netty.handler.timeout.IdleStateHandler;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -145,7 +146,7 @@ public final class GatewayServer implements AutoCloseable {
         for (InetAddress a : server.trustedProxies()) {
             trusted.add(a.getHostAddress());
         }
-        this.workerDirectory = new WorkerDirectory();
+        this.workerDirectory = new WorkerDirectory(s.uplink().maxLinksPerWorker());
         this.relay = new GatewayRelay(
                 workerDirectory, s.uplink().relayDeadline(), s.uplink().relayMaxPerWorker(), workers.next());
         metrics.bindUplinks(workerDirectory, relay);
@@ -181,6 +182,7 @@ public final class GatewayServer implements AutoCloseable {
                             return hash != null && TokenHashes.matches(hash, token);
                         },
                         this::onUplink)
+                .admission(workerDirectory::refusal)
                 .build();
         HttpDecoderConfig decoder = new HttpDecoderConfig()
                 .setMaxInitialLineLength(server.maxInitialLineLength())
@@ -239,10 +241,12 @@ public final class GatewayServer implements AutoCloseable {
     }
 
     /**
-     * Registers a worker's accepted uplink (a second uplink for the same worker replaces the
-     * first); returns its client, the receiver of the uplink's frames.
+     * Registers link {@code slot} of a worker's accepted uplinks (it joins the worker's other
+     * links; a re-dial of a slot replaces the old link in it); returns its client, the receiver of
+     * the uplink's frames.
      */
-    private FrameChannel.Receiver onUplink(String workerId, FrameChannel channel) {
+    private FrameChannel.Receiver onUplink(String workerId, int slot, FrameChannel channel) {
+        String remote = "in-memory";
         if (channel instanceof WebSocketFrameChannel ws) {
             // An uplink is no longer an HTTP connection: its idle close, Expect handling and
             // exchanges end with the upgrade, and the drain closes it through its worker link.
@@ -253,13 +257,22 @@ public final class GatewayServer implements AutoCloseable {
                 }
             }
             drain.trackUplink(c);
+            remote = String.valueOf(c.remoteAddress());
         }
         GatewayWorkerClient client = GatewayWorkerClient.over(workerId, channel);
-        WorkerLink link = new WorkerLink(workerId, client);
-        workerDirectory.register(link);
+        WorkerLink link = new WorkerLink(workerId, slot, remote, Instant.now(), client);
+        if (!workerDirectory.register(link)) {
+            log.warn("worker {} link {} from {} closed at once: over the link limit", workerId, slot, remote);
+            return client;
+        }
         var unused = link.refresh(workers.next(), Limits.STATUS_TIMEOUT); // learn its targets at once
         link.startRefresh(workers.next(), STATUS_REFRESH_INTERVAL, Limits.STATUS_TIMEOUT);
-        log.info("worker {} connected its uplink", workerId);
+        log.info(
+                "worker {} connected uplink slot {} from {} ({} links now)",
+                workerId,
+                slot,
+                remote,
+                workerDirectory.links(workerId).size());
         return client;
     }
 

@@ -110,17 +110,41 @@ final class RelayRoute {
         return Responses.jsonOf(HttpResponseStatus.OK, Map.of("workers", workerRows()));
     }
 
-    /** One row per live worker: its id, targets, active relays and status misses in a row. */
+    /**
+     * One row per live worker: its id, targets, active relays (across its links) and the most
+     * status misses in a row of any link; then one row per link: its slot, where it was dialled
+     * from, since when, its relays running and its misses.
+     */
     List<Map<String, Object>> workerRows() {
         List<Map<String, Object>> rows = new ArrayList<>();
-        for (WorkerLink link : directory.liveLinks()) {
-            String id = link.workerId();
-            StatusReport status = link.lastStatus();
+        for (String id : new java.util.TreeSet<>(directory.workerIds())) {
+            List<WorkerLink> links = directory.links(id);
+            if (links.isEmpty()) {
+                continue;
+            }
+            StatusReport status = null;
+            int misses = 0;
+            List<Map<String, Object>> linkRows = new ArrayList<>();
+            for (WorkerLink link : links) {
+                StatusReport s = link.lastStatus();
+                if (status == null && s != null) {
+                    status = s;
+                }
+                misses = Math.max(misses, link.misses());
+                Map<String, Object> l = new LinkedHashMap<>();
+                l.put("slot", link.slot());
+                l.put("remote", link.remote());
+                l.put("connectedAt", link.connectedAt().toString());
+                l.put("activeRelays", link.activeRelays());
+                l.put("statusMisses", link.misses());
+                linkRows.add(l);
+            }
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("id", id);
             row.put("targets", status == null ? List.of() : status.targets());
             row.put("activeRelays", relay.running(id));
-            row.put("statusMisses", link.misses());
+            row.put("statusMisses", misses);
+            row.put("links", linkRows);
             rows.add(row);
         }
         return rows;

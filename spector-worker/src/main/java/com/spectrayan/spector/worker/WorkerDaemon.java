@@ -87,7 +87,7 @@ public final class WorkerDaemon implements AutoCloseable {
     private Channel startAdmin(int port, WorkerOptions options, boolean epoll) {
         UplinkAcceptor acceptor = UplinkAcceptor.builder(
                         (id, token) -> true, // loopback only: the local user is trusted with status
-                        (id, channel) -> UplinkSession.start(channel, UplinkSession.Role.LOCAL_ADMIN, options))
+                        (id, slot, channel) -> UplinkSession.start(channel, UplinkSession.Role.LOCAL_ADMIN, options))
                 .build();
         return new ServerBootstrap()
                 .group(group)

@@ -5,6 +5,7 @@ import static com.spectrayan.spector.gateway.config.SettingsReader.show;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -23,8 +24,11 @@ import java.util.stream.Collectors;
  * @param tokens {@code spector.uplink.tokens}: worker id to the lower-case hex SHA-256 of its token
  * @param relayDeadline {@code spector.uplink.relay.deadline}, a relayed exchange's whole life
  * @param relayMaxPerWorker {@code spector.uplink.relay.max-per-worker}, the relays running at once per worker
+ *     (across its links)
+ * @param maxLinksPerWorker {@code spector.uplink.max-links-per-worker}, the uplinks one worker may hold at once
  */
-public record UplinkSettings(Map<String, String> tokens, Duration relayDeadline, int relayMaxPerWorker) {
+public record UplinkSettings(
+        Map<String, String> tokens, Duration relayDeadline, int relayMaxPerWorker, int maxLinksPerWorker) {
 
     /** The most relays at once per worker, {@code spector.uplink.relay.max-per-worker}. */
     static final int MAX_RELAYS_PER_WORKER_LIMIT = 64;
@@ -46,17 +50,26 @@ public record UplinkSettings(Map<String, String> tokens, Duration relayDeadline,
 
     /** Reads the section, recording every problem in {@code r}. */
     static UplinkSettings read(SettingsReader r) {
-        return new UplinkSettings(tokens(r), r.positive(Keys.RELAY_DEADLINE, null, "330s"), (int) r.integer(
-                Keys.RELAY_MAX_PER_WORKER,
-                1,
-                MAX_RELAYS_PER_WORKER_LIMIT,
-                "an integer in 1.." + MAX_RELAYS_PER_WORKER_LIMIT));
+        return new UplinkSettings(
+                tokens(r),
+                r.positive(Keys.RELAY_DEADLINE, null, "330s"),
+                (int) r.integer(
+                        Keys.RELAY_MAX_PER_WORKER,
+                        1,
+                        MAX_RELAYS_PER_WORKER_LIMIT,
+                        "an integer in 1.." + MAX_RELAYS_PER_WORKER_LIMIT),
+                (int) r.integer(
+                        Keys.MAX_LINKS_PER_WORKER,
+                        1,
+                        WorkerDirectory.MAX_LINKS_PER_WORKER,
+                        "an integer in 1.." + WorkerDirectory.MAX_LINKS_PER_WORKER));
     }
 
     /** Puts the defaults of the keys that have one: the design's numbers, as {@link Limits} holds them. */
     static void defaults(Map<String, String> d) {
         d.put(Keys.RELAY_DEADLINE, Durations.format(Limits.RELAY_DEADLINE));
         d.put(Keys.RELAY_MAX_PER_WORKER, String.valueOf(Limits.RELAYS_PER_WORKER));
+        d.put(Keys.MAX_LINKS_PER_WORKER, String.valueOf(WorkerDirectory.DEFAULT_MAX_LINKS_PER_WORKER));
     }
 
     /** Returns this section's keys with their effective values, in the documented order; hashes are redacted. */
@@ -67,6 +80,7 @@ public record UplinkSettings(Map<String, String> tokens, Duration relayDeadline,
                 tokens.keySet().stream().map(id -> id + "=" + REDACTED).collect(Collectors.joining(",")));
         d.put(Keys.RELAY_DEADLINE, Durations.format(relayDeadline));
         d.put(Keys.RELAY_MAX_PER_WORKER, String.valueOf(relayMaxPerWorker));
+        d.put(Keys.MAX_LINKS_PER_WORKER, String.valueOf(maxLinksPerWorker));
         return d;
     }
 

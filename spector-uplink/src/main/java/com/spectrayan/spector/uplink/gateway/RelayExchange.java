@@ -99,6 +99,12 @@ final class RelayExchange implements RelayHooks {
     /** The worker's client, set when {@code relay.request} goes out. Guarded by this. */
     private @Nullable RealGatewayWorkerClient client;
 
+    /**
+     * The link the relay runs on, set with {@link #client}; its running count is raised then and
+     * lowered once, by whichever ending finds it set. Guarded by this.
+     */
+    private @Nullable WorkerLink link;
+
     /** The request body is still being sent (no ending, no failed relay.body). Guarded by this. */
     private boolean uploading;
 
@@ -220,6 +226,8 @@ final class RelayExchange implements RelayHooks {
                 return;
             }
             client = c;
+            this.link = link;
+            link.relayStarted();
             requestSent = true;
             uploading = hasBody;
         }
@@ -452,6 +460,7 @@ final class RelayExchange implements RelayHooks {
         ResponseBody b;
         ScheduledFuture<?> t;
         boolean release;
+        WorkerLink l;
         synchronized (this) {
             if (finished) {
                 return;
@@ -462,6 +471,7 @@ final class RelayExchange implements RelayHooks {
             t = timer;
             release = permitHeld;
             permitHeld = false;
+            l = link;
         }
         assertNoLock();
         if (t != null) {
@@ -470,6 +480,9 @@ final class RelayExchange implements RelayHooks {
         call.request().signal().removeOnAbort(onCallerAbort);
         if (b != null) {
             b.end();
+        }
+        if (l != null) {
+            l.relayEnded();
         }
         if (release) {
             limiter.release();
@@ -519,6 +532,7 @@ final class RelayExchange implements RelayHooks {
         boolean release;
         CompletableFuture<Void> wait;
         ScheduledFuture<?> t;
+        WorkerLink l;
         synchronized (this) {
             if (finished) {
                 return;
@@ -533,6 +547,7 @@ final class RelayExchange implements RelayHooks {
             permitHeld = false;
             wait = permitWait;
             t = timer;
+            l = link;
         }
         assertNoLock();
         if (t != null) {
@@ -553,6 +568,9 @@ final class RelayExchange implements RelayHooks {
             } else {
                 b.fail(failure);
             }
+        }
+        if (l != null) {
+            l.relayEnded();
         }
         if (release) {
             limiter.release();

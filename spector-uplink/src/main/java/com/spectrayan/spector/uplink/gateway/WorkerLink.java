@@ -7,6 +7,7 @@ import com.spectrayan.spector.uplink.internal.gateway.Failures;
 import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
@@ -14,17 +15,28 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One worker's live uplink as the gateway holds it: the client, and the {@code status.get}
- * refresh. A read not answered within its timeout is a miss; {@link
+ * One of a worker's live uplinks as the gateway holds it: the client, the link's slot (the
+ * worker's own number for it, {@code X-Spector-Link}), the relays running on it, and the {@code
+ * status.get} refresh. A read not answered within its timeout is a miss; {@link
  * Limits#STATUS_MISSES_TO_CLOSE} misses in a row close the link, which fails every call on it
  * (relays included) with {@code WORKER_UNREACHABLE}.
  */
 public final class WorkerLink {
+    private static final AtomicLong IDS = new AtomicLong();
+
     private final String workerId;
+    private final int slot;
+    private final long id = IDS.incrementAndGet();
+    private final String remote;
+    private final Instant connectedAt;
     private final RealGatewayWorkerClient client;
+    /** Relays that picked this link and have not ended; {@link WorkerDirectory#live} reads it. */
+    private final AtomicInteger activeRelays = new AtomicInteger();
+
     private final AtomicInteger misses = new AtomicInteger();
     private volatile @Nullable StatusReport lastStatus;
 
@@ -35,7 +47,24 @@ public final class WorkerLink {
      * @throws IllegalArgumentException when the client is another implementation
      */
     public WorkerLink(String workerId, GatewayWorkerClient client) {
+        this(workerId, 0, "in-memory", Instant.now(), client);
+    }
+
+    /**
+     * Creates link {@code slot} of worker {@code workerId}, connected from {@code remote} at
+     * {@code connectedAt}, over its client (one from {@link GatewayWorkerClient#over}).
+     *
+     * @throws IllegalArgumentException when the client is another implementation, or the slot is
+     *     negative
+     */
+    public WorkerLink(String workerId, int slot, String remote, Instant connectedAt, GatewayWorkerClient client) {
         this.workerId = requireNonNull(workerId, "workerId");
+        if (slot < 0) {
+            throw new IllegalArgumentException("slot " + slot + " is negative");
+        }
+        this.slot = slot;
+        this.remote = requireNonNull(remote, "remote");
+        this.connectedAt = requireNonNull(connectedAt, "connectedAt");
         requireNonNull(client, "client");
         if (!(client instanceof RealGatewayWorkerClient real)) {
             throw new IllegalArgumentException("client: a " + client.getClass().getName()
@@ -47,6 +76,41 @@ public final class WorkerLink {
     /** Returns the worker's id. */
     public String workerId() {
         return workerId;
+    }
+
+    /** Returns the worker's number for this link: a re-dial of the same slot replaces it. */
+    public int slot() {
+        return slot;
+    }
+
+    /** Returns this gateway's id for the link, unique while the process lives. */
+    public long id() {
+        return id;
+    }
+
+    /** Returns where the link was dialled from. */
+    public String remote() {
+        return remote;
+    }
+
+    /** Returns when the link was accepted. */
+    public Instant connectedAt() {
+        return connectedAt;
+    }
+
+    /** Returns the relays running on this link now. */
+    public int activeRelays() {
+        return activeRelays.get();
+    }
+
+    /** A relay picked this link. */
+    void relayStarted() {
+        activeRelays.incrementAndGet();
+    }
+
+    /** A relay that picked this link ended. */
+    void relayEnded() {
+        activeRelays.decrementAndGet();
     }
 
     /** Returns the worker's client. */

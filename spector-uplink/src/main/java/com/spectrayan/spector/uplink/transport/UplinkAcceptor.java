@@ -70,6 +70,16 @@ public final class UplinkAcceptor {
     /** The header naming the worker. */
     public static final String WORKER_HEADER = "X-Spector-Worker";
 
+    /**
+     * The header naming the worker's slot for this link, {@code 0} to {@link #MAX_SLOT}; absent
+     * means slot 0. A worker with several links numbers them; a re-dial of a slot replaces the
+     * gateway's old link in it.
+     */
+    public static final String LINK_HEADER = "X-Spector-Link";
+
+    /** The highest slot {@link #LINK_HEADER} may name (the directory may take fewer). */
+    public static final int MAX_SLOT = 63;
+
     /** The header of a refusal naming the subprotocols this gateway speaks. */
     public static final String VERSIONS_HEADER = "X-Spector-Uplink-Versions";
 
@@ -97,20 +107,30 @@ public final class UplinkAcceptor {
     @FunctionalInterface
     public interface UplinkHandler {
         /**
-         * Takes an uplink whose handshake completed and returns the receiver of its frames and its
-         * close; runs on the connection's event loop, before any frame is read. A handler that
-         * throws closes the uplink (1011).
+         * Takes link {@code slot} of {@code workerId} whose handshake completed and returns the
+         * receiver of its frames and its close; runs on the connection's event loop, before any
+         * frame is read. A handler that throws closes the uplink (1011).
          */
-        FrameChannel.Receiver onUplink(String workerId, FrameChannel channel);
+        FrameChannel.Receiver onUplink(String workerId, int slot, FrameChannel channel);
+    }
+
+    /** Decides, once the token is checked and before the handshake, whether a link is taken. */
+    @FunctionalInterface
+    public interface Admission {
+        /** Returns why link {@code slot} of {@code workerId} is refused (409 UPLINK_LIMIT), or null. */
+        @Nullable
+        String refusal(String workerId, int slot);
     }
 
     private final TokenCheck tokenCheck;
     private final UplinkHandler uplinkHandler;
+    private final Admission admission;
     private final Duration idleTimeout;
 
     private UplinkAcceptor(Builder builder) {
         this.tokenCheck = builder.tokenCheck;
         this.uplinkHandler = builder.uplinkHandler;
+        this.admission = builder.admission;
         this.idleTimeout = builder.idleTimeout;
     }
 
@@ -128,11 +148,18 @@ public final class UplinkAcceptor {
     public static final class Builder {
         private final TokenCheck tokenCheck;
         private final UplinkHandler uplinkHandler;
+        private Admission admission = (workerId, slot) -> null;
         private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
 
         private Builder(TokenCheck tokenCheck, UplinkHandler uplinkHandler) {
             this.tokenCheck = requireNonNull(tokenCheck, "tokenCheck");
             this.uplinkHandler = requireNonNull(uplinkHandler, "uplinkHandler");
+        }
+
+        /** Sets the check of a link's admission (default: every authenticated link is taken). */
+        public Builder admission(Admission check) {
+            this.admission = requireNonNull(check, "check");
+            return this;
         }
 
         /** Sets how long an uplink may send nothing before it is closed. */
@@ -209,6 +236,32 @@ public final class UplinkAcceptor {
                 refuse(ctx, HttpResponseStatus.UNAUTHORIZED, "UNAUTHENTICATED", "invalid worker token");
                 return;
             }
+            int slot = slot(request.headers().get(LINK_HEADER));
+            if (slot < 0) {
+                refuse(
+                        ctx,
+                        HttpResponseStatus.BAD_REQUEST,
+                        "BAD_REQUEST",
+                        "malformed " + LINK_HEADER + ": expected a slot 0.." + MAX_SLOT);
+                return;
+            }
+            String refusal;
+            try {
+                refusal = admission.refusal(workerId, slot);
+            } catch (RuntimeException e) {
+                log.error("uplink admission failed for worker {}", workerId, e);
+                refusal = "the gateway failed to admit the link";
+            }
+            if (refusal != null) {
+                log.warn(
+                        "uplink refused: worker {} slot {} from {}: {}",
+                        workerId,
+                        slot,
+                        ctx.channel().remoteAddress(),
+                        refusal);
+                refuse(ctx, HttpResponseStatus.CONFLICT, "UPLINK_LIMIT", refusal);
+                return;
+            }
             List<String> offered = offered(request.headers().getAll(HttpHeaderNames.SEC_WEBSOCKET_PROTOCOL));
             if (!offered.contains(FrameCodec.SUBPROTOCOL)) {
                 refuse(
@@ -239,7 +292,7 @@ public final class UplinkAcceptor {
             Channel channel = ctx.channel();
             WebSocketFrameChannel frames = new WebSocketFrameChannel(channel, opened -> {
                 try {
-                    return uplinkHandler.onUplink(workerId, opened);
+                    return uplinkHandler.onUplink(workerId, slot, opened);
                 } catch (RuntimeException e) {
                     log.error("uplink handler failed for worker {}", workerId, e);
                     opened.closeAfterFailure(WebSocketCloseStatus.INTERNAL_SERVER_ERROR, "gateway failed", e);
@@ -263,6 +316,25 @@ public final class UplinkAcceptor {
                 }
                 frames.open();
             });
+        }
+
+        /** Returns the slot {@code value} names (absent: 0), or -1 when it is malformed. */
+        private static int slot(@Nullable String value) {
+            if (value == null) {
+                return 0;
+            }
+            if (value.isEmpty() || value.length() > 2) {
+                return -1;
+            }
+            int n = 0;
+            for (int i = 0; i < value.length(); i++) {
+                char c = value.charAt(i);
+                if (c < '0' || c > '9') {
+                    return -1;
+                }
+                n = n * 10 + (c - '0');
+            }
+            return n <= MAX_SLOT ? n : -1;
         }
 
         private void refuse(ChannelHandlerContext ctx, HttpResponseStatus status, String code, String detail) {

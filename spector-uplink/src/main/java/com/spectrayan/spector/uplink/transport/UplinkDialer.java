@@ -122,6 +122,7 @@ public final class UplinkDialer implements AutoCloseable {
     private final Duration handshakeTimeout;
     private final @Nullable SslContext tls;
     private final @Nullable Path caFile;
+    private final int slot;
     private final Function<? super WebSocketFrameChannel, ? extends FrameChannel.Receiver> onConnected;
     private final Consumer<Throwable> onAttemptFailed;
     private final AtomicInteger attempts = new AtomicInteger();
@@ -152,6 +153,7 @@ public final class UplinkDialer implements AutoCloseable {
         this.connectTimeout = b.connectTimeout;
         this.handshakeTimeout = b.handshakeTimeout;
         this.caFile = b.caFile;
+        this.slot = b.slot;
         this.tls = "wss".equals(uri.getScheme()) ? clientTls(b.caFile) : null;
         this.onConnected = b.onConnected;
         this.onAttemptFailed = b.onAttemptFailed;
@@ -316,7 +318,8 @@ public final class UplinkDialer implements AutoCloseable {
     WebSocketClientProtocolConfig handshakeConfig() {
         HttpHeaders headers = new DefaultHttpHeaders()
                 .set(HttpHeaderNames.AUTHORIZATION, "Bearer " + token)
-                .set(UplinkAcceptor.WORKER_HEADER, workerId);
+                .set(UplinkAcceptor.WORKER_HEADER, workerId)
+                .set(UplinkAcceptor.LINK_HEADER, Integer.toString(slot));
         return WebSocketClientProtocolConfig.newBuilder()
                 .webSocketUri(uri)
                 .subprotocol(subprotocol)
@@ -481,6 +484,7 @@ public final class UplinkDialer implements AutoCloseable {
         private Function<? super WebSocketFrameChannel, ? extends FrameChannel.Receiver> onConnected = c -> IGNORING;
         private Consumer<Throwable> onAttemptFailed = e -> {};
         private @Nullable Path caFile;
+        private int slot;
 
         private Builder(URI uri, String workerId, String token, EventLoopGroup group) {
             this.uri = requireNonNull(uri, "uri");
@@ -490,6 +494,18 @@ public final class UplinkDialer implements AutoCloseable {
             if (!("ws".equals(uri.getScheme()) || "wss".equals(uri.getScheme())) || uri.getHost() == null) {
                 throw new IllegalArgumentException("expected wss://host[:port]/uplink or ws://..., got " + uri);
             }
+        }
+
+        /**
+         * Sets the slot of this link among the worker's links (default 0), sent as {@link
+         * UplinkAcceptor#LINK_HEADER}: a re-dial of the slot replaces the gateway's old link in it.
+         */
+        public Builder slot(int slot) {
+            if (slot < 0 || slot > UplinkAcceptor.MAX_SLOT) {
+                throw new IllegalArgumentException("slot " + slot + " is outside 0.." + UplinkAcceptor.MAX_SLOT);
+            }
+            this.slot = slot;
+            return this;
         }
 
         /**

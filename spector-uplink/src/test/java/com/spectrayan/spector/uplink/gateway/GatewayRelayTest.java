@@ -624,6 +624,55 @@ final class GatewayRelayTest {
         newer.client.close("test over");
     }
 
+    // ---- several links of one worker (issue 11): one worker, spread over its links ----
+
+    @Test
+    void twoLinks_aRelayTakesTheLinkWithFewerRunning_andLosingALinkFailsOnlyItsRelays() {
+        RelayFixture other = new RelayFixture(directory, 1);
+        CompletionStage<RelayedResponse> first = relay.relay("w1", get());
+        Await.until(
+                "the first relay reaches one of the links",
+                () -> !worker.seen(RelayRequest.OP).isEmpty()
+                        || !other.worker.seen(RelayRequest.OP).isEmpty());
+        RawWorker firstOn = worker.seen(RelayRequest.OP).isEmpty() ? other.worker : worker;
+        Frame.Call firstRequest = firstOn.take(RelayRequest.OP);
+        RawWorker secondOn = firstOn == worker ? other.worker : worker;
+        CompletionStage<RelayedResponse> second = relay.relay("w1", get());
+        Frame.Call secondRequest = secondOn.take(RelayRequest.OP);
+        assertThat(firstOn.seen(RelayRequest.OP))
+                .as("the busy link got no second relay")
+                .hasSize(1);
+
+        RelayFixture lost = firstOn == worker ? w1 : other;
+        lost.client.close("link lost");
+        spectorFailure(first, ErrorCode.WORKER_UNREACHABLE, "the relay on the lost link");
+        secondOn.head(secondRequest.id(), 204);
+        assertThat(done(second, "the relay on the other link").status())
+                .as("the worker's other link carries on")
+                .isEqualTo(204);
+        assertThat(firstRequest.id()).isPositive();
+        other.client.close("test over");
+    }
+
+    @Test
+    void twoLinks_theRelaysPerWorkerAreCountedAcrossLinks() {
+        RelayFixture other = new RelayFixture(directory, 1);
+        GatewayRelay two = new GatewayRelay(directory, Duration.ofSeconds(30), 2, scheduler);
+        two.relay("w1", get());
+        two.relay("w1", get());
+        CompletionStage<RelayedResponse> third = two.relay("w1", get());
+        assertThat(two.running("w1")).as("two slots held, across both links").isEqualTo(2);
+        assertThat(third.toCompletableFuture()).as("the third waits for a slot").isNotDone();
+        Await.until(
+                "one relay.request on each link",
+                () -> worker.seen(RelayRequest.OP).size() == 1
+                        && other.worker.seen(RelayRequest.OP).size() == 1);
+        other.client.close("test over");
+        Await.until(
+                "the slot of the lost link's relay passes to the third, on the link left",
+                () -> worker.seen(RelayRequest.OP).size() == 2);
+    }
+
     @Test
     void callerBodyError_afterHead_failsBodyWithIt_andSendsCancel() {
         Bodies.ManualBody upload = new Bodies.ManualBody();

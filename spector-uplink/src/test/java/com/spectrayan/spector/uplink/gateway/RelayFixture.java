@@ -34,7 +34,7 @@ final class RelayFixture implements AutoCloseable {
     final InMemoryFrameChannels.Pair<RealGatewayWorkerClient, RawWorker> ends =
             InMemoryFrameChannels.pair(ch -> RealGatewayWorkerClient.over("w1", ch), RawWorker::new);
     final RealGatewayWorkerClient client = ends.gateway();
-    final WorkerLink link = new WorkerLink("w1", client);
+    final WorkerLink link;
     final RawWorker worker = ends.worker();
 
     final WorkerDirectory directory;
@@ -47,7 +47,13 @@ final class RelayFixture implements AutoCloseable {
 
     /** Registers w1 in {@code directory} (a second fixture on one directory is a newer link of w1). */
     RelayFixture(WorkerDirectory directory) {
+        this(directory, 0);
+    }
+
+    /** Registers w1's link {@code slot} in {@code directory}: another slot joins w1's links. */
+    RelayFixture(WorkerDirectory directory, int slot) {
         this.directory = directory;
+        this.link = new WorkerLink("w1", slot, "in-memory", java.time.Instant.EPOCH, client);
         this.relay = new GatewayRelay(directory, Duration.ofSeconds(30), 8, scheduler);
         directory.register(link);
     }

@@ -5,6 +5,7 @@ import static com.spectrayan.spector.uplink.gateway.RelayFixture.failure;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.get;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.spectorFailure;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.uplink.RelayedResponse;
@@ -72,13 +73,11 @@ final class WorkerLinkTest {
     }
 
     @Test
-    void directory_secondLinkForSameId_replacesAndClosesTheFirst() {
-        RelayFixture newer = new RelayFixture(directory);
+    void directory_aLinkInTheSameSlot_replacesAndClosesTheHeldOne() {
+        RelayFixture newer = new RelayFixture(directory); // slot 0 again: the worker re-dialled it
         Await.until("replace: the old link closes", () -> !w1.link.isOpen());
         assertThat(directory.live("w1")).as("replace: the newer link is live").isSameAs(newer.link);
-        assertThat(directory.liveLinks())
-                .as("one live link per worker: the replaced one is not listed")
-                .containsExactly(newer.link);
+        assertThat(directory.liveLinks()).as("the replaced link is not listed").containsExactly(newer.link);
         w1.client.close("again");
         assertThat(directory.live("w1"))
                 .as("the old link's close does not remove the newer one")
@@ -88,5 +87,48 @@ final class WorkerLinkTest {
                 "a closed link leaves the directory",
                 () -> directory.workerIds().isEmpty());
         assertThat(directory.liveLinks()).as("no live link once closed").isEmpty();
+    }
+
+    @Test
+    void directory_aLinkInAnotherSlot_joins_andEachLeavesAlone() {
+        RelayFixture second = new RelayFixture(directory, 1);
+        assertThat(directory.links("w1")).as("both links, by slot").containsExactly(w1.link, second.link);
+        assertThat(w1.link.isOpen()).as("the first link stays open").isTrue();
+
+        w1.client.close("link 0 lost");
+        Await.until("link 0 leaves", () -> directory.links("w1").size() == 1);
+        assertThat(directory.live("w1")).as("link 1 carries on").isSameAs(second.link);
+        second.client.close("test over");
+    }
+
+    @Test
+    void directory_atTheLinkLimit_refusesANewSlot_butTakesARedialOfAHeldOne() {
+        WorkerDirectory two = new WorkerDirectory(2);
+        RelayFixture a = new RelayFixture(two, 0);
+        RelayFixture b = new RelayFixture(two, 1);
+        assertThat(two.refusal("w1", 1))
+                .as("a re-dial of a held slot is taken at the limit")
+                .isNull();
+        assertThat(two.refusal("w1", 2))
+                .as("slot 2 is past a limit of 2")
+                .contains("outside 0..1")
+                .contains("spector.uplink.max-links-per-worker");
+        assertThat(two.refusal("w2", 1)).as("another worker is not counted").isNull();
+
+        RelayFixture c = new RelayFixture(two, 2); // as when two handshakes race past the check
+        Await.until("the link over the limit is closed at register", () -> !c.link.isOpen());
+        assertThat(two.links("w1")).containsExactly(a.link, b.link);
+        for (RelayFixture f : List.of(a, b, c)) {
+            f.close();
+        }
+    }
+
+    @Test
+    void directory_limitOutOfBounds_isRefused() {
+        assertThatThrownBy(() -> new WorkerDirectory(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new WorkerDirectory(WorkerDirectory.MAX_LINKS_PER_WORKER + 1))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(new WorkerDirectory(WorkerDirectory.MAX_LINKS_PER_WORKER).maxLinksPerWorker())
+                .isEqualTo(WorkerDirectory.MAX_LINKS_PER_WORKER);
     }
 }

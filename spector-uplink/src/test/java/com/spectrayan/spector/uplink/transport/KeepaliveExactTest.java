@@ -87,7 +87,7 @@ final class KeepaliveExactTest {
                     }
                 })
                 .build();
-        UplinkAcceptor acceptor = UplinkAcceptor.builder((id, token) -> TOKEN.equals(token), (id, ch) -> {
+        UplinkAcceptor acceptor = UplinkAcceptor.builder((id, token) -> TOKEN.equals(token), (id, slot, ch) -> {
                     RecordingReceiver end = RecordingReceiver.of(ch);
                     gatewayEnds.add(end);
                     return end;

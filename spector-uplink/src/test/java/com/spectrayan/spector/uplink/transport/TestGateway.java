@@ -42,10 +42,11 @@ final class TestGateway implements AutoCloseable {
      * One accepted uplink.
      *
      * @param workerId the worker's id from {@code X-Spector-Worker}
+     * @param slot the link's slot from {@code X-Spector-Link} (0 when absent)
      * @param channel the gateway's end
      * @param received what the gateway's end received (passed on to the receiver a test gave)
      */
-    record Uplink(String workerId, FrameChannel channel, RecordingReceiver received) {}
+    record Uplink(String workerId, int slot, FrameChannel channel, RecordingReceiver received) {}
 
     final BlockingQueue<Uplink> uplinks = new LinkedBlockingQueue<>();
     private final EventLoopGroup group;
@@ -68,16 +69,20 @@ final class TestGateway implements AutoCloseable {
             int port,
             @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra,
             Duration idleTimeout) {
-        this(group, port, extra, idleTimeout, null);
+        this(group, port, extra, idleTimeout, null, (id, slot) -> null);
     }
 
-    /** A gateway that speaks TLS only, with {@code tls}'s certificate, when given. */
+    /**
+     * A gateway that speaks TLS only, with {@code tls}'s certificate, when given, and admits links
+     * with {@code admission}.
+     */
     TestGateway(
             EventLoopGroup group,
             int port,
             @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra,
             Duration idleTimeout,
-            @Nullable SslContext tls) {
+            @Nullable SslContext tls,
+            UplinkAcceptor.Admission admission) {
         this.group = group;
         this.tls = tls;
         this.extra = extra;
@@ -85,6 +90,7 @@ final class TestGateway implements AutoCloseable {
         UplinkAcceptor acceptor = UplinkAcceptor.builder(
                         (workerId, token) -> TokenHashes.matches(hash, token), this::uplink)
                 .idleTimeout(idleTimeout)
+                .admission(admission)
                 .build();
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(group)
@@ -131,12 +137,12 @@ final class TestGateway implements AutoCloseable {
         return java.util.Objects.requireNonNull(bound.get(), "bound");
     }
 
-    private FrameChannel.Receiver uplink(String workerId, FrameChannel channel) {
+    private FrameChannel.Receiver uplink(String workerId, int slot, FrameChannel channel) {
         BiFunction<String, FrameChannel, FrameChannel.Receiver> e = extra;
         RecordingReceiver received = e == null
                 ? RecordingReceiver.of(channel)
                 : RecordingReceiver.around(channel, e.apply(workerId, channel));
-        uplinks.add(new Uplink(workerId, channel, received));
+        uplinks.add(new Uplink(workerId, slot, channel, received));
         return received;
     }
 

@@ -105,7 +105,7 @@ final class UplinkTlsTest {
                         certificate.getKeyPair().getPrivate(), certificate.getCertificatePath())
                 .protocols(UplinkDialer.TLS_PROTOCOLS)
                 .build();
-        TestGateway g = new TestGateway(group, 0, null, UplinkAcceptor.DEFAULT_IDLE_TIMEOUT, tls);
+        TestGateway g = new TestGateway(group, 0, null, UplinkAcceptor.DEFAULT_IDLE_TIMEOUT, tls, (id, slot) -> null);
         closing.add(g);
         return g;
     }

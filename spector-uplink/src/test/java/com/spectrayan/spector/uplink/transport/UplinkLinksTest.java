@@ -1,0 +1,156 @@
+package com.spectrayan.spector.uplink.transport;
+
+import static com.spectrayan.spector.uplink.transport.Waits.take;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.spectrayan.spector.uplink.gateway.GatewayWorkerClient;
+import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
+import com.spectrayan.spector.uplink.gateway.WorkerLink;
+import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Several uplinks of one worker over real sockets (PROTOCOL.md, "Links per worker"): each dial
+ * names its slot in {@code X-Spector-Link}; a new slot joins the worker's links up to the
+ * gateway's limit, past it the upgrade is refused 409 {@code UPLINK_LIMIT} before the handshake; a
+ * re-dial of a held slot replaces the stale link in it; a malformed slot is a 400.
+ */
+final class UplinkLinksTest {
+    private static final int LIMIT = 2;
+
+    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
+    private final List<AutoCloseable> closing = new ArrayList<>();
+    private final WorkerDirectory directory = new WorkerDirectory(LIMIT);
+    private final BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = closing.size() - 1; i >= 0; i--) {
+            closing.get(i).close();
+        }
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10_000);
+    }
+
+    /** A gateway that registers each accepted link in {@link #directory}, as the real one does. */
+    private TestGateway gateway() {
+        TestGateway g = new TestGateway(group, 0, null, UplinkAcceptor.DEFAULT_IDLE_TIMEOUT, null, directory::refusal);
+        closing.add(g);
+        return g;
+    }
+
+    private TestGateway.Uplink link(TestGateway g, int slot) {
+        TestGateway.Uplink u = g.nextUplink("slot " + slot + " is accepted");
+        directory.register(new WorkerLink(
+                u.workerId(), u.slot(), "test", Instant.now(), GatewayWorkerClient.over(u.workerId(), u.channel())));
+        return u;
+    }
+
+    private UplinkDialer dial(TestGateway g, int slot) {
+        UplinkDialer d = UplinkDialer.builder(g.uri(), "w1", TestGateway.TOKEN, group)
+                .slot(slot)
+                .reconnect(Duration.ofMillis(50), Duration.ofMillis(200))
+                .onAttemptFailed(failures::add)
+                .build();
+        closing.add(d);
+        d.start();
+        return d;
+    }
+
+    @Test
+    void newSlots_joinUpToTheLimit_andOnePastItIsRefused409BeforeTheHandshake() {
+        TestGateway g = gateway();
+        dial(g, 0);
+        dial(g, 1);
+        TestGateway.Uplink first = link(g, 0);
+        TestGateway.Uplink second = link(g, 1);
+        assertThat(List.of(first.slot(), second.slot())).containsExactlyInAnyOrder(0, 1);
+        assertThat(directory.links("w1")).as("two links, one worker").hasSize(2);
+
+        UplinkDialer third = dial(g, 1 + 1);
+        Throwable refused = take(failures, "slot 2 past a limit of 2 is refused");
+        assertThat(refused.getMessage()).contains("409").contains("spector.uplink.max-links-per-worker");
+        assertThat(third.isConnected()).isFalse();
+        assertThat(g.uplinks).as("no third link handed over").isEmpty();
+        assertThat(first.channel().isOpen() && second.channel().isOpen())
+                .as("the held links are untouched")
+                .isTrue();
+    }
+
+    @Test
+    void aRedialOfAHeldSlot_replacesTheStaleLinkInIt_andLeavesTheOtherSlotAlone() {
+        TestGateway g = gateway();
+        dial(g, 0);
+        TestGateway.Uplink zero = link(g, 0);
+        dial(g, 1);
+        TestGateway.Uplink one = link(g, 1);
+
+        dial(g, 0); // a second worker process with the same slot: as a worker re-dialling slot 0
+        TestGateway.Uplink again = link(g, 0);
+        Waits.until(() -> !zero.channel().isOpen(), "the stale link in slot 0 is closed");
+        assertThat(one.channel().isOpen()).as("slot 1 stays").isTrue();
+        assertThat(directory.links("w1")).extracting(WorkerLink::slot).containsExactly(0, 1);
+        assertThat(again.channel().isOpen()).isTrue();
+    }
+
+    @ParameterizedTest(name = "X-Spector-Link: {0}")
+    @ValueSource(strings = {"64", "-1", "abc", "007", "1.0", ""}) // (" 1" is "1": RFC 9110 §5.5 OWS)
+    void malformedSlot_isRefused400_naming_theHeader(String value) throws IOException {
+        TestGateway g = gateway();
+        String response = rawUpgrade(g.port(), "X-Spector-Link: " + value);
+        assertThat(response).as("RFC 9110 §15.5.1").startsWith("HTTP/1.1 400");
+        assertThat(response).contains(UplinkAcceptor.LINK_HEADER);
+        assertThat(g.uplinks).isEmpty();
+    }
+
+    @Test
+    void noSlotHeader_isSlot0_asAWorkerFromBeforeSlots() throws IOException {
+        TestGateway g = gateway();
+        String response = rawUpgrade(g.port(), "X-Other: 1");
+        assertThat(response).startsWith("HTTP/1.1 101");
+        assertThat(take(g.uplinks, "the upgrade is taken").slot()).isZero();
+    }
+
+    private static String rawUpgrade(int port, String extraHeader) throws IOException {
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            socket.setSoTimeout((int) TestGateway.WAIT.toMillis());
+            String request = "GET /uplink HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                    + "X-Spector-Worker: w1\r\nAuthorization: Bearer " + TestGateway.TOKEN + "\r\n"
+                    + "Sec-WebSocket-Protocol: " + FrameCodec.SUBPROTOCOL + "\r\n" + extraHeader + "\r\n\r\n";
+            OutputStream out = socket.getOutputStream();
+            out.write(request.getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = socket.getInputStream();
+            ByteArrayOutputStream all = new ByteArrayOutputStream();
+            byte[] buf = new byte[4096];
+            for (int n; (n = in.read(buf)) != -1; ) {
+                all.write(buf, 0, n);
+                String text = all.toString(StandardCharsets.UTF_8);
+                if (text.startsWith("HTTP/1.1 101") && text.contains("\r\n\r\n")) {
+                    return text; // Upgraded: the socket stays open.
+                }
+            }
+            return all.toString(StandardCharsets.UTF_8);
+        }
+    }
+}
