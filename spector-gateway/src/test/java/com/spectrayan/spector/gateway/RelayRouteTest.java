@@ -324,4 +324,38 @@ final class RelayRouteTest {
                 .as("both workers: the in-memory one and the daemon on the WebSocket")
                 .containsExactlyInAnyOrder("w1", "dw");
     }
+
+    @Test
+    void aDaemonKeepsTwoLinksByDefault_listedAsOneWorkerWithBothLinks_andRelaysOverThem() throws Exception {
+        await("both of the daemon's links are registered")
+                .atMost(TIMEOUT)
+                .until(() -> cell.gateway.workerDirectory().links("dw").size() == 2);
+        HttpResponse<String> r =
+                cell.http.send(request("/gateway/v1/workers").build(), HttpResponse.BodyHandlers.ofString());
+        com.fasterxml.jackson.databind.JsonNode dw = null;
+        for (com.fasterxml.jackson.databind.JsonNode w : JSON.readTree(r.body()).get("workers")) {
+            if (w.path("id").asText().equals("dw")) {
+                dw = w;
+            }
+        }
+        com.fasterxml.jackson.databind.JsonNode row = java.util.Objects.requireNonNull(dw, "dw is one row");
+        assertThat(row.get("links").findValuesAsText("slot")).containsExactly("0", "1");
+        assertThat(row.get("links").findValuesAsText("remote"))
+                .as("each link says where it was dialled from")
+                .allSatisfy(remote -> assertThat(remote).contains("127.0.0.1"));
+        for (int i = 0; i < 6; i++) {
+            HttpResponse<String> relayed = cell.http.send(
+                    request("/relay/dw/owner/api/v1/namespaces/links/echo?i=" + i)
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(relayed.statusCode())
+                    .as("relay %d over the daemon's links", i)
+                    .isEqualTo(200);
+        }
+        HttpResponse<String> metrics =
+                cell.http.send(request("/actuator/prometheus").build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(metrics.body())
+                .containsPattern("(?m)^spector_workers_connected(\\{[^}]*\\})? 2\\.0$")
+                .containsPattern("(?m)^spector_uplinks_connected(\\{[^}]*\\})? 3\\.0$");
+    }
 }

@@ -29,18 +29,26 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The worker daemon: dials the gateway's {@code /uplink} (and again, with jittered backoff, whenever
- * it is lost), runs the worker half of the relay on it, and serves its relay targets, each an
- * {@code http-forward} to a local upstream.
+ * The worker daemon: keeps {@code uplinks} links to the gateway's {@code /uplink} (each in its own
+ * slot, each re-dialled with jittered backoff whenever it is lost), runs the worker half of the
+ * relay on each, and serves its relay targets, each an {@code http-forward} to a local upstream.
+ * The gateway treats the links as one worker: it spreads relays over them, and losing one costs
+ * only that link's relays. When the gateway's host name resolves to several addresses (a headless
+ * Service), link {@code k} dials address {@code k mod n} of them, so the links spread over the
+ * gateway's replicas.
  */
 public final class WorkerDaemon implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WorkerDaemon.class);
@@ -48,13 +56,20 @@ public final class WorkerDaemon implements AutoCloseable {
     /** How long {@link #close()} lets the event loops finish. */
     static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(5);
 
+    /** Links a worker keeps by default ({@code --uplinks}). */
+    public static final int DEFAULT_UPLINKS = 2;
+
+    /** The most links a worker keeps (the gateway takes 8 per worker by default). */
+    public static final int MAX_UPLINKS = 8;
+
     private final EventLoopGroup group;
     private final UpstreamHttpTransport transport;
-    private final UplinkDialer dialer;
+    private final List<UplinkDialer> dialers = new ArrayList<>();
     private final @Nullable Channel admin;
-    private volatile @Nullable UplinkSession session;
+    /** The session of each slot's current link, null while it is down. */
+    private final AtomicReferenceArray<UplinkSession> sessions;
 
-    private WorkerDaemon(URI gateway, String workerId, String token, Map<String, URI> upstreams, int adminPort) {
+    private WorkerDaemon(Builder b) {
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         Class<? extends SocketChannel> socket = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
@@ -63,21 +78,38 @@ public final class WorkerDaemon implements AutoCloseable {
         this.transport = new UpstreamHttpTransport(
                 TransportSpec.defaults(), socket, epoll ? EpollDatagramChannel.class : NioDatagramChannel.class);
         Map<String, RelayTarget> targets = new LinkedHashMap<>();
-        upstreams.forEach((name, uri) -> targets.put(name, new HttpForwardTarget(uri, transport, group)));
+        b.upstreams.forEach((name, uri) -> targets.put(name, new HttpForwardTarget(uri, transport, group)));
         WorkerOptions options =
-                WorkerOptions.builder(workerId).relayTargets(targets).build();
-        this.dialer = UplinkDialer.builder(gateway, workerId, token, group)
-                .channelType(socket)
-                .onConnected(channel -> {
-                    UplinkSession s = UplinkSession.start(channel, UplinkSession.Role.GATEWAY_UPLINK, options);
-                    session = s;
-                    log.info("worker {} connected to {} with targets {}", workerId, gateway, targets.keySet());
-                    return s;
-                })
-                .onAttemptFailed(
-                        error -> log.warn("worker {}: uplink to {} failed: {}", workerId, gateway, error.getMessage()))
-                .build();
-        this.admin = adminPort < 0 ? null : startAdmin(adminPort, options, epoll);
+                WorkerOptions.builder(b.workerId).relayTargets(targets).build();
+        this.sessions = new AtomicReferenceArray<>(b.uplinks);
+        URI gateway = b.gateway;
+        String workerId = b.workerId;
+        for (int slot = 0; slot < b.uplinks; slot++) {
+            int k = slot;
+            UplinkDialer.Builder dialer = UplinkDialer.builder(gateway, workerId, b.token, group)
+                    .channelType(socket)
+                    .slot(k)
+                    .spreadOverAddresses(true)
+                    .onConnected(channel -> {
+                        UplinkSession s = UplinkSession.start(channel, UplinkSession.Role.GATEWAY_UPLINK, options);
+                        sessions.set(k, s);
+                        log.info(
+                                "worker {} connected link {} to {} with targets {}",
+                                workerId,
+                                k,
+                                gateway,
+                                targets.keySet());
+                        return s;
+                    })
+                    .onAttemptFailed(error ->
+                            log.warn("worker {}: link {} to {} failed: {}", workerId, k, gateway, error.getMessage()));
+            Path ca = b.caFile;
+            if (ca != null) {
+                dialer.caFile(ca);
+            }
+            dialers.add(dialer.build());
+        }
+        this.admin = b.adminPort < 0 ? null : startAdmin(b.adminPort, options, epoll);
     }
 
     /**
@@ -110,39 +142,107 @@ public final class WorkerDaemon implements AutoCloseable {
     }
 
     /**
-     * Starts a worker that dials {@code gateway} ({@code ws://host:port/uplink}) as {@code workerId}
-     * with {@code token}, serving one {@code http-forward} target per entry of {@code upstreams}.
+     * Starts a worker that dials {@code gateway} ({@code wss://host[:port]/uplink} or {@code
+     * ws://...}) as {@code workerId} with {@code token}, serving one {@code http-forward} target per
+     * entry of {@code upstreams}, with {@link #DEFAULT_UPLINKS} links and no admin port.
      */
     public static WorkerDaemon start(URI gateway, String workerId, String token, Map<String, URI> upstreams) {
-        return start(gateway, workerId, token, upstreams, -1);
+        return builder(gateway, workerId, token, upstreams).start();
     }
 
-    /** Starts a worker with a loopback admin port ({@code 0}: any free port; {@code -1}: none). */
+    /** As {@link #start(URI, String, String, Map)}, with a loopback admin port ({@code 0}: any free port). */
     public static WorkerDaemon start(
             URI gateway, String workerId, String token, Map<String, URI> upstreams, int adminPort) {
-        requireNonNull(gateway, "gateway");
-        requireNonNull(workerId, "workerId");
-        requireNonNull(token, "token");
-        WorkerDaemon daemon = new WorkerDaemon(
-                gateway, workerId, token, Map.copyOf(requireNonNull(upstreams, "upstreams")), adminPort);
-        daemon.dialer.start();
-        return daemon;
+        return builder(gateway, workerId, token, upstreams).adminPort(adminPort).start();
     }
 
-    /** Answers whether the uplink is connected now. */
+    /** Returns the options of a worker: its gateway, id, token and targets. */
+    public static Builder builder(URI gateway, String workerId, String token, Map<String, URI> upstreams) {
+        return new Builder(gateway, workerId, token, upstreams);
+    }
+
+    /** Answers whether at least one of the worker's links is connected now. */
     public boolean isConnected() {
-        return dialer.isConnected();
+        return connectedUplinks() > 0;
     }
 
-    /** Returns how many dial attempts were made. */
+    /** Returns how many of the worker's links are connected now. */
+    public int connectedUplinks() {
+        int n = 0;
+        for (UplinkDialer d : dialers) {
+            n += d.isConnected() ? 1 : 0;
+        }
+        return n;
+    }
+
+    /** Returns how many links the worker keeps. */
+    public int uplinks() {
+        return dialers.size();
+    }
+
+    /** Returns how many dial attempts were made, over every link. */
     public int attempts() {
-        return dialer.attempts();
+        int n = 0;
+        for (UplinkDialer d : dialers) {
+            n += d.attempts();
+        }
+        return n;
     }
 
-    /** Returns the relays active on the current uplink. */
+    /** Returns the relays active on the current links. */
     public int activeRelays() {
-        UplinkSession s = session;
-        return s == null ? 0 : s.activeRelays();
+        int n = 0;
+        for (int i = 0; i < sessions.length(); i++) {
+            UplinkSession s = sessions.get(i);
+            n += s == null ? 0 : s.activeRelays();
+        }
+        return n;
+    }
+
+    /** Options of a {@link WorkerDaemon}. */
+    public static final class Builder {
+        private final URI gateway;
+        private final String workerId;
+        private final String token;
+        private final Map<String, URI> upstreams;
+        private int adminPort = -1;
+        private int uplinks = DEFAULT_UPLINKS;
+        private @Nullable Path caFile;
+
+        private Builder(URI gateway, String workerId, String token, Map<String, URI> upstreams) {
+            this.gateway = requireNonNull(gateway, "gateway");
+            this.workerId = requireNonNull(workerId, "workerId");
+            this.token = requireNonNull(token, "token");
+            this.upstreams = Map.copyOf(requireNonNull(upstreams, "upstreams"));
+        }
+
+        /** Sets the loopback admin port ({@code 0}: any free port; {@code -1}, the default: none). */
+        public Builder adminPort(int port) {
+            this.adminPort = port;
+            return this;
+        }
+
+        /** Sets how many links to keep, 1..{@link #MAX_UPLINKS} (default {@link #DEFAULT_UPLINKS}). */
+        public Builder uplinks(int n) {
+            if (n < 1 || n > MAX_UPLINKS) {
+                throw new IllegalArgumentException("uplinks " + n + " is outside 1.." + MAX_UPLINKS);
+            }
+            this.uplinks = n;
+            return this;
+        }
+
+        /** Trusts only this PEM CA file for a {@code wss://} gateway, instead of the JDK's trust store. */
+        public Builder caFile(Path file) {
+            this.caFile = requireNonNull(file, "file");
+            return this;
+        }
+
+        /** Starts the worker: its links dial at once. */
+        public WorkerDaemon start() {
+            WorkerDaemon daemon = new WorkerDaemon(this);
+            daemon.dialers.forEach(UplinkDialer::start);
+            return daemon;
+        }
     }
 
     @Override
@@ -151,7 +251,7 @@ public final class WorkerDaemon implements AutoCloseable {
         if (a != null) {
             a.close().syncUninterruptibly();
         }
-        dialer.close();
+        dialers.forEach(UplinkDialer::close);
         transport.close();
         group.shutdownGracefully(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
                 .awaitUninterruptibly(SHUTDOWN_TIMEOUT.toMillis() + 1000);

@@ -27,7 +27,12 @@ import org.jspecify.annotations.Nullable;
  * a bad value, naming the variable, the value and what was expected.
  *
  * <ul>
- *   <li>{@code SPECTOR_WORKER_GATEWAY}: the gateway's uplink, {@code ws://host:port/uplink};
+ *   <li>{@code SPECTOR_WORKER_GATEWAY}: the gateway's uplink, {@code wss://host[:port]/uplink} (or
+ *       {@code ws://...}, which warns unless the host is a loopback address);
+ *   <li>{@code SPECTOR_WORKER_CA_FILE}: a PEM file of the CA to trust for {@code wss://} instead of
+ *       the JDK's trust store (optional);
+ *   <li>{@code SPECTOR_WORKER_UPLINKS}: how many links to keep, 1..{@value WorkerDaemon#MAX_UPLINKS}
+ *       (default {@value WorkerDaemon#DEFAULT_UPLINKS});
  *   <li>{@code SPECTOR_WORKER_ID}: this worker's id, 1..64 chars of {@code [A-Za-z0-9._-]} (the
  *       gateway's {@code spector.uplink.tokens} names it);
  *   <li>{@code SPECTOR_WORKER_TOKEN_FILE} (a file holding the token) or {@code
@@ -50,6 +55,8 @@ public final class WorkerMain {
     static final String TOKEN = "SPECTOR_WORKER_TOKEN";
     static final String TARGETS = "SPECTOR_WORKER_TARGETS";
     static final String ADMIN_PORT = "SPECTOR_WORKER_ADMIN_PORT";
+    static final String CA_FILE = "SPECTOR_WORKER_CA_FILE";
+    static final String UPLINKS = "SPECTOR_WORKER_UPLINKS";
 
     /** A worker id as the gateway's token list accepts it. */
     private static final Pattern WORKER_ID =
@@ -61,7 +68,14 @@ public final class WorkerMain {
     private WorkerMain() {}
 
     /** What the environment says the worker is. The token is never shown by {@link #toString()}. */
-    record Settings(URI gateway, String workerId, String token, Map<String, URI> targets, int adminPort) {
+    record Settings(
+            URI gateway,
+            String workerId,
+            String token,
+            Map<String, URI> targets,
+            int adminPort,
+            int uplinks,
+            @Nullable Path caFile) {
         Settings {
             requireNonNull(gateway, "gateway");
             requireNonNull(workerId, "workerId");
@@ -72,7 +86,7 @@ public final class WorkerMain {
         @Override
         public String toString() {
             return "Settings{gateway=" + gateway + ", workerId=" + workerId + ", targets=" + targets + ", adminPort="
-                    + adminPort + "}";
+                    + adminPort + ", uplinks=" + uplinks + ", caFile=" + caFile + "}";
         }
     }
 
@@ -86,10 +100,18 @@ public final class WorkerMain {
             System.exit(2);
             return;
         }
-        WorkerDaemon daemon = WorkerDaemon.start(
-                settings.gateway(), settings.workerId(), settings.token(), settings.targets(), settings.adminPort());
-        System.out.println("spector worker " + settings.workerId() + " dialling " + settings.gateway()
-                + " with targets " + settings.targets().keySet());
+        WorkerDaemon.Builder builder = WorkerDaemon.builder(
+                        settings.gateway(), settings.workerId(), settings.token(), settings.targets())
+                .adminPort(settings.adminPort())
+                .uplinks(settings.uplinks());
+        Path ca = settings.caFile();
+        if (ca != null) {
+            builder.caFile(ca);
+        }
+        WorkerDaemon daemon = builder.start();
+        System.out.println("spector worker " + settings.workerId() + " dialling " + settings.gateway() + " with "
+                + settings.uplinks() + " links and targets "
+                + settings.targets().keySet());
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime()
                 .addShutdownHook(new Thread(
@@ -120,28 +142,55 @@ public final class WorkerMain {
         String token = token(env, problems);
         Map<String, URI> targets = targets(env, problems);
         int adminPort = adminPort(env, problems);
+        int uplinks = (int) Environment.integer(
+                env,
+                UPLINKS,
+                WorkerDaemon.DEFAULT_UPLINKS,
+                1,
+                WorkerDaemon.MAX_UPLINKS,
+                "1.." + WorkerDaemon.MAX_UPLINKS + ", the links to keep to the gateway",
+                problems);
+        Path caFile = caFile(env, problems);
         if (!problems.isEmpty() || gateway == null || id == null || token == null) {
             throw new Environment.Problems(problems);
         }
-        return new Settings(gateway, id, token, targets, adminPort);
+        return new Settings(gateway, id, token, targets, adminPort, uplinks, caFile);
     }
 
     private static @Nullable URI gateway(Map<String, String> env, List<String> problems) {
         String raw = Environment.value(env, GATEWAY);
-        String expected = " (expected: ws://host:port/uplink)";
+        String expected = " (expected: wss://host[:port]/uplink or ws://host:port/uplink)";
         if (raw == null) {
             problems.add(GATEWAY + ": (unset)" + expected);
             return null;
         }
         try {
             URI uri = new URI(raw);
-            if ("ws".equals(uri.getScheme()) && uri.getHost() != null) {
+            if (("ws".equals(uri.getScheme()) || "wss".equals(uri.getScheme())) && uri.getHost() != null) {
                 return uri;
             }
         } catch (URISyntaxException e) {
             // reported below, with the value
         }
         problems.add(GATEWAY + ": '" + raw + "'" + expected);
+        return null;
+    }
+
+    private static @Nullable Path caFile(Map<String, String> env, List<String> problems) {
+        String raw = Environment.value(env, CA_FILE);
+        if (raw == null) {
+            return null;
+        }
+        try {
+            Path file = Path.of(raw);
+            if (Files.isReadable(file)
+                    && Files.readString(file, StandardCharsets.US_ASCII).contains("-----BEGIN CERTIFICATE-----")) {
+                return file;
+            }
+        } catch (IOException | InvalidPathException e) {
+            // reported below, with the value
+        }
+        problems.add(CA_FILE + ": '" + raw + "' (expected: a readable PEM file of CA certificates)");
         return null;
     }
 

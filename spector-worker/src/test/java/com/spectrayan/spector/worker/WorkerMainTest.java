@@ -105,14 +105,56 @@ final class WorkerMainTest {
     }
 
     @Test
-    void settingsFrom_gatewayNotAWsUri_isRefused() {
-        for (String bad : List.of("http://gateway:7070/uplink", "wss://gateway/uplink", "gateway:7070", "ws://")) {
+    void settingsFrom_gatewayNotAWsOrWssUri_isRefused() {
+        String expected = " (expected: wss://host[:port]/uplink or ws://host:port/uplink)";
+        for (String bad : List.of("http://gateway:7070/uplink", "https://gateway/uplink", "gateway:7070", "ws://")) {
             assertThat(problems(env("SPECTOR_WORKER_GATEWAY", bad)))
                     .as(bad)
-                    .containsExactly("SPECTOR_WORKER_GATEWAY: '" + bad + "' (expected: ws://host:port/uplink)");
+                    .containsExactly("SPECTOR_WORKER_GATEWAY: '" + bad + "'" + expected);
         }
         assertThat(problems(envWithout("SPECTOR_WORKER_GATEWAY")))
-                .containsExactly("SPECTOR_WORKER_GATEWAY: (unset) (expected: ws://host:port/uplink)");
+                .containsExactly("SPECTOR_WORKER_GATEWAY: (unset)" + expected);
+        assertThat(WorkerMain.settingsFrom(env("SPECTOR_WORKER_GATEWAY", "wss://gateway/uplink"))
+                        .gateway())
+                .as("wss:// without a port: 443")
+                .hasToString("wss://gateway/uplink");
+    }
+
+    @Test
+    void settingsFrom_uplinks_default2_1And8Taken_0And9Refused() {
+        assertThat(WorkerMain.settingsFrom(env()).uplinks())
+                .isEqualTo(WorkerDaemon.DEFAULT_UPLINKS)
+                .isEqualTo(2);
+        assertThat(WorkerMain.settingsFrom(env("SPECTOR_WORKER_UPLINKS", "1")).uplinks())
+                .isEqualTo(1);
+        assertThat(WorkerMain.settingsFrom(env("SPECTOR_WORKER_UPLINKS", "8")).uplinks())
+                .isEqualTo(8);
+        for (String bad : List.of("0", "9", "two")) {
+            assertThat(problems(env("SPECTOR_WORKER_UPLINKS", bad)))
+                    .as(bad)
+                    .singleElement()
+                    .asString()
+                    .startsWith("SPECTOR_WORKER_UPLINKS: '" + bad + "'")
+                    .contains("1..8");
+        }
+    }
+
+    @Test
+    void settingsFrom_caFile_mustBeAReadablePemCertificate() throws IOException {
+        Path ca = Files.writeString(
+                tmp.resolve("ca.pem"), "-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----\n");
+        assertThat(WorkerMain.settingsFrom(env("SPECTOR_WORKER_CA_FILE", ca.toString()))
+                        .caFile())
+                .isEqualTo(ca);
+        assertThat(WorkerMain.settingsFrom(env()).caFile())
+                .as("unset: the JDK's trust store")
+                .isNull();
+        Path notPem = Files.writeString(tmp.resolve("key.txt"), "hello\n");
+        for (Path bad : List.of(notPem, tmp.resolve("missing.pem"))) {
+            assertThat(problems(env("SPECTOR_WORKER_CA_FILE", bad.toString())))
+                    .containsExactly(
+                            "SPECTOR_WORKER_CA_FILE: '" + bad + "' (expected: a readable PEM file of CA certificates)");
+        }
     }
 
     @Test

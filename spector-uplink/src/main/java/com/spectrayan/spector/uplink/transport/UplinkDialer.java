@@ -30,6 +30,8 @@ import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -38,6 +40,8 @@ import java.security.cert.CertificateException;
 import java.security.cert.CertificateExpiredException;
 import java.security.cert.CertificateNotYetValidException;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -123,6 +127,8 @@ public final class UplinkDialer implements AutoCloseable {
     private final @Nullable SslContext tls;
     private final @Nullable Path caFile;
     private final int slot;
+    private final boolean spread;
+    private final Resolver resolver;
     private final Function<? super WebSocketFrameChannel, ? extends FrameChannel.Receiver> onConnected;
     private final Consumer<Throwable> onAttemptFailed;
     private final AtomicInteger attempts = new AtomicInteger();
@@ -154,6 +160,8 @@ public final class UplinkDialer implements AutoCloseable {
         this.handshakeTimeout = b.handshakeTimeout;
         this.caFile = b.caFile;
         this.slot = b.slot;
+        this.spread = b.spread;
+        this.resolver = b.resolver;
         this.tls = "wss".equals(uri.getScheme()) ? clientTls(b.caFile) : null;
         this.onConnected = b.onConnected;
         this.onAttemptFailed = b.onAttemptFailed;
@@ -254,7 +262,14 @@ public final class UplinkDialer implements AutoCloseable {
                         initPipeline(ch, config, idleTimeout, frames);
                     }
                 });
-        ChannelFuture connect = bootstrap.connect(host(), port());
+        SocketAddress remote;
+        try {
+            remote = remoteAddress();
+        } catch (UnknownHostException e) {
+            failedBeforeConnect(e);
+            return;
+        }
+        ChannelFuture connect = bootstrap.connect(remote);
         Channel ch = connect.channel();
         synchronized (lock) {
             if (closed) {
@@ -264,6 +279,54 @@ public final class UplinkDialer implements AutoCloseable {
             current = ch;
         }
         ch.closeFuture().addListener(f -> ended(ch));
+    }
+
+    /**
+     * The address this dial connects to: the URI's host as the bootstrap resolves it, or, when the
+     * dialer spreads over addresses and the host is a name, address {@code slot mod n} of every
+     * address it resolves to (sorted, so that the worker's links agree on the order). TLS checks the
+     * name either way. Resolving blocks, as Netty's default resolver does; it happens once a dial.
+     */
+    private SocketAddress remoteAddress() throws UnknownHostException {
+        String host = host();
+        if (!spread || isLiteral(host)) {
+            return InetSocketAddress.createUnresolved(host, port());
+        }
+        InetAddress[] all = resolver.resolve(host);
+        Arrays.sort(all, Comparator.comparing(InetAddress::getHostAddress));
+        return new InetSocketAddress(all[slot % all.length], port());
+    }
+
+    private static boolean isLiteral(String host) {
+        return host.indexOf(':') >= 0 || host.chars().allMatch(c -> c == '.' || Character.isDigit(c));
+    }
+
+    /** A dial that failed before it had a connection (its host did not resolve): retried as any other. */
+    private void failedBeforeConnect(Throwable failure) {
+        long delay;
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            failuresInARow++;
+            delay = backoffMillis(failuresInARow);
+            retry = group.next().schedule(this::dial, delay, TimeUnit.MILLISECONDS);
+        }
+        attemptFailed(new IOException("cannot resolve " + host() + ": " + failure.getMessage(), failure), delay);
+    }
+
+    private void attemptFailed(Throwable cause, long delay) {
+        log.warn(
+                "uplink dial of worker {} to {} failed ({}); retrying in {} ms",
+                workerId,
+                uri,
+                cause.getMessage(),
+                delay);
+        try {
+            onAttemptFailed.accept(cause);
+        } catch (RuntimeException e) {
+            log.error("uplink failure listener failed", e);
+        }
     }
 
     private String host() {
@@ -390,18 +453,7 @@ public final class UplinkDialer implements AutoCloseable {
             retry = group.next().schedule(this::dial, delay, TimeUnit.MILLISECONDS);
         }
         if (!wasOpen) {
-            Throwable cause = describe(failure);
-            log.warn(
-                    "uplink dial of worker {} to {} failed ({}); retrying in {} ms",
-                    workerId,
-                    uri,
-                    cause.getMessage(),
-                    delay);
-            try {
-                onAttemptFailed.accept(cause);
-            } catch (RuntimeException e) {
-                log.error("uplink failure listener failed", e);
-            }
+            attemptFailed(describe(failure), delay);
         } else {
             log.info("uplink of worker {} closed; re-dialling in {} ms", workerId, delay);
         }
@@ -467,6 +519,12 @@ public final class UplinkDialer implements AutoCloseable {
         return message == null ? t.getClass().getSimpleName() : message;
     }
 
+    /** Resolves a host name to every address it has. */
+    @FunctionalInterface
+    interface Resolver {
+        InetAddress[] resolve(String host) throws UnknownHostException;
+    }
+
     /** Options of an {@link UplinkDialer}. */
     public static final class Builder {
         private final URI uri;
@@ -485,6 +543,8 @@ public final class UplinkDialer implements AutoCloseable {
         private Consumer<Throwable> onAttemptFailed = e -> {};
         private @Nullable Path caFile;
         private int slot;
+        private boolean spread;
+        private Resolver resolver = InetAddress::getAllByName;
 
         private Builder(URI uri, String workerId, String token, EventLoopGroup group) {
             this.uri = requireNonNull(uri, "uri");
@@ -505,6 +565,21 @@ public final class UplinkDialer implements AutoCloseable {
                 throw new IllegalArgumentException("slot " + slot + " is outside 0.." + UplinkAcceptor.MAX_SLOT);
             }
             this.slot = slot;
+            return this;
+        }
+
+        /**
+         * Spreads the worker's links over the addresses the gateway's host name resolves to
+         * (default off): this link dials address {@code slot mod n}, re-resolved at each dial.
+         */
+        public Builder spreadOverAddresses(boolean on) {
+            this.spread = on;
+            return this;
+        }
+
+        /** Sets how host names resolve (tests: a name with chosen addresses). */
+        Builder resolver(Resolver r) {
+            this.resolver = requireNonNull(r, "resolver");
             return this;
         }
 

@@ -83,6 +83,22 @@ final class TestGateway implements AutoCloseable {
             Duration idleTimeout,
             @Nullable SslContext tls,
             UplinkAcceptor.Admission admission) {
+        this(group, java.net.InetAddress.getLoopbackAddress(), port, extra, idleTimeout, tls, admission);
+    }
+
+    /** A plain gateway bound to {@code host} (another loopback address, say), recording its uplinks. */
+    static TestGateway at(EventLoopGroup group, java.net.InetAddress host, int port) {
+        return new TestGateway(group, host, port, null, UplinkAcceptor.DEFAULT_IDLE_TIMEOUT, null, (id, slot) -> null);
+    }
+
+    private TestGateway(
+            EventLoopGroup group,
+            java.net.InetAddress host,
+            int port,
+            @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra,
+            Duration idleTimeout,
+            @Nullable SslContext tls,
+            UplinkAcceptor.Admission admission) {
         this.group = group;
         this.tls = tls;
         this.extra = extra;
@@ -109,22 +125,21 @@ final class TestGateway implements AutoCloseable {
                                 .addLast(new NotFound());
                     }
                 });
-        this.server = bindWithin(bootstrap, port);
+        this.server = bindWithin(bootstrap, host, port);
     }
 
     /**
      * Binds, retrying a port that is still in use for at most {@link #WAIT}: a restart on the same
      * port can race the kernel releasing it (or a dialler's socket briefly holding it).
      */
-    private static Channel bindWithin(ServerBootstrap bootstrap, int port) {
+    private static Channel bindWithin(ServerBootstrap bootstrap, java.net.InetAddress host, int port) {
         AtomicReference<Channel> bound = new AtomicReference<>();
         await("port " + port + " can be bound again")
                 .atMost(WAIT)
                 .pollInterval(Duration.ofMillis(20))
                 .until(() -> {
-                    io.netty.channel.ChannelFuture f = bootstrap
-                            .bind(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port))
-                            .awaitUninterruptibly();
+                    io.netty.channel.ChannelFuture f =
+                            bootstrap.bind(new InetSocketAddress(host, port)).awaitUninterruptibly();
                     if (f.isSuccess()) {
                         bound.set(f.channel());
                         return true;

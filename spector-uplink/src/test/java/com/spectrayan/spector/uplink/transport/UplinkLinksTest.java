@@ -16,6 +16,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -37,6 +38,16 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 final class UplinkLinksTest {
     private static final int LIMIT = 2;
+    private static final InetAddress LOOPBACK_1 = loopback(1);
+    private static final InetAddress LOOPBACK_2 = loopback(2);
+
+    private static InetAddress loopback(int last) {
+        try {
+            return InetAddress.getByAddress(new byte[] {127, 0, 0, (byte) last});
+        } catch (java.net.UnknownHostException e) {
+            throw new AssertionError(e);
+        }
+    }
 
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
     private final List<AutoCloseable> closing = new ArrayList<>();
@@ -110,6 +121,32 @@ final class UplinkLinksTest {
         assertThat(one.channel().isOpen()).as("slot 1 stays").isTrue();
         assertThat(directory.links("w1")).extracting(WorkerLink::slot).containsExactly(0, 1);
         assertThat(again.channel().isOpen()).isTrue();
+    }
+
+    @Test
+    void linksOfAWorker_spreadOverTheAddressesItsGatewayNameResolvesTo() throws Exception {
+        // Two "replicas" on one port of two loopback addresses; gw.test resolves to both, as a
+        // headless Service's name does to its pods.
+        TestGateway one = TestGateway.at(group, LOOPBACK_1, 0);
+        closing.add(one);
+        TestGateway two = TestGateway.at(group, LOOPBACK_2, one.port());
+        closing.add(two);
+        URI uri = URI.create("ws://gw.test:" + one.port() + UplinkAcceptor.PATH);
+        for (int slot = 0; slot < 4; slot++) {
+            UplinkDialer d = UplinkDialer.builder(uri, "w1", TestGateway.TOKEN, group)
+                    .slot(slot)
+                    .spreadOverAddresses(true)
+                    .resolver(host -> new InetAddress[] {LOOPBACK_2, LOOPBACK_1})
+                    .build();
+            closing.add(d);
+            d.start();
+        }
+        List<Integer> onOne =
+                List.of(one.nextUplink("a").slot(), one.nextUplink("b").slot());
+        List<Integer> onTwo =
+                List.of(two.nextUplink("c").slot(), two.nextUplink("d").slot());
+        assertThat(onOne).as("slots k mod 2 == 0 on the first address, sorted").containsExactlyInAnyOrder(0, 2);
+        assertThat(onTwo).as("slots k mod 2 == 1 on the second").containsExactlyInAnyOrder(1, 3);
     }
 
     @ParameterizedTest(name = "X-Spector-Link: {0}")
