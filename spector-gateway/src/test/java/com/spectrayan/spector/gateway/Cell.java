@@ -10,6 +10,7 @@ import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import com.spectrayan.spector.owner.OwnerSpec;
+import com.spectrayan.spector.owner.RecordedRequest;
 import com.spectrayan.spector.owner.ReferenceOwner;
 import java.io.IOException;
 import java.net.URI;
@@ -134,6 +135,21 @@ final class Cell implements AutoCloseable {
                         .GET()
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** Returns what the owners recorded for {@code namespace}, owner by owner, each oldest first. */
+    List<RecordedRequest> recorded(String namespace) {
+        return owners.stream()
+                .flatMap(o -> o.requests().stream())
+                .filter(r -> namespace.equals(r.namespace()))
+                .toList();
+    }
+
+    /** Returns what owner {@code id} recorded for a method and path, oldest first. */
+    List<RecordedRequest> served(String id, String method, String path) {
+        return owner(id).requests().stream()
+                .filter(q -> q.method().equals(method) && q.path().equals(path))
+                .toList();
     }
 
     ReferenceOwner owner(String id) {
