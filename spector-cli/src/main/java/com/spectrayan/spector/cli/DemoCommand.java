@@ -19,7 +19,6 @@ import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -37,7 +36,7 @@ import picocli.CommandLine.Spec;
         name = "demo",
         mixinStandardHelpOptions = true,
         description = "Run a gateway and three reference owners on localhost and print curl lines that work.")
-final class DemoCommand implements Callable<Integer> {
+final class DemoCommand extends DaemonCommand {
     static final int GATEWAY_PORT = 7070;
     static final int FIRST_OWNER_PORT = 7071;
     static final int OWNERS = 3;
@@ -59,11 +58,10 @@ final class DemoCommand implements Callable<Integer> {
     String redis;
 
     @Override
-    public Integer call() throws IOException, InterruptedException {
+    AutoCloseable launch() throws IOException {
         Running demo = start(stateDir, redis, false);
         printWelcome(spec.commandLine().getOut(), demo);
-        GatewayCommand.awaitShutdown(demo);
-        return 0;
+        return demo;
     }
 
     /**

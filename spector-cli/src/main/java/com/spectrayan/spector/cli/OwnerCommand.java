@@ -4,11 +4,9 @@ import com.spectrayan.spector.owner.OwnerSpec;
 import com.spectrayan.spector.owner.ReferenceOwner;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -18,7 +16,7 @@ import picocli.CommandLine.Option;
         name = "owner",
         mixinStandardHelpOptions = true,
         description = "Run a reference owner node (echo, stream, objects, commands, events, token issuance).")
-final class OwnerCommand implements Callable<Integer> {
+final class OwnerCommand extends DaemonCommand {
     @Option(names = "--node-id", required = true, paramLabel = "ID", description = "This node's ring member id.")
     String nodeId = "";
 
@@ -54,7 +52,7 @@ final class OwnerCommand implements Callable<Integer> {
     String redis;
 
     @Override
-    public Integer call() throws IOException, InterruptedException {
+    AutoCloseable launch() throws IOException {
         OwnerSpec.Builder spec = OwnerSpec.builder(nodeId)
                 .bindHost(host)
                 .port(port)
@@ -65,14 +63,11 @@ final class OwnerCommand implements Callable<Integer> {
             spec.dataDir(dataDir);
         }
         if (secretFile != null) {
-            spec.hmacSecret(
-                    Files.readString(secretFile, StandardCharsets.UTF_8).strip().getBytes(StandardCharsets.UTF_8));
+            spec.hmacSecret(Secrets.read(secretFile).getBytes(StandardCharsets.UTF_8));
         }
         if (redis != null) {
             spec.redisUri(redis);
         }
-        ReferenceOwner owner = ReferenceOwner.start(spec.build());
-        GatewayCommand.awaitShutdown(owner);
-        return 0;
+        return ReferenceOwner.start(spec.build());
     }
 }

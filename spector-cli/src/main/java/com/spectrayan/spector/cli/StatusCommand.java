@@ -17,8 +17,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -98,9 +96,7 @@ final class StatusCommand implements java.util.concurrent.Callable<Integer> {
     }
 
     private int gateway(URI base) throws IOException, InterruptedException {
-        String token = tokenFile != null
-                ? Files.readString(tokenFile, StandardCharsets.UTF_8).strip()
-                : System.getenv(TOKEN_ENV);
+        String token = tokenFile != null ? Secrets.read(tokenFile) : System.getenv(TOKEN_ENV);
         HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve("/gateway/v1/status"))
                 .timeout(TIMEOUT)
                 .header("Accept", "application/json");

@@ -10,7 +10,6 @@ import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.contract.SpectorException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -56,8 +55,7 @@ final class TokenCommand implements Callable<Integer> {
         if (ttlSeconds < 1 || ttlSeconds > MAX_TTL.toSeconds()) {
             throw SpectorException.badRequest("ttl", ttlSeconds + " (expected: 1.." + MAX_TTL.toSeconds() + ")");
         }
-        String secret = Files.readString(secretFile, StandardCharsets.UTF_8).strip();
-        spec.commandLine().getOut().println(mint(secret, tenant, Duration.ofSeconds(ttlSeconds)));
+        spec.commandLine().getOut().println(mint(Secrets.read(secretFile), tenant, Duration.ofSeconds(ttlSeconds)));
         spec.commandLine().getOut().flush();
         return 0;
     }

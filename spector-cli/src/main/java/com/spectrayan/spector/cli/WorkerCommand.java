@@ -4,14 +4,11 @@ import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.worker.WorkerDaemon;
 import java.io.IOException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -24,7 +21,7 @@ import picocli.CommandLine.Option;
         name = "worker",
         mixinStandardHelpOptions = true,
         description = "Dial a gateway's uplink and serve http-forward relay targets.")
-final class WorkerCommand implements Callable<Integer> {
+final class WorkerCommand extends DaemonCommand {
     @Option(names = "--gateway", required = true, paramLabel = "URI", description = "ws://HOST:PORT/uplink")
     URI gateway = URI.create("ws://127.0.0.1:7070/uplink");
 
@@ -48,7 +45,7 @@ final class WorkerCommand implements Callable<Integer> {
     int adminPort = 7079;
 
     @Override
-    public Integer call() throws IOException, InterruptedException {
+    AutoCloseable launch() throws IOException {
         Map<String, URI> upstreams = new LinkedHashMap<>();
         for (String t : targets) {
             int eq = t.indexOf('=');
@@ -57,9 +54,6 @@ final class WorkerCommand implements Callable<Integer> {
             }
             upstreams.put(t.substring(0, eq), URI.create(t.substring(eq + 1)));
         }
-        String token = Files.readString(tokenFile, StandardCharsets.UTF_8).strip();
-        WorkerDaemon daemon = WorkerDaemon.start(gateway, id, token, upstreams, adminPort);
-        GatewayCommand.awaitShutdown(daemon);
-        return 0;
+        return WorkerDaemon.start(gateway, id, Secrets.read(tokenFile), upstreams, adminPort);
     }
 }

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchCondition;
@@ -14,6 +15,9 @@ import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -25,6 +29,40 @@ import org.junit.jupiter.api.Test;
 final class ArchitectureTest {
     private static final String ROOT = "com.spectrayan.spector";
     private static final String UPLINK = ROOT + ".uplink";
+    private static final String CLUSTER = ROOT + ".cluster";
+
+    /**
+     * Every type {@code spector-cluster} publishes, each with a caller in another module. A type
+     * used only by its own package is package-private; adding one here widens the surface, so it
+     * goes with a line in docs/internal/COMPONENTS.md.
+     */
+    private static final Set<String> CLUSTER_PUBLIC_TYPES = Set.of(
+            "gateway.ForwardRequest",
+            "gateway.ForwardResponse",
+            "gateway.ForwarderMetrics",
+            "gateway.ForwarderSpec",
+            "gateway.GatewayForwarder",
+            "gateway.GatewayForwarder$Exchange",
+            "gateway.RequestBody",
+            "gateway.RequestBody$Consumer",
+            "gateway.ResponseSink",
+            "gateway.TransportSpec",
+            "gateway.UpstreamHttpTransport",
+            "gateway.UpstreamHttpTransport$Listener",
+            "routing.KetamaRing",
+            "routing.OwnershipResolver",
+            "routing.RedisRouting",
+            "routing.Resolution",
+            "routing.Resolution$Level",
+            "routing.RouteEntry",
+            "routing.RouteInvalidation",
+            "routing.RoutingCache",
+            "routing.RoutingKey",
+            "routing.RoutingKeyExtractor",
+            "routing.RoutingMetrics",
+            "routing.WaterfallRoutingResolver",
+            "routing.WaterfallRoutingResolver$Builder");
+
     private static final List<String> MODULES =
             List.of("contract", "cluster", "uplink", "gateway", "worker", "owner", "cli");
 
@@ -135,6 +173,68 @@ final class ArchitectureTest {
                 .should(nameNoTypeOf(UPLINK + ".internal"))
                 .because("a public signature that names an internal type would pull other modules into it")
                 .check(classes);
+    }
+
+    /** The cluster publishes its nouns and nothing else: the forwarder's and the router's pieces stay package-private. */
+    @Test
+    void clusterPublicTypes_areItsNouns() {
+        Set<String> published = classes.stream()
+                .filter(c -> c.getPackageName().startsWith(CLUSTER + "."))
+                .filter(ArchitectureTest::isEffectivelyPublic)
+                .map(c -> c.getName().substring(CLUSTER.length() + 1))
+                .collect(Collectors.toCollection(TreeSet::new));
+        assertThat(published)
+                .as("public types of spector-cluster (a new one is a decision: CLUSTER_PUBLIC_TYPES and COMPONENTS.md)")
+                .containsExactlyInAnyOrderElementsOf(CLUSTER_PUBLIC_TYPES);
+    }
+
+    /**
+     * No public signature names a type other modules cannot see: a public method returning or
+     * taking a package-private type is a surface narrowed halfway.
+     */
+    @Test
+    void publicApi_namesOnlyPublicTypes() {
+        codeUnits()
+                .that()
+                .areDeclaredInClassesThat()
+                .resideInAPackage(ROOT + "..")
+                .and()
+                .arePublic()
+                .should(nameOnlyPublicTypesOf(ROOT))
+                .because("a caller in another package could not name what the signature hands it")
+                .check(classes);
+    }
+
+    /** Answers whether a class and every class around it are public. */
+    private static boolean isEffectivelyPublic(JavaClass c) {
+        if (!c.getModifiers().contains(JavaModifier.PUBLIC) || c.isAnonymousClass() || c.isLocalClass()) {
+            return false;
+        }
+        return c.getEnclosingClass().map(ArchitectureTest::isEffectivelyPublic).orElse(true);
+    }
+
+    /**
+     * A public method or constructor of an effectively public class whose return and parameter
+     * types, where they are ours ({@code root}), are effectively public too.
+     */
+    private static ArchCondition<JavaCodeUnit> nameOnlyPublicTypesOf(String root) {
+        return new ArchCondition<>("name only public types of " + root) {
+            @Override
+            public void check(JavaCodeUnit unit, ConditionEvents events) {
+                if (!isEffectivelyPublic(unit.getOwner())) {
+                    return;
+                }
+                List<JavaClass> named = new ArrayList<>(unit.getRawParameterTypes());
+                named.add(unit.getRawReturnType());
+                for (JavaClass type : named) {
+                    JavaClass base = type.isArray() ? type.getBaseComponentType() : type;
+                    if (base.getPackageName().startsWith(root) && !isEffectivelyPublic(base)) {
+                        events.add(SimpleConditionEvent.violated(
+                                unit, unit.getFullName() + " names the non-public " + base.getName()));
+                    }
+                }
+            }
+        };
     }
 
     /** A public method or constructor whose return and parameter types are all outside {@code pkg}. */

@@ -1,16 +1,46 @@
 package com.spectrayan.spector.contract;
 
+import static java.util.Objects.requireNonNull;
+
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Reads a process's {@code SPECTOR_*} environment variables for the container entry points (the
- * owner's and the worker's), collecting every problem as {@code KEY: 'value' (expected: ...)} so
- * that one start reports them all. The gateway binds its settings with SmallRye Config instead.
+ * What the entry points share about their process: reading the {@code SPECTOR_*} environment
+ * variables (the owner's and the worker's containers), collecting every problem as {@code KEY:
+ * 'value' (expected: ...)} so that one start reports them all, and the main wait until the process
+ * is asked to stop ({@link #awaitShutdown}). The gateway binds its settings with SmallRye Config
+ * instead.
  */
 public final class Environment {
     private Environment() {}
+
+    /**
+     * Blocks the calling thread (a process's main thread) until the JVM is asked to stop (SIGTERM,
+     * Ctrl-C), then closes {@code resource} on the shutdown hook's thread, {@code name + "-shutdown"}.
+     * A failure to close is printed to standard error as {@code name: while stopping: ...}; it never
+     * keeps the process up.
+     */
+    public static void awaitShutdown(AutoCloseable resource, String name) throws InterruptedException {
+        requireNonNull(resource, "resource");
+        requireNonNull(name, "name");
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            try {
+                                resource.close();
+                            } catch (Exception e) {
+                                System.err.println(name + ": while stopping: " + e);
+                            } finally {
+                                stopped.countDown();
+                            }
+                        },
+                        name + "-shutdown"));
+        stopped.await(); // the process's main wait: released by SIGTERM or Ctrl-C through the hook
+    }
 
     /** Returns a variable's value, stripped; null when it is unset or blank. */
     public static @Nullable String value(Map<String, String> env, String key) {

@@ -1,9 +1,9 @@
 package com.spectrayan.spector.gateway;
 
+import com.spectrayan.spector.contract.Environment;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import com.spectrayan.spector.gateway.config.SettingsException;
 import java.nio.file.Path;
-import java.util.concurrent.CountDownLatch;
 
 /**
  * Runs the gateway alone: {@code java -cp ... com.spectrayan.spector.gateway.GatewayMain [FILE]}.
@@ -25,14 +25,6 @@ public final class GatewayMain {
         }
         GatewayServer server = GatewayServer.start(settings);
         System.out.println("spector gateway ready on port " + server.port());
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime()
-                .addShutdownHook(new Thread(
-                        () -> {
-                            server.close();
-                            stopped.countDown();
-                        },
-                        "spector-gateway-shutdown"));
-        stopped.await(); // the process's main wait, released by SIGTERM or Ctrl-C
+        Environment.awaitShutdown(server, "spector-gateway");
     }
 }

@@ -10,10 +10,13 @@ import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import com.spectrayan.spector.owner.OwnerSpec;
+import com.spectrayan.spector.owner.RecordedRequest;
 import com.spectrayan.spector.owner.ReferenceOwner;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,6 +37,9 @@ final class Cell implements AutoCloseable {
     static final String SECRET = "test-secret-0123456789-0123456789-0123456789";
     static final String TENANT = "acme";
     static final String CELL_ID = "test";
+
+    /** The bound on a request made with {@link #request} or {@link #get}. */
+    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(20);
 
     final List<ReferenceOwner> owners = new ArrayList<>();
     final Map<String, URI> members = new LinkedHashMap<>();
@@ -107,6 +113,43 @@ final class Cell implements AutoCloseable {
 
     URI uri(String pathAndQuery) {
         return URI.create("http://127.0.0.1:" + gateway.port() + pathAndQuery);
+    }
+
+    /** Returns a request to the gateway with {@link #TENANT}'s token, bounded by {@link #REQUEST_TIMEOUT}. */
+    HttpRequest.Builder request(String pathAndQuery) {
+        return HttpRequest.newBuilder(uri(pathAndQuery))
+                .timeout(REQUEST_TIMEOUT)
+                .header("Authorization", "Bearer " + token(TENANT));
+    }
+
+    /** Sends {@link #request} as a GET and returns the answer, its body as text. */
+    HttpResponse<String> get(String pathAndQuery) throws IOException, InterruptedException {
+        return http.send(request(pathAndQuery).GET().build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** Sends a GET without a token (a local endpoint, a refusal), bounded by {@link #REQUEST_TIMEOUT}. */
+    HttpResponse<String> getWithoutToken(String pathAndQuery) throws IOException, InterruptedException {
+        return http.send(
+                HttpRequest.newBuilder(uri(pathAndQuery))
+                        .timeout(REQUEST_TIMEOUT)
+                        .GET()
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** Returns what the owners recorded for {@code namespace}, owner by owner, each oldest first. */
+    List<RecordedRequest> recorded(String namespace) {
+        return owners.stream()
+                .flatMap(o -> o.requests().stream())
+                .filter(r -> namespace.equals(r.namespace()))
+                .toList();
+    }
+
+    /** Returns what owner {@code id} recorded for a method and path, oldest first. */
+    List<RecordedRequest> served(String id, String method, String path) {
+        return owner(id).requests().stream()
+                .filter(q -> q.method().equals(method) && q.path().equals(path))
+                .toList();
     }
 
     ReferenceOwner owner(String id) {

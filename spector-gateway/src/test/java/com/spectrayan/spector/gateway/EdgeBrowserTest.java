@@ -3,7 +3,6 @@ package com.spectrayan.spector.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.spectrayan.spector.owner.RecordedRequest;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -11,7 +10,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -46,12 +44,6 @@ final class EdgeBrowserTest {
         cell.close();
     }
 
-    private static List<RecordedRequest> recorded(String namespace) {
-        return cell.owners.get(0).requests().stream()
-                .filter(r -> namespace.equals(r.namespace()))
-                .toList();
-    }
-
     /** A token in the configured cookie authenticates, among other cookies. */
     @Test
     void shouldTakeTheTokenFromTheConfiguredCookie() throws Exception {
@@ -62,7 +54,7 @@ final class EdgeBrowserTest {
                     .read();
             assertThat(r.status()).isEqualTo(200);
         }
-        assertThat(recorded(ns)).hasSize(1);
+        assertThat(cell.recorded(ns)).hasSize(1);
     }
 
     /** RFC 6750 §2.3: {@code access_token} authenticates, and it never travels on. */
@@ -78,7 +70,7 @@ final class EdgeBrowserTest {
                     .as("the owner saw the query without the token, the rest byte for byte")
                     .isEqualTo("a=1&b=%20");
         }
-        assertThat(recorded(ns)).hasSize(1);
+        assertThat(cell.recorded(ns)).hasSize(1);
     }
 
     /** RFC 6750 §2: a client MUST NOT use more than one method; two are a 400. */
@@ -93,7 +85,7 @@ final class EdgeBrowserTest {
             assertThat(r.status()).isEqualTo(400);
             assertThat(r.text()).contains("access_token").doesNotContain(token);
         }
-        assertThat(recorded(ns)).isEmpty();
+        assertThat(cell.recorded(ns)).isEmpty();
     }
 
     /**

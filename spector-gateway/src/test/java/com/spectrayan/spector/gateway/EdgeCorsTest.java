@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.gateway.WireClient.Framing;
 import com.spectrayan.spector.gateway.WireClient.Response;
-import com.spectrayan.spector.owner.RecordedRequest;
-import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -65,7 +63,7 @@ final class EdgeCorsTest {
                 assertThat(r.closed()).isFalse();
             }
         }
-        assertThat(served("GET", path)).hasSize(2);
+        assertThat(cell.served("owner-0", "GET", path)).hasSize(2);
     }
 
     /**
@@ -97,11 +95,5 @@ final class EdgeCorsTest {
 
     private static String get(String target, String... fields) {
         return WireClient.head("GET", target, token, fields);
-    }
-
-    private static List<RecordedRequest> served(String method, String path) {
-        return cell.owner("owner-0").requests().stream()
-                .filter(q -> q.method().equals(method) && q.path().equals(path))
-                .toList();
     }
 }

@@ -88,7 +88,7 @@ final class EdgeFramingTest {
             assertThat(r.closed()).isTrue();
             assertPattern(r.body(), 10000);
         }
-        assertThat(served("owner-0", "GET", path))
+        assertThat(cell.served("owner-0", "GET", path))
                 .as("the owner served the stream once")
                 .singleElement()
                 .extracting(RecordedRequest::status)
@@ -122,7 +122,7 @@ final class EdgeFramingTest {
             assertThat(second.json().path("query").asText()).isEqualTo("n=2");
             assertThat(second.connectionHas("keep-alive")).isTrue();
         }
-        assertThat(served("owner-1", "GET", path))
+        assertThat(cell.served("owner-1", "GET", path))
                 .as("the owner served both requests")
                 .hasSize(2);
     }
@@ -143,7 +143,7 @@ final class EdgeFramingTest {
             assertThat(r.connectionHas("close")).as("%s", r).isTrue();
             assertThat(r.closed()).isTrue();
         }
-        assertThat(served("owner-1", "GET", path)).hasSize(1);
+        assertThat(cell.served("owner-1", "GET", path)).hasSize(1);
     }
 
     // ---- pipelining ----
@@ -172,8 +172,8 @@ final class EdgeFramingTest {
             assertThat(third.text()).isEqualTo(FIXED);
             assertThat(third.closed()).isFalse();
         }
-        assertThat(served("owner-0", "GET", slow)).hasSize(1);
-        assertThat(served("owner-1", "GET", echo)).hasSize(1);
+        assertThat(cell.served("owner-0", "GET", slow)).hasSize(1);
+        assertThat(cell.served("owner-1", "GET", echo)).hasSize(1);
         assertThat(mock.requestsEndingWith(fixed)).hasSize(1);
     }
 
@@ -199,7 +199,7 @@ final class EdgeFramingTest {
             assertThat(third.text()).isEqualTo(FIXED);
         }
         assertThat(streamCalls).contains("GET /pipelined");
-        assertThat(served("owner-1", "GET", echo)).hasSize(1);
+        assertThat(cell.served("owner-1", "GET", echo)).hasSize(1);
         assertThat(mock.requestsEndingWith("/pipelined/fixed")).hasSize(1);
     }
 
@@ -277,7 +277,7 @@ final class EdgeFramingTest {
                     .as("the next response parses, and the object is gone: %s", after)
                     .isEqualTo(404);
         }
-        assertThat(served("owner-0", "DELETE", path))
+        assertThat(cell.served("owner-0", "DELETE", path))
                 .singleElement()
                 .extracting(RecordedRequest::status)
                 .isEqualTo(204);
@@ -440,13 +440,6 @@ final class EdgeFramingTest {
             sb.append(f).append("\r\n");
         }
         return sb.append("\r\n").toString();
-    }
-
-    /** The requests an owner recorded for a method and path. */
-    private static List<RecordedRequest> served(String owner, String method, String path) {
-        return cell.owner(owner).requests().stream()
-                .filter(q -> q.method().equals(method) && q.path().equals(path))
-                .toList();
     }
 
     private static void assertPattern(byte[] body, int length) {

@@ -41,13 +41,6 @@ final class EdgeTargetTest {
         return n;
     }
 
-    private static List<RecordedRequest> recorded(String namespace) {
-        return cell.owners.stream()
-                .flatMap(o -> o.requests().stream())
-                .filter(r -> namespace.equals(r.namespace()))
-                .toList();
-    }
-
     /** Sends one request and expects an answer from the gateway itself that closes the connection. */
     private static RawClient.Response refusedAndClosed(String request) throws Exception {
         try (RawClient c = new RawClient(cell.gateway.port())) {
@@ -95,7 +88,7 @@ final class EdgeTargetTest {
             assertThat(r.status()).isEqualTo(200);
             assertThat(JSON.readTree(r.body()).get("path").asText()).isEqualTo("/api/v1/namespaces/" + ns + "/echo");
         }
-        assertThat(recorded(ns))
+        assertThat(cell.recorded(ns))
                 .extracting(RecordedRequest::path)
                 .containsExactly("/api/v1/namespaces/" + ns + "/echo");
     }
@@ -181,7 +174,7 @@ final class EdgeTargetTest {
             assertThat(r.status()).isEqualTo(200);
             assertThat(JSON.readTree(r.body()).get("query").asText()).isEqualTo("x=1");
         }
-        RecordedRequest seen = recorded(ns).get(0);
+        RecordedRequest seen = cell.recorded(ns).get(0);
         assertThat(seen.path()).isEqualTo("/api/v1/namespaces/" + ns + "/echo");
         assertThat(seen.header("X-Forwarded-Host")).isEqualTo("api.example:8080");
     }
@@ -257,7 +250,7 @@ final class EdgeTargetTest {
                     .read();
             assertThat(r.status()).isEqualTo(200);
         }
-        assertThat(recorded(ns)).hasSize(1);
+        assertThat(cell.recorded(ns)).hasSize(1);
     }
 
     /**

@@ -12,7 +12,6 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -123,7 +122,7 @@ final class EdgeTimersTest {
             assertThat(get.status()).isEqualTo(200);
             assertThat(get.body()).as("the stored object is the whole body").isEqualTo(body);
         }
-        assertThat(served("PUT", path))
+        assertThat(cell.served("owner-0", "PUT", path))
                 .singleElement()
                 .extracting(RecordedRequest::status)
                 .isEqualTo(201);
@@ -250,7 +249,7 @@ final class EdgeTimersTest {
             assertThat(usedLived)
                     .isGreaterThan(HEADER_TIMEOUT.plus(Duration.ofMillis(500)).toMillis());
         }
-        assertThat(served("GET", echo)).hasSize(1);
+        assertThat(cell.served("owner-0", "GET", echo)).hasSize(1);
     }
 
     // ---- closes that follow Connection: close ----
@@ -380,7 +379,7 @@ final class EdgeTimersTest {
             assertThat(r.json().path("sha256").asText()).isEqualTo(RecordingTarget.sha256Hex(body));
             assertThat(r.closed()).isFalse();
         }
-        assertThat(served("PUT", path))
+        assertThat(cell.served("owner-0", "PUT", path))
                 .singleElement()
                 .extracting(RecordedRequest::status)
                 .isEqualTo(201);
@@ -426,12 +425,6 @@ final class EdgeTimersTest {
 
     private static String objectPath(String key) {
         return "/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-0") + "/objects/" + key;
-    }
-
-    private static List<RecordedRequest> served(String method, String path) {
-        return owner.requests().stream()
-                .filter(q -> q.method().equals(method) && q.path().equals(path))
-                .toList();
     }
 
     private static byte[] randomBytes(int n, long seed) {

@@ -12,7 +12,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -56,13 +55,6 @@ final class EdgeUpgradeTest {
                 + "\r\n";
     }
 
-    private static List<RecordedRequest> recorded(String namespace) {
-        return cell.owners.stream()
-                .flatMap(o -> o.requests().stream())
-                .filter(r -> namespace.equals(r.namespace()))
-                .toList();
-    }
-
     /** RFC 6455 §4.2.2 and §5: the 101 comes from the owner, and frames cross both ways. */
     @Test
     void shouldForwardAWebSocketUpgradeAndSpliceBothWays() throws Exception {
@@ -83,7 +75,7 @@ final class EdgeUpgradeTest {
             ws.sendText(big);
             assertThat(ws.readText()).isEqualTo(big);
         }
-        RecordedRequest seen = recorded(ns).get(0);
+        RecordedRequest seen = cell.recorded(ns).get(0);
         assertThat(seen.status()).isEqualTo(101);
         assertThat(seen.header("Upgrade")).isEqualToIgnoringCase("websocket");
         assertThat(seen.header("Connection")).containsIgnoringCase("upgrade");
@@ -98,7 +90,7 @@ final class EdgeUpgradeTest {
             RawClient.Response r = c.send(handshake(ns, false)).read();
             assertThat(r.status()).isEqualTo(401);
         }
-        assertThat(recorded(ns)).isEmpty();
+        assertThat(cell.recorded(ns)).isEmpty();
     }
 
     /** DESIGN section 4: a 421 on the handshake is followed to the reported owner, then upgraded. */
@@ -113,7 +105,7 @@ final class EdgeUpgradeTest {
             ws.sendText("after-421");
             assertThat(ws.readText()).isEqualTo("after-421");
         }
-        assertThat(recorded(ns)).extracting(RecordedRequest::status).containsExactly(421, 101);
+        assertThat(cell.recorded(ns)).extracting(RecordedRequest::status).containsExactly(421, 101);
     }
 
     /** Uplink v1 has no two-way streams: an upgrade through the relay is 501, not a silent GET. */
@@ -141,7 +133,7 @@ final class EdgeUpgradeTest {
                     .read();
             assertThat(r.status()).isEqualTo(200);
         }
-        RecordedRequest seen = recorded(ns).get(0);
+        RecordedRequest seen = cell.recorded(ns).get(0);
         assertThat(seen.header("Upgrade")).isNull();
         assertThat(seen.header("HTTP2-Settings")).isNull();
     }

@@ -25,7 +25,6 @@ import org.junit.jupiter.api.Test;
  * reference owners on loopback (DESIGN.md section 4).
  */
 final class GatewayForwardingTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(20);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static Cell cell;
 
@@ -39,16 +38,6 @@ final class GatewayForwardingTest {
         cell.close();
     }
 
-    private static HttpRequest.Builder request(String path) {
-        return HttpRequest.newBuilder(cell.uri(path))
-                .timeout(TIMEOUT)
-                .header("Authorization", "Bearer " + Cell.token(Cell.TENANT));
-    }
-
-    private static HttpResponse<String> get(String path) throws Exception {
-        return cell.http.send(request(path).GET().build(), HttpResponse.BodyHandlers.ofString());
-    }
-
     private static List<RecordedRequest> recorded(ReferenceOwner owner, String namespace) {
         return owner.requests().stream()
                 .filter(r -> namespace.equals(r.namespace()))
@@ -60,7 +49,7 @@ final class GatewayForwardingTest {
         for (ReferenceOwner owner : cell.owners) {
             String ns = cell.namespaceOwnedBy(owner.nodeId());
 
-            HttpResponse<String> r = get("/api/v1/namespaces/" + ns + "/echo?x=1");
+            HttpResponse<String> r = cell.get("/api/v1/namespaces/" + ns + "/echo?x=1");
 
             assertThat(r.statusCode()).as("status of %s", ns).isEqualTo(200);
             assertThat(r.headers().firstValue("X-Spector-Node"))
@@ -78,7 +67,7 @@ final class GatewayForwardingTest {
         cell.moveNamespace(ns, "owner-0", "owner-1", 2, 5);
 
         HttpResponse<String> r = cell.http.send(
-                request("/api/v1/namespaces/" + ns + "/commands")
+                cell.request("/api/v1/namespaces/" + ns + "/commands")
                         .header("Idempotency-Key", "\"8e03978e-40d5-43e8-bc93-6894a57f9324\"")
                         .header("Content-Type", "application/json")
                         .POST(HttpRequest.BodyPublishers.ofString("{\"op\":\"inc\"}"))
@@ -113,8 +102,8 @@ final class GatewayForwardingTest {
         String ns = cell.namespaceOwnedBy("owner-1");
         cell.moveNamespace(ns, "owner-1", "owner-2", 2, 2);
 
-        HttpResponse<String> first = get("/api/v1/namespaces/" + ns + "/echo");
-        HttpResponse<String> second = get("/api/v1/namespaces/" + ns + "/echo");
+        HttpResponse<String> first = cell.get("/api/v1/namespaces/" + ns + "/echo");
+        HttpResponse<String> second = cell.get("/api/v1/namespaces/" + ns + "/echo");
 
         assertThat(first.headers().firstValue("X-Spector-Node")).hasValue("owner-2");
         assertThat(second.headers().firstValue("X-Spector-Node")).hasValue("owner-2");
@@ -133,7 +122,7 @@ final class GatewayForwardingTest {
         cell.owner("owner-1").guard().setOverride(key, "owner-2", 3, 0);
         cell.owner("owner-2").guard().setOverride(key, "owner-0", 4, 0);
 
-        HttpResponse<String> r = get("/api/v1/namespaces/" + ns + "/echo");
+        HttpResponse<String> r = cell.get("/api/v1/namespaces/" + ns + "/echo");
 
         assertThat(r.statusCode())
                 .as("a 421 cycle answers 503, never a relayed 421")
@@ -227,7 +216,7 @@ final class GatewayForwardingTest {
             body[i] = (byte) (i % 251);
         }
         HttpResponse<String> ok = cell.http.send(
-                request("/api/v1/namespaces/" + ns + "/echo")
+                cell.request("/api/v1/namespaces/" + ns + "/echo")
                         .POST(HttpRequest.BodyPublishers.ofByteArray(body))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
@@ -261,7 +250,7 @@ final class GatewayForwardingTest {
     @Test
     void shouldDeliverTheFirstSseEventBeforeTheOwnersStreamEnds() throws Exception {
         HttpResponse<InputStream> r = cell.http.send(
-                request("/api/v1/events")
+                cell.request("/api/v1/events")
                         .header("Accept", "text/event-stream")
                         .GET()
                         .build(),
@@ -300,29 +289,17 @@ final class GatewayForwardingTest {
 
     @Test
     void shouldAnswerHealthAndMetricsLocally() throws Exception {
-        HttpResponse<String> health = cell.http.send(
-                HttpRequest.newBuilder(cell.uri("/actuator/health"))
-                        .timeout(TIMEOUT)
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> health = cell.getWithoutToken("/actuator/health");
         assertThat(health.statusCode()).isEqualTo(200);
         assertThat(JSON.readTree(health.body()).get("status").asText()).isEqualTo("UP");
         assertThat(JSON.readTree(health.body())
                         .at("/components/ring/details/members")
                         .asInt())
                 .isEqualTo(3);
-        HttpResponse<String> readiness = cell.http.send(
-                HttpRequest.newBuilder(cell.uri("/actuator/health/readiness"))
-                        .timeout(TIMEOUT)
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> readiness = cell.getWithoutToken("/actuator/health/readiness");
         assertThat(readiness.body()).isEqualTo("{\"status\":\"UP\"}");
-        get("/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-0") + "/echo");
-        HttpResponse<String> metrics = cell.http.send(
-                HttpRequest.newBuilder(cell.uri("/actuator/prometheus"))
-                        .timeout(TIMEOUT)
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        cell.get("/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-0") + "/echo");
+        HttpResponse<String> metrics = cell.getWithoutToken("/actuator/prometheus");
         assertThat(metrics.body())
                 .contains(
                         "spector_gateway_requests_seconds_count{outcome=\"SUCCESS\",route=\"forward\",status=\"200\"}")
@@ -333,9 +310,7 @@ final class GatewayForwardingTest {
 
     @Test
     void shouldAnswerUnknownPathsWith404ProblemJson() throws Exception {
-        HttpResponse<String> r = cell.http.send(
-                HttpRequest.newBuilder(cell.uri("/nope")).timeout(TIMEOUT).build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = cell.getWithoutToken("/nope");
         assertThat(r.statusCode()).isEqualTo(404);
         assertThat(JSON.readTree(r.body()).get("code").asText()).isEqualTo("NOT_FOUND");
     }

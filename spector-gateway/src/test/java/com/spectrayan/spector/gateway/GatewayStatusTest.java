@@ -75,11 +75,7 @@ final class GatewayStatusTest {
         try (DialedWorker w = DialedWorker.dial(cell, "w1", TOKEN, Map.of("gate", gated), group)
                 .awaitLive(cell)) {
             var running = cell.http.sendAsync(
-                    HttpRequest.newBuilder(cell.uri("/relay/w1/gate/x"))
-                            .timeout(WAIT)
-                            .header("Authorization", "Bearer " + Cell.token(Cell.TENANT))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
+                    cell.request("/relay/w1/gate/x").timeout(WAIT).build(), HttpResponse.BodyHandlers.ofString());
             await("the relay is running")
                     .atMost(WAIT)
                     .until(() -> cell.gateway.relay().running("w1") == 1);
@@ -137,9 +133,8 @@ final class GatewayStatusTest {
         assertThat(JSON.readTree(anonymous.body()).path("code").asText()).isEqualTo("UNAUTHENTICATED");
 
         HttpResponse<String> post = cell.http.send(
-                HttpRequest.newBuilder(cell.uri("/gateway/v1/status"))
+                cell.request("/gateway/v1/status")
                         .timeout(WAIT)
-                        .header("Authorization", "Bearer " + Cell.token(Cell.TENANT))
                         .POST(HttpRequest.BodyPublishers.noBody())
                         .build(),
                 HttpResponse.BodyHandlers.ofString());

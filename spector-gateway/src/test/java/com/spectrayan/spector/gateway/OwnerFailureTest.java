@@ -3,7 +3,6 @@ package com.spectrayan.spector.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
@@ -32,12 +31,7 @@ final class OwnerFailureTest {
     }
 
     private HttpResponse<String> get(String ns) throws Exception {
-        return cell.http.send(
-                HttpRequest.newBuilder(cell.uri("/api/v1/namespaces/" + ns + "/echo"))
-                        .timeout(Duration.ofSeconds(20))
-                        .header("Authorization", "Bearer " + Cell.token(Cell.TENANT))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        return cell.get("/api/v1/namespaces/" + ns + "/echo");
     }
 
     @Test

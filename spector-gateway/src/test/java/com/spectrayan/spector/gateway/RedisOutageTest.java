@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.spectrayan.spector.testkit.RedisServerExtension;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
@@ -32,22 +31,13 @@ final class RedisOutageTest {
         cell.close();
     }
 
-    private HttpResponse<String> get(String path) throws Exception {
-        return cell.http.send(
-                HttpRequest.newBuilder(cell.uri(path))
-                        .timeout(Duration.ofSeconds(20))
-                        .header("Authorization", "Bearer " + Cell.token(Cell.TENANT))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
-    }
-
     @Test
     void shouldStillRouteWhenRedisIsDown() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-1");
-        assertThat(get("/api/v1/namespaces/" + ns + "/echo").statusCode()).isEqualTo(200);
+        assertThat(cell.get("/api/v1/namespaces/" + ns + "/echo").statusCode()).isEqualTo(200);
 
         redis.stop();
-        HttpResponse<String> r = get("/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-0") + "/echo");
+        HttpResponse<String> r = cell.get("/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-0") + "/echo");
 
         assertThat(r.statusCode())
                 .as("routing answers from the ring with Redis down")
@@ -56,7 +46,7 @@ final class RedisOutageTest {
         await("health reports Redis down, readiness stays up")
                 .atMost(Duration.ofSeconds(10))
                 .untilAsserted(() -> {
-                    HttpResponse<String> health = get("/actuator/health");
+                    HttpResponse<String> health = cell.get("/actuator/health");
                     assertThat(health.statusCode()).isEqualTo(200);
                     com.fasterxml.jackson.databind.JsonNode json =
                             new com.fasterxml.jackson.databind.ObjectMapper().readTree(health.body());

@@ -211,9 +211,7 @@ final class RelayRouteTest {
     }
 
     private static HttpRequest.Builder request(String path) {
-        return HttpRequest.newBuilder(cell.uri(path))
-                .timeout(TIMEOUT)
-                .header("Authorization", "Bearer " + Cell.token(Cell.TENANT));
+        return cell.request(path).timeout(TIMEOUT);
     }
 
     @Test
@@ -305,11 +303,7 @@ final class RelayRouteTest {
 
     @Test
     void shouldRequireAToken() throws Exception {
-        HttpResponse<String> r = cell.http.send(
-                HttpRequest.newBuilder(cell.uri("/relay/w1/app/x"))
-                        .timeout(TIMEOUT)
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = cell.getWithoutToken("/relay/w1/app/x");
 
         assertThat(r.statusCode()).isEqualTo(401);
     }

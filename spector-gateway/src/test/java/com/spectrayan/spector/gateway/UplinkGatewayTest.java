@@ -14,7 +14,6 @@ import com.spectrayan.spector.uplink.wire.Header;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -63,12 +62,7 @@ final class UplinkGatewayTest {
     }
 
     private static HttpResponse<String> get(String path) throws Exception {
-        return cell.http.send(
-                HttpRequest.newBuilder(cell.uri(path))
-                        .timeout(WAIT)
-                        .header("Authorization", "Bearer " + Cell.token(Cell.TENANT))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        return cell.http.send(cell.request(path).timeout(WAIT).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     /**
@@ -134,11 +128,7 @@ final class UplinkGatewayTest {
                 .awaitLive(cell)) {
             WorkerLink firstLink = cell.gateway.workerDirectory().live("w3");
             CompletableFuture<HttpResponse<String>> relayed = cell.http.sendAsync(
-                    HttpRequest.newBuilder(cell.uri("/relay/w3/app/slow"))
-                            .timeout(WAIT)
-                            .header("Authorization", "Bearer " + Cell.token(Cell.TENANT))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
+                    cell.request("/relay/w3/app/slow").timeout(WAIT).build(), HttpResponse.BodyHandlers.ofString());
             AbortSignal firstSignal = hung.get(WAIT.toSeconds(), TimeUnit.SECONDS);
 
             try (DialedWorker second =

@@ -12,7 +12,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -69,15 +68,7 @@ public final class OwnerMain {
         }
         ReferenceOwner owner = ReferenceOwner.start(spec);
         System.out.println("spector owner " + spec.nodeId() + " ready on port " + owner.port());
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime()
-                .addShutdownHook(new Thread(
-                        () -> {
-                            owner.close();
-                            stopped.countDown();
-                        },
-                        "spector-owner-shutdown"));
-        stopped.await(); // the process's main wait, released by SIGTERM or Ctrl-C
+        Environment.awaitShutdown(owner, "spector-owner");
     }
 
     /**

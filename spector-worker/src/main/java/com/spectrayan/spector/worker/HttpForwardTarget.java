@@ -112,7 +112,7 @@ public final class HttpForwardTarget implements RelayTarget {
 
         void start() {
             request.signal().onAbort(why -> loop.execute(() -> fail(why)));
-            transport.acquire(loop, upstream).addListener(this::onAcquired);
+            transport.acquire(loop, upstream, this).addListener(this::onAcquired);
         }
 
         private void onAcquired(Future<?> f) {
@@ -125,8 +125,7 @@ public final class HttpForwardTarget implements RelayTarget {
                 transport.release(loop, upstream, ch, true);
                 return;
             }
-            channel = ch;
-            UpstreamHttpTransport.listen(ch, this);
+            channel = ch; // its messages come to this exchange from now on (acquired with it)
             ch.config().setAutoRead(false);
             URI url = request.url();
             String target = basePath

@@ -17,7 +17,6 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -112,15 +111,7 @@ public final class WorkerMain {
         System.out.println("spector worker " + settings.workerId() + " dialling " + settings.gateway() + " with "
                 + settings.uplinks() + " links and targets "
                 + settings.targets().keySet());
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime()
-                .addShutdownHook(new Thread(
-                        () -> {
-                            daemon.close();
-                            stopped.countDown();
-                        },
-                        "spector-worker-shutdown"));
-        stopped.await(); // the process's main wait, released by SIGTERM or Ctrl-C
+        Environment.awaitShutdown(daemon, "spector-worker");
     }
 
     /**

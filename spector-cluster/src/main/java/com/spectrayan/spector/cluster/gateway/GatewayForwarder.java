@@ -128,8 +128,9 @@ public final class GatewayForwarder {
     }
 
     /**
-     * One forwarded exchange as the client side sees it. Every method must be called on the
-     * exchange's event loop.
+     * The client side's handle on one forwarded exchange: the two events only the client side sees.
+     * Everything else travels through the request's {@link RequestBody} and the {@link
+     * ResponseSink}. Every method must be called on the exchange's event loop.
      */
     public interface Exchange {
         /** The client connection can take more bytes: read from the owner again. */
@@ -137,8 +138,5 @@ public final class GatewayForwarder {
 
         /** The client went away: abort the owner's exchange (its connection is closed). */
         void cancel();
-
-        /** Answers whether the exchange is over. */
-        boolean isFinished();
     }
 }

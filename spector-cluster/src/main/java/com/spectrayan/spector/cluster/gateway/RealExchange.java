@@ -137,11 +137,6 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         metrics.ended(ForwarderMetrics.Outcome.CANCELLED);
     }
 
-    @Override
-    public boolean isFinished() {
-        return state.isOver();
-    }
-
     // ---- the request body (RequestBody.Consumer) ----
 
     @Override

@@ -81,10 +81,26 @@ public final class UpstreamHttpTransport implements AutoCloseable {
     }
 
     /**
-     * Returns a connection to an owner, on {@code loop}, completing on that loop. The caller sets
-     * its {@link Listener} with {@link #listen} and gives the channel back with {@link #release}.
+     * Returns a connection to an upstream, on {@code loop}, completing on that loop; what the
+     * connection delivers goes to {@code listener} from the moment the returned future's listeners
+     * run until the caller gives the channel back with {@link #release}.
      */
-    public Future<Channel> acquire(EventLoop loop, URI owner) {
+    public Future<Channel> acquire(EventLoop loop, URI owner, Listener listener) {
+        requireNonNull(listener, "listener");
+        // Added first, so it runs before any listener the caller adds, in the same notification.
+        return acquire(loop, owner).addListener(f -> {
+            if (f.isSuccess()) {
+                listen((Channel) f.getNow(), listener);
+            }
+        });
+    }
+
+    /**
+     * Returns a connection to an owner, on {@code loop}, completing on that loop, with no listener
+     * yet: the forwarder sets it with {@link #listen} once the exchange takes the connection, and
+     * gives the channel back with {@link #release}.
+     */
+    Future<Channel> acquire(EventLoop loop, URI owner) {
         if (closed) {
             return loop.newFailedFuture(new ClosedChannelException());
         }
@@ -114,7 +130,7 @@ public final class UpstreamHttpTransport implements AutoCloseable {
     }
 
     /** Answers whether an acquire failed because the owner's pool is exhausted (not closed, not down). */
-    public static boolean isPoolExhausted(@Nullable Throwable cause) {
+    static boolean isPoolExhausted(@Nullable Throwable cause) {
         return cause instanceof PoolExhaustedException;
     }
 
@@ -135,7 +151,7 @@ public final class UpstreamHttpTransport implements AutoCloseable {
      * for the life of a WebSocket), with the same handlers as a pooled one; {@link #release} closes
      * it, and {@link #detach} takes it out of the transport's hands after a {@code 101}.
      */
-    public Future<Channel> connect(EventLoop loop, URI owner) {
+    Future<Channel> connect(EventLoop loop, URI owner) {
         if (closed) {
             return loop.newFailedFuture(new ClosedChannelException());
         }
@@ -166,7 +182,7 @@ public final class UpstreamHttpTransport implements AutoCloseable {
      * HTTP handlers are removed (bytes the decoder still held are handed on down the pipeline),
      * and it stays open.
      */
-    public static void detach(Channel channel) {
+    static void detach(Channel channel) {
         listen(channel, null);
         for (String name : new String[] {"idle", "owner"}) {
             if (channel.pipeline().get(name) != null) {
@@ -176,7 +192,7 @@ public final class UpstreamHttpTransport implements AutoCloseable {
     }
 
     /** Sets the listener of an acquired channel (null to detach). */
-    public static void listen(Channel channel, @Nullable Listener listener) {
+    static void listen(Channel channel, @Nullable Listener listener) {
         OwnerChannelHandler h = channel.pipeline().get(OwnerChannelHandler.class);
         if (h != null) {
             h.listener = listener;
@@ -184,7 +200,7 @@ public final class UpstreamHttpTransport implements AutoCloseable {
     }
 
     /** Answers whether an acquired channel was used by an exchange before (not a fresh connection). */
-    public static boolean isReused(Channel channel) {
+    static boolean isReused(Channel channel) {
         AtomicInteger uses = channel.attr(USES).get();
         return uses != null && uses.get() > 1;
     }

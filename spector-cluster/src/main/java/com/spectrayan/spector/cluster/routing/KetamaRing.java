@@ -117,12 +117,12 @@ public final class KetamaRing {
     }
 
     /** Returns how many points the ring holds: 160 per member. */
-    public int pointCount() {
+    int pointCount() {
         return points.length;
     }
 
     /** Returns the largest point on the ring; keys hashing above it wrap to the first point. */
-    public long maxPoint() {
+    long maxPoint() {
         if (points.length == 0) {
             throw emptyRing();
         }
@@ -130,7 +130,7 @@ public final class KetamaRing {
     }
 
     /** Returns the smallest point on the ring. */
-    public long minPoint() {
+    long minPoint() {
         if (points.length == 0) {
             throw emptyRing();
         }
@@ -147,7 +147,7 @@ public final class KetamaRing {
     }
 
     /** Returns the member that owns a hash value (an unsigned 32-bit value). */
-    public String ownerOfHash(long hash) {
+    String ownerOfHash(long hash) {
         if (points.length == 0) {
             throw emptyRing();
         }

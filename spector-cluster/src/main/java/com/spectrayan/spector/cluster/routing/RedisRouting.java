@@ -79,8 +79,8 @@ public final class RedisRouting implements AutoCloseable {
         return new RedisRouting(uri, cellId, l2Ttl, commandTimeout);
     }
 
-    /** Returns L2. */
-    public RedisRoutingCache cache() {
+    /** Returns L2, for {@link WaterfallRoutingResolver.Builder#l2} and for publishing an owner's moves. */
+    public RoutingCache cache() {
         return cache;
     }
 

@@ -26,7 +26,7 @@ import java.util.concurrent.CompletionStage;
  * connection is down, commands fail at once instead of queueing, so routing falls to the ring
  * without waiting.
  */
-public final class RedisRoutingCache implements RoutingCache, AutoCloseable {
+final class RedisRoutingCache implements RoutingCache, AutoCloseable {
     /** Refuses an entry older than the held one; stores it with a TTL otherwise. Returns 1 or 0. */
     static final String PUT_IF_NOT_OLDER = """
             local held = redis.call('HMGET', KEYS[1], 'epoch', 'fence')
@@ -69,12 +69,12 @@ public final class RedisRoutingCache implements RoutingCache, AutoCloseable {
     }
 
     /** Returns the cell's invalidation channel name. */
-    public static String channel(String cellId) {
+    static String channel(String cellId) {
         return "spector:" + cellId + ":route-invalidations";
     }
 
     /** Answers whether the connection is established and open. */
-    public boolean isConnected() {
+    boolean isConnected() {
         StatefulRedisConnection<String, String> c = loop.connection();
         return c != null && c.isOpen();
     }

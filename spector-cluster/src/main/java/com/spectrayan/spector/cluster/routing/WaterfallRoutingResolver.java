@@ -174,7 +174,7 @@ public final class WaterfallRoutingResolver {
     }
 
     /** Applies an invalidation received from the cell's channel (ignoring this process's own). */
-    public void onInvalidation(RouteInvalidation invalidation) {
+    void onInvalidation(RouteInvalidation invalidation) {
         if (invalidation.origin().equals(origin)) {
             return;
         }
@@ -194,7 +194,7 @@ public final class WaterfallRoutingResolver {
     }
 
     /** The invalidation subscription dropped: clear L1 and bypass it until it is back. */
-    public void subscriptionLost() {
+    void subscriptionLost() {
         boolean wasUsingL1 = !l1Bypassed;
         l1Bypassed = true;
         generation.incrementAndGet();
@@ -206,7 +206,7 @@ public final class WaterfallRoutingResolver {
     }
 
     /** The invalidation subscription is confirmed: L1 may be used again, starting empty. */
-    public void subscriptionRestored() {
+    void subscriptionRestored() {
         generation.incrementAndGet();
         l1.invalidateAll();
         if (l1Bypassed) {
@@ -221,7 +221,7 @@ public final class WaterfallRoutingResolver {
     }
 
     /** Returns the id this process publishes invalidations under. */
-    public String origin() {
+    String origin() {
         return origin;
     }
 

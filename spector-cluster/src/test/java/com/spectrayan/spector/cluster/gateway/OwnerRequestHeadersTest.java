@@ -16,19 +16,7 @@ import org.junit.jupiter.api.Test;
 final class OwnerRequestHeadersTest {
     private static final URI OWNER = URI.create("http://10.0.0.7:8081");
     private static final RouteEntry ENTRY = new RouteEntry("owner-a", 5, 2);
-    private static final RequestBody SOME_BODY = new RequestBody() {
-        @Override
-        public void start(Consumer consumer) {}
-
-        @Override
-        public void pause() {}
-
-        @Override
-        public void resume() {}
-
-        @Override
-        public void discard() {}
-    };
+    private static final RequestBody SOME_BODY = new RecordingRequestBody();
 
     private static ForwardRequest request(
             HttpHeaders headers, RequestBody body, long length, boolean trusted, @Nullable String upgrade) {

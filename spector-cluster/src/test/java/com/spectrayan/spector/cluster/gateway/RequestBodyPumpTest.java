@@ -18,7 +18,7 @@ final class RequestBodyPumpTest {
     private final FakeTicker ticker = new FakeTicker();
     private final EmbeddedChannel channel =
             EmbeddedChannel.builder().ticker(ticker).build();
-    private final RecordingBody body = new RecordingBody();
+    private final RecordingRequestBody body = new RecordingRequestBody();
     private final List<String> stalls = new ArrayList<>();
     private final RequestBodyPump pump =
             new RequestBodyPump(body, channel.eventLoop(), ticker, STALL, () -> stalls.add("stalled"));
@@ -158,29 +158,4 @@ final class RequestBodyPumpTest {
         @Override
         public void onError(Throwable error) {}
     };
-
-    /** Records what the pump asks of the client's body. */
-    private static final class RecordingBody implements RequestBody {
-        final List<String> calls = new ArrayList<>();
-
-        @Override
-        public void start(Consumer consumer) {
-            calls.add("start");
-        }
-
-        @Override
-        public void pause() {
-            calls.add("pause");
-        }
-
-        @Override
-        public void resume() {
-            calls.add("resume");
-        }
-
-        @Override
-        public void discard() {
-            calls.add("discard");
-        }
-    }
 }

@@ -9,12 +9,18 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
+import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.nio.channels.ClosedChannelException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,7 +29,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The owner pools' bounds, classified by type: "exhausted" (the caller answers 503 with {@code
  * Retry-After}) is never confused with "closed" or "down". Regression: pool exhaustion was
- * detected as any {@code IllegalStateException}, which also matched "transport closed".
+ * detected as any {@code IllegalStateException}, which also matched "transport closed". And the
+ * public acquire: the listener it takes gets what the connection delivers.
  */
 final class UpstreamHttpTransportTest {
     private static final long WAIT_MS = 5_000;
@@ -126,6 +133,56 @@ final class UpstreamHttpTransportTest {
 
             assertThat(f.isSuccess()).isFalse();
             assertThat(UpstreamHttpTransport.isPoolExhausted(f.cause())).isFalse();
+        }
+    }
+
+    @Test
+    void acquire_withAListener_handsItWhatTheConnectionDelivers() throws Exception {
+        owner.setSoTimeout((int) WAIT_MS);
+        CompletableFuture<Integer> status = new CompletableFuture<>();
+        UpstreamHttpTransport.Listener listener = new UpstreamHttpTransport.Listener() {
+            @Override
+            public void onMessage(Object message) {
+                if (message instanceof HttpResponse r) {
+                    status.complete(r.status().code());
+                }
+                ReferenceCountUtil.release(message);
+            }
+
+            @Override
+            public void onReadComplete() {}
+
+            @Override
+            public void onWritabilityChanged(boolean writable) {}
+
+            @Override
+            public void onClosed() {
+                status.completeExceptionally(new AssertionError("closed before the answer"));
+            }
+
+            @Override
+            public void onFailure(Throwable cause) {
+                status.completeExceptionally(cause);
+            }
+        };
+        try (UpstreamHttpTransport t = new UpstreamHttpTransport(
+                spec(1, 0, Duration.ofSeconds(2)), NioSocketChannel.class, NioDatagramChannel.class)) {
+            EventLoop loop = group.next();
+            Future<Channel> f =
+                    loop.submit(() -> t.acquire(loop, ownerUri(), listener)).get(WAIT_MS, TimeUnit.MILLISECONDS);
+            assertThat(f.await(WAIT_MS)).isTrue();
+            assertThat(f.isSuccess()).as("acquired: %s", f.cause()).isTrue();
+
+            try (Socket peer = owner.accept()) {
+                OutputStream out = peer.getOutputStream();
+                out.write("HTTP/1.1 204 No Content\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+
+                assertThat(status.get(WAIT_MS, TimeUnit.MILLISECONDS))
+                        .as("with no listener the transport would close a connection that speaks out of turn")
+                        .isEqualTo(204);
+            }
+            loop.submit(() -> t.release(loop, ownerUri(), f.getNow(), false)).get(WAIT_MS, TimeUnit.MILLISECONDS);
         }
     }
 }

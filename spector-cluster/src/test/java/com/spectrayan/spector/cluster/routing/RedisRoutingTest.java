@@ -102,7 +102,7 @@ final class RedisRoutingTest {
 
     @Test
     void l2_refusesAnEntryOlderThanTheOneHeld() throws Exception {
-        RedisRoutingCache l2 = a.redis.cache();
+        RoutingCache l2 = a.redis.cache();
 
         assertThat(l2.putIfNotOlder(KEY, new RouteEntry("owner-1", 5, 2))
                         .toCompletableFuture()
