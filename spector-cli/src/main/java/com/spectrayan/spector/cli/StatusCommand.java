@@ -199,6 +199,15 @@ final class StatusCommand implements java.util.concurrent.Callable<Integer> {
                     targets.isEmpty() ? "(none yet)" : String.join(",", targets),
                     w.path("activeRelays").asLong(),
                     w.path("statusMisses").asLong());
+            for (JsonNode l : w.path("links")) {
+                out.printf(
+                        "    link %-2d from %-22s since %s, %d relays, %d status misses%n",
+                        l.path("slot").asInt(),
+                        l.path("remote").asText(),
+                        l.path("connectedAt").asText(),
+                        l.path("activeRelays").asLong(),
+                        l.path("statusMisses").asLong());
+            }
         }
     }
 

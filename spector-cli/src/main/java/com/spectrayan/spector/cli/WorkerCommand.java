@@ -9,20 +9,25 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code spector worker --gateway ws://HOST:7070/uplink --id ID --token-file F --target
- * NAME=http://HOST:PORT ...}: dials the gateway's uplink and serves {@code http-forward} targets
- * until SIGTERM, reconnecting by itself.
+ * {@code spector worker --gateway wss://HOST[:PORT]/uplink [--ca-file CA.pem] [--uplinks N] --id ID
+ * --token-file F --target NAME=http://HOST:PORT ...}: keeps N links to the gateway's uplink and
+ * serves {@code http-forward} targets until SIGTERM, re-dialling each link by itself.
  */
 @Command(
         name = "worker",
         mixinStandardHelpOptions = true,
         description = "Dial a gateway's uplink and serve http-forward relay targets.")
 final class WorkerCommand extends DaemonCommand {
-    @Option(names = "--gateway", required = true, paramLabel = "URI", description = "ws://HOST:PORT/uplink")
+    @Option(
+            names = "--gateway",
+            required = true,
+            paramLabel = "URI",
+            description = "wss://HOST[:PORT]/uplink (TLS), or ws://HOST:PORT/uplink (clear text: loopback only)")
     URI gateway = URI.create("ws://127.0.0.1:7070/uplink");
 
     @Option(names = "--id", required = true, paramLabel = "ID", description = "This worker's id.")
@@ -44,6 +49,19 @@ final class WorkerCommand extends DaemonCommand {
             description = "Loopback admin port for 'spector status' (default: ${DEFAULT-VALUE}; -1: off).")
     int adminPort = 7079;
 
+    @Option(
+            names = "--ca-file",
+            paramLabel = "FILE",
+            description = "A PEM file of the CA to trust for wss:// (default: the JDK's trust store).")
+    @Nullable
+    Path caFile;
+
+    @Option(
+            names = "--uplinks",
+            paramLabel = "N",
+            description = "Links to keep to the gateway, 1..8 (default: ${DEFAULT-VALUE}).")
+    int uplinks = WorkerDaemon.DEFAULT_UPLINKS;
+
     @Override
     AutoCloseable launch() throws IOException {
         Map<String, URI> upstreams = new LinkedHashMap<>();
@@ -54,6 +72,16 @@ final class WorkerCommand extends DaemonCommand {
             }
             upstreams.put(t.substring(0, eq), URI.create(t.substring(eq + 1)));
         }
-        return WorkerDaemon.start(gateway, id, Secrets.read(tokenFile), upstreams, adminPort);
+        if (uplinks < 1 || uplinks > WorkerDaemon.MAX_UPLINKS) {
+            throw SpectorException.badRequest("uplinks", uplinks + " (expected: 1.." + WorkerDaemon.MAX_UPLINKS + ")");
+        }
+        WorkerDaemon.Builder worker = WorkerDaemon.builder(gateway, id, Secrets.read(tokenFile), upstreams)
+                .adminPort(adminPort)
+                .uplinks(uplinks);
+        Path ca = caFile;
+        if (ca != null) {
+            worker.caFile(ca);
+        }
+        return worker.start();
     }
 }
