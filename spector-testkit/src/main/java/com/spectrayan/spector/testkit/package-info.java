@@ -1,6 +1,6 @@
 /**
- * Real peers for tests: a {@code redis-server} process per test class, a {@link FakeTicker}, and the helpers that bound
- * every wait on them. Used at test scope only.
+ * Real peers for tests: a {@code redis-server} process per test class, a {@link FakeTicker}, and {@link Waits}, the one
+ * bounded wait every module's tests use. Used at test scope only.
  */
 @NullMarked
 package com.spectrayan.spector.testkit;

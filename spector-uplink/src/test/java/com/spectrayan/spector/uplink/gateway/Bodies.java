@@ -1,5 +1,6 @@
 package com.spectrayan.spector.uplink.gateway;
 
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.BodySource;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
@@ -30,17 +31,7 @@ final class Bodies {
 
         /** Waits (bounded) for the relay to ask for the next part. */
         CompletableFuture<@Nullable ByteBuffer> asked() {
-            java.util.concurrent.atomic.AtomicReference<@Nullable CompletableFuture<@Nullable ByteBuffer>> got =
-                    new java.util.concurrent.atomic.AtomicReference<>();
-            Await.until("the relay reads the caller's body", () -> {
-                got.set(asked.poll());
-                return got.get() != null;
-            });
-            CompletableFuture<@Nullable ByteBuffer> part = got.get();
-            if (part == null) {
-                throw new AssertionError("the relay did not read the caller's body");
-            }
-            return part;
+            return Waits.take(asked, "the relay reads the caller's body");
         }
 
         @Nullable

@@ -1,10 +1,10 @@
 package com.spectrayan.spector.uplink.gateway;
 
+import static com.spectrayan.spector.testkit.Waits.done;
+import static com.spectrayan.spector.testkit.Waits.failure;
 import static com.spectrayan.spector.uplink.gateway.RawWorker.empty;
 import static com.spectrayan.spector.uplink.gateway.RawWorker.relayId;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.call;
-import static com.spectrayan.spector.uplink.gateway.RelayFixture.done;
-import static com.spectrayan.spector.uplink.gateway.RelayFixture.failure;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.get;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.spectorFailure;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.text;
@@ -15,6 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedResponse;
@@ -68,7 +69,7 @@ final class GatewayRelayTest {
     void relay_workerWithoutLiveLink_failsUnreachableBeforeSendingAnything() {
         SpectorException e = spectorFailure(relay.relay("w2", get()), ErrorCode.WORKER_UNREACHABLE, "no live link");
         w1.client.close("gone");
-        Await.until("the closed link leaves the directory", () -> directory.live("w1") == null);
+        Waits.until("the closed link leaves the directory", () -> directory.live("w1") == null);
         spectorFailure(relay.relay("w1", get()), ErrorCode.WORKER_UNREACHABLE, "closed link");
 
         assertThat(e.getMessage()).as("names the worker").contains("w2");
@@ -113,7 +114,7 @@ final class GatewayRelayTest {
                 .isFalse();
         worker.result(request.id(), empty());
         assertThat(done(end, "the end")).as("{} ends the body").isNull();
-        Await.untilAsserted(() ->
+        Waits.untilAsserted(() ->
                 assertThat(relay.running("w1")).as("slot released at the end").isZero());
     }
 
@@ -161,7 +162,7 @@ final class GatewayRelayTest {
                 .as("6 of 6 bytes: the body ends")
                 .isNull();
         assertThat(worker.cancelled(relayId(request))).isFalse();
-        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+        Waits.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
     }
 
     @Test
@@ -189,9 +190,9 @@ final class GatewayRelayTest {
         assertThat(t).isInstanceOf(SpectorException.class);
         assertThat(((SpectorException) t).code()).isEqualTo(ErrorCode.INTERNAL);
         assertThat(t.getMessage()).isEqualTo("worker w1 sent 6 bytes of a relayed response it declared as 5");
-        Await.until("overrun: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("overrun: relay.cancel sent", () -> worker.cancelled(relayId(request)));
         worker.result(request.id(), RawWorker.empty().put("cancelled", true));
-        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+        Waits.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
     }
 
     /** RFC 9110 §8.6: a body that ends one byte short of its declared length fails INTERNAL after the bytes that came. */
@@ -213,7 +214,7 @@ final class GatewayRelayTest {
         assertThat(worker.cancelled(relayId(request)))
                 .as("the relay already ended on the worker: no cancel")
                 .isFalse();
-        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+        Waits.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
     }
 
     /** RFC 9110 §9.3.2, §8.6: a HEAD resolves with the GET's length and no body; a chunk after it breaks the protocol. */
@@ -228,9 +229,9 @@ final class GatewayRelayTest {
 
         worker.chunk(request.id(), utf8("stray"));
 
-        Await.until("a chunk for a bodyless answer: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("a chunk for a bodyless answer: relay.cancel sent", () -> worker.cancelled(relayId(request)));
         worker.result(request.id(), RawWorker.empty().put("cancelled", true));
-        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+        Waits.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
     }
 
     @Test
@@ -245,7 +246,7 @@ final class GatewayRelayTest {
         int maxUnanswered = 0;
         while (answered < total) {
             int expected = Math.min(Limits.UNANSWERED_BODIES, total - answered);
-            Await.until(
+            Waits.until(
                     "the gateway fills its window of relay.body calls",
                     () -> worker.waiting(RelayBody.OP).size() >= expected);
             int unanswered = worker.waiting(RelayBody.OP).size();
@@ -270,7 +271,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage =
                 relay.relay("w1", call("PUT", new ArrayBody(data, 700 * 1024), new AbortSignal()));
         Frame.Call request = worker.take(RelayRequest.OP);
-        Await.until(
+        Waits.until(
                 "the upload ends",
                 () -> worker.seen(RelayBody.OP).stream()
                         .anyMatch(c -> RelayBody.parse(c.input()) instanceof RelayBody.End));
@@ -299,12 +300,12 @@ final class GatewayRelayTest {
         ArrayBody body = new ArrayBody(pattern(8 * 1024 * 1024, 0), CHUNK);
         CompletionStage<RelayedResponse> stage = relay.relay("w1", call("POST", body, new AbortSignal()));
         Frame.Call request = worker.take(RelayRequest.OP);
-        Await.until("the window fills", () -> worker.waiting(RelayBody.OP).size() == Limits.UNANSWERED_BODIES);
+        Waits.until("the window fills", () -> worker.waiting(RelayBody.OP).size() == Limits.UNANSWERED_BODIES);
         worker.head(request.id(), 401);
         worker.result(request.id(), empty());
         RelayedResponse response = done(stage, "401");
         assertThat(response.status()).isEqualTo(401);
-        Await.untilAsserted(() -> assertThat(body.cancelled())
+        Waits.untilAsserted(() -> assertThat(body.cancelled())
                 .as("the caller's body is cancelled once the call settled")
                 .isDone());
         int reads = body.reads();
@@ -346,7 +347,7 @@ final class GatewayRelayTest {
                 gatewayCaughtUp();
             }
         }
-        Await.until("unread cap: relay.cancel sent past 64 MiB", () -> worker.cancelled(relayId(request)));
+        Waits.until("unread cap: relay.cancel sent past 64 MiB", () -> worker.cancelled(relayId(request)));
         Throwable t = failure(body.next(), "the unread body");
         assertThat(t.getMessage())
                 .as("unread cap: the body says the reader fell behind")
@@ -363,9 +364,9 @@ final class GatewayRelayTest {
         assertThat(failure(stage, "abort before head"))
                 .as("cancel: stage fails with the abort reason")
                 .isSameAs(reason);
-        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
         worker.result(request.id(), RawWorker.empty().put("cancelled", true));
-        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+        Waits.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
     }
 
     @Test
@@ -380,7 +381,7 @@ final class GatewayRelayTest {
         assertThat(failure(body.next(), "abort after head"))
                 .as("cancel: body fails with the abort reason")
                 .isSameAs(reason);
-        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
@@ -392,7 +393,7 @@ final class GatewayRelayTest {
         assertThat(failure(stage, "caller body error"))
                 .as("cancel: stage fails with the body's error")
                 .isSameAs(broken);
-        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
@@ -402,7 +403,7 @@ final class GatewayRelayTest {
         worker.head(request.id(), 200);
         BodySource body = RelayFixture.body(done(stage, "head"));
         body.cancel(new IllegalStateException("reader gone"));
-        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
@@ -414,7 +415,7 @@ final class GatewayRelayTest {
         assertThat(e.getMessage())
                 .as("deadline message")
                 .isEqualTo("worker w1 did not finish the relayed request within 200 ms");
-        Await.until("deadline: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("deadline: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
@@ -428,7 +429,7 @@ final class GatewayRelayTest {
         assertThat(e.getMessage())
                 .as("deadline message on the body")
                 .isEqualTo("worker w1 did not finish the relayed request within 200 ms");
-        Await.until("deadline: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("deadline: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
@@ -499,7 +500,7 @@ final class GatewayRelayTest {
         worker.push(request.id(), RelayHead.PUSH, empty().put("status", 101).set("headers", null));
         SpectorException e = spectorFailure(stage, ErrorCode.INTERNAL, "101 head");
         assertThat(e.getMessage()).isEqualTo("worker w1 sent an invalid relay response");
-        Await.until("violation: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("violation: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
@@ -511,7 +512,7 @@ final class GatewayRelayTest {
         worker.push(request.id(), RelayChunk.PUSH, empty().put("chunk", "not base64!"));
         SpectorException e = spectorFailure(body.next(), ErrorCode.INTERNAL, "non-base64 chunk");
         assertThat(e.getMessage()).isEqualTo("worker w1 sent an invalid relay response");
-        Await.until("violation: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("violation: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
@@ -613,7 +614,7 @@ final class GatewayRelayTest {
         assertThat(failure(body.next(), "caller body error after head"))
                 .as("cancel: the response body fails with the request body's error")
                 .isSameAs(broken);
-        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
@@ -625,7 +626,7 @@ final class GatewayRelayTest {
         assertThat(worker.seen(RelayRequest.OP))
                 .as("a refused request is not sent")
                 .isEmpty();
-        Await.untilAsserted(
+        Waits.untilAsserted(
                 () -> assertThat(relay.running("w1")).as("slot released").isZero());
     }
 

@@ -1,12 +1,13 @@
 package com.spectrayan.spector.uplink.gateway;
 
-import static com.spectrayan.spector.uplink.gateway.RelayFixture.done;
-import static com.spectrayan.spector.uplink.gateway.RelayFixture.failure;
+import static com.spectrayan.spector.testkit.Waits.done;
+import static com.spectrayan.spector.testkit.Waits.failure;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.get;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.spectorFailure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import com.spectrayan.spector.uplink.internal.wire.StatusGet;
@@ -65,16 +66,16 @@ final class WorkerLinkTest {
         w1.link.startRefresh(scheduler, Duration.ofMillis(10), SHORT);
 
         spectorFailure(stage, ErrorCode.WORKER_UNREACHABLE, "status misses: the relay on the closed link");
-        Await.until("status misses: the link closes", () -> !w1.link.isOpen());
+        Waits.until("status misses: the link closes", () -> !w1.link.isOpen());
         assertThat(w1.link.misses()).as("closed at two misses").isEqualTo(2);
-        Await.until("status misses: the link leaves the directory", () -> directory.live("w1") == null);
+        Waits.until("status misses: the link leaves the directory", () -> directory.live("w1") == null);
         assertThat(w1.worker.seen(StatusGet.OP)).as("two reads were sent").hasSizeGreaterThanOrEqualTo(2);
     }
 
     @Test
     void directory_secondLinkForSameId_replacesAndClosesTheFirst() {
         RelayFixture newer = new RelayFixture(directory);
-        Await.until("replace: the old link closes", () -> !w1.link.isOpen());
+        Waits.until("replace: the old link closes", () -> !w1.link.isOpen());
         assertThat(directory.live("w1")).as("replace: the newer link is live").isSameAs(newer.link);
         assertThat(directory.liveLinks())
                 .as("one live link per worker: the replaced one is not listed")
@@ -84,7 +85,7 @@ final class WorkerLinkTest {
                 .as("the old link's close does not remove the newer one")
                 .isSameAs(newer.link);
         newer.client.close("test over");
-        Await.until(
+        Waits.until(
                 "a closed link leaves the directory",
                 () -> directory.workerIds().isEmpty());
         assertThat(directory.liveLinks()).as("no live link once closed").isEmpty();

@@ -1,6 +1,7 @@
 package com.spectrayan.spector.uplink.transport;
 
-import static com.spectrayan.spector.uplink.transport.Waits.take;
+import static com.spectrayan.spector.testkit.Waits.take;
+import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.contract.Limits;
@@ -112,7 +113,7 @@ final class RelayHarness implements AutoCloseable {
         dialers.put(workerId, dialer);
         closing.add(dialer);
         dialer.start();
-        take(ends, "worker " + workerId + " dials its uplink");
+        take(ends, "worker " + workerId + " dials its uplink", WAIT);
         RecordingChannel recording = nextGatewayEnd(workerId);
         assertThat(directory.live(workerId))
                 .as("the accepted uplink of " + workerId + " is registered as live")
@@ -124,7 +125,8 @@ final class RelayHarness implements AutoCloseable {
     RecordingChannel nextGatewayEnd(String workerId) {
         RecordingChannel end = take(
                 gatewayEnds.computeIfAbsent(workerId, id -> new LinkedBlockingQueue<>()),
-                "the gateway accepts the uplink of " + workerId);
+                "the gateway accepts the uplink of " + workerId,
+                WAIT);
         gateway.nextUplink("the gateway accepts the uplink of " + workerId);
         return end;
     }

@@ -1,18 +1,19 @@
 package com.spectrayan.spector.uplink.worker;
 
-import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.wire.Frame;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Deque;
@@ -27,6 +28,8 @@ import org.jspecify.annotations.Nullable;
 /** Plays the gateway on the gateway end of an in-memory pair: sends raw calls, collects answers and pushes. */
 final class FakeGateway implements FrameChannel.Receiver {
     static final int CHUNK = 256 * 1024;
+    /** The bound on one answer: 5 s, for an in-memory pair. */
+    static final Duration ANSWER_WAIT = Duration.ofSeconds(5);
 
     final FrameChannel channel;
     final List<Frame> received = new CopyOnWriteArrayList<>();
@@ -58,17 +61,18 @@ final class FakeGateway implements FrameChannel.Receiver {
         return id;
     }
 
-    Frame await(long id) throws Exception {
-        return answer(id).get(5, SECONDS);
+    /** Waits at most {@link #ANSWER_WAIT} for the answer to call {@code id}. */
+    Frame await(long id) {
+        return Waits.done(answer(id), "call " + id + " is answered", ANSWER_WAIT);
     }
 
-    ObjectNode result(long id) throws Exception {
+    ObjectNode result(long id) {
         Frame frame = await(id);
         assertThat(frame).as("call %d answers a result", id).isInstanceOf(Frame.Result.class);
         return ((Frame.Result) frame).output();
     }
 
-    Frame.ErrorFrame error(long id, ErrorCode code) throws Exception {
+    Frame.ErrorFrame error(long id, ErrorCode code) {
         Frame frame = await(id);
         assertThat(frame).as("call %d answers an error frame", id).isInstanceOf(Frame.ErrorFrame.class);
         Frame.ErrorFrame error = (Frame.ErrorFrame) frame;
@@ -129,7 +133,7 @@ final class FakeGateway implements FrameChannel.Receiver {
     }
 
     /** Sends a body in 256 KiB chunks with at most 4 unanswered, as the gateway's window does. */
-    void sendBody(String relayId, byte[] data) throws Exception {
+    void sendBody(String relayId, byte[] data) {
         Deque<Long> inFlight = new ArrayDeque<>();
         int seq = 0;
         for (int off = 0; off < data.length; off += CHUNK) {
