@@ -2,6 +2,7 @@ package com.spectrayan.spector.uplink.gateway;
 
 import static com.spectrayan.spector.testkit.Waits.done;
 import static com.spectrayan.spector.testkit.Waits.failure;
+import static com.spectrayan.spector.testkit.Waits.take;
 import static com.spectrayan.spector.uplink.gateway.RawWorker.empty;
 import static com.spectrayan.spector.uplink.gateway.RawWorker.relayId;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.call;
@@ -25,11 +26,11 @@ import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import com.spectrayan.spector.uplink.internal.wire.StatusGet;
 import com.spectrayan.spector.uplink.testing.ArrayBody;
+import com.spectrayan.spector.uplink.testing.FedBody;
 import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.wire.Header;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.io.ByteArrayOutputStream;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -37,7 +38,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
-import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -603,14 +603,14 @@ final class GatewayRelayTest {
 
     @Test
     void callerBodyError_afterHead_failsBodyWithIt_andSendsCancel() {
-        Bodies.ManualBody upload = new Bodies.ManualBody();
+        FedBody upload = new FedBody();
         CompletionStage<RelayedResponse> stage = relay.relay("w1", call("POST", upload, new AbortSignal()));
         Frame.Call request = worker.take(RelayRequest.OP);
-        CompletableFuture<@Nullable ByteBuffer> firstRead = upload.asked();
+        take(upload.readsStarted, "the relay reads the caller's body");
         worker.head(request.id(), 200);
         BodySource body = RelayFixture.body(done(stage, "head"));
         IllegalStateException broken = new IllegalStateException("upload broke after the head");
-        firstRead.completeExceptionally(broken);
+        upload.fail(broken); // the first read, still waiting, fails
         assertThat(failure(body.next(), "caller body error after head"))
                 .as("cancel: the response body fails with the request body's error")
                 .isSameAs(broken);
@@ -619,7 +619,7 @@ final class GatewayRelayTest {
 
     @Test
     void requestRefusedByItsBounds_failsBadRequest_andSendsNothing() {
-        Bodies.ManualBody upload = new Bodies.ManualBody();
+        FedBody upload = new FedBody();
         spectorFailure(
                 relay.relay("w1", call("GET", upload, new AbortSignal())), ErrorCode.BAD_REQUEST, "GET with a body");
         gatewayCaughtUp();

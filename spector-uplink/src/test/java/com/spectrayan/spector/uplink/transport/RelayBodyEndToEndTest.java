@@ -39,9 +39,8 @@ import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
 import com.spectrayan.spector.uplink.testing.ArrayBody;
+import com.spectrayan.spector.uplink.testing.FedBody;
 import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
-import com.spectrayan.spector.uplink.transport.RelayHarness.EndlessBody;
-import com.spectrayan.spector.uplink.transport.RelayHarness.FedBody;
 import com.spectrayan.spector.uplink.wire.Header;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.io.ByteArrayOutputStream;
@@ -253,7 +252,7 @@ final class RelayBodyEndToEndTest {
     void targetAnswers401WithoutReading_callerGets401_everyRelayBodyAnswered_andTheCallersBodyNoLongerRead() {
         seed.route("/guarded", request -> respond(401, ArrayBody.of("no"), new Header("www-authenticate", "Bearer")));
         RecordingChannel wire = h.connect();
-        EndlessBody upload = new EndlessBody(64 * KIB);
+        ArrayBody upload = ArrayBody.endless(64 * KIB);
 
         RelayedResponse response = done(h.relay().relay(W1, call("POST", "/guarded", upload)), "the POST relays", WAIT);
         assertThat(response.status()).as("the caller gets the 401").isEqualTo(401);
@@ -261,7 +260,8 @@ final class RelayBodyEndToEndTest {
                 .as("its body")
                 .isEqualTo("no");
 
-        Throwable cancel = done(upload.cancelled, "the gateway cancels the caller's body once the call settled", WAIT);
+        Throwable cancel =
+                done(upload.cancelled(), "the gateway cancels the caller's body once the call settled", WAIT);
         assertThat(cancel).as("the cancel's reason").isNotNull();
         long requestId = wire.requestId(wire.lastRelayId());
         assertThat(resultOf(answer(wire, requestId, "relay.request"), "relay.request"))
@@ -273,9 +273,9 @@ final class RelayBodyEndToEndTest {
                     .as("relay.body %d is answered {} though the target never read it", body.id())
                     .isEqualTo(JSON.objectNode());
         }
-        int reads = upload.reads.get();
+        int reads = upload.reads();
         done(h.link(W1).admin().statusGet(), "a round trip on the uplink after the relay ended", WAIT);
-        assertThat(upload.reads.get())
+        assertThat(upload.reads())
                 .as("the gateway stopped reading the endless caller body: no read after the relay ended")
                 .isEqualTo(reads);
         assertThat(reads)

@@ -32,9 +32,8 @@ import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import com.spectrayan.spector.uplink.testing.ArrayBody;
+import com.spectrayan.spector.uplink.testing.FedBody;
 import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
-import com.spectrayan.spector.uplink.transport.RelayHarness.EndlessBody;
-import com.spectrayan.spector.uplink.transport.RelayHarness.FedBody;
 import com.spectrayan.spector.uplink.wire.Frame;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -65,7 +64,7 @@ final class RelayCancelEndToEndTest {
     @Test
     void
             callerAbort_beforeHeadFailsTheCall_afterHeadErrorsTheBody_eitherWayTheTargetAborts_andRelayRequestAnswersCancelledWithNoPushAfter() {
-        EndlessBody endless = new EndlessBody(32 * KIB);
+        ArrayBody endless = ArrayBody.endless(32 * KIB);
         seed.route("/hold", RelaySeedFixture::never);
         seed.route("/endless", request -> respond(200, endless));
         RecordingChannel wire = h.connect();
@@ -102,7 +101,7 @@ final class RelayCancelEndToEndTest {
                 .as("the caller's body stream errors with the abort reason")
                 .isSameAs(left);
         done(seed.aborted("/endless"), "the target's request signal aborts (after the head)", WAIT);
-        done(endless.cancelled, "the worker stops the target's endless body", WAIT);
+        done(endless.cancelled(), "the worker stops the target's endless body", WAIT);
         long streamId = wire.requestId(streamRelay);
         Frame answered = answer(wire, streamId, "relay.request after head");
         assertThat(resultOf(answered, "relay.request after head"))

@@ -2,6 +2,7 @@ package com.spectrayan.spector.uplink.transport;
 
 import static org.awaitility.Awaitility.await;
 
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.FrameChannel;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
@@ -27,7 +28,6 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiFunction;
 import org.jspecify.annotations.Nullable;
@@ -136,16 +136,7 @@ final class TestGateway implements AutoCloseable {
     }
 
     Uplink nextUplink(String what) {
-        try {
-            Uplink u = uplinks.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            if (u == null) {
-                throw new AssertionError(what + ": no uplink accepted within " + WAIT);
-            }
-            return u;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(what, e);
-        }
+        return Waits.take(uplinks, what + ": an uplink is accepted", WAIT);
     }
 
     @Override

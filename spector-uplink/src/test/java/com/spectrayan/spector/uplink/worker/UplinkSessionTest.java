@@ -1,6 +1,5 @@
 package com.spectrayan.spector.uplink.worker;
 
-import static com.spectrayan.spector.uplink.worker.Bodies.bytes;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -16,6 +15,7 @@ import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
+import com.spectrayan.spector.uplink.testing.ArrayBody;
 import com.spectrayan.spector.uplink.testing.TestBodies;
 import com.spectrayan.spector.uplink.wire.CorruptFrameException;
 import com.spectrayan.spector.uplink.wire.Frame;
@@ -67,7 +67,7 @@ final class UplinkSessionTest {
 
     private static RelayTarget answering(int status, byte[] body) {
         return request -> CompletableFuture.completedFuture(new RelayedResponse(
-                status, List.of(new Header("content-type", "text/plain")), Bodies.Served.of(body, 100_000)));
+                status, List.of(new Header("content-type", "text/plain")), new ArrayBody(body, 100_000)));
     }
 
     /** A target that never answers: its relay stays active until cancelled or closed. */
@@ -122,7 +122,7 @@ final class UplinkSessionTest {
                 "app",
                 request -> TestBodies.readAll(body(request)).thenApply(got -> {
                     received.complete(got);
-                    return new RelayedResponse(200, List.of(), Bodies.Served.of(download, 1024 * 1024));
+                    return new RelayedResponse(200, List.of(), new ArrayBody(download, 1024 * 1024));
                 }));
 
         long id = gw.relayRequest("r-big", "app", "PUT", true);
@@ -145,7 +145,7 @@ final class UplinkSessionTest {
 
     @Test
     void responseBody_nextPartIsReadOnlyOnceThePreviousPushWasWritten() throws Exception {
-        Bodies.Served served = Bodies.Served.of(bytes(10_000), 1000);
+        ArrayBody served = new ArrayBody(bytes(10_000), 1000);
         List<HeldWrites> held = new ArrayList<>();
         InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair =
                 InMemoryFrameChannels.pair(FakeGateway::new, ch -> {
@@ -169,13 +169,13 @@ final class UplinkSessionTest {
         await("no second read while the first push is unwritten")
                 .during(QUIET)
                 .atMost(Duration.ofSeconds(5))
-                .until(() -> served.calls.get() == 1 && gw.chunks(id).size() == 1);
+                .until(() -> served.reads() == 1 && gw.chunks(id).size() == 1);
 
         worker.held.get(0).complete(null);
         await("the write of push 1 lets part 2 be read")
                 .atMost(Duration.ofSeconds(5))
                 .until(() -> gw.chunks(id).size() == 2);
-        assertThat(served.calls.get()).as("one read per written push").isEqualTo(2);
+        assertThat(served.reads()).as("one read per written push").isEqualTo(2);
 
         await("the rest flows as writes complete").atMost(Duration.ofSeconds(5)).until(() -> {
             worker.releaseAll();
@@ -245,7 +245,7 @@ final class UplinkSessionTest {
 
     private static RelayTarget declaring(int status, long contentLength, byte[] body) {
         return request -> CompletableFuture.completedFuture(
-                new RelayedResponse(status, List.of(), contentLength, Bodies.Served.of(body, 100_000)));
+                new RelayedResponse(status, List.of(), contentLength, new ArrayBody(body, 100_000)));
     }
 
     /** RFC 9110 §8.6: the target's declared length crosses as relay-head's length, the body as chunks. */
@@ -332,7 +332,7 @@ final class UplinkSessionTest {
                 request -> CompletableFuture.completedFuture(new RelayedResponse(
                         200,
                         List.of(),
-                        new Bodies.Served(sent, 100_000, new IllegalStateException("disk gone"), false))));
+                        ArrayBody.failingAtEnd(sent, 100_000, new IllegalStateException("disk gone")))));
 
         long id = gw.relayRequest("r-1", "app", "GET", false);
 
@@ -366,7 +366,7 @@ final class UplinkSessionTest {
 
     @Test
     void relayCancel_abortsTheSignal_answersCancelled_andNoPushFollows() throws Exception {
-        Bodies.Served endless = new Bodies.Served(new byte[0], 1000, null, true);
+        ArrayBody endless = ArrayBody.endless(1000);
         FakeGateway gw = connect(
                 "app", request -> CompletableFuture.completedFuture(new RelayedResponse(200, List.of(), endless)));
         long id = gw.relayRequest("r-1", "app", "GET", false);
@@ -382,7 +382,7 @@ final class UplinkSessionTest {
         await("cancel aborts the signal").atMost(Duration.ofSeconds(5)).until(signal::isAborted);
         await("the response body is cancelled")
                 .atMost(Duration.ofSeconds(5))
-                .until(() -> endless.cancelled.get() != null);
+                .until(() -> endless.cancelled().isDone());
         int after = gw.pushes(id).size();
         int answerAt = gw.received.indexOf(gw.await(id));
         assertThat(gw.received.subList(answerAt, gw.received.size()))
@@ -514,7 +514,7 @@ final class UplinkSessionTest {
         FakeGateway gw = connect(
                 "app",
                 request -> TestBodies.readAll(body(request))
-                        .thenApply(body -> new RelayedResponse(200, List.of(), Bodies.Served.of(body, 1000))));
+                        .thenApply(body -> new RelayedResponse(200, List.of(), new ArrayBody(body, 1000))));
         for (int i = 0; i < 50; i++) {
             String relayId = "r-" + i;
             long id = gw.relayRequest(relayId, "app", "POST", true);
@@ -573,7 +573,7 @@ final class UplinkSessionTest {
                 options(
                                 "app",
                                 request -> TestBodies.readAll(body(request))
-                                        .thenApply(b -> new RelayedResponse(200, List.of(), Bodies.Served.of(b, 100))))
+                                        .thenApply(b -> new RelayedResponse(200, List.of(), new ArrayBody(b, 100))))
                         .startupGate(gate)
                         .build());
         long status = gw.call("status.get", JsonNodeFactory.instance.objectNode());
@@ -646,5 +646,9 @@ final class UplinkSessionTest {
             return e;
         }
         throw new AssertionError("expected a corrupt frame: " + text);
+    }
+
+    private static byte[] bytes(int size) {
+        return TestBodies.pattern(size, 0);
     }
 }
