@@ -9,8 +9,8 @@ import static com.spectrayan.spector.uplink.gateway.RelayFixture.call;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.get;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.spectorFailure;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.text;
-import static com.spectrayan.spector.uplink.gateway.RelayFixture.utf8;
 import static com.spectrayan.spector.uplink.testing.TestBodies.pattern;
+import static com.spectrayan.spector.uplink.testing.TestBodies.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.contract.ErrorCode;
@@ -27,6 +27,7 @@ import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import com.spectrayan.spector.uplink.internal.wire.StatusGet;
 import com.spectrayan.spector.uplink.testing.ArrayBody;
 import com.spectrayan.spector.uplink.testing.FedBody;
+import com.spectrayan.spector.uplink.testing.TestBodies;
 import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.wire.Header;
 import com.spectrayan.spector.uplink.wire.StatusReport;
@@ -98,7 +99,7 @@ final class GatewayRelayTest {
         RelayedResponse response = done(stage, "the stage resolves at the head");
         assertThat(response.status()).isEqualTo(200);
         assertThat(response.headers()).containsExactly(new Header("content-type", "text/plain"));
-        BodySource body = RelayFixture.body(response);
+        BodySource body = TestBodies.body(response);
 
         worker.chunk(request.id(), utf8("one"));
         assertThat(text(done(body.next(), "first part")))
@@ -150,7 +151,7 @@ final class GatewayRelayTest {
         head(request, 200, 6);
         RelayedResponse response = done(stage, "head");
         assertThat(response.contentLength()).isEqualTo(6);
-        BodySource body = RelayFixture.body(response);
+        BodySource body = TestBodies.body(response);
 
         worker.chunk(request.id(), utf8("abc"));
         worker.chunk(request.id(), utf8("def"));
@@ -180,7 +181,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
         head(request, 200, 5);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         worker.chunk(request.id(), utf8("abc"));
         assertThat(text(done(body.next(), "3 of 5 bytes"))).isEqualTo("abc");
 
@@ -201,7 +202,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
         head(request, 200, 6);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         worker.chunk(request.id(), utf8("abcde"));
         worker.result(request.id(), empty());
 
@@ -321,7 +322,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
         worker.head(request.id(), 200);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         byte[] chunk = pattern(CHUNK, 0);
         int atCap = (int) (Limits.UNREAD_RELAY_BYTES / CHUNK); // 256 chunks = 64 MiB
         List<CompletableFuture<Void>> sends = new ArrayList<>();
@@ -375,7 +376,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", call("GET", null, signal));
         Frame.Call request = worker.take(RelayRequest.OP);
         worker.head(request.id(), 200);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         IllegalStateException reason = new IllegalStateException("caller went away");
         signal.abort(reason);
         assertThat(failure(body.next(), "abort after head"))
@@ -401,7 +402,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
         worker.head(request.id(), 200);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         body.cancel(new IllegalStateException("reader gone"));
         Waits.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
@@ -424,7 +425,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = quick.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
         worker.head(request.id(), 200);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         SpectorException e = spectorFailure(body.next(), ErrorCode.WORKER_UNREACHABLE, "deadline after head");
         assertThat(e.getMessage())
                 .as("deadline message on the body")
@@ -463,7 +464,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
         worker.head(request.id(), 200);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         w1.ends.workerEnd().close("worker gone");
         spectorFailure(body.next(), ErrorCode.WORKER_UNREACHABLE, "drop after head");
     }
@@ -508,7 +509,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
         worker.head(request.id(), 200);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         worker.push(request.id(), RelayChunk.PUSH, empty().put("chunk", "not base64!"));
         SpectorException e = spectorFailure(body.next(), ErrorCode.INTERNAL, "non-base64 chunk");
         assertThat(e.getMessage()).isEqualTo("worker w1 sent an invalid relay response");
@@ -539,7 +540,7 @@ final class GatewayRelayTest {
         Frame.Call request = worker.take(RelayRequest.OP);
         worker.head(request.id(), 200);
         worker.chunk(request.id(), utf8("part"));
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         assertThat(text(done(body.next(), "part before the error"))).isEqualTo("part");
         worker.error(request.id(), ErrorCode.INTERNAL, "target body broke");
         SpectorException e = spectorFailure(body.next(), ErrorCode.INTERNAL, "worker INTERNAL after head");
@@ -554,7 +555,7 @@ final class GatewayRelayTest {
         worker.chunk(request.id(), utf8("one,"));
         worker.chunk(request.id(), utf8("two,"));
         worker.error(request.id(), ErrorCode.INTERNAL, "target body broke");
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         gatewayCaughtUp(); // the error is processed, and nothing was read yet
         assertThat(relay.running("w1"))
                 .as("the relay ended on the worker's error")
@@ -608,7 +609,7 @@ final class GatewayRelayTest {
         Frame.Call request = worker.take(RelayRequest.OP);
         take(upload.readsStarted, "the relay reads the caller's body");
         worker.head(request.id(), 200);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         IllegalStateException broken = new IllegalStateException("upload broke after the head");
         upload.fail(broken); // the first read, still waiting, fails
         assertThat(failure(body.next(), "caller body error after head"))

@@ -9,7 +9,6 @@ import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.InMemoryFrameChannels;
 import com.spectrayan.spector.uplink.RelayedRequest;
-import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.uplink.wire.Header;
 import java.net.URI;
@@ -79,23 +78,11 @@ final class RelayFixture implements AutoCloseable {
         return e;
     }
 
-    static BodySource body(RelayedResponse response) {
-        BodySource body = response.body();
-        if (body == null) {
-            throw new AssertionError("a " + response.status() + " response has a body, got null");
-        }
-        return body;
-    }
-
     static String text(@Nullable ByteBuffer part) {
         assertThat(part).as("a body part, not the end").isNotNull();
         ByteBuffer p = part == null ? ByteBuffer.allocate(0) : part;
         byte[] bytes = new byte[p.remaining()];
         p.get(bytes);
         return new String(bytes, StandardCharsets.UTF_8);
-    }
-
-    static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 }

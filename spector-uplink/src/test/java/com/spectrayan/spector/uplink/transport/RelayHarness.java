@@ -23,7 +23,6 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -123,7 +122,6 @@ final class RelayHarness implements AutoCloseable {
                 gatewayEnds.computeIfAbsent(workerId, id -> new LinkedBlockingQueue<>()),
                 "the gateway accepts the uplink of " + workerId,
                 WAIT);
-        gateway.nextUplink("the gateway accepts the uplink of " + workerId);
         return end;
     }
 
@@ -211,21 +209,5 @@ final class RelayHarness implements AutoCloseable {
 
     static CompletableFuture<RelayedResponse> respond(int status, @Nullable BodySource body, Header... headers) {
         return CompletableFuture.completedFuture(new RelayedResponse(status, List.of(headers), body));
-    }
-
-    static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    static String text(byte[] bytes) {
-        return new String(bytes, StandardCharsets.UTF_8);
-    }
-
-    static BodySource body(RelayedResponse response, String what) {
-        BodySource body = response.body();
-        if (body == null) {
-            throw new AssertionError(what + ": a " + response.status() + " response has a body, got null");
-        }
-        return body;
     }
 }

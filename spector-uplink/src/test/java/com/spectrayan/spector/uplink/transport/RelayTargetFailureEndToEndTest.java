@@ -2,13 +2,13 @@ package com.spectrayan.spector.uplink.transport;
 
 import static com.spectrayan.spector.testkit.Waits.done;
 import static com.spectrayan.spector.testkit.Waits.until;
+import static com.spectrayan.spector.uplink.testing.TestBodies.body;
 import static com.spectrayan.spector.uplink.testing.TestBodies.bytesOf;
+import static com.spectrayan.spector.uplink.testing.TestBodies.text;
+import static com.spectrayan.spector.uplink.testing.TestBodies.utf8;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.body;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.text;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.utf8;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.requireNonNull;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.spector;
 import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;

@@ -54,7 +54,8 @@ final class TestGateway implements AutoCloseable {
 
     /**
      * Starts a gateway; {@code extra}, when given, makes the receiver of each accepted uplink (as
-     * the real gateway's handler does), else the uplink's frames are only recorded.
+     * the real gateway's handler does) and records what it needs itself; else each uplink's frames
+     * are recorded and the uplink is queued for {@link #nextUplink}.
      */
     TestGateway(
             EventLoopGroup group, int port, @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra) {
@@ -117,9 +118,10 @@ final class TestGateway implements AutoCloseable {
 
     private FrameChannel.Receiver uplink(String workerId, FrameChannel channel) {
         BiFunction<String, FrameChannel, FrameChannel.Receiver> e = extra;
-        RecordingReceiver received = e == null
-                ? RecordingReceiver.of(channel)
-                : RecordingReceiver.around(channel, e.apply(workerId, channel));
+        if (e != null) {
+            return e.apply(workerId, channel);
+        }
+        RecordingReceiver received = RecordingReceiver.of(channel);
         uplinks.add(new Uplink(workerId, channel, received));
         return received;
     }
