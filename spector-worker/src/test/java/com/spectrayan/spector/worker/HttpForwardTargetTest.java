@@ -1,5 +1,6 @@
 package com.spectrayan.spector.worker;
 
+import static com.spectrayan.spector.testkit.Waits.done;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.cluster.gateway.TransportSpec;
@@ -190,19 +191,6 @@ final class HttpForwardTargetTest {
                 null,
                 null,
                 new AbortSignal());
-    }
-
-    private static <T> T done(CompletionStage<T> stage, String what) {
-        try {
-            return stage.toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            throw new AssertionError(what + ": failed", e.getCause());
-        } catch (TimeoutException e) {
-            throw new AssertionError(what + ": not done within " + WAIT, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(what, e);
-        }
     }
 
     /** Reads a body to its end, one part at a time; throws the body's failure. */

@@ -5,14 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.testkit.Waits;
 import io.lettuce.core.RedisCommandTimeoutException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -28,9 +26,11 @@ final class WaterfallRoutingResolverTest {
         return WaterfallRoutingResolver.builder("cell", ring).ticker(nanos::get).build();
     }
 
-    private static Resolution await(CompletionStage<Resolution> stage)
-            throws InterruptedException, ExecutionException, TimeoutException {
-        return stage.toCompletableFuture().get(5, TimeUnit.SECONDS);
+    /** The bound on one resolution: 5 s, for an in-memory resolver. */
+    private static final Duration WAIT = Duration.ofSeconds(5);
+
+    private static Resolution await(CompletionStage<Resolution> stage) {
+        return Waits.done(stage, "the key resolves", WAIT);
     }
 
     @Test
@@ -79,9 +79,7 @@ final class WaterfallRoutingResolverTest {
                         "cell", new OwnershipResolver(KetamaRing.of(1, List.of())))
                 .build();
 
-        assertThatThrownBy(() -> await(resolver.resolve(KEY)))
-                .isInstanceOf(ExecutionException.class)
-                .cause()
+        assertThat(Waits.failure(resolver.resolve(KEY), "an empty ring fails closed", WAIT))
                 .isInstanceOf(SpectorException.class)
                 .satisfies(e -> assertThat(((SpectorException) e).code()).isEqualTo(ErrorCode.GATEWAY_ROUTING_FAILURE));
     }
@@ -91,10 +89,8 @@ final class WaterfallRoutingResolverTest {
         WaterfallRoutingResolver resolver = withoutL2();
         await(resolver.resolve(KEY));
 
-        resolver.reportMisdirected(KEY, "owner-9", 3, 7).toCompletableFuture().get(5, TimeUnit.SECONDS);
-        resolver.reportMisdirected(KEY, "owner-old", 2, 99)
-                .toCompletableFuture()
-                .get(5, TimeUnit.SECONDS);
+        Waits.done(resolver.reportMisdirected(KEY, "owner-9", 3, 7), "the epoch 3 report is applied", WAIT);
+        Waits.done(resolver.reportMisdirected(KEY, "owner-old", 2, 99), "the older report is settled", WAIT);
 
         assertThat(await(resolver.resolve(KEY)).entry())
                 .as("entries only move forward by epoch")

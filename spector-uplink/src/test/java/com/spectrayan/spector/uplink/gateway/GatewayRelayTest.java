@@ -1,21 +1,23 @@
 package com.spectrayan.spector.uplink.gateway;
 
+import static com.spectrayan.spector.testkit.Waits.done;
+import static com.spectrayan.spector.testkit.Waits.failure;
+import static com.spectrayan.spector.testkit.Waits.take;
 import static com.spectrayan.spector.uplink.gateway.RawWorker.empty;
 import static com.spectrayan.spector.uplink.gateway.RawWorker.relayId;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.call;
-import static com.spectrayan.spector.uplink.gateway.RelayFixture.done;
-import static com.spectrayan.spector.uplink.gateway.RelayFixture.failure;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.get;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.spectorFailure;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.text;
-import static com.spectrayan.spector.uplink.gateway.RelayFixture.utf8;
 import static com.spectrayan.spector.uplink.testing.TestBodies.pattern;
+import static com.spectrayan.spector.uplink.testing.TestBodies.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.testkit.ManualScheduler;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedResponse;
@@ -25,11 +27,12 @@ import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import com.spectrayan.spector.uplink.internal.wire.StatusGet;
 import com.spectrayan.spector.uplink.testing.ArrayBody;
+import com.spectrayan.spector.uplink.testing.FedBody;
+import com.spectrayan.spector.uplink.testing.TestBodies;
 import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.wire.Header;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.io.ByteArrayOutputStream;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -37,7 +40,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
-import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -69,7 +71,7 @@ final class GatewayRelayTest {
     void relay_workerWithoutLiveLink_failsUnreachableBeforeSendingAnything() {
         SpectorException e = spectorFailure(relay.relay("w2", get()), ErrorCode.WORKER_UNREACHABLE, "no live link");
         w1.client.close("gone");
-        Await.until("the closed link leaves the directory", () -> directory.live("w1") == null);
+        Waits.until("the closed link leaves the directory", () -> directory.live("w1") == null);
         spectorFailure(relay.relay("w1", get()), ErrorCode.WORKER_UNREACHABLE, "closed link");
 
         assertThat(e.getMessage()).as("names the worker").contains("w2");
@@ -98,7 +100,7 @@ final class GatewayRelayTest {
         RelayedResponse response = done(stage, "the stage resolves at the head");
         assertThat(response.status()).isEqualTo(200);
         assertThat(response.headers()).containsExactly(new Header("content-type", "text/plain"));
-        BodySource body = RelayFixture.body(response);
+        BodySource body = TestBodies.body(response);
 
         worker.chunk(request.id(), utf8("one"));
         assertThat(text(done(body.next(), "first part")))
@@ -114,7 +116,7 @@ final class GatewayRelayTest {
                 .isFalse();
         worker.result(request.id(), empty());
         assertThat(done(end, "the end")).as("{} ends the body").isNull();
-        Await.untilAsserted(() ->
+        Waits.untilAsserted(() ->
                 assertThat(relay.running("w1")).as("slot released at the end").isZero());
     }
 
@@ -150,7 +152,7 @@ final class GatewayRelayTest {
         head(request, 200, 6);
         RelayedResponse response = done(stage, "head");
         assertThat(response.contentLength()).isEqualTo(6);
-        BodySource body = RelayFixture.body(response);
+        BodySource body = TestBodies.body(response);
 
         worker.chunk(request.id(), utf8("abc"));
         worker.chunk(request.id(), utf8("def"));
@@ -162,7 +164,7 @@ final class GatewayRelayTest {
                 .as("6 of 6 bytes: the body ends")
                 .isNull();
         assertThat(worker.cancelled(relayId(request))).isFalse();
-        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+        Waits.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
     }
 
     @Test
@@ -180,7 +182,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
         head(request, 200, 5);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         worker.chunk(request.id(), utf8("abc"));
         assertThat(text(done(body.next(), "3 of 5 bytes"))).isEqualTo("abc");
 
@@ -190,9 +192,9 @@ final class GatewayRelayTest {
         assertThat(t).isInstanceOf(SpectorException.class);
         assertThat(((SpectorException) t).code()).isEqualTo(ErrorCode.INTERNAL);
         assertThat(t.getMessage()).isEqualTo("worker w1 sent 6 bytes of a relayed response it declared as 5");
-        Await.until("overrun: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("overrun: relay.cancel sent", () -> worker.cancelled(relayId(request)));
         worker.result(request.id(), RawWorker.empty().put("cancelled", true));
-        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+        Waits.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
     }
 
     /** RFC 9110 §8.6: a body that ends one byte short of its declared length fails INTERNAL after the bytes that came. */
@@ -201,7 +203,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
         head(request, 200, 6);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         worker.chunk(request.id(), utf8("abcde"));
         worker.result(request.id(), empty());
 
@@ -214,7 +216,7 @@ final class GatewayRelayTest {
         assertThat(worker.cancelled(relayId(request)))
                 .as("the relay already ended on the worker: no cancel")
                 .isFalse();
-        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+        Waits.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
     }
 
     /** RFC 9110 §9.3.2, §8.6: a HEAD resolves with the GET's length and no body; a chunk after it breaks the protocol. */
@@ -229,9 +231,9 @@ final class GatewayRelayTest {
 
         worker.chunk(request.id(), utf8("stray"));
 
-        Await.until("a chunk for a bodyless answer: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("a chunk for a bodyless answer: relay.cancel sent", () -> worker.cancelled(relayId(request)));
         worker.result(request.id(), RawWorker.empty().put("cancelled", true));
-        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+        Waits.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
     }
 
     @Test
@@ -246,7 +248,7 @@ final class GatewayRelayTest {
         int maxUnanswered = 0;
         while (answered < total) {
             int expected = Math.min(Limits.UNANSWERED_BODIES, total - answered);
-            Await.until(
+            Waits.until(
                     "the gateway fills its window of relay.body calls",
                     () -> worker.waiting(RelayBody.OP).size() >= expected);
             int unanswered = worker.waiting(RelayBody.OP).size();
@@ -271,7 +273,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage =
                 relay.relay("w1", call("PUT", new ArrayBody(data, 700 * 1024), new AbortSignal()));
         Frame.Call request = worker.take(RelayRequest.OP);
-        Await.until(
+        Waits.until(
                 "the upload ends",
                 () -> worker.seen(RelayBody.OP).stream()
                         .anyMatch(c -> RelayBody.parse(c.input()) instanceof RelayBody.End));
@@ -300,12 +302,12 @@ final class GatewayRelayTest {
         ArrayBody body = new ArrayBody(pattern(8 * 1024 * 1024, 0), CHUNK);
         CompletionStage<RelayedResponse> stage = relay.relay("w1", call("POST", body, new AbortSignal()));
         Frame.Call request = worker.take(RelayRequest.OP);
-        Await.until("the window fills", () -> worker.waiting(RelayBody.OP).size() == Limits.UNANSWERED_BODIES);
+        Waits.until("the window fills", () -> worker.waiting(RelayBody.OP).size() == Limits.UNANSWERED_BODIES);
         worker.head(request.id(), 401);
         worker.result(request.id(), empty());
         RelayedResponse response = done(stage, "401");
         assertThat(response.status()).isEqualTo(401);
-        Await.untilAsserted(() -> assertThat(body.cancelled())
+        Waits.untilAsserted(() -> assertThat(body.cancelled())
                 .as("the caller's body is cancelled once the call settled")
                 .isDone());
         int reads = body.reads();
@@ -321,7 +323,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
         worker.head(request.id(), 200);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         byte[] chunk = pattern(CHUNK, 0);
         int atCap = (int) (Limits.UNREAD_RELAY_BYTES / CHUNK); // 256 chunks = 64 MiB
         List<CompletableFuture<Void>> sends = new ArrayList<>();
@@ -347,7 +349,7 @@ final class GatewayRelayTest {
                 gatewayCaughtUp();
             }
         }
-        Await.until("unread cap: relay.cancel sent past 64 MiB", () -> worker.cancelled(relayId(request)));
+        Waits.until("unread cap: relay.cancel sent past 64 MiB", () -> worker.cancelled(relayId(request)));
         Throwable t = failure(body.next(), "the unread body");
         assertThat(t.getMessage())
                 .as("unread cap: the body says the reader fell behind")
@@ -364,9 +366,9 @@ final class GatewayRelayTest {
         assertThat(failure(stage, "abort before head"))
                 .as("cancel: stage fails with the abort reason")
                 .isSameAs(reason);
-        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
         worker.result(request.id(), RawWorker.empty().put("cancelled", true));
-        Await.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
+        Waits.untilAsserted(() -> assertThat(relay.running("w1")).isZero());
     }
 
     @Test
@@ -375,13 +377,13 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", call("GET", null, signal));
         Frame.Call request = worker.take(RelayRequest.OP);
         worker.head(request.id(), 200);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         IllegalStateException reason = new IllegalStateException("caller went away");
         signal.abort(reason);
         assertThat(failure(body.next(), "abort after head"))
                 .as("cancel: body fails with the abort reason")
                 .isSameAs(reason);
-        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
@@ -393,7 +395,7 @@ final class GatewayRelayTest {
         assertThat(failure(stage, "caller body error"))
                 .as("cancel: stage fails with the body's error")
                 .isSameAs(broken);
-        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
@@ -401,9 +403,9 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
         worker.head(request.id(), 200);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         body.cancel(new IllegalStateException("reader gone"));
-        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     // The deadline tests run the relay's timer on a ManualScheduler: time moves only when the test
@@ -425,7 +427,7 @@ final class GatewayRelayTest {
         assertThat(e.getMessage())
                 .as("deadline message")
                 .isEqualTo("worker w1 did not finish the relayed request within 200 ms");
-        Await.until("deadline: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("deadline: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
@@ -436,7 +438,7 @@ final class GatewayRelayTest {
         Frame.Call request = worker.take(RelayRequest.OP);
         clock.advance(Duration.ofMillis(150));
         worker.head(request.id(), 200);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         CompletionStage<?> part = body.next();
         clock.advance(Duration.ofMillis(50).minusNanos(1));
         assertThat(part.toCompletableFuture())
@@ -447,7 +449,7 @@ final class GatewayRelayTest {
         assertThat(e.getMessage())
                 .as("deadline message on the body")
                 .isEqualTo("worker w1 did not finish the relayed request within 200 ms");
-        Await.until("deadline: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("deadline: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
@@ -460,7 +462,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> second = one.relay("w1", get()); // waits for the one slot
         clock.advance(Duration.ofMillis(400));
         spectorFailure(first, ErrorCode.WORKER_UNREACHABLE, "first relay's deadline, at 500 ms");
-        Await.until(
+        Waits.until(
                 "the freed slot passes to the second relay",
                 () -> worker.seen(RelayRequest.OP).size() == 2);
         clock.advance(Duration.ofMillis(100).minusNanos(1));
@@ -486,7 +488,7 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
         worker.head(request.id(), 200);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         w1.ends.workerEnd().close("worker gone");
         spectorFailure(body.next(), ErrorCode.WORKER_UNREACHABLE, "drop after head");
     }
@@ -523,7 +525,7 @@ final class GatewayRelayTest {
         worker.push(request.id(), RelayHead.PUSH, empty().put("status", 101).set("headers", null));
         SpectorException e = spectorFailure(stage, ErrorCode.INTERNAL, "101 head");
         assertThat(e.getMessage()).isEqualTo("worker w1 sent an invalid relay response");
-        Await.until("violation: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("violation: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
@@ -531,11 +533,11 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
         Frame.Call request = worker.take(RelayRequest.OP);
         worker.head(request.id(), 200);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         worker.push(request.id(), RelayChunk.PUSH, empty().put("chunk", "not base64!"));
         SpectorException e = spectorFailure(body.next(), ErrorCode.INTERNAL, "non-base64 chunk");
         assertThat(e.getMessage()).isEqualTo("worker w1 sent an invalid relay response");
-        Await.until("violation: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("violation: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
@@ -562,7 +564,7 @@ final class GatewayRelayTest {
         Frame.Call request = worker.take(RelayRequest.OP);
         worker.head(request.id(), 200);
         worker.chunk(request.id(), utf8("part"));
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         assertThat(text(done(body.next(), "part before the error"))).isEqualTo("part");
         worker.error(request.id(), ErrorCode.INTERNAL, "target body broke");
         SpectorException e = spectorFailure(body.next(), ErrorCode.INTERNAL, "worker INTERNAL after head");
@@ -577,7 +579,7 @@ final class GatewayRelayTest {
         worker.chunk(request.id(), utf8("one,"));
         worker.chunk(request.id(), utf8("two,"));
         worker.error(request.id(), ErrorCode.INTERNAL, "target body broke");
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         gatewayCaughtUp(); // the error is processed, and nothing was read yet
         assertThat(relay.running("w1"))
                 .as("the relay ended on the worker's error")
@@ -630,7 +632,7 @@ final class GatewayRelayTest {
     void twoLinks_aRelayTakesTheLinkWithFewerRunning_andLosingALinkFailsOnlyItsRelays() {
         RelayFixture other = new RelayFixture(directory, 1);
         CompletionStage<RelayedResponse> first = relay.relay("w1", get());
-        Await.until(
+        Waits.until(
                 "the first relay reaches one of the links",
                 () -> !worker.seen(RelayRequest.OP).isEmpty()
                         || !other.worker.seen(RelayRequest.OP).isEmpty());
@@ -663,42 +665,42 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> third = two.relay("w1", get());
         assertThat(two.running("w1")).as("two slots held, across both links").isEqualTo(2);
         assertThat(third.toCompletableFuture()).as("the third waits for a slot").isNotDone();
-        Await.until(
+        Waits.until(
                 "one relay.request on each link",
                 () -> worker.seen(RelayRequest.OP).size() == 1
                         && other.worker.seen(RelayRequest.OP).size() == 1);
         other.client.close("test over");
-        Await.until(
+        Waits.until(
                 "the slot of the lost link's relay passes to the third, on the link left",
                 () -> worker.seen(RelayRequest.OP).size() == 2);
     }
 
     @Test
     void callerBodyError_afterHead_failsBodyWithIt_andSendsCancel() {
-        Bodies.ManualBody upload = new Bodies.ManualBody();
+        FedBody upload = new FedBody();
         CompletionStage<RelayedResponse> stage = relay.relay("w1", call("POST", upload, new AbortSignal()));
         Frame.Call request = worker.take(RelayRequest.OP);
-        CompletableFuture<@Nullable ByteBuffer> firstRead = upload.asked();
+        take(upload.readsStarted, "the relay reads the caller's body");
         worker.head(request.id(), 200);
-        BodySource body = RelayFixture.body(done(stage, "head"));
+        BodySource body = TestBodies.body(done(stage, "head"));
         IllegalStateException broken = new IllegalStateException("upload broke after the head");
-        firstRead.completeExceptionally(broken);
+        upload.fail(broken); // the first read, still waiting, fails
         assertThat(failure(body.next(), "caller body error after head"))
                 .as("cancel: the response body fails with the request body's error")
                 .isSameAs(broken);
-        Await.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
+        Waits.until("cancel: relay.cancel sent", () -> worker.cancelled(relayId(request)));
     }
 
     @Test
     void requestRefusedByItsBounds_failsBadRequest_andSendsNothing() {
-        Bodies.ManualBody upload = new Bodies.ManualBody();
+        FedBody upload = new FedBody();
         spectorFailure(
                 relay.relay("w1", call("GET", upload, new AbortSignal())), ErrorCode.BAD_REQUEST, "GET with a body");
         gatewayCaughtUp();
         assertThat(worker.seen(RelayRequest.OP))
                 .as("a refused request is not sent")
                 .isEmpty();
-        Await.untilAsserted(
+        Waits.untilAsserted(
                 () -> assertThat(relay.running("w1")).as("slot released").isZero());
     }
 

@@ -1,7 +1,7 @@
 package com.spectrayan.spector.uplink.gateway;
 
+import static com.spectrayan.spector.testkit.Waits.done;
 import static com.spectrayan.spector.uplink.gateway.RawWorker.empty;
-import static com.spectrayan.spector.uplink.gateway.RelayFixture.done;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.spectorFailure;
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -3,12 +3,12 @@ package com.spectrayan.spector.uplink.gateway;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.wire.RelayCancel;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.wire.Frame;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -22,8 +22,6 @@ import org.jspecify.annotations.Nullable;
  * answer some operations at once, and sends results, errors and pushes on demand.
  */
 final class RawWorker implements FrameChannel.Receiver {
-    static final Duration WAIT = Await.WAIT;
-
     private final FrameChannel channel;
     private final List<Frame.Call> inbox = new ArrayList<>(); // Guarded by this; not yet taken.
     private final List<Frame.Call> all = new ArrayList<>(); // Guarded by this; every call seen.
@@ -74,7 +72,7 @@ final class RawWorker implements FrameChannel.Receiver {
 
     Frame.Call take(String op, Predicate<Frame.Call> matching) {
         Frame.Call[] taken = new Frame.Call[1];
-        Await.until("the worker receives a " + op + " call", () -> {
+        Waits.until("the worker receives a " + op + " call", () -> {
             synchronized (this) {
                 for (Frame.Call c : inbox) {
                     if (c.op().equals(op) && matching.test(c)) {

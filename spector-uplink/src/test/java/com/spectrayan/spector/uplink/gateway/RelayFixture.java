@@ -1,16 +1,14 @@
 package com.spectrayan.spector.uplink.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.InMemoryFrameChannels;
 import com.spectrayan.spector.uplink.RelayedRequest;
-import com.spectrayan.spector.uplink.RelayedResponse;
-import com.spectrayan.spector.uplink.internal.gateway.Failures;
 import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.uplink.wire.Header;
 import java.net.URI;
@@ -19,11 +17,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -81,47 +76,12 @@ final class RelayFixture implements AutoCloseable {
         return call("GET", null, new AbortSignal());
     }
 
-    static <T> T done(CompletionStage<T> stage, String what) {
-        try {
-            return stage.toCompletableFuture().get(RawWorker.WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            throw new AssertionError(what + ": failed instead", e.getCause());
-        } catch (TimeoutException e) {
-            throw new AssertionError(what + ": not settled within " + RawWorker.WAIT, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(what, e);
-        }
-    }
-
-    static Throwable failure(CompletionStage<?> stage, String what) {
-        try {
-            Object value = stage.toCompletableFuture().get(RawWorker.WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            return fail(what + ": expected a failure, got " + value);
-        } catch (ExecutionException e) {
-            return Failures.unwrap(e);
-        } catch (TimeoutException e) {
-            throw new AssertionError(what + ": not settled within " + RawWorker.WAIT, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(what, e);
-        }
-    }
-
     static SpectorException spectorFailure(CompletionStage<?> stage, ErrorCode code, String what) {
-        Throwable t = failure(stage, what);
+        Throwable t = Waits.failure(stage, what);
         assertThat(t).as(what + ": fails with a SpectorException").isInstanceOf(SpectorException.class);
         SpectorException e = (SpectorException) t;
         assertThat(e.code()).as(what + ": error code").isEqualTo(code);
         return e;
-    }
-
-    static BodySource body(RelayedResponse response) {
-        BodySource body = response.body();
-        if (body == null) {
-            throw new AssertionError("a " + response.status() + " response has a body, got null");
-        }
-        return body;
     }
 
     static String text(@Nullable ByteBuffer part) {
@@ -130,9 +90,5 @@ final class RelayFixture implements AutoCloseable {
         byte[] bytes = new byte[p.remaining()];
         p.get(bytes);
         return new String(bytes, StandardCharsets.UTF_8);
-    }
-
-    static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 }

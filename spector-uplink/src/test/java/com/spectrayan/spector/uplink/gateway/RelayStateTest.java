@@ -1,14 +1,15 @@
 package com.spectrayan.spector.uplink.gateway;
 
+import static com.spectrayan.spector.testkit.Waits.done;
+import static com.spectrayan.spector.testkit.Waits.failure;
 import static com.spectrayan.spector.uplink.gateway.RawWorker.empty;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.call;
-import static com.spectrayan.spector.uplink.gateway.RelayFixture.done;
-import static com.spectrayan.spector.uplink.gateway.RelayFixture.failure;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.spectorFailure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
@@ -51,7 +52,7 @@ final class RelayStateTest {
         worker.head(okCall.id(), 204);
         worker.result(okCall.id(), empty());
         done(ok, "the relay that ends normally");
-        Await.until("after a normal end: no slot counter left", () -> relay.trackedWorkers() == 0);
+        Waits.until("after a normal end: no slot counter left", () -> relay.trackedWorkers() == 0);
         assertThat(connection.listenerCount())
                 .as("after a normal end: no listener left")
                 .isZero();
@@ -60,7 +61,7 @@ final class RelayStateTest {
         CompletionStage<RelayedResponse> refused = relay.relay("w1", call("GET", null, connection));
         worker.error(worker.take(RelayRequest.OP).id(), ErrorCode.RELAY_TARGET_MISSING, "no target app");
         spectorFailure(refused, ErrorCode.RELAY_TARGET_MISSING, "the refused relay");
-        Await.until("after a worker error: no slot counter left", () -> relay.trackedWorkers() == 0);
+        Waits.until("after a worker error: no slot counter left", () -> relay.trackedWorkers() == 0);
         assertThat(connection.listenerCount())
                 .as("after a worker error: no listener left")
                 .isZero();
@@ -90,7 +91,7 @@ final class RelayStateTest {
         for (CompletionStage<RelayedResponse> r : eight) {
             done(r, "each of the eight");
         }
-        Await.until(
+        Waits.until(
                 "after eight ends and a waiter that gave up: no slot counter left", () -> relay.trackedWorkers() == 0);
         assertThat(connection.listenerCount())
                 .as("after the eight: no listener left")
@@ -104,7 +105,7 @@ final class RelayStateTest {
         worker.take(RelayRequest.OP);
         w1.client.close("the uplink drops");
         spectorFailure(dropped, ErrorCode.WORKER_UNREACHABLE, "the relay whose uplink dropped");
-        Await.until("after the drop: no slot counter left", () -> relay.trackedWorkers() == 0);
+        Waits.until("after the drop: no slot counter left", () -> relay.trackedWorkers() == 0);
         assertThat(connection.listenerCount())
                 .as("after the drop: no listener left")
                 .isZero();

@@ -1,13 +1,14 @@
 package com.spectrayan.spector.uplink.gateway;
 
-import static com.spectrayan.spector.uplink.gateway.RelayFixture.done;
-import static com.spectrayan.spector.uplink.gateway.RelayFixture.failure;
+import static com.spectrayan.spector.testkit.Waits.done;
+import static com.spectrayan.spector.testkit.Waits.failure;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.get;
 import static com.spectrayan.spector.uplink.gateway.RelayFixture.spectorFailure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import com.spectrayan.spector.uplink.internal.wire.StatusGet;
@@ -66,16 +67,16 @@ final class WorkerLinkTest {
         w1.link.startRefresh(scheduler, Duration.ofMillis(10), SHORT);
 
         spectorFailure(stage, ErrorCode.WORKER_UNREACHABLE, "status misses: the relay on the closed link");
-        Await.until("status misses: the link closes", () -> !w1.link.isOpen());
+        Waits.until("status misses: the link closes", () -> !w1.link.isOpen());
         assertThat(w1.link.misses()).as("closed at two misses").isEqualTo(2);
-        Await.until("status misses: the link leaves the directory", () -> directory.live("w1") == null);
+        Waits.until("status misses: the link leaves the directory", () -> directory.live("w1") == null);
         assertThat(w1.worker.seen(StatusGet.OP)).as("two reads were sent").hasSizeGreaterThanOrEqualTo(2);
     }
 
     @Test
     void directory_aLinkInTheSameSlot_replacesAndClosesTheHeldOne() {
         RelayFixture newer = new RelayFixture(directory); // slot 0 again: the worker re-dialled it
-        Await.until("replace: the old link closes", () -> !w1.link.isOpen());
+        Waits.until("replace: the old link closes", () -> !w1.link.isOpen());
         assertThat(directory.live("w1")).as("replace: the newer link is live").isSameAs(newer.link);
         assertThat(directory.liveLinks()).as("the replaced link is not listed").containsExactly(newer.link);
         w1.client.close("again");
@@ -83,7 +84,7 @@ final class WorkerLinkTest {
                 .as("the old link's close does not remove the newer one")
                 .isSameAs(newer.link);
         newer.client.close("test over");
-        Await.until(
+        Waits.until(
                 "a closed link leaves the directory",
                 () -> directory.workerIds().isEmpty());
         assertThat(directory.liveLinks()).as("no live link once closed").isEmpty();
@@ -96,7 +97,7 @@ final class WorkerLinkTest {
         assertThat(w1.link.isOpen()).as("the first link stays open").isTrue();
 
         w1.client.close("link 0 lost");
-        Await.until("link 0 leaves", () -> directory.links("w1").size() == 1);
+        Waits.until("link 0 leaves", () -> directory.links("w1").size() == 1);
         assertThat(directory.live("w1")).as("link 1 carries on").isSameAs(second.link);
         second.client.close("test over");
     }
@@ -116,7 +117,7 @@ final class WorkerLinkTest {
         assertThat(two.refusal("w2", 1)).as("another worker is not counted").isNull();
 
         RelayFixture c = new RelayFixture(two, 2); // as when two handshakes race past the check
-        Await.until("the link over the limit is closed at register", () -> !c.link.isOpen());
+        Waits.until("the link over the limit is closed at register", () -> !c.link.isOpen());
         assertThat(two.links("w1")).containsExactly(a.link, b.link);
         for (RelayFixture f : List.of(a, b, c)) {
             f.close();

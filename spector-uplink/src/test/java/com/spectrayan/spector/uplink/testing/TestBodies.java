@@ -1,13 +1,39 @@
 package com.spectrayan.spector.uplink.testing;
 
 import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.RelayedResponse;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 
-/** Reads bodies and makes byte patterns for the uplink's tests. */
+/** Reads bodies, makes byte patterns and converts text for the uplink's tests. */
 public final class TestBodies {
     private TestBodies() {}
+
+    /** Returns the UTF-8 bytes of {@code s}. */
+    public static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Returns {@code bytes} read as UTF-8. */
+    public static String text(byte[] bytes) {
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    /** Returns the body of a response that must have one. */
+    public static BodySource body(RelayedResponse response) {
+        return body(response, "the response");
+    }
+
+    /** Returns the body of a response that must have one; the failure names {@code what}. */
+    public static BodySource body(RelayedResponse response, String what) {
+        BodySource body = response.body();
+        if (body == null) {
+            throw new AssertionError(what + ": a " + response.status() + " response has a body, got null");
+        }
+        return body;
+    }
 
     /** Returns {@code size} bytes of a pattern that differs per {@code salt}. */
     public static byte[] pattern(int size, int salt) {

@@ -1,4 +1,7 @@
-/** Test pieces the uplink's test packages share: bodies, readers, byte patterns. */
+/**
+ * Test pieces the uplink's test packages share: the two body sources ({@link ArrayBody} serves itself, {@link FedBody} is
+ * fed by the test), body readers and byte patterns ({@link TestBodies}).
+ */
 @NullMarked
 package com.spectrayan.spector.uplink.testing;
 

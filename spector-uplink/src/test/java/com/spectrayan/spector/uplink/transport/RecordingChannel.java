@@ -1,9 +1,11 @@
 package com.spectrayan.spector.uplink.transport;
 
+import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
@@ -123,7 +125,7 @@ final class RecordingChannel implements FrameChannel {
     /** Writes a raw call (its input not checked by any schema) and returns its id. */
     long call(String op, ObjectNode input) {
         long id = rawIds.incrementAndGet();
-        Waits.done(send(new Frame.Call(id, op, input)), "the raw " + op + " call is written to the uplink");
+        Waits.done(send(new Frame.Call(id, op, input)), "the raw " + op + " call is written to the uplink", WAIT);
         return id;
     }
 

@@ -10,8 +10,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The receiver of one end of a real uplink, recording what the end received: its frames, the
- * corrupt text offered to it, and its close (a cause, or null for a clean close). It hands each to
- * an inner receiver when it has one.
+ * corrupt text offered to it, and its close (a cause, or null for a clean close).
  */
 final class RecordingReceiver implements FrameChannel.Receiver {
     final FrameChannel channel;
@@ -19,27 +18,20 @@ final class RecordingReceiver implements FrameChannel.Receiver {
     final BlockingQueue<CorruptFrameException> corrupt = new LinkedBlockingQueue<>();
     final CompletableFuture<@Nullable Throwable> closed = new CompletableFuture<>();
     private final boolean takesCorrupt;
-    private final FrameChannel.@Nullable Receiver inner;
 
-    private RecordingReceiver(FrameChannel channel, boolean takesCorrupt, FrameChannel.@Nullable Receiver inner) {
+    private RecordingReceiver(FrameChannel channel, boolean takesCorrupt) {
         this.channel = channel;
         this.takesCorrupt = takesCorrupt;
-        this.inner = inner;
     }
 
     /** Records and leaves corrupt text to the transport (which closes with 1007). */
     static RecordingReceiver of(FrameChannel channel) {
-        return new RecordingReceiver(channel, false, null);
+        return new RecordingReceiver(channel, false);
     }
 
     /** Records and takes corrupt text (the connection stays open). */
     static RecordingReceiver takingCorrupt(FrameChannel channel) {
-        return new RecordingReceiver(channel, true, null);
-    }
-
-    /** Records what reaches {@code inner}, which decides about corrupt text. */
-    static RecordingReceiver around(FrameChannel channel, FrameChannel.Receiver inner) {
-        return new RecordingReceiver(channel, false, inner);
+        return new RecordingReceiver(channel, true);
     }
 
     /** Returns the end as the WebSocket channel it is. */
@@ -50,22 +42,16 @@ final class RecordingReceiver implements FrameChannel.Receiver {
     @Override
     public void onFrame(Frame frame) {
         frames.add(frame);
-        if (inner != null) {
-            inner.onFrame(frame);
-        }
     }
 
     @Override
     public void onClose(@Nullable Throwable cause) {
         closed.complete(cause);
-        if (inner != null) {
-            inner.onClose(cause);
-        }
     }
 
     @Override
     public boolean onCorruptFrame(CorruptFrameException failure) {
         corrupt.add(failure);
-        return inner != null ? inner.onCorruptFrame(failure) : takesCorrupt;
+        return takesCorrupt;
     }
 }

@@ -1,14 +1,18 @@
 package com.spectrayan.spector.uplink.transport;
 
+import static com.spectrayan.spector.testkit.Waits.done;
+import static com.spectrayan.spector.testkit.Waits.failure;
+import static com.spectrayan.spector.testkit.Waits.take;
+import static com.spectrayan.spector.testkit.Waits.until;
+import static com.spectrayan.spector.uplink.testing.TestBodies.body;
 import static com.spectrayan.spector.uplink.testing.TestBodies.bytesOf;
 import static com.spectrayan.spector.uplink.testing.TestBodies.pattern;
 import static com.spectrayan.spector.uplink.testing.TestBodies.readAll;
+import static com.spectrayan.spector.uplink.testing.TestBodies.text;
+import static com.spectrayan.spector.uplink.testing.TestBodies.utf8;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.body;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.text;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.utf8;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.CHUNK;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.JSON;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.KIB;
@@ -19,15 +23,13 @@ import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.requireNo
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.resultOf;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.spector;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.wireRequest;
-import static com.spectrayan.spector.uplink.transport.Waits.done;
-import static com.spectrayan.spector.uplink.transport.Waits.failure;
-import static com.spectrayan.spector.uplink.transport.Waits.take;
-import static com.spectrayan.spector.uplink.transport.Waits.until;
+import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
@@ -37,9 +39,8 @@ import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
 import com.spectrayan.spector.uplink.testing.ArrayBody;
+import com.spectrayan.spector.uplink.testing.FedBody;
 import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
-import com.spectrayan.spector.uplink.transport.RelayHarness.EndlessBody;
-import com.spectrayan.spector.uplink.transport.RelayHarness.FedBody;
 import com.spectrayan.spector.uplink.wire.Header;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.io.ByteArrayOutputStream;
@@ -89,9 +90,9 @@ final class RelayBodyEndToEndTest {
         RecordingChannel wire = h.connect();
 
         RelayedResponse put =
-                done(h.relay().relay(W1, call("PUT", "/blob", new ArrayBody(data, MIB))), "a 20 MiB PUT relays");
+                done(h.relay().relay(W1, call("PUT", "/blob", new ArrayBody(data, MIB))), "a 20 MiB PUT relays", WAIT);
         assertThat(put.status()).as("PUT status").isEqualTo(204);
-        assertThat(done(stored, "the target reads the PUT body"))
+        assertThat(done(stored, "the target reads the PUT body", WAIT))
                 .as("the target got the 20 MiB byte for byte")
                 .isEqualTo(data);
         List<Seen> bodies = wire.sent(RelayBody.OP).stream()
@@ -104,7 +105,7 @@ final class RelayBodyEndToEndTest {
                 .as("relay.body chunks carry the 20 MiB")
                 .isEqualTo(data.length);
 
-        RelayedResponse get = done(h.relay().relay(W1, call("GET", "/blob", null)), "a 20 MiB GET relays");
+        RelayedResponse get = done(h.relay().relay(W1, call("GET", "/blob", null)), "a 20 MiB GET relays", WAIT);
         assertThat(get.status()).as("GET status").isEqualTo(200);
         assertThat(Waits.done(readAll(body(get, "GET /blob")), "the 20 MiB GET body", Duration.ofSeconds(50)))
                 .as("the 20 MiB comes back byte for byte")
@@ -138,12 +139,16 @@ final class RelayBodyEndToEndTest {
         });
         RecordingChannel wire = h.connect();
         CompletionStage<RelayedResponse> put = h.relay().relay(W1, call("PUT", "/big", new ArrayBody(data, MIB)));
-        until(() -> wire.sent(RelayBody.OP).size() >= 8, "the 20 MiB upload is under way");
+        until(
+                "the 20 MiB upload is under way",
+                WAIT,
+                () -> wire.sent(RelayBody.OP).size() >= 8);
 
         long start = System.nanoTime();
         StatusReport status = done(
                 h.link(W1).refresh(h.scheduler, Limits.STATUS_TIMEOUT),
-                "status.get answers within the link's 10 s timeout while relay.body calls fill the uplink");
+                "status.get answers within the link's 10 s timeout while relay.body calls fill the uplink",
+                WAIT);
         long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         assertThat(put.toCompletableFuture())
                 .as("the 20 MiB relay still runs when status.get answers")
@@ -157,8 +162,8 @@ final class RelayBodyEndToEndTest {
         assertThat(h.link(W1).misses()).as("no status.get miss").isZero();
 
         gate.complete(null);
-        assertThat(done(put, "the upload ends").status()).as("status").isEqualTo(204);
-        assertThat(done(received, "the target's body"))
+        assertThat(done(put, "the upload ends", WAIT).status()).as("status").isEqualTo(204);
+        assertThat(done(received, "the target's body", WAIT))
                 .as("the whole 20 MiB arrives byte for byte")
                 .isEqualTo(data);
     }
@@ -207,12 +212,15 @@ final class RelayBodyEndToEndTest {
 
         CompletionStage<RelayedResponse> put = h.relay().relay(W1, call("PUT", "/slow", new ArrayBody(data, CHUNK)));
         until(
-                () -> wire.unansweredBodies() == Limits.UNANSWERED_BODIES,
-                "the gateway fills its window of 4 relay.body calls while the target reads nothing");
+                "the gateway fills its window of 4 relay.body calls while the target reads nothing",
+                WAIT,
+                () -> wire.unansweredBodies() == Limits.UNANSWERED_BODIES);
         startReading.complete(null);
 
-        assertThat(done(put, "the slow upload ends").status()).as("status").isEqualTo(204);
-        assertThat(done(received, "the target read the body"))
+        assertThat(done(put, "the slow upload ends", WAIT).status())
+                .as("status")
+                .isEqualTo(204);
+        assertThat(done(received, "the target read the body", WAIT))
                 .as("the body arrives whole")
                 .isEqualTo(data);
         assertThat(wire.sent(RelayBody.OP))
@@ -244,29 +252,30 @@ final class RelayBodyEndToEndTest {
     void targetAnswers401WithoutReading_callerGets401_everyRelayBodyAnswered_andTheCallersBodyNoLongerRead() {
         seed.route("/guarded", request -> respond(401, ArrayBody.of("no"), new Header("www-authenticate", "Bearer")));
         RecordingChannel wire = h.connect();
-        EndlessBody upload = new EndlessBody(64 * KIB);
+        ArrayBody upload = ArrayBody.endless(64 * KIB);
 
-        RelayedResponse response = done(h.relay().relay(W1, call("POST", "/guarded", upload)), "the POST relays");
+        RelayedResponse response = done(h.relay().relay(W1, call("POST", "/guarded", upload)), "the POST relays", WAIT);
         assertThat(response.status()).as("the caller gets the 401").isEqualTo(401);
-        assertThat(text(done(readAll(body(response, "401")), "the 401 body")))
+        assertThat(text(done(readAll(body(response, "401")), "the 401 body", WAIT)))
                 .as("its body")
                 .isEqualTo("no");
 
-        Throwable cancel = done(upload.cancelled, "the gateway cancels the caller's body once the call settled");
+        Throwable cancel =
+                done(upload.cancelled(), "the gateway cancels the caller's body once the call settled", WAIT);
         assertThat(cancel).as("the cancel's reason").isNotNull();
         long requestId = wire.requestId(wire.lastRelayId());
         assertThat(resultOf(answer(wire, requestId, "relay.request"), "relay.request"))
                 .as("relay.request answers {} once the 401's body ended")
                 .isEqualTo(RelayOutcome.COMPLETED.toJson());
-        until(() -> wire.unansweredBodies() == 0, "every relay.body the gateway sent is answered");
+        until("every relay.body the gateway sent is answered", WAIT, () -> wire.unansweredBodies() == 0);
         for (Seen body : wire.sent(RelayBody.OP)) {
             assertThat(resultOf(answer(wire, body.id(), "relay.body " + body.id()), "relay.body " + body.id()))
                     .as("relay.body %d is answered {} though the target never read it", body.id())
                     .isEqualTo(JSON.objectNode());
         }
-        int reads = upload.reads.get();
-        done(h.link(W1).admin().statusGet(), "a round trip on the uplink after the relay ended");
-        assertThat(upload.reads.get())
+        int reads = upload.reads();
+        done(h.link(W1).admin().statusGet(), "a round trip on the uplink after the relay ended", WAIT);
+        assertThat(upload.reads())
                 .as("the gateway stopped reading the endless caller body: no read after the relay ended")
                 .isEqualTo(reads);
         assertThat(reads)
@@ -284,9 +293,9 @@ final class RelayBodyEndToEndTest {
         RecordingChannel wire = h.connect();
         stream.offer(utf8("part one"));
 
-        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/stream", null)), "the GET relays");
+        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/stream", null)), "the GET relays", WAIT);
         BodySource b = body(response, "/stream");
-        assertThat(text(bytesOf(requireNonNull(done(b.next(), "the first part")))))
+        assertThat(text(bytesOf(requireNonNull(done(b.next(), "the first part", WAIT)))))
                 .as("the first part reaches the caller while the target's body has not ended")
                 .isEqualTo("part one");
         long requestId = wire.requestId(wire.lastRelayId());
@@ -295,13 +304,13 @@ final class RelayBodyEndToEndTest {
                 .isNotDone();
 
         CompletionStage<@Nullable ByteBuffer> second = b.next();
-        take(stream.readsStarted, "the worker reads the target's first part");
-        take(stream.readsStarted, "the worker asks the target for its second part");
+        take(stream.readsStarted, "the worker reads the target's first part", WAIT);
+        take(stream.readsStarted, "the worker asks the target for its second part", WAIT);
         assertThat(second.toCompletableFuture())
                 .as("the caller's second read waits for the target's second part")
                 .isNotDone();
         stream.offer(utf8("part two"));
-        assertThat(text(bytesOf(requireNonNull(done(second, "the second part")))))
+        assertThat(text(bytesOf(requireNonNull(done(second, "the second part", WAIT)))))
                 .as("the second part follows once the target made it")
                 .isEqualTo("part two");
         assertThat(wire.answer(requestId))
@@ -309,7 +318,7 @@ final class RelayBodyEndToEndTest {
                 .isNotDone();
 
         stream.end();
-        assertThat(done(b.next(), "the end"))
+        assertThat(done(b.next(), "the end", WAIT))
                 .as("the body ends once the target's body ended")
                 .isNull();
     }
@@ -365,10 +374,10 @@ final class RelayBodyEndToEndTest {
         RecordingChannel wire = h.connect();
 
         RelayedResponse response =
-                done(h.relayWithUnreadCap(cap).relay(W1, call("GET", "/flood", null)), "the GET relays");
+                done(h.relayWithUnreadCap(cap).relay(W1, call("GET", "/flood", null)), "the GET relays", WAIT);
         BodySource b = body(response, "/flood");
-        done(seed.aborted("/flood"), "the target's request signal aborts once the caller fell behind");
-        until(() -> servedAtAbort.get() != -1, "the target notes how much it had sent when its signal aborted");
+        done(seed.aborted("/flood"), "the target's request signal aborts once the caller fell behind", WAIT);
+        until("the target notes how much it had sent when its signal aborted", WAIT, () -> servedAtAbort.get() != -1);
 
         long requestId = wire.requestId(wire.lastRelayId());
         // The gateway fails the body on its uplink's thread before it reads the worker's answer
@@ -376,7 +385,7 @@ final class RelayBodyEndToEndTest {
         assertThat(resultOf(answer(wire, requestId, "relay.request"), "relay.request"))
                 .as("relay.request answers {cancelled: true}")
                 .isEqualTo(RelayOutcome.CANCELLED.toJson());
-        Throwable error = failure(b.next(), "the caller's body errors");
+        Throwable error = failure(b.next(), "the caller's body errors", WAIT);
         SpectorException e = spector(error, ErrorCode.PAYLOAD_TOO_LARGE, "the caller's body");
         assertThat(e.getMessage()).as("the message says the reader fell behind").contains("fell behind");
         assertThat(e.details()).as("details name the cap").containsEntry("limitBytes", cap);
@@ -424,9 +433,9 @@ final class RelayBodyEndToEndTest {
                     }));
             CompletionStage<Void> chunk = client.relayBody(RelayBody.Chunk.of(relayId, 0, utf8("ping " + i)));
             CompletionStage<Void> end = client.relayBody(new RelayBody.End(relayId));
-            done(chunk, "try " + i + ": seq 0 right behind relay.request is answered");
-            done(end, "try " + i + ": end is answered");
-            assertThat(done(relay, "try " + i + ": the relay ends").cancelled())
+            done(chunk, "try " + i + ": seq 0 right behind relay.request is answered", WAIT);
+            done(end, "try " + i + ": end is answered", WAIT);
+            assertThat(done(relay, "try " + i + ": the relay ends", WAIT).cancelled())
                     .as("try %d: not cancelled", i)
                     .isFalse();
             assertThat(heads).as("try %d: one head", i).hasSize(1);

@@ -1,23 +1,24 @@
 package com.spectrayan.spector.uplink.transport;
 
+import static com.spectrayan.spector.testkit.Waits.done;
+import static com.spectrayan.spector.testkit.Waits.failure;
+import static com.spectrayan.spector.testkit.Waits.take;
+import static com.spectrayan.spector.testkit.Waits.until;
+import static com.spectrayan.spector.uplink.testing.TestBodies.body;
 import static com.spectrayan.spector.uplink.testing.TestBodies.bytesOf;
 import static com.spectrayan.spector.uplink.testing.TestBodies.pattern;
 import static com.spectrayan.spector.uplink.testing.TestBodies.readAll;
+import static com.spectrayan.spector.uplink.testing.TestBodies.text;
+import static com.spectrayan.spector.uplink.testing.TestBodies.utf8;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.body;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.text;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.utf8;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.KIB;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.answer;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.requireNonNull;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.resultOf;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.spector;
-import static com.spectrayan.spector.uplink.transport.Waits.done;
-import static com.spectrayan.spector.uplink.transport.Waits.failure;
-import static com.spectrayan.spector.uplink.transport.Waits.take;
-import static com.spectrayan.spector.uplink.transport.Waits.until;
+import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.contract.ErrorCode;
@@ -31,9 +32,8 @@ import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import com.spectrayan.spector.uplink.testing.ArrayBody;
+import com.spectrayan.spector.uplink.testing.FedBody;
 import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
-import com.spectrayan.spector.uplink.transport.RelayHarness.EndlessBody;
-import com.spectrayan.spector.uplink.transport.RelayHarness.FedBody;
 import com.spectrayan.spector.uplink.wire.Frame;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -64,7 +64,7 @@ final class RelayCancelEndToEndTest {
     @Test
     void
             callerAbort_beforeHeadFailsTheCall_afterHeadErrorsTheBody_eitherWayTheTargetAborts_andRelayRequestAnswersCancelledWithNoPushAfter() {
-        EndlessBody endless = new EndlessBody(32 * KIB);
+        ArrayBody endless = ArrayBody.endless(32 * KIB);
         seed.route("/hold", RelaySeedFixture::never);
         seed.route("/endless", request -> respond(200, endless));
         RecordingChannel wire = h.connect();
@@ -72,14 +72,14 @@ final class RelayCancelEndToEndTest {
         // Before the head.
         AbortSignal early = new AbortSignal();
         CompletionStage<RelayedResponse> held = h.relay().relay(W1, call("GET", "/hold", null, early));
-        take(h.targetCalls, "the target gets the first relay");
+        take(h.targetCalls, "the target gets the first relay", WAIT);
         String heldRelay = wire.lastRelayId();
         CancellationException gone = new CancellationException("the caller went away");
         early.abort(gone);
-        assertThat(failure(held, "the call aborted before its head"))
+        assertThat(failure(held, "the call aborted before its head", WAIT))
                 .as("the call fails with the caller's abort reason")
                 .isSameAs(gone);
-        done(seed.aborted("/hold"), "the target's request signal aborts (before the head)");
+        done(seed.aborted("/hold"), "the target's request signal aborts (before the head)", WAIT);
         long heldId = wire.requestId(heldRelay);
         assertThat(resultOf(answer(wire, heldId, "relay.request before head"), "relay.request before head"))
                 .as("relay.request answers {cancelled: true} (before the head)")
@@ -91,23 +91,23 @@ final class RelayCancelEndToEndTest {
         // After the head, while the target streams without end.
         AbortSignal late = new AbortSignal();
         RelayedResponse response =
-                done(h.relay().relay(W1, call("GET", "/endless", null, late)), "the second relay gets its head");
+                done(h.relay().relay(W1, call("GET", "/endless", null, late)), "the second relay gets its head", WAIT);
         String streamRelay = wire.lastRelayId();
         BodySource b = body(response, "/endless");
-        assertThat(done(b.next(), "a first part")).as("a first part").isNotNull();
+        assertThat(done(b.next(), "a first part", WAIT)).as("a first part").isNotNull();
         CancellationException left = new CancellationException("the caller left mid-body");
         late.abort(left);
-        assertThat(failure(b.next(), "the body after the abort"))
+        assertThat(failure(b.next(), "the body after the abort", WAIT))
                 .as("the caller's body stream errors with the abort reason")
                 .isSameAs(left);
-        done(seed.aborted("/endless"), "the target's request signal aborts (after the head)");
-        done(endless.cancelled, "the worker stops the target's endless body");
+        done(seed.aborted("/endless"), "the target's request signal aborts (after the head)", WAIT);
+        done(endless.cancelled(), "the worker stops the target's endless body", WAIT);
         long streamId = wire.requestId(streamRelay);
         Frame answered = answer(wire, streamId, "relay.request after head");
         assertThat(resultOf(answered, "relay.request after head"))
                 .as("relay.request answers {cancelled: true} (after the head)")
                 .isEqualTo(RelayOutcome.CANCELLED.toJson());
-        done(h.link(W1).admin().statusGet(), "a round trip on the uplink after the cancel");
+        done(h.link(W1).admin().statusGet(), "a round trip on the uplink after the cancel", WAIT);
         long answerOrder = wire.received(streamId).stream()
                 .filter(Seen::isAnswer)
                 .mapToLong(Seen::order)
@@ -160,14 +160,14 @@ final class RelayCancelEndToEndTest {
         upload.offer(pattern(100 * KIB, 1));
 
         CompletionStage<RelayedResponse> put = h.relay().relay(W1, call("PUT", "/upload", upload));
-        until(() -> partsRead.get() == 1, "the target reads the first part of the upload");
+        until("the target reads the first part of the upload", WAIT, () -> partsRead.get() == 1);
         IOException broken = new IOException("the caller's connection broke mid-upload");
         upload.fail(broken);
 
-        assertThat(failure(put, "the upload whose body failed"))
+        assertThat(failure(put, "the upload whose body failed", WAIT))
                 .as("the call fails with the caller's body error (before the head)")
                 .isSameAs(broken);
-        done(seed.aborted("/upload"), "the target's request signal aborts");
+        done(seed.aborted("/upload"), "the target's request signal aborts", WAIT);
         assertThat(wire.sent(RelayCancel.OP))
                 .as("the gateway sent relay.cancel")
                 .hasSize(1);
@@ -185,7 +185,10 @@ final class RelayCancelEndToEndTest {
         seed.route("/silent", RelaySeedFixture::never);
         seed.route("/stall", request -> respond(200, stalling));
         RecordingChannel wire = h.connect();
-        done(readAll(body(done(h.relay().relay(W1, call("GET", "/hello", null)), "warm-up"), "warm-up")), "warm-up");
+        done(
+                readAll(body(done(h.relay().relay(W1, call("GET", "/hello", null)), "warm-up", WAIT), "warm-up")),
+                "warm-up",
+                WAIT);
         GatewayRelay fast = h.relay(Duration.ofMillis(200));
         String expected = "worker w1 did not finish the relayed request within 200 ms";
 
@@ -197,21 +200,21 @@ final class RelayCancelEndToEndTest {
         assertThat(tookMs)
                 .as("the call failed no sooner than the 200 ms deadline (ms)")
                 .isGreaterThanOrEqualTo(200);
-        done(seed.aborted("/silent"), "the silent target's request signal aborts: the gateway cancelled it");
+        done(seed.aborted("/silent"), "the silent target's request signal aborts: the gateway cancelled it", WAIT);
         assertThat(wire.sent(RelayCancel.OP).stream().map(Seen::relayId))
                 .as("relay.cancel was sent for the silent relay")
                 .contains(wire.lastRelayId());
 
-        RelayedResponse stalled = done(fast.relay(W1, call("GET", "/stall", null)), "the stalling target's head");
+        RelayedResponse stalled = done(fast.relay(W1, call("GET", "/stall", null)), "the stalling target's head", WAIT);
         BodySource b = body(stalled, "/stall");
-        assertThat(text(bytesOf(requireNonNull(done(b.next(), "the part before the stall")))))
+        assertThat(text(bytesOf(requireNonNull(done(b.next(), "the part before the stall", WAIT)))))
                 .as("the part before the stall")
                 .isEqualTo("first and last part");
         SpectorException stall = spector(b.next(), ErrorCode.WORKER_UNREACHABLE, "the stalled body");
         assertThat(stall.getMessage())
                 .as("the stalled body's error is the deadline's exact message")
                 .isEqualTo(expected);
-        done(seed.aborted("/stall"), "the stalling target's request signal aborts");
+        done(seed.aborted("/stall"), "the stalling target's request signal aborts", WAIT);
     }
 
     // ---- seed: closing the uplink mid-relay fails the caller with WORKER_UNREACHABLE, or errors
@@ -227,20 +230,21 @@ final class RelayCancelEndToEndTest {
         h.connect();
 
         CompletionStage<RelayedResponse> beforeHead = h.relay().relay(W1, call("GET", "/hold", null));
-        RelayedResponse afterHead = done(h.relay().relay(W1, call("GET", "/stall", null)), "the second relay's head");
+        RelayedResponse afterHead =
+                done(h.relay().relay(W1, call("GET", "/stall", null)), "the second relay's head", WAIT);
         BodySource b = body(afterHead, "/stall");
-        assertThat(done(b.next(), "a part before the drop"))
+        assertThat(done(b.next(), "a part before the drop", WAIT))
                 .as("a part before the drop")
                 .isNotNull();
-        until(() -> h.targetCalls.size() == 2, "both relays reached the target");
+        until("both relays reached the target", WAIT, () -> h.targetCalls.size() == 2);
 
         h.workerEnd(W1).channel().close(); // The TCP connection drops: no WebSocket close.
 
         SpectorException before = spector(beforeHead, ErrorCode.WORKER_UNREACHABLE, "the relay before its head");
         assertThat(before.getMessage()).as("it names the worker").contains("w1");
         spector(b.next(), ErrorCode.WORKER_UNREACHABLE, "the body of the relay after its head");
-        done(seed.aborted("/hold"), "the target's signal of the relay before its head aborts");
-        done(seed.aborted("/stall"), "the target's signal of the relay after its head aborts");
+        done(seed.aborted("/hold"), "the target's signal of the relay before its head aborts", WAIT);
+        done(seed.aborted("/stall"), "the target's signal of the relay after its head aborts", WAIT);
     }
 
     // ---- seed: a relay to a worker with no uplink fails with WORKER_UNREACHABLE and the target
@@ -251,7 +255,7 @@ final class RelayCancelEndToEndTest {
         seed.route("/hello", request -> respond(200, ArrayBody.of("hello")));
         RecordingChannel wire = h.connect();
         h.stopWorker(W1);
-        until(() -> h.directory.live(W1) == null, "the stopped worker's uplink leaves the directory");
+        until("the stopped worker's uplink leaves the directory", WAIT, () -> h.directory.live(W1) == null);
 
         spector(h.relay().relay(W1, call("GET", "/hello", null)), ErrorCode.WORKER_UNREACHABLE, "a relay to w1");
         spector(h.relay().relay("w9", call("GET", "/hello", null)), ErrorCode.WORKER_UNREACHABLE, "a relay to w9");

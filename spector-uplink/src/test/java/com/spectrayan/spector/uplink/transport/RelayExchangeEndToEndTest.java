@@ -1,18 +1,19 @@
 package com.spectrayan.spector.uplink.transport;
 
+import static com.spectrayan.spector.testkit.Waits.done;
+import static com.spectrayan.spector.testkit.Waits.take;
+import static com.spectrayan.spector.uplink.testing.TestBodies.body;
 import static com.spectrayan.spector.uplink.testing.TestBodies.readAll;
+import static com.spectrayan.spector.uplink.testing.TestBodies.text;
+import static com.spectrayan.spector.uplink.testing.TestBodies.utf8;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.body;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.text;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.utf8;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.JSON;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.answer;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.requestInput;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.resultOf;
-import static com.spectrayan.spector.uplink.transport.Waits.done;
-import static com.spectrayan.spector.uplink.transport.Waits.take;
+import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -71,9 +72,9 @@ final class RelayExchangeEndToEndTest {
         URI url = URI.create("https://app.local:8443/a/b%20c?x=1&y=two%2Fthree");
         RelayedRequest sent = new RelayedRequest("GET", url, sentHeaders, "acme corp", "l-9", null, new AbortSignal());
 
-        RelayedResponse response = done(h.relay().relay(W1, new RelayCall("app", sent)), "the GET relays");
+        RelayedResponse response = done(h.relay().relay(W1, new RelayCall("app", sent)), "the GET relays", WAIT);
 
-        RelayedRequest got = take(h.targetCalls, "the target gets the GET");
+        RelayedRequest got = take(h.targetCalls, "the target gets the GET", WAIT);
         assertThat(got.url())
                 .as("the URL, origin, path and query, arrives unchanged")
                 .isEqualTo(url);
@@ -90,7 +91,7 @@ final class RelayExchangeEndToEndTest {
 
         assertThat(response.status()).as("the status comes back unchanged").isEqualTo(203);
         assertThat(response.headers()).as("the headers come back unchanged").isEqualTo(answerHeaders);
-        assertThat(text(done(readAll(body(response, "GET")), "the GET body")))
+        assertThat(text(done(readAll(body(response, "GET")), "the GET body", WAIT)))
                 .as("the body comes back unchanged")
                 .isEqualTo("hello from app");
     }
@@ -121,7 +122,7 @@ final class RelayExchangeEndToEndTest {
                             null,
                             null,
                             new AbortSignal()));
-            RelayedResponse response = done(h.relay().relay(W1, relayCall), what);
+            RelayedResponse response = done(h.relay().relay(W1, relayCall), what, WAIT);
             assertThat(response.status()).as(what + ": status").isEqualTo(Integer.parseInt(c[1]));
             assertThat(response.headers()).as(what + ": headers").containsExactly(new Header("x-s", c[1]));
             assertThat(response.body()).as(what + ": a null body").isNull();
@@ -134,7 +135,7 @@ final class RelayExchangeEndToEndTest {
                     .containsExactly(RelayHead.PUSH, "result");
         }
         for (ArrayBody b : offered) {
-            done(b.cancelled(), "the worker cancels the body a no-body answer carried");
+            done(b.cancelled(), "the worker cancels the body a no-body answer carried", WAIT);
         }
     }
 
@@ -157,12 +158,12 @@ final class RelayExchangeEndToEndTest {
         seed.route("/b", request -> respond(200, new PingPong('b', parts, servedB, servedA::get)));
         RecordingChannel wire = h.connect();
 
-        RelayedResponse a = done(h.relay().relay(W1, call("GET", "/a", null)), "relay a's head");
+        RelayedResponse a = done(h.relay().relay(W1, call("GET", "/a", null)), "relay a's head", WAIT);
         String relayA = wire.lastRelayId();
-        RelayedResponse b = done(h.relay().relay(W1, call("GET", "/b", null)), "relay b's head");
+        RelayedResponse b = done(h.relay().relay(W1, call("GET", "/b", null)), "relay b's head", WAIT);
         String relayB = wire.lastRelayId();
-        byte[] gotA = done(readAll(body(a, "a")), "relay a's body");
-        byte[] gotB = done(readAll(body(b, "b")), "relay b's body");
+        byte[] gotA = done(readAll(body(a, "a")), "relay a's body", WAIT);
+        byte[] gotB = done(readAll(body(b, "b")), "relay b's body", WAIT);
 
         assertThat(text(gotA)).as("relay a gets only its own parts, in order").isEqualTo(PingPong.expected('a', parts));
         assertThat(text(gotB)).as("relay b gets only its own parts, in order").isEqualTo(PingPong.expected('b', parts));
@@ -266,15 +267,16 @@ final class RelayExchangeEndToEndTest {
                                                 null,
                                                 ArrayBody.of("body"),
                                                 new AbortSignal()))),
-                "the POST relays");
-        RelayedRequest got = take(h.targetCalls, "the target gets the POST");
+                "the POST relays",
+                WAIT);
+        RelayedRequest got = take(h.targetCalls, "the target gets the POST", WAIT);
         assertThat(got.headers())
                 .as("only the end-to-end header reaches the target")
                 .containsExactly(new Header("x-keep", "1"));
         assertThat(response.headers())
                 .as("the target's content-length and connection never reach the caller")
                 .containsExactly(new Header("x-back", "1"));
-        assertThat(text(done(readAll(body(response, "/h")), "the body")))
+        assertThat(text(done(readAll(body(response, "/h")), "the body", WAIT)))
                 .as("the body")
                 .isEqualTo("hello");
 
@@ -287,7 +289,7 @@ final class RelayExchangeEndToEndTest {
         raw.set("headers", rawHeaders);
         long id = wire.call(RelayRequest.OP, raw);
         resultOf(answer(wire, id, "the raw relay.request"), "the raw relay.request");
-        assertThat(take(h.targetCalls, "the raw relay reaches the target").headers())
+        assertThat(take(h.targetCalls, "the raw relay reaches the target", WAIT).headers())
                 .as("the worker drops them from a raw frame too")
                 .containsExactly(new Header("x-keep", "1"));
     }

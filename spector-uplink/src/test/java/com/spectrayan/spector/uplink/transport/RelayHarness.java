@@ -1,6 +1,7 @@
 package com.spectrayan.spector.uplink.transport;
 
-import static com.spectrayan.spector.uplink.transport.Waits.take;
+import static com.spectrayan.spector.testkit.Waits.take;
+import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.contract.Limits;
@@ -22,10 +23,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import java.net.URI;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
@@ -37,8 +35,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -112,7 +108,7 @@ final class RelayHarness implements AutoCloseable {
         dialers.put(workerId, dialer);
         closing.add(dialer);
         dialer.start();
-        take(ends, "worker " + workerId + " dials its uplink");
+        take(ends, "worker " + workerId + " dials its uplink", WAIT);
         RecordingChannel recording = nextGatewayEnd(workerId);
         assertThat(directory.live(workerId))
                 .as("the accepted uplink of " + workerId + " is registered as live")
@@ -124,8 +120,8 @@ final class RelayHarness implements AutoCloseable {
     RecordingChannel nextGatewayEnd(String workerId) {
         RecordingChannel end = take(
                 gatewayEnds.computeIfAbsent(workerId, id -> new LinkedBlockingQueue<>()),
-                "the gateway accepts the uplink of " + workerId);
-        gateway.nextUplink("the gateway accepts the uplink of " + workerId);
+                "the gateway accepts the uplink of " + workerId,
+                WAIT);
         return end;
     }
 
@@ -213,114 +209,5 @@ final class RelayHarness implements AutoCloseable {
 
     static CompletableFuture<RelayedResponse> respond(int status, @Nullable BodySource body, Header... headers) {
         return CompletableFuture.completedFuture(new RelayedResponse(status, List.of(headers), body));
-    }
-
-    static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    static String text(byte[] bytes) {
-        return new String(bytes, StandardCharsets.UTF_8);
-    }
-
-    static BodySource body(RelayedResponse response, String what) {
-        BodySource body = response.body();
-        if (body == null) {
-            throw new AssertionError(what + ": a " + response.status() + " response has a body, got null");
-        }
-        return body;
-    }
-
-    /** A body that never ends: fresh parts of a given size; counts the parts handed out. */
-    static final class EndlessBody implements BodySource {
-        private final int partSize;
-        final AtomicLong served = new AtomicLong();
-        final AtomicInteger reads = new AtomicInteger();
-        final CompletableFuture<Throwable> cancelled = new CompletableFuture<>();
-
-        EndlessBody(int partSize) {
-            this.partSize = partSize;
-        }
-
-        @Override
-        public CompletionStage<@Nullable ByteBuffer> next() {
-            reads.incrementAndGet();
-            served.addAndGet(partSize);
-            return CompletableFuture.completedFuture(ByteBuffer.wrap(new byte[partSize]));
-        }
-
-        @Override
-        public void cancel(Throwable reason) {
-            cancelled.complete(reason);
-        }
-    }
-
-    /**
-     * A body the test feeds by hand: {@link #offer} a part, {@link #end}, or {@link #fail}; a read
-     * waits for the next of these. Records the reads and a cancel.
-     */
-    static final class FedBody implements BodySource {
-        private final ArrayDeque<Object> queued = new ArrayDeque<>(); // ByteBuffer, END or a Throwable.
-        private @Nullable CompletableFuture<@Nullable ByteBuffer> waiting; // Guarded by this.
-        private static final Object END = new Object();
-        final AtomicInteger reads = new AtomicInteger();
-        final BlockingQueue<Integer> readsStarted = new LinkedBlockingQueue<>();
-        final CompletableFuture<Throwable> cancelled = new CompletableFuture<>();
-
-        void offer(byte[] part) {
-            put(ByteBuffer.wrap(part));
-        }
-
-        void end() {
-            put(END);
-        }
-
-        void fail(Throwable error) {
-            put(error);
-        }
-
-        private void put(Object item) {
-            CompletableFuture<@Nullable ByteBuffer> reader;
-            synchronized (this) {
-                reader = waiting;
-                waiting = null;
-                if (reader == null) {
-                    queued.add(item);
-                    return;
-                }
-            }
-            deliver(reader, item);
-        }
-
-        private static void deliver(CompletableFuture<@Nullable ByteBuffer> reader, Object item) {
-            if (item instanceof ByteBuffer part) {
-                reader.complete(part);
-            } else if (item instanceof Throwable error) {
-                reader.completeExceptionally(error);
-            } else {
-                reader.complete(null);
-            }
-        }
-
-        @Override
-        public CompletionStage<@Nullable ByteBuffer> next() {
-            readsStarted.add(reads.incrementAndGet());
-            CompletableFuture<@Nullable ByteBuffer> reader = new CompletableFuture<>();
-            Object item;
-            synchronized (this) {
-                item = queued.poll();
-                if (item == null) {
-                    waiting = reader;
-                    return reader;
-                }
-            }
-            deliver(reader, item);
-            return reader;
-        }
-
-        @Override
-        public void cancel(Throwable reason) {
-            cancelled.complete(reason);
-        }
     }
 }

@@ -1,12 +1,13 @@
 package com.spectrayan.spector.uplink.transport;
 
+import static com.spectrayan.spector.testkit.Waits.done;
+import static com.spectrayan.spector.testkit.Waits.failure;
+import static com.spectrayan.spector.uplink.testing.TestBodies.body;
 import static com.spectrayan.spector.uplink.testing.TestBodies.pattern;
 import static com.spectrayan.spector.uplink.testing.TestBodies.readAll;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.body;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
-import static com.spectrayan.spector.uplink.transport.Waits.done;
-import static com.spectrayan.spector.uplink.transport.Waits.failure;
+import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -14,6 +15,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
@@ -80,13 +82,13 @@ final class RelayLengthEndToEndTest {
         target(200, LENGTH, data);
         RecordingChannel wire = h.connect();
 
-        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/x", null)), "the head");
+        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/x", null)), "the head", WAIT);
 
         assertThat(response.contentLength()).isEqualTo(LENGTH);
         assertThat(response.headers())
                 .as("the length travels beside the headers, never as content-length")
                 .containsExactly(new Header("content-type", "application/octet-stream"));
-        assertThat(done(readAll(body(response, "GET")), "the body")).isEqualTo(data);
+        assertThat(done(readAll(body(response, "GET")), "the body", WAIT)).isEqualTo(data);
         assertThat(data(head(wire)).get("length").longValue())
                 .as("relay-head's length on the wire")
                 .isEqualTo(LENGTH);
@@ -98,14 +100,15 @@ final class RelayLengthEndToEndTest {
         target(200, LENGTH, pattern(LENGTH, 5)); // a body the worker must not send for a HEAD
         RecordingChannel wire = h.connect();
 
-        RelayedResponse response = done(h.relay().relay(W1, call("HEAD", "/x", null)), "the HEAD's head");
+        RelayedResponse response = done(h.relay().relay(W1, call("HEAD", "/x", null)), "the HEAD's head", WAIT);
 
         assertThat(response.contentLength()).isEqualTo(LENGTH);
         assertThat(response.body()).as("a HEAD has no body").isNull();
         long requestId = wire.requestId(wire.lastRelayId());
         Waits.until(
-                () -> wire.received(requestId).stream().anyMatch(s -> s.name().equals("result")),
-                "relay.request answers the HEAD");
+                "relay.request answers the HEAD",
+                WAIT,
+                () -> wire.received(requestId).stream().anyMatch(s -> s.name().equals("result")));
         assertThat(wire.received(requestId).stream().map(Seen::name).toList())
                 .as("a relay-head, then the answer, and no relay-chunk")
                 .containsExactly(RelayHead.PUSH, "result");
@@ -118,13 +121,13 @@ final class RelayLengthEndToEndTest {
         target(200, LENGTH, pattern(LENGTH + 1, 7));
         h.connect();
 
-        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/x", null)), "the head");
+        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/x", null)), "the head", WAIT);
 
         assertThat(response.contentLength()).isEqualTo(LENGTH);
         internalNamingTheWorker(
-                failure(readAll(body(response, "GET")), "a body one byte too long"),
+                failure(readAll(body(response, "GET")), "a body one byte too long", WAIT),
                 "worker w1 sent 247 bytes of a relayed response it declared as 246");
-        Waits.until(() -> h.relay().running(W1) == 0, "the overrun relay releases its slot");
+        Waits.until("the overrun relay releases its slot", WAIT, () -> h.relay().running(W1) == 0);
     }
 
     /** RFC 9110 §8.6: a body that ends one byte short of its declared length fails INTERNAL. */
@@ -133,13 +136,13 @@ final class RelayLengthEndToEndTest {
         target(200, LENGTH, pattern(LENGTH - 1, 9));
         h.connect();
 
-        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/x", null)), "the head");
+        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/x", null)), "the head", WAIT);
         BodySource body = body(response, "GET");
 
         internalNamingTheWorker(
-                failure(readAll(body), "a body one byte short"),
+                failure(readAll(body), "a body one byte short", WAIT),
                 "worker w1 ended the relayed response after 245 of its declared 246 bytes");
-        Waits.until(() -> h.relay().running(W1) == 0, "the short relay releases its slot");
+        Waits.until("the short relay releases its slot", WAIT, () -> h.relay().running(W1) == 0);
     }
 
     /** RFC 9112 §6.3: a response without a declared length (chunked or close-delimited) gives -1. */
@@ -149,10 +152,10 @@ final class RelayLengthEndToEndTest {
         target(200, ResponseFraming.UNKNOWN_LENGTH, data);
         RecordingChannel wire = h.connect();
 
-        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/x", null)), "the head");
+        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/x", null)), "the head", WAIT);
 
         assertThat(response.contentLength()).isEqualTo(-1);
-        assertThat(done(readAll(body(response, "GET")), "the body")).isEqualTo(data);
+        assertThat(done(readAll(body(response, "GET")), "the body", WAIT)).isEqualTo(data);
         assertThat(data(head(wire)).has("length"))
                 .as("no length member on the wire")
                 .isFalse();

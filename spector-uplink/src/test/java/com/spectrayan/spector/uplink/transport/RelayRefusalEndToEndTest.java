@@ -1,11 +1,14 @@
 package com.spectrayan.spector.uplink.transport;
 
+import static com.spectrayan.spector.testkit.Waits.done;
+import static com.spectrayan.spector.testkit.Waits.take;
+import static com.spectrayan.spector.testkit.Waits.until;
 import static com.spectrayan.spector.uplink.testing.TestBodies.pattern;
 import static com.spectrayan.spector.uplink.testing.TestBodies.readAll;
+import static com.spectrayan.spector.uplink.testing.TestBodies.utf8;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.utf8;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.CHUNK;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.JSON;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.answer;
@@ -16,9 +19,7 @@ import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.requireNo
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.resultOf;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.spector;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.wireRequest;
-import static com.spectrayan.spector.uplink.transport.Waits.done;
-import static com.spectrayan.spector.uplink.transport.Waits.take;
-import static com.spectrayan.spector.uplink.transport.Waits.until;
+import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -70,7 +71,8 @@ final class RelayRefusalEndToEndTest {
         h.connect("w1-admin", UplinkSession.Role.LOCAL_ADMIN);
         RealGatewayWorkerClient admin = h.client("w1-admin");
 
-        assertThat(done(admin.statusGet(), "status.get on the admin session").workerId())
+        assertThat(done(admin.statusGet(), "status.get on the admin session", WAIT)
+                        .workerId())
                 .as("the admin session serves status.get")
                 .isEqualTo("w1-admin");
         spector(
@@ -99,7 +101,7 @@ final class RelayRefusalEndToEndTest {
         RealGatewayWorkerClient client = h.client(W1);
 
         CompletionStage<RelayOutcome> first = client.relayRequest(wireRequest("r-1", "GET", "/hold", false), noHooks());
-        take(h.targetCalls, "the first relay r-1 reaches the target");
+        take(h.targetCalls, "the first relay r-1 reaches the target", WAIT);
         SpectorException reused = spector(
                 client.relayRequest(wireRequest("r-1", "GET", "/hold", false), noHooks()),
                 ErrorCode.BAD_REQUEST,
@@ -108,16 +110,16 @@ final class RelayRefusalEndToEndTest {
         assertThat(h.targetCalls).as("the reused id never reached the target").isEmpty();
         assertThat(first.toCompletableFuture()).as("the first r-1 still runs").isNotDone();
 
-        done(client.relayBody(RelayBody.Chunk.of("nobody", 0, utf8("x"))), "relay.body for an unknown relay id");
-        done(client.relayBody(new RelayBody.End("nobody")), "relay.body end for an unknown relay id");
-        done(client.relayCancel("nobody"), "relay.cancel for an unknown relay id");
+        done(client.relayBody(RelayBody.Chunk.of("nobody", 0, utf8("x"))), "relay.body for an unknown relay id", WAIT);
+        done(client.relayBody(new RelayBody.End("nobody")), "relay.body end for an unknown relay id", WAIT);
+        done(client.relayCancel("nobody"), "relay.cancel for an unknown relay id", WAIT);
         for (Seen call : wire.seen(s -> s.sent() && "nobody".equals(s.relayId()))) {
             assertThat(resultOf(answer(wire, call.id(), call.name()), call.name()))
                     .as("%s for an unknown relay id answers {}", call.name())
                     .isEqualTo(JSON.objectNode());
         }
-        done(client.relayCancel("r-1"), "cancel r-1");
-        assertThat(done(first, "r-1 ends").cancelled())
+        done(client.relayCancel("r-1"), "cancel r-1", WAIT);
+        assertThat(done(first, "r-1 ends", WAIT).cancelled())
                 .as("r-1 answers {cancelled: true}")
                 .isTrue();
     }
@@ -167,9 +169,9 @@ final class RelayRefusalEndToEndTest {
             assertThat(aborted.getMessage())
                     .as(c.name() + ": the relay says it was aborted")
                     .contains("aborted");
-            done(seed.aborted(c.path()), c.name() + ": the target's request signal aborts");
+            done(seed.aborted(c.path()), c.name() + ": the target's request signal aborts", WAIT);
             for (int i = 0; i < sent.size() - 1; i++) {
-                done(sent.get(i), c.name() + ": the relay.body " + i + " before the breaking one is answered");
+                done(sent.get(i), c.name() + ": the relay.body " + i + " before the breaking one is answered", WAIT);
             }
         }
     }
@@ -253,7 +255,7 @@ final class RelayRefusalEndToEndTest {
             assertThat(resultOf(answer(wire, id, a.what()), a.what()))
                     .as(a.what() + ": passes, and relay.request answers {}")
                     .isEqualTo(RelayOutcome.COMPLETED.toJson());
-            a.check().accept(take(h.targetCalls, a.what() + ": reaches the target"));
+            a.check().accept(take(h.targetCalls, a.what() + ": reaches the target", WAIT));
         }
     }
 
@@ -297,7 +299,7 @@ final class RelayRefusalEndToEndTest {
             sixteen.add(client.relayRequest(wireRequest("c-" + i, "GET", "/hold", false), noHooks()));
         }
         for (int i = 0; i < 16; i++) {
-            take(h.targetCalls, "active relay " + i + " of 16 reaches the target");
+            take(h.targetCalls, "active relay " + i + " of 16 reaches the target", WAIT);
         }
         spector(
                 client.relayRequest(wireRequest("c-16", "GET", "/hold", false), noHooks()),
@@ -305,8 +307,8 @@ final class RelayRefusalEndToEndTest {
                 "the 17th active relay on the connection");
         assertThat(h.targetCalls).as("the 17th never reached the target").isEmpty();
         for (int i = 0; i < 16; i++) {
-            done(client.relayCancel("c-" + i), "cancel c-" + i);
-            assertThat(done(sixteen.get(i), "c-" + i + " ends").cancelled())
+            done(client.relayCancel("c-" + i), "cancel c-" + i, WAIT);
+            assertThat(done(sixteen.get(i), "c-" + i + " ends", WAIT).cancelled())
                     .as("c-%d cancelled", i)
                     .isTrue();
         }
@@ -319,7 +321,7 @@ final class RelayRefusalEndToEndTest {
         }
         List<CompletableFuture<RelayedResponse>> eight = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
-            eight.add(take(answers, "gateway relay " + i + " of 8 reaches the target"));
+            eight.add(take(answers, "gateway relay " + i + " of 8 reaches the target", WAIT));
         }
         assertThat(wire.sent(RelayRequest.OP).size() - before)
                 .as("relay.request frames sent while 8 relays run (per-worker bound 8)")
@@ -333,8 +335,10 @@ final class RelayRefusalEndToEndTest {
                 CompletableFuture.anyOf(nine.subList(0, 8).stream()
                         .map(CompletionStage::toCompletableFuture)
                         .toArray(CompletableFuture[]::new)),
-                "one of the 8 ends");
-        CompletableFuture<RelayedResponse> ninth = take(answers, "the 9th reaches the target once one of 8 ended");
+                "one of the 8 ends",
+                WAIT);
+        CompletableFuture<RelayedResponse> ninth =
+                take(answers, "the 9th reaches the target once one of 8 ended", WAIT);
         assertThat(wire.sent(RelayRequest.OP).size() - before)
                 .as("the 9th relay.request went out")
                 .isEqualTo(9);
@@ -343,9 +347,11 @@ final class RelayRefusalEndToEndTest {
             eight.get(i).complete(new RelayedResponse(204, List.of(), null));
         }
         for (CompletionStage<RelayedResponse> r : nine) {
-            assertThat(done(r, "each of the 9 ends").status()).as("status").isEqualTo(204);
+            assertThat(done(r, "each of the 9 ends", WAIT).status())
+                    .as("status")
+                    .isEqualTo(204);
         }
-        until(() -> relay.running(W1) == 0, "every slot is free again");
+        until("every slot is free again", WAIT, () -> relay.running(W1) == 0);
     }
 
     // ---- seed: a chunk that is not standard base64, and one that decodes to 262 145 bytes, fail
@@ -380,12 +386,12 @@ final class RelayRefusalEndToEndTest {
         }
 
         byte[] largest = pattern(CHUNK, 5);
-        done(client.relayBody(RelayBody.Chunk.of("b64", 0, largest)), "a chunk of exactly 256 KiB is answered");
-        done(client.relayBody(new RelayBody.End("b64")), "the end");
-        assertThat(done(relay, "the relay ends").cancelled())
+        done(client.relayBody(RelayBody.Chunk.of("b64", 0, largest)), "a chunk of exactly 256 KiB is answered", WAIT);
+        done(client.relayBody(new RelayBody.End("b64")), "the end", WAIT);
+        assertThat(done(relay, "the relay ends", WAIT).cancelled())
                 .as("not cancelled")
                 .isFalse();
-        assertThat(done(received, "the target's body"))
+        assertThat(done(received, "the target's body", WAIT))
                 .as("the 256 KiB chunk arrives whole")
                 .isEqualTo(largest);
     }

@@ -1,8 +1,9 @@
 package com.spectrayan.spector.uplink.transport;
 
+import static com.spectrayan.spector.testkit.Waits.done;
+import static com.spectrayan.spector.testkit.Waits.failure;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
-import static com.spectrayan.spector.uplink.transport.Waits.done;
-import static com.spectrayan.spector.uplink.transport.Waits.failure;
+import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -104,11 +105,11 @@ final class RelaySeedFixture implements AutoCloseable, AfterEachCallback {
     }
 
     static SpectorException spector(CompletionStage<?> stage, ErrorCode code, String what) {
-        return spector(failure(stage, what), code, what);
+        return spector(failure(stage, what, WAIT), code, what);
     }
 
     static Frame answer(RecordingChannel wire, long id, String what) {
-        return done(wire.answer(id), what);
+        return done(wire.answer(id), what, WAIT);
     }
 
     static ObjectNode resultOf(Frame frame, String what) {

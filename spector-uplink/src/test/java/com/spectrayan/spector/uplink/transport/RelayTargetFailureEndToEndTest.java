@@ -1,16 +1,17 @@
 package com.spectrayan.spector.uplink.transport;
 
+import static com.spectrayan.spector.testkit.Waits.done;
+import static com.spectrayan.spector.testkit.Waits.until;
+import static com.spectrayan.spector.uplink.testing.TestBodies.body;
 import static com.spectrayan.spector.uplink.testing.TestBodies.bytesOf;
+import static com.spectrayan.spector.uplink.testing.TestBodies.text;
+import static com.spectrayan.spector.uplink.testing.TestBodies.utf8;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.body;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
 import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.text;
-import static com.spectrayan.spector.uplink.transport.RelayHarness.utf8;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.requireNonNull;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.spector;
-import static com.spectrayan.spector.uplink.transport.Waits.done;
-import static com.spectrayan.spector.uplink.transport.Waits.until;
+import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.contract.ErrorCode;
@@ -23,8 +24,8 @@ import com.spectrayan.spector.uplink.gateway.RelayCall;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.testing.ArrayBody;
+import com.spectrayan.spector.uplink.testing.FedBody;
 import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
-import com.spectrayan.spector.uplink.transport.RelayHarness.FedBody;
 import com.spectrayan.spector.uplink.wire.Header;
 import java.io.ByteArrayOutputStream;
 import java.net.URI;
@@ -85,10 +86,13 @@ final class RelayTargetFailureEndToEndTest {
             assertThat(thrown.getMessage())
                     .as("the caller's error carries the target's message")
                     .contains("the disk is on fire");
-            until(() -> log.text().contains("the disk is on fire"), "the worker logs the thrown error's message");
+            until(
+                    "the worker logs the thrown error's message",
+                    WAIT,
+                    () -> log.text().contains("the disk is on fire"));
         }
 
-        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/breaks", null)), "the head comes");
+        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/breaks", null)), "the head comes", WAIT);
         BodySource b = body(response, "/breaks");
         ByteArrayOutputStream got = new ByteArrayOutputStream();
         Throwable broke = null;
@@ -131,9 +135,10 @@ final class RelayTargetFailureEndToEndTest {
                     h.relay().relay(W1, call("GET", "/many", null)), ErrorCode.INTERNAL, "101 response headers");
             assertThat(e.getMessage()).as("the caller's error names the bound").contains("101");
             until(
+                    "the worker logs which bound the response broke",
+                    WAIT,
                     () -> log.text().contains("outside the relay's bounds")
-                            && log.text().contains("101 headers"),
-                    "the worker logs which bound the response broke");
+                            && log.text().contains("101 headers"));
         }
         long requestId = wire.requestId(wire.lastRelayId());
         assertThat(wire.received(requestId).stream().filter(Seen::isPush).toList())

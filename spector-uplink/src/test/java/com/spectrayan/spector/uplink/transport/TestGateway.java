@@ -2,6 +2,7 @@ package com.spectrayan.spector.uplink.transport;
 
 import static org.awaitility.Awaitility.await;
 
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.FrameChannel;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
@@ -28,7 +29,6 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiFunction;
 import org.jspecify.annotations.Nullable;
@@ -57,7 +57,8 @@ final class TestGateway implements AutoCloseable {
 
     /**
      * Starts a gateway; {@code extra}, when given, makes the receiver of each accepted uplink (as
-     * the real gateway's handler does), else the uplink's frames are only recorded.
+     * the real gateway's handler does) and records what it needs itself; else each uplink's frames
+     * are recorded and the uplink is queued for {@link #nextUplink}.
      */
     TestGateway(
             EventLoopGroup group, int port, @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra) {
@@ -154,9 +155,10 @@ final class TestGateway implements AutoCloseable {
 
     private FrameChannel.Receiver uplink(String workerId, int slot, FrameChannel channel) {
         BiFunction<String, FrameChannel, FrameChannel.Receiver> e = extra;
-        RecordingReceiver received = e == null
-                ? RecordingReceiver.of(channel)
-                : RecordingReceiver.around(channel, e.apply(workerId, channel));
+        if (e != null) {
+            return e.apply(workerId, channel);
+        }
+        RecordingReceiver received = RecordingReceiver.of(channel);
         uplinks.add(new Uplink(workerId, slot, channel, received));
         return received;
     }
@@ -173,16 +175,7 @@ final class TestGateway implements AutoCloseable {
     }
 
     Uplink nextUplink(String what) {
-        try {
-            Uplink u = uplinks.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            if (u == null) {
-                throw new AssertionError(what + ": no uplink accepted within " + WAIT);
-            }
-            return u;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(what, e);
-        }
+        return Waits.take(uplinks, what + ": an uplink is accepted", WAIT);
     }
 
     @Override

@@ -1,7 +1,8 @@
 package com.spectrayan.spector.uplink.transport;
 
-import static com.spectrayan.spector.uplink.transport.Waits.done;
-import static com.spectrayan.spector.uplink.transport.Waits.take;
+import static com.spectrayan.spector.testkit.Waits.done;
+import static com.spectrayan.spector.testkit.Waits.take;
+import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.channel.EventLoopGroup;
@@ -74,7 +75,7 @@ final class UplinkKeepaliveTest {
     void gatewayThatStopsReading_isClosedByTheWorkerAfterItsIdleTimeout_andTheDialerReconnects() {
         TestGateway g = gateway(Duration.ofSeconds(60));
         UplinkDialer d = dialer(g, PING, IDLE);
-        RecordingReceiver firstEnd = take(connected, "the worker connects");
+        RecordingReceiver firstEnd = take(connected, "the worker connects", WAIT);
         WebSocketFrameChannel first = firstEnd.webSocket();
         RecordingReceiver gatewayReceived = g.nextUplink("uplink").received();
         WebSocketFrameChannel gatewayEnd = gatewayReceived.webSocket();
@@ -82,7 +83,7 @@ final class UplinkKeepaliveTest {
 
         long silentFrom = System.nanoTime();
         gatewayEnd.channel().config().setAutoRead(false); // Reads nothing more, so answers no ping.
-        Throwable cause = done(workerClosed, "the worker closes the uplink of a gateway that went silent");
+        Throwable cause = done(workerClosed, "the worker closes the uplink of a gateway that went silent", WAIT);
         long afterMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - silentFrom);
         assertThat(cause).as("the worker's close has a cause").isNotNull();
         assertThat(String.valueOf(cause == null ? null : cause.getMessage()))
@@ -92,8 +93,8 @@ final class UplinkKeepaliveTest {
                 .as("closed no sooner than the 1 s idle timeout after the last pong (ms)")
                 .isGreaterThanOrEqualTo(IDLE.minus(PING).toMillis());
 
-        WebSocketFrameChannel second =
-                take(connected, "the dialer re-dials after the idle close").webSocket();
+        WebSocketFrameChannel second = take(connected, "the dialer re-dials after the idle close", WAIT)
+                .webSocket();
         g.nextUplink("the gateway accepts the new uplink");
         assertThat(second).as("a new connection").isNotSameAs(first);
         assertThat(d.attempts()).as("dial attempts").isGreaterThanOrEqualTo(2);
@@ -104,14 +105,14 @@ final class UplinkKeepaliveTest {
         TestGateway g = gateway(IDLE);
         // A ping every 30 s: to a gateway with a 1 s idle timeout the worker is silent.
         UplinkDialer d = dialer(g, Duration.ofSeconds(30), null);
-        RecordingReceiver firstEnd = take(connected, "the worker connects");
+        RecordingReceiver firstEnd = take(connected, "the worker connects", WAIT);
         WebSocketFrameChannel first = firstEnd.webSocket();
         RecordingReceiver gatewayReceived = g.nextUplink("uplink").received();
         long connectedAt = System.nanoTime();
         CompletableFuture<@Nullable Throwable> gatewayClosed = gatewayReceived.closed;
         CompletableFuture<@Nullable Throwable> workerClosed = firstEnd.closed;
 
-        Throwable cause = done(gatewayClosed, "the gateway closes the uplink of a silent worker");
+        Throwable cause = done(gatewayClosed, "the gateway closes the uplink of a silent worker", WAIT);
         long afterMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - connectedAt);
         assertThat(String.valueOf(cause == null ? null : cause.getMessage()))
                 .as("the gateway's cause says nothing was received")
@@ -119,13 +120,13 @@ final class UplinkKeepaliveTest {
         assertThat(afterMs)
                 .as("closed no sooner than the 1 s idle timeout (ms)")
                 .isGreaterThanOrEqualTo(900);
-        done(workerClosed, "the worker sees the close");
+        done(workerClosed, "the worker sees the close", WAIT);
         assertThat(first.peerCloseCode())
                 .as("the gateway's close code: going away")
                 .isEqualTo(1001);
         assertThat(first.peerCloseReason()).as("the gateway's close reason").contains("nothing received");
 
-        WebSocketFrameChannel second = take(connected, "the dialer re-dials after the gateway's idle close")
+        WebSocketFrameChannel second = take(connected, "the dialer re-dials after the gateway's idle close", WAIT)
                 .webSocket();
         g.nextUplink("the gateway accepts the new uplink");
         assertThat(second).as("a new connection").isNotSameAs(first);

@@ -1,8 +1,9 @@
 package com.spectrayan.spector.uplink.transport;
 
-import static com.spectrayan.spector.uplink.transport.Waits.take;
+import static com.spectrayan.spector.testkit.Waits.take;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.gateway.GatewayWorkerClient;
 import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
@@ -117,7 +118,7 @@ final class UplinkLinksTest {
 
         dial(g, 0); // a second worker process with the same slot: as a worker re-dialling slot 0
         TestGateway.Uplink again = link(g, 0);
-        Waits.until(() -> !zero.channel().isOpen(), "the stale link in slot 0 is closed");
+        Waits.until("the stale link in slot 0 is closed", () -> !zero.channel().isOpen());
         assertThat(one.channel().isOpen()).as("slot 1 stays").isTrue();
         assertThat(directory.links("w1")).extracting(WorkerLink::slot).containsExactly(0, 1);
         assertThat(again.channel().isOpen()).isTrue();

@@ -1,6 +1,6 @@
 package com.spectrayan.spector.uplink.transport;
 
-import static com.spectrayan.spector.uplink.transport.Waits.take;
+import static com.spectrayan.spector.testkit.Waits.take;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,11 +1,13 @@
 package com.spectrayan.spector.uplink.transport;
 
-import static com.spectrayan.spector.uplink.transport.Waits.await;
-import static com.spectrayan.spector.uplink.transport.Waits.done;
-import static com.spectrayan.spector.uplink.transport.Waits.take;
+import static com.spectrayan.spector.testkit.Waits.await;
+import static com.spectrayan.spector.testkit.Waits.done;
+import static com.spectrayan.spector.testkit.Waits.take;
+import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.wire.Frame;
 import io.netty.buffer.Unpooled;
@@ -92,7 +94,7 @@ final class UplinkTransportTest {
         TestGateway g = gateway(0);
         BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
         dialer(worker(g, TestGateway.TOKEN, connected));
-        RecordingReceiver worker = take(connected, "the dialer hands over the connected uplink");
+        RecordingReceiver worker = take(connected, "the dialer hands over the connected uplink", WAIT);
         WebSocketFrameChannel workerEnd = worker.webSocket();
         TestGateway.Uplink gatewayEnd = g.nextUplink("the acceptor hands over the uplink");
         assertThat(gatewayEnd.workerId())
@@ -106,12 +108,12 @@ final class UplinkTransportTest {
             gatewayEnd.channel().send(call(i));
         }
         for (int i = 1; i <= n; i++) {
-            Frame f = take(atWorker, "call " + i + " reaches the worker");
+            Frame f = take(atWorker, "call " + i + " reaches the worker", WAIT);
             assertThat(f).as("calls arrive in the order sent").isEqualTo(call(i));
-            done(workerEnd.send(result(i)), "the worker's result " + i + " is written");
+            done(workerEnd.send(result(i)), "the worker's result " + i + " is written", WAIT);
         }
         for (int i = 1; i <= n; i++) {
-            assertThat(take(atGateway, "result " + i + " reaches the gateway"))
+            assertThat(take(atGateway, "result " + i + " reaches the gateway", WAIT))
                     .as("results arrive in the order sent")
                     .isEqualTo(result(i));
         }
@@ -131,7 +133,7 @@ final class UplinkTransportTest {
             failures.add(e);
             threeFailures.countDown();
         }));
-        await(threeFailures, "a refused dialer keeps retrying");
+        await(threeFailures, "a refused dialer keeps retrying", WAIT);
 
         assertThat(d.attempts()).as("one attempt per failure at least").isGreaterThanOrEqualTo(3);
         assertThat(failures.get(0).getMessage()).as("the refusal is a 401").contains("401");
@@ -165,7 +167,7 @@ final class UplinkTransportTest {
         dialer(worker(g, TestGateway.TOKEN, connected)
                 .subprotocol("spector-uplink.v0")
                 .onAttemptFailed(failures::add));
-        Throwable refused = take(failures, "a dialer offering another subprotocol is refused");
+        Throwable refused = take(failures, "a dialer offering another subprotocol is refused", WAIT);
         assertThat(refused.getMessage())
                 .as("the dialer's failure names the gateway's versions")
                 .contains("400", FrameCodec.SUBPROTOCOL);
@@ -209,18 +211,18 @@ final class UplinkTransportTest {
         TestGateway g = gateway(0);
         BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
         dialer(worker(g, TestGateway.TOKEN, connected, true));
-        RecordingReceiver worker = take(connected, "the worker connects");
+        RecordingReceiver worker = take(connected, "the worker connects", WAIT);
         WebSocketFrameChannel workerEnd = worker.webSocket();
         BlockingQueue<Frame> frames = worker.frames;
         WebSocketFrameChannel gatewayEnd =
                 (WebSocketFrameChannel) g.nextUplink("uplink").channel();
         gatewayEnd.channel().writeAndFlush(new TextWebSocketFrame("{\"type\":\"call\",\"id\":7}"));
-        done(gatewayEnd.send(call(8)), "a good frame after a corrupt one is written");
-        assertThat(take(worker.corrupt, "the corrupt frame reaches the callback")
+        done(gatewayEnd.send(call(8)), "a good frame after a corrupt one is written", WAIT);
+        assertThat(take(worker.corrupt, "the corrupt frame reaches the callback", WAIT)
                         .toString())
                 .as("the callback names the broken member")
                 .contains("op");
-        assertThat(take(frames, "the next good frame still arrives")).isEqualTo(call(8));
+        assertThat(take(frames, "the next good frame still arrives", WAIT)).isEqualTo(call(8));
         assertThat(workerEnd.isOpen())
                 .as("a corrupt frame with a callback does not close")
                 .isTrue();
@@ -230,11 +232,11 @@ final class UplinkTransportTest {
         TestGateway g = gateway(0);
         BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
         dialer(worker(g, TestGateway.TOKEN, connected));
-        RecordingReceiver worker = take(connected, "the worker connects");
+        RecordingReceiver worker = take(connected, "the worker connects", WAIT);
         WebSocketFrameChannel workerEnd = worker.webSocket();
         g.nextUplink("uplink");
         workerEnd.channel().writeAndFlush(frame.get());
-        Waits.done(worker.closed, what + ": the gateway closes the uplink");
+        Waits.done(worker.closed, what + ": the gateway closes the uplink", WAIT);
         assertThat(workerEnd.peerCloseCode()).as(what + ": close code").isEqualTo(code);
     }
 
@@ -244,11 +246,11 @@ final class UplinkTransportTest {
         int port = g.port();
         BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
         dialer(worker(g, TestGateway.TOKEN, connected));
-        RecordingReceiver firstEnd = take(connected, "the worker connects");
+        RecordingReceiver firstEnd = take(connected, "the worker connects", WAIT);
         WebSocketFrameChannel first = firstEnd.webSocket();
 
         g.nextUplink("first uplink").channel().close("gateway restarting");
-        assertThat(Waits.done(firstEnd.closed, "the worker's onClose runs when the gateway closes"))
+        assertThat(Waits.done(firstEnd.closed, "the worker's onClose runs when the gateway closes", WAIT))
                 .as("a close frame 1000 is a clean close (no cause)")
                 .isNull();
         assertThat(first.peerCloseCode())
@@ -258,7 +260,7 @@ final class UplinkTransportTest {
         g.close();
 
         TestGateway again = gateway(port);
-        WebSocketFrameChannel second = take(connected, "the dialer reconnects to the restarted gateway by itself")
+        WebSocketFrameChannel second = take(connected, "the dialer reconnects to the restarted gateway by itself", WAIT)
                 .webSocket();
         again.nextUplink("the restarted gateway gets the uplink");
         assertThat(second).as("a new connection").isNotSameAs(first);
@@ -270,11 +272,11 @@ final class UplinkTransportTest {
         TestGateway g = gateway(0);
         BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
         UplinkDialer d = dialer(worker(g, TestGateway.TOKEN, connected));
-        take(connected, "the worker connects");
+        take(connected, "the worker connects", WAIT);
         TestGateway.Uplink uplink = g.nextUplink("uplink");
         WebSocketFrameChannel gatewayEnd = uplink.received().webSocket();
         d.close();
-        assertThat(Waits.done(uplink.received().closed, "the gateway's onClose runs when the worker stops"))
+        assertThat(Waits.done(uplink.received().closed, "the gateway's onClose runs when the worker stops", WAIT))
                 .as("a clean close (no cause)")
                 .isNull();
         assertThat(gatewayEnd.peerCloseReason()).as("the worker's reason").isEqualTo("worker stopping");

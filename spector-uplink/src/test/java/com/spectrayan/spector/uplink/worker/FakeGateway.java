@@ -1,6 +1,5 @@
 package com.spectrayan.spector.uplink.worker;
 
-import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -8,12 +7,14 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.testkit.ManualScheduler;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.wire.Frame;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Deque;
@@ -28,6 +29,8 @@ import org.jspecify.annotations.Nullable;
 /** Plays the gateway on the gateway end of an in-memory pair: sends raw calls, collects answers and pushes. */
 final class FakeGateway implements FrameChannel.Receiver {
     static final int CHUNK = 256 * 1024;
+    /** The bound on one answer: 5 s, for an in-memory pair. */
+    static final Duration ANSWER_WAIT = Duration.ofSeconds(5);
 
     final FrameChannel channel;
     final List<Frame> received = new CopyOnWriteArrayList<>();
@@ -75,7 +78,11 @@ final class FakeGateway implements FrameChannel.Receiver {
         return id;
     }
 
-    Frame await(long id) throws Exception {
+    /**
+     * Returns the answer to call {@code id}: on a drained pair once everything ran (unanswered then
+     * is a failure, never a timeout), else waited for at most {@link #ANSWER_WAIT}.
+     */
+    Frame await(long id) {
         ManualScheduler d = drain;
         if (d != null) {
             d.runUntilIdle();
@@ -85,16 +92,16 @@ final class FakeGateway implements FrameChannel.Receiver {
             }
             return frame;
         }
-        return answer(id).get(5, SECONDS);
+        return Waits.done(answer(id), "call " + id + " is answered", ANSWER_WAIT);
     }
 
-    ObjectNode result(long id) throws Exception {
+    ObjectNode result(long id) {
         Frame frame = await(id);
         assertThat(frame).as("call %d answers a result", id).isInstanceOf(Frame.Result.class);
         return ((Frame.Result) frame).output();
     }
 
-    Frame.ErrorFrame error(long id, ErrorCode code) throws Exception {
+    Frame.ErrorFrame error(long id, ErrorCode code) {
         Frame frame = await(id);
         assertThat(frame).as("call %d answers an error frame", id).isInstanceOf(Frame.ErrorFrame.class);
         Frame.ErrorFrame error = (Frame.ErrorFrame) frame;
@@ -155,7 +162,7 @@ final class FakeGateway implements FrameChannel.Receiver {
     }
 
     /** Sends a body in 256 KiB chunks with at most 4 unanswered, as the gateway's window does. */
-    void sendBody(String relayId, byte[] data) throws Exception {
+    void sendBody(String relayId, byte[] data) {
         Deque<Long> inFlight = new ArrayDeque<>();
         int seq = 0;
         for (int off = 0; off < data.length; off += CHUNK) {

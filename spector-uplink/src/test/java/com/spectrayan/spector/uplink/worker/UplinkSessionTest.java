@@ -1,6 +1,5 @@
 package com.spectrayan.spector.uplink.worker;
 
-import static com.spectrayan.spector.uplink.worker.Bodies.bytes;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -17,6 +16,7 @@ import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
+import com.spectrayan.spector.uplink.testing.ArrayBody;
 import com.spectrayan.spector.uplink.testing.TestBodies;
 import com.spectrayan.spector.uplink.wire.CorruptFrameException;
 import com.spectrayan.spector.uplink.wire.Frame;
@@ -74,7 +74,7 @@ final class UplinkSessionTest {
      * An exact pair whose target answers 200 with {@code body}, the worker end's relay-chunk writes
      * held until the test releases them (added to {@code held}).
      */
-    private FakeGateway connectHeld(Bodies.Served body, List<HeldWrites> held) {
+    private FakeGateway connectHeld(ArrayBody body, List<HeldWrites> held) {
         InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair =
                 InMemoryFrameChannels.pair(tasks, FakeGateway.drainedBy(tasks), ch -> {
                     HeldWrites writes = new HeldWrites(ch);
@@ -110,7 +110,7 @@ final class UplinkSessionTest {
 
     private static RelayTarget answering(int status, byte[] body) {
         return request -> CompletableFuture.completedFuture(new RelayedResponse(
-                status, List.of(new Header("content-type", "text/plain")), Bodies.Served.of(body, 100_000)));
+                status, List.of(new Header("content-type", "text/plain")), new ArrayBody(body, 100_000)));
     }
 
     /** A target that never answers: its relay stays active until cancelled or closed. */
@@ -165,7 +165,7 @@ final class UplinkSessionTest {
                 "app",
                 request -> TestBodies.readAll(body(request)).thenApply(got -> {
                     received.complete(got);
-                    return new RelayedResponse(200, List.of(), Bodies.Served.of(download, 1024 * 1024));
+                    return new RelayedResponse(200, List.of(), new ArrayBody(download, 1024 * 1024));
                 }));
 
         long id = gw.relayRequest("r-big", "app", "PUT", true);
@@ -188,7 +188,7 @@ final class UplinkSessionTest {
 
     @Test
     void responseBody_nextPartIsReadOnlyOnceThePreviousPushWasWritten() throws Exception {
-        Bodies.Served served = Bodies.Served.of(bytes(10_000), 1000);
+        ArrayBody served = new ArrayBody(bytes(10_000), 1000);
         List<HeldWrites> held = new ArrayList<>();
         FakeGateway gw = connectHeld(served, held);
         HeldWrites worker = held.get(0);
@@ -196,14 +196,14 @@ final class UplinkSessionTest {
         long id = gw.relayRequest("r-1", "app", "GET", false);
         tasks.runUntilIdle();
         assertThat(gw.chunks(id)).as("part 1 pushed").hasSize(1);
-        assertThat(served.calls.get())
+        assertThat(served.reads())
                 .as("no second read while the first push is unwritten, once everything ran")
                 .isEqualTo(1);
 
         worker.held.get(0).complete(null);
         tasks.runUntilIdle();
         assertThat(gw.chunks(id)).as("the write of push 1 lets part 2 be read").hasSize(2);
-        assertThat(served.calls.get()).as("one read per written push").isEqualTo(2);
+        assertThat(served.reads()).as("one read per written push").isEqualTo(2);
 
         for (int round = 0; round < 20 && !gw.answer(id).isDone(); round++) {
             worker.releaseAll();
@@ -274,7 +274,7 @@ final class UplinkSessionTest {
 
     private static RelayTarget declaring(int status, long contentLength, byte[] body) {
         return request -> CompletableFuture.completedFuture(
-                new RelayedResponse(status, List.of(), contentLength, Bodies.Served.of(body, 100_000)));
+                new RelayedResponse(status, List.of(), contentLength, new ArrayBody(body, 100_000)));
     }
 
     /** RFC 9110 §8.6: the target's declared length crosses as relay-head's length, the body as chunks. */
@@ -361,7 +361,7 @@ final class UplinkSessionTest {
                 request -> CompletableFuture.completedFuture(new RelayedResponse(
                         200,
                         List.of(),
-                        new Bodies.Served(sent, 100_000, new IllegalStateException("disk gone"), false))));
+                        ArrayBody.failingAtEnd(sent, 100_000, new IllegalStateException("disk gone")))));
 
         long id = gw.relayRequest("r-1", "app", "GET", false);
 
@@ -395,7 +395,7 @@ final class UplinkSessionTest {
 
     @Test
     void relayCancel_abortsTheSignal_answersCancelled_andNoPushFollows() throws Exception {
-        Bodies.Served endless = new Bodies.Served(new byte[0], 1000, null, true);
+        ArrayBody endless = ArrayBody.endless(1000);
         List<HeldWrites> held = new ArrayList<>(); // paces the endless body: one push per release
         FakeGateway gw = connectHeld(endless, held);
         long id = gw.relayRequest("r-1", "app", "GET", false);
@@ -415,7 +415,7 @@ final class UplinkSessionTest {
         assertThat(requests.get(0).signal().isAborted())
                 .as("cancel aborts the signal")
                 .isTrue();
-        assertThat(endless.cancelled.get()).as("the response body is cancelled").isNotNull();
+        assertThat(endless.cancelled()).as("the response body is cancelled").isDone();
         int after = gw.pushes(id).size();
         held.get(0).releaseAll(); // A write still held must not let another part out.
         tasks.runUntilIdle();
@@ -546,7 +546,7 @@ final class UplinkSessionTest {
         FakeGateway gw = connect(
                 "app",
                 request -> TestBodies.readAll(body(request))
-                        .thenApply(body -> new RelayedResponse(200, List.of(), Bodies.Served.of(body, 1000))));
+                        .thenApply(body -> new RelayedResponse(200, List.of(), new ArrayBody(body, 1000))));
         for (int i = 0; i < 50; i++) {
             String relayId = "r-" + i;
             long id = gw.relayRequest(relayId, "app", "POST", true);
@@ -603,7 +603,7 @@ final class UplinkSessionTest {
         FakeGateway gw = connectExact(options(
                         "app",
                         request -> TestBodies.readAll(body(request))
-                                .thenApply(b -> new RelayedResponse(200, List.of(), Bodies.Served.of(b, 100))))
+                                .thenApply(b -> new RelayedResponse(200, List.of(), new ArrayBody(b, 100))))
                 .startupGate(gate));
         long status = gw.call("status.get", JsonNodeFactory.instance.objectNode());
         long id = gw.relayRequest("r-1", "app", "PUT", true);
@@ -677,5 +677,9 @@ final class UplinkSessionTest {
             return e;
         }
         throw new AssertionError("expected a corrupt frame: " + text);
+    }
+
+    private static byte[] bytes(int size) {
+        return TestBodies.pattern(size, 0);
     }
 }
