@@ -251,6 +251,15 @@ public final class UplinkDialer implements AutoCloseable {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        // The current connection from its registration on: its handshake cannot
+                        // complete before this, so connected() always finds it current.
+                        synchronized (lock) {
+                            if (closed) {
+                                ch.close();
+                                return;
+                            }
+                            current = ch;
+                        }
                         WebSocketFrameChannel frames = new WebSocketFrameChannel(ch, opened -> connected(ch, opened));
                         ch.attr(Attrs.FRAMES).set(frames);
                         SslContext t = tls;
@@ -276,7 +285,6 @@ public final class UplinkDialer implements AutoCloseable {
                 ch.close();
                 return;
             }
-            current = ch;
         }
         ch.closeFuture().addListener(f -> ended(ch));
     }
