@@ -142,6 +142,7 @@ final class ClientConnection {
     private boolean headRequest;
     private Body body = Body.COMPLETE;
     private boolean bodyWanted;
+    private boolean pullPending; // a readBody() read that no body part has answered yet
     private long bodyProgressNanos;
     private @Nullable ScheduledFuture<?> bodyTimer;
     private boolean counted;
@@ -195,6 +196,7 @@ final class ClientConnection {
         boolean hasBody = request.decoderResult().isFailure() || hasBody(request);
         body = hasBody ? Body.READING : Body.COMPLETE;
         bodyWanted = false;
+        pullPending = false;
         responseStarted = false;
         responseEnded = false;
         closeAfterResponse = false;
@@ -266,6 +268,7 @@ final class ClientConnection {
             return;
         }
         bodyProgressNanos = System.nanoTime();
+        pullPending = false;
         ByteBuf b = content.content();
         if (b.isReadable()) {
             e.onBodyChunk(b);
@@ -288,9 +291,16 @@ final class ClientConnection {
         }
     }
 
-    /** The exchange wants one more read from the socket (a pull), without turning autoRead on. */
+    /**
+     * The exchange wants one more read from the socket (a pull), without turning autoRead on. The
+     * pull stands until a body part arrives: a read batch that ends without one (it ended inside a
+     * TLS record or a chunk-size line, so no decoder had anything to give) is asked again in {@link
+     * #onReadComplete}, because the {@code FlowControlHandler} takes that batch's end as the read's
+     * answer and would keep the part that the decoders' own re-read brings in its queue.
+     */
     void readBody() {
         if (wantBody()) {
+            pullPending = true;
             ctx.channel().read();
         }
     }
@@ -311,6 +321,7 @@ final class ClientConnection {
     /** The exchange takes no more body bytes for now (its upstream is not writable). */
     void pauseBody() {
         bodyWanted = false;
+        pullPending = false;
         ctx.channel().config().setAutoRead(false);
     }
 
@@ -589,6 +600,9 @@ final class ClientConnection {
         }
         Exchange e = exchange;
         if (e != null && state == State.EXCHANGE) {
+            if (pullPending && body == Body.READING && !ctx.channel().config().isAutoRead()) {
+                ctx.channel().read(); // the batch brought no body part: the pull stands (see readBody)
+            }
             e.onReadComplete();
         }
     }

@@ -49,10 +49,13 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     static final String ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
 
     private final GatewayContext context;
+    private final String scheme;
     private @Nullable ClientConnection connection;
 
-    GatewayHandler(GatewayContext context) {
+    /** A handler for a connection of the plain listener ({@code tls} false) or the TLS one. */
+    GatewayHandler(GatewayContext context, boolean tls) {
         this.context = context;
+        this.scheme = tls ? "https" : "http";
     }
 
     @Override
@@ -233,7 +236,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
                 HttpUtil.getContentLength(request, -1L),
                 client,
                 context.trustedProxies().contains(client),
-                "http",
+                scheme,
                 target.authority(),
                 Upgrades.isUpgrade(request) ? Upgrades.WEBSOCKET : null);
         try {

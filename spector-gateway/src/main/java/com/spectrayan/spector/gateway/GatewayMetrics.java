@@ -30,7 +30,8 @@ import java.util.function.ToDoubleFunction;
  * The gateway's meters (DESIGN.md section 8), exported at {@code /actuator/prometheus}: requests by
  * route and status, routing resolutions by level, Redis errors, invalidations, retargets by cause,
  * replay refusals, owner connections, event-loop backlog, direct memory, and the uplink side:
- * uplinks connected, relays active, status misses, relay bytes each way. Counters kept by the
+ * uplinks connected, relays active, status misses, relay bytes each way; and the TLS listener's
+ * handshakes, handshake failures, reloads and certificate expiry. Counters kept by the
  * Spring-free modules are read through function meters, so the hot path only adds to a {@code
  * LongAdder}.
  */
@@ -260,6 +261,46 @@ final class GatewayMetrics {
                 LongAdder::sum,
                 "direction",
                 "from-worker");
+    }
+
+    /** Binds the TLS listener's meters: handshakes by protocol, failures by cause, reloads, expiry. */
+    void bindTls(ServerTls tls) {
+        for (String protocol : ServerTls.PROTOCOLS) {
+            counter(
+                    "spector.tls.handshakes",
+                    "TLS handshakes completed, by protocol",
+                    tls,
+                    t -> t.handshakes(protocol),
+                    "protocol",
+                    protocol);
+        }
+        for (ServerTls.Failure f : ServerTls.Failure.values()) {
+            counter(
+                    "spector.tls.handshake.failures",
+                    "TLS handshakes that failed or timed out, by cause",
+                    tls,
+                    t -> t.failures(f),
+                    "cause",
+                    f.tag());
+        }
+        counter(
+                "spector.tls.reloads",
+                "Changed TLS certificate and key files, by outcome",
+                tls,
+                ServerTls::reloadsApplied,
+                "outcome",
+                "applied");
+        counter(
+                "spector.tls.reloads",
+                "Changed TLS certificate and key files, by outcome",
+                tls,
+                ServerTls::reloadsRefused,
+                "outcome",
+                "refused");
+        Gauge.builder("spector.tls.certificate.expiry", tls, ServerTls::secondsToExpiry)
+                .description("Time until the served TLS certificate expires (negative once it has)")
+                .baseUnit("seconds")
+                .register(registry);
     }
 
     void bindNetty(EventLoopGroup workers) {

@@ -64,8 +64,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The gateway process: binds the port, wires routing, the forwarder, auth and metrics from {@link
- * GatewaySettings}, and stops them in order. Native epoll when available, NIO otherwise.
+ * The gateway process: binds the port (and the TLS port, when {@code spector.server.tls.*} names
+ * a certificate; both run the same pipeline), wires routing, the forwarder, auth and metrics from
+ * {@link GatewaySettings}, and stops them in order. Native epoll when available, NIO otherwise.
  */
 public final class GatewayServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(GatewayServer.class);
@@ -88,6 +89,8 @@ public final class GatewayServer implements AutoCloseable {
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Channel serverChannel;
+    private final @Nullable Channel tlsChannel;
+    private final @Nullable ServerTls tls;
     private final UpstreamHttpTransport transport;
     private final @Nullable RedisRouting redis;
     private final GatewayMetrics metrics;
@@ -195,8 +198,8 @@ public final class GatewayServer implements AutoCloseable {
                 .setStrictLineParsing(true)
                 .setUseRfc9112TransferEncoding(true)
                 .setHeadersFactory(RequestHeaders.FACTORY);
-        long idleNanos = server.idleTimeout().toNanos();
-        int maxConnections = server.maxConnections();
+        ClientPipeline plain =
+                new ClientPipeline(context, decoder, uplinks, server.idleTimeout(), server.maxConnections(), null);
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(boss, workers)
                 .channel(serverClass)
@@ -204,32 +207,43 @@ public final class GatewayServer implements AutoCloseable {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.SO_KEEPALIVE, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, CLIENT_WATER_MARK)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        if (clientConnections.incrementAndGet() > maxConnections) {
-                            clientConnections.decrementAndGet();
-                            log.warn("refused a connection: {} open (spector.server.max-connections)", maxConnections);
-                            ch.close();
-                            return;
-                        }
-                        ch.closeFuture().addListener(f -> clientConnections.decrementAndGet());
-                        drain.track(ch);
-                        GatewayHandler gateway = new GatewayHandler(context);
-                        ch.pipeline()
-                                .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
-                                .addLast("codec", new HttpServerCodec(decoder))
-                                .addLast("uplink", uplinks.newHandler())
-                                // Pipelined requests wait here, decoded, while an exchange runs.
-                                .addLast("flow", new FlowControlHandler())
-                                .addLast("idle", new IdleStateHandler(0, 0, idleNanos, TimeUnit.NANOSECONDS))
-                                .addLast("gateway", gateway);
-                    }
-                });
+                .childHandler(plain);
         this.serverChannel = bootstrap
                 .bind(new InetSocketAddress(server.host(), server.port()))
                 .syncUninterruptibly()
                 .channel();
+        ServerSettings.Tls tlsSettings = server.tls();
+        ServerTls serverTls = null;
+        Channel tlsServerChannel = null;
+        if (tlsSettings != null) {
+            serverTls = ServerTls.start(tlsSettings, server.headerTimeout());
+            metrics.bindTls(serverTls);
+            ClientPipeline secure = new ClientPipeline(
+                    context, decoder, uplinks, server.idleTimeout(), server.maxConnections(), serverTls);
+            try {
+                tlsServerChannel = bootstrap
+                        .clone()
+                        .childHandler(secure)
+                        .bind(new InetSocketAddress(server.host(), tlsSettings.port()))
+                        .syncUninterruptibly()
+                        .channel();
+            } catch (RuntimeException e) {
+                serverTls.close();
+                serverChannel.close().syncUninterruptibly();
+                throw e;
+            }
+            log.info(
+                    "gateway TLS listening on {} ({}, {}, ALPN {}), certificate {} from {}, checked every {} ms",
+                    tlsServerChannel.localAddress(),
+                    serverTls.provider(),
+                    String.join("/", ServerTls.PROTOCOLS),
+                    String.join(",", ServerTls.ALPN_PROTOCOLS),
+                    serverTls.keyPair().describe(),
+                    tlsSettings.certificate(),
+                    tlsSettings.reloadInterval().toMillis());
+        }
+        this.tls = serverTls;
+        this.tlsChannel = tlsServerChannel;
         log.info(
                 "gateway listening on {} ({}), cell {}, ring {} at epoch {}, redis {}",
                 serverChannel.localAddress(),
@@ -238,6 +252,67 @@ public final class GatewayServer implements AutoCloseable {
                 cell.ringMembers().keySet(),
                 cell.ringEpoch(),
                 r == null ? "off" : l2.redactedUri());
+    }
+
+    /**
+     * Builds a client connection's pipeline, the same on both listeners but for the TLS handlers in
+     * front. Shared by every connection of one listener; runs on the connection's event loop.
+     *
+     * <pre>
+     *  [tls, tls-watch]  head-watch  codec  uplink  flow  idle  gateway
+     *   TLS only          (an uplink upgrade leaves tls, codec and uplink's frame handling)
+     * </pre>
+     */
+    private final class ClientPipeline extends ChannelInitializer<SocketChannel> {
+        private final GatewayContext context;
+        private final HttpDecoderConfig decoder;
+        private final UplinkAcceptor uplinks;
+        private final long idleNanos;
+        private final int maxConnections;
+        private final @Nullable ServerTls tls;
+
+        ClientPipeline(
+                GatewayContext context,
+                HttpDecoderConfig decoder,
+                UplinkAcceptor uplinks,
+                Duration idleTimeout,
+                int maxConnections,
+                @Nullable ServerTls tls) {
+            this.context = context;
+            this.decoder = decoder;
+            this.uplinks = uplinks;
+            this.idleNanos = idleTimeout.toNanos();
+            this.maxConnections = maxConnections;
+            this.tls = tls;
+        }
+
+        @Override
+        protected void initChannel(SocketChannel ch) {
+            if (clientConnections.incrementAndGet() > maxConnections) {
+                clientConnections.decrementAndGet();
+                log.warn("refused a connection: {} open (spector.server.max-connections)", maxConnections);
+                ch.close();
+                return;
+            }
+            ch.closeFuture().addListener(f -> clientConnections.decrementAndGet());
+            drain.track(ch);
+            ServerTls t = tls;
+            if (t != null) {
+                // The current context, read once: this connection keeps its certificate for life.
+                ch.pipeline()
+                        .addLast(ServerTls.HANDLER_NAME, t.newHandler(ch.alloc()))
+                        .addLast(ServerTls.WATCH_NAME, t.newWatch());
+            }
+            GatewayHandler gateway = new GatewayHandler(context, t != null);
+            ch.pipeline()
+                    .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
+                    .addLast("codec", new HttpServerCodec(decoder))
+                    .addLast("uplink", uplinks.newHandler())
+                    // Pipelined requests wait here, decoded, while an exchange runs.
+                    .addLast("flow", new FlowControlHandler())
+                    .addLast("idle", new IdleStateHandler(0, 0, idleNanos, TimeUnit.NANOSECONDS))
+                    .addLast("gateway", gateway);
+        }
     }
 
     /**
@@ -285,6 +360,18 @@ public final class GatewayServer implements AutoCloseable {
     /** Returns the bound port. */
     public int port() {
         return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+    }
+
+    /** Returns the bound TLS port, or -1 when no TLS listener runs ({@code spector.server.tls.*} unset). */
+    public int tlsPort() {
+        Channel c = tlsChannel;
+        return c == null ? -1 : ((InetSocketAddress) c.localAddress()).getPort();
+    }
+
+    /** Returns the TLS listener's context holder, or null when none runs. */
+    @Nullable
+    ServerTls tls() {
+        return tls;
     }
 
     /** Returns the routing resolver (for tests and the status endpoint). */
@@ -336,6 +423,10 @@ public final class GatewayServer implements AutoCloseable {
         long started = System.nanoTime();
         drain.begin();
         serverChannel.close().syncUninterruptibly();
+        Channel tc = tlsChannel;
+        if (tc != null) {
+            tc.close().syncUninterruptibly();
+        }
         log.info(
                 "draining: stopped accepting; {} exchanges in flight get up to {} ms",
                 drain.inFlight(),
@@ -361,6 +452,10 @@ public final class GatewayServer implements AutoCloseable {
                 left,
                 uplinks.size());
         transport.close();
+        ServerTls t = tls;
+        if (t != null) {
+            t.close();
+        }
         boss.shutdownGracefully(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         workers.shutdownGracefully(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
                 .awaitUninterruptibly(SHUTDOWN_TIMEOUT.toMillis() + 1000);

@@ -18,6 +18,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -152,6 +153,15 @@ final class Cell implements AutoCloseable {
                 .toList();
     }
 
+    /** Returns the gateway's TLS port; fails when the cell was built without {@link Builder#tls}. */
+    int tlsPort() {
+        int port = gateway.tlsPort();
+        if (port < 0) {
+            throw new IllegalStateException("no TLS listener (expected: Cell.builder().tls(cert, key))");
+        }
+        return port;
+    }
+
     ReferenceOwner owner(String id) {
         for (ReferenceOwner o : owners) {
             if (o.nodeId().equals(id)) {
@@ -260,6 +270,17 @@ final class Cell implements AutoCloseable {
 
         Builder redis(String uri) {
             this.redisUri = uri;
+            return this;
+        }
+
+        /**
+         * Adds the TLS listener on a free port, serving the PEM pair in these files (the files are
+         * the test's: it may rewrite them to rotate the pair).
+         */
+        Builder tls(Path certificate, Path privateKey) {
+            settings.put("spector.server.tls.certificate", certificate.toString());
+            settings.put("spector.server.tls.private-key", privateKey.toString());
+            settings.put("spector.server.tls.port", "0");
             return this;
         }
 

@@ -158,10 +158,27 @@ final class WireClient implements AutoCloseable {
     private @Nullable ScheduledExecutorService trickler;
 
     WireClient(int port) {
+        this(connect(port));
+    }
+
+    private static Socket connect(int port) {
         try {
-            socket = new Socket();
+            Socket socket = new Socket();
             socket.connect(
                     new InetSocketAddress(InetAddress.getLoopbackAddress(), port), (int) DEFAULT_TIMEOUT.toMillis());
+            return socket;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Takes a socket the test connected itself (a TLS socket, its handshake done or not), and bounds
+     * its reads by {@link #DEFAULT_TIMEOUT}.
+     */
+    WireClient(Socket connected) {
+        try {
+            socket = connected;
             socket.setSoTimeout((int) DEFAULT_TIMEOUT.toMillis());
             socket.setTcpNoDelay(true);
             in = socket.getInputStream();

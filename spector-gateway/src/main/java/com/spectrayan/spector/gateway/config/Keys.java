@@ -59,6 +59,11 @@ final class Keys {
     static final String SERVER_MAX_CONNECTIONS = "spector.server.max-connections";
     static final String SERVER_DRAIN_TIMEOUT = "spector.server.drain-timeout";
     static final String SERVER_TRUSTED_PROXIES = "spector.server.trusted-proxies";
+    static final String TLS_CERTIFICATE = "spector.server.tls.certificate";
+    static final String TLS_PRIVATE_KEY = "spector.server.tls.private-key";
+    static final String TLS_PORT = "spector.server.tls.port";
+    static final String TLS_RELOAD_INTERVAL = "spector.server.tls.reload-interval";
+    static final String TLS_PROVIDER = "spector.server.tls.provider";
 
     /** Every key, in the documented order; {@link GatewaySettings#describe()} follows it. */
     static final List<String> ALL = List.of(
@@ -104,7 +109,12 @@ final class Keys {
             SERVER_BODY_TIMEOUT,
             SERVER_MAX_CONNECTIONS,
             SERVER_DRAIN_TIMEOUT,
-            SERVER_TRUSTED_PROXIES);
+            SERVER_TRUSTED_PROXIES,
+            TLS_CERTIFICATE,
+            TLS_PRIVATE_KEY,
+            TLS_PORT,
+            TLS_RELOAD_INTERVAL,
+            TLS_PROVIDER);
 
     /** The defaults, the lowest-precedence source; keys without one are optional or required. */
     static final Map<String, String> DEFAULTS = defaults();

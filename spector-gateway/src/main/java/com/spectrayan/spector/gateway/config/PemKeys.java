@@ -98,7 +98,8 @@ final class PemKeys {
         }
     }
 
-    private static PublicKey check(PublicKey key) {
+    /** Returns the key when it is RSA of at least {@link #MIN_RSA_BITS} bits or EC on a JWS curve; else names what was expected. */
+    static PublicKey check(PublicKey key) {
         if (key instanceof RSAPublicKey rsa) {
             int bits = rsa.getModulus().bitLength();
             if (bits < MIN_RSA_BITS) {

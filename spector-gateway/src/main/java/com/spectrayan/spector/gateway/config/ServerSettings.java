@@ -3,20 +3,26 @@ package com.spectrayan.spector.gateway.config;
 import static com.spectrayan.spector.gateway.config.SettingsReader.show;
 import static java.util.Objects.requireNonNull;
 
+import io.netty.handler.ssl.OpenSsl;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The {@code spector.server.*} section: the client side of the gateway, its socket, request
- * limits, client timeouts and the drain on stop.
+ * The {@code spector.server.*} section: the client side of the gateway, its sockets (plain, and
+ * TLS when a certificate is set), request limits, client timeouts and the drain on stop.
  *
  * <p>{@link GatewaySettings#load} builds it and has validated every value; the constructor only
  * refuses nulls and copies the proxies.
@@ -36,6 +42,7 @@ import org.jspecify.annotations.Nullable;
  *     exchanges may finish before they are cut (0: cut at once)
  * @param trustedProxies {@code spector.server.trusted-proxies}: peers whose {@code X-Forwarded-*}
  *     are believed
+ * @param tls {@code spector.server.tls.*}, the TLS listener, or null when no certificate is set
  */
 public record ServerSettings(
         int port,
@@ -47,7 +54,8 @@ public record ServerSettings(
         Duration bodyTimeout,
         int maxConnections,
         Duration drainTimeout,
-        List<InetAddress> trustedProxies) {
+        List<InetAddress> trustedProxies,
+        @Nullable Tls tls) {
 
     /** The smallest request head cap, {@code spector.server.max-header-size}. */
     static final int MIN_HEADER_SIZE = 1024;
@@ -76,10 +84,26 @@ public record ServerSettings(
     /** Chars of a host name or literal in {@code spector.server.host} (RFC 1035 names, IPv6). */
     static final int MAX_HOST_CHARS = 253;
 
+    /** {@code spector.server.tls.port}'s default. */
+    public static final int DEFAULT_TLS_PORT = 7443;
+
+    /**
+     * How often the TLS files are checked for a change, {@code spector.server.tls.reload-interval}'s
+     * default: two reads of a few KiB, and a renewed certificate (cert-manager renews a third of its
+     * life early) is served within seconds.
+     */
+    public static final Duration TLS_RELOAD_INTERVAL = Duration.ofSeconds(10);
+
+    /** The shortest {@code spector.server.tls.reload-interval}: shorter only rereads the files in a loop. */
+    static final Duration MIN_TLS_RELOAD_INTERVAL = Duration.ofMillis(100);
+
+    /** The longest {@code spector.server.tls.reload-interval}: a renewed certificate waits at most this. */
+    static final Duration MAX_TLS_RELOAD_INTERVAL = Duration.ofHours(1);
+
     private static final Pattern IPV4 = Pattern.compile("(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})");
     private static final Pattern IPV6_CHARS = Pattern.compile("[0-9a-fA-F:.]+");
 
-    /** Refuses nulls and keeps an unmodifiable copy of the proxies. */
+    /** Refuses nulls (but {@code tls}) and keeps an unmodifiable copy of the proxies. */
     public ServerSettings {
         requireNonNull(host, "host");
         requireNonNull(idleTimeout, "idleTimeout");
@@ -89,10 +113,54 @@ public record ServerSettings(
         trustedProxies = List.copyOf(trustedProxies);
     }
 
+    /** Which TLS implementation the listener uses, {@code spector.server.tls.provider}. */
+    public enum TlsProvider {
+        /** OpenSSL (BoringSSL, netty-tcnative) when it loads on this machine, else the JDK's. */
+        AUTO,
+        /** The JDK's own TLS ({@code SSLEngine}). */
+        JDK,
+        /** OpenSSL through netty-tcnative-boringssl-static; refused at start when it does not load. */
+        OPENSSL
+    }
+
+    /**
+     * The {@code spector.server.tls.*} keys: the optional TLS listener beside the plain one, with the
+     * same pipeline. {@link #toString()} shows the certificate, never the key.
+     *
+     * @param certificate {@code certificate}, the PEM certificate chain, the server's first
+     * @param privateKey {@code private-key}, the certificate's PKCS#8 PEM key
+     * @param port {@code port}; 0 binds any free port
+     * @param reloadInterval {@code reload-interval}: how often the two files are checked for a change
+     * @param provider {@code provider}
+     * @param keyPair the pair as read and checked at start
+     */
+    public record Tls(
+            Path certificate,
+            Path privateKey,
+            int port,
+            Duration reloadInterval,
+            TlsProvider provider,
+            TlsKeyPair keyPair) {
+        /** Refuses nulls. */
+        public Tls {
+            requireNonNull(certificate, "certificate");
+            requireNonNull(privateKey, "privateKey");
+            requireNonNull(reloadInterval, "reloadInterval");
+            requireNonNull(provider, "provider");
+            requireNonNull(keyPair, "keyPair");
+        }
+    }
+
     /** Reads the section, recording every problem in {@code r}. */
     static ServerSettings read(SettingsReader r) {
+        return read(r, OpenSsl::isAvailable);
+    }
+
+    /** Reads the section; {@code openSsl} answers whether OpenSSL loads here. */
+    static ServerSettings read(SettingsReader r, BooleanSupplier openSsl) {
+        int port = (int) r.integer(Keys.SERVER_PORT, 0, 65535, "a port in 0..65535 (0: any free port)");
         return new ServerSettings(
-                (int) r.integer(Keys.SERVER_PORT, 0, 65535, "a port in 0..65535 (0: any free port)"),
+                port,
                 host(r),
                 (int) r.integer(
                         Keys.SERVER_MAX_HEADER_SIZE,
@@ -115,7 +183,8 @@ public record ServerSettings(
                         MAX_DRAIN_TIMEOUT,
                         "a duration in 0s.." + Durations.format(MAX_DRAIN_TIMEOUT) + ", "
                                 + SettingsReader.DURATION_EXAMPLES),
-                trustedProxies(r));
+                trustedProxies(r),
+                tls(r, port, openSsl));
     }
 
     /** Puts the defaults of the keys that have one. */
@@ -129,6 +198,9 @@ public record ServerSettings(
         d.put(Keys.SERVER_BODY_TIMEOUT, "60s");
         d.put(Keys.SERVER_MAX_CONNECTIONS, "10000");
         d.put(Keys.SERVER_DRAIN_TIMEOUT, "20s");
+        d.put(Keys.TLS_PORT, String.valueOf(DEFAULT_TLS_PORT));
+        d.put(Keys.TLS_RELOAD_INTERVAL, Durations.format(TLS_RELOAD_INTERVAL));
+        d.put(Keys.TLS_PROVIDER, "auto");
     }
 
     /** Returns this section's keys with their effective values, in the documented order. */
@@ -146,6 +218,12 @@ public record ServerSettings(
         d.put(
                 Keys.SERVER_TRUSTED_PROXIES,
                 trustedProxies.stream().map(InetAddress::getHostAddress).collect(Collectors.joining(",")));
+        Tls t = tls;
+        d.put(Keys.TLS_CERTIFICATE, t == null ? "" : t.certificate().toString());
+        d.put(Keys.TLS_PRIVATE_KEY, t == null ? "" : t.privateKey().toString());
+        d.put(Keys.TLS_PORT, t == null ? "" : String.valueOf(t.port()));
+        d.put(Keys.TLS_RELOAD_INTERVAL, t == null ? "" : Durations.format(t.reloadInterval()));
+        d.put(Keys.TLS_PROVIDER, t == null ? "" : t.provider().name().toLowerCase(Locale.ROOT));
         return d;
     }
 
@@ -162,6 +240,85 @@ public record ServerSettings(
                 max,
                 "a duration in " + Durations.format(MIN_CLIENT_TIMEOUT) + ".." + Durations.format(max) + ", "
                         + SettingsReader.DURATION_EXAMPLES);
+    }
+
+    /**
+     * Reads {@code spector.server.tls.*}: null when neither file is set; every bound is still
+     * checked, so a typo in the port is reported even before the files are.
+     */
+    private static @Nullable Tls tls(SettingsReader r, int plainPort, BooleanSupplier openSsl) {
+        int port = (int) r.integer(Keys.TLS_PORT, 0, 65535, "a port in 0..65535 (0: any free port)");
+        if (port != 0 && port == plainPort) {
+            r.problem(Keys.TLS_PORT, show(String.valueOf(port)), "a port other than " + Keys.SERVER_PORT + "'s");
+        }
+        Duration interval = r.duration(
+                Keys.TLS_RELOAD_INTERVAL,
+                null,
+                MIN_TLS_RELOAD_INTERVAL,
+                MAX_TLS_RELOAD_INTERVAL,
+                "a duration in " + Durations.format(MIN_TLS_RELOAD_INTERVAL) + ".."
+                        + Durations.format(MAX_TLS_RELOAD_INTERVAL) + ", " + SettingsReader.DURATION_EXAMPLES);
+        TlsProvider provider = provider(r, openSsl);
+        String cert = r.raw(Keys.TLS_CERTIFICATE);
+        String key = r.raw(Keys.TLS_PRIVATE_KEY);
+        if (cert == null && key == null) {
+            return null;
+        }
+        if (cert == null || key == null) {
+            String missing = cert == null ? Keys.TLS_CERTIFICATE : Keys.TLS_PRIVATE_KEY;
+            String set = cert == null ? Keys.TLS_PRIVATE_KEY : Keys.TLS_CERTIFICATE;
+            r.problem(
+                    missing, SettingsReader.UNSET, "a PEM file while " + set + " is set: the TLS listener needs both");
+            return null;
+        }
+        Path certPath = path(r, Keys.TLS_CERTIFICATE, cert);
+        Path keyPath = path(r, Keys.TLS_PRIVATE_KEY, key);
+        if (certPath == null || keyPath == null) {
+            return null;
+        }
+        TlsKeyPair pair;
+        try {
+            pair = TlsKeyPair.read(certPath, keyPath);
+        } catch (TlsFileException e) {
+            boolean isCert = e.part() == TlsFileException.Part.CERTIFICATE;
+            r.problem(isCert ? Keys.TLS_CERTIFICATE : Keys.TLS_PRIVATE_KEY, show(isCert ? cert : key), e.expected());
+            return null;
+        }
+        if (!pair.validAt(Instant.now())) {
+            r.warn(Keys.TLS_CERTIFICATE + ": the certificate " + pair.describe()
+                    + " is not valid now: clients that verify it refuse the TLS listener");
+        }
+        return new Tls(certPath, keyPath, port, interval, provider, pair);
+    }
+
+    private static @Nullable Path path(SettingsReader r, String key, String value) {
+        try {
+            return Path.of(value);
+        } catch (InvalidPathException e) {
+            r.problem(key, show(value), "a file path");
+            return null;
+        }
+    }
+
+    static TlsProvider provider(SettingsReader r, BooleanSupplier openSsl) {
+        String value = r.text(Keys.TLS_PROVIDER);
+        TlsProvider provider;
+        try {
+            provider = TlsProvider.valueOf(value.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            r.problem(Keys.TLS_PROVIDER, show(value), "auto, jdk or openssl");
+            return TlsProvider.AUTO;
+        }
+        if (provider == TlsProvider.OPENSSL && !openSsl.getAsBoolean()) {
+            Throwable cause = OpenSsl.unavailabilityCause();
+            r.problem(
+                    Keys.TLS_PROVIDER,
+                    show(value),
+                    "auto or jdk: OpenSSL (netty-tcnative-boringssl-static) does not load here"
+                            + (cause == null ? "" : " (" + cause.getClass().getSimpleName() + ")"));
+            return TlsProvider.JDK;
+        }
+        return provider;
     }
 
     private static String host(SettingsReader r) {
