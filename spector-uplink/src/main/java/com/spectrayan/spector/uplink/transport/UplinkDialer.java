@@ -24,9 +24,6 @@ import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
-import io.netty.handler.ssl.SslContext;
-import io.netty.handler.ssl.SslContextBuilder;
-import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -35,10 +32,6 @@ import java.net.SocketAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
-import java.security.cert.CertPathBuilderException;
-import java.security.cert.CertificateException;
-import java.security.cert.CertificateExpiredException;
-import java.security.cert.CertificateNotYetValidException;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -95,9 +88,6 @@ public final class UplinkDialer implements AutoCloseable {
     /** The default bound on the TCP connect. */
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
-    /** The TLS versions a {@code wss://} dial offers. */
-    static final String[] TLS_PROTOCOLS = {"TLSv1.3", "TLSv1.2"};
-
     /** The default bound on the WebSocket handshake (and on the TLS handshake before it). */
     public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
 
@@ -124,7 +114,7 @@ public final class UplinkDialer implements AutoCloseable {
     private final Duration idleTimeout;
     private final Duration connectTimeout;
     private final Duration handshakeTimeout;
-    private final @Nullable SslContext tls;
+    private final @Nullable UplinkTls tls;
     private final @Nullable Path caFile;
     private final int slot;
     private final boolean spread;
@@ -162,7 +152,7 @@ public final class UplinkDialer implements AutoCloseable {
         this.slot = b.slot;
         this.spread = b.spread;
         this.resolver = b.resolver;
-        this.tls = "wss".equals(uri.getScheme()) ? clientTls(b.caFile) : null;
+        this.tls = "wss".equals(uri.getScheme()) ? UplinkTls.of(b.caFile) : null;
         this.onConnected = b.onConnected;
         this.onAttemptFailed = b.onAttemptFailed;
     }
@@ -262,11 +252,9 @@ public final class UplinkDialer implements AutoCloseable {
                         }
                         WebSocketFrameChannel frames = new WebSocketFrameChannel(ch, opened -> connected(ch, opened));
                         ch.attr(Attrs.FRAMES).set(frames);
-                        SslContext t = tls;
+                        UplinkTls t = tls;
                         if (t != null) {
-                            SslHandler handler = t.newHandler(ch.alloc(), host(), port());
-                            handler.setHandshakeTimeout(handshakeTimeout.toMillis(), TimeUnit.MILLISECONDS);
-                            ch.pipeline().addLast("tls", handler);
+                            ch.pipeline().addLast("tls", t.newHandler(ch.alloc(), host(), port(), handshakeTimeout));
                         }
                         initPipeline(ch, config, idleTimeout, frames);
                     }
@@ -357,31 +345,6 @@ public final class UplinkDialer implements AutoCloseable {
                     && InetAddress.getByName(h).isLoopbackAddress();
         } catch (UnknownHostException | RuntimeException e) {
             return false;
-        }
-    }
-
-    /**
-     * The client TLS of a {@code wss://} dialer: TLS 1.3 and 1.2, the HTTPS host name check, and
-     * trust in {@code caFile}'s certificates only when given, else in the JDK's trust store.
-     */
-    private static SslContext clientTls(@Nullable Path caFile) {
-        SslContextBuilder b =
-                SslContextBuilder.forClient().protocols(TLS_PROTOCOLS).endpointIdentificationAlgorithm("HTTPS");
-        if (caFile != null) {
-            try {
-                b.trustManager(caFile.toFile());
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(
-                        "the CA file " + caFile + " holds no PEM certificate: " + e.getMessage(), e);
-            }
-        }
-        try {
-            return b.build();
-        } catch (SSLException e) {
-            throw new IllegalArgumentException(
-                    "cannot build the uplink's TLS" + (caFile == null ? "" : " with the CA file " + caFile) + ": "
-                            + e.getMessage(),
-                    e);
         }
     }
 
@@ -481,7 +444,8 @@ public final class UplinkDialer implements AutoCloseable {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof SSLException tlsFailure) {
                 return new IOException(
-                        "TLS with " + host() + ":" + port() + " failed, nothing was sent: " + tlsReason(tlsFailure),
+                        "TLS with " + host() + ":" + port() + " failed, nothing was sent: "
+                                + UplinkTls.reason(tlsFailure, host(), caFile),
                         failure);
             }
         }
@@ -496,35 +460,6 @@ public final class UplinkDialer implements AutoCloseable {
         }
         return new IOException("uplink closed before the handshake completed"
                 + (tls == null ? " (if the gateway's port speaks TLS, dial wss://)" : ""));
-    }
-
-    /** Says which check a TLS handshake failed: the CA, the validity period or the host name. */
-    private String tlsReason(SSLException failure) {
-        for (Throwable c = failure; c != null; c = c.getCause()) {
-            if (c instanceof CertificateExpiredException || c instanceof CertificateNotYetValidException) {
-                return "the gateway's certificate is outside its validity period (" + c.getMessage() + ")";
-            }
-            if (c instanceof CertPathBuilderException) {
-                return "the gateway's certificate is not signed by a trusted CA ("
-                        + (caFile == null ? "the JDK's trust store" : "the CA file " + caFile) + ")";
-            }
-            if (c instanceof CertificateException
-                    && String.valueOf(c.getMessage()).contains("No subject alternative")) {
-                return "the gateway's certificate does not name " + host() + " (" + c.getMessage() + ")";
-            }
-        }
-        return rootMessage(failure);
-    }
-
-    /** The deepest message of a TLS failure: the certificate path, the host name or the expiry. */
-    private static String rootMessage(Throwable t) {
-        String message = t.getMessage();
-        for (Throwable c = t.getCause(); c != null; c = c.getCause()) {
-            if (c.getMessage() != null) {
-                message = c.getMessage();
-            }
-        }
-        return message == null ? t.getClass().getSimpleName() : message;
     }
 
     /** Resolves a host name to every address it has. */

@@ -103,7 +103,7 @@ final class UplinkTlsTest {
     private TestGateway gateway(X509Bundle certificate) throws Exception {
         SslContext tls = SslContextBuilder.forServer(
                         certificate.getKeyPair().getPrivate(), certificate.getCertificatePath())
-                .protocols(UplinkDialer.TLS_PROTOCOLS)
+                .protocols(UplinkTls.PROTOCOLS)
                 .build();
         TestGateway g = new TestGateway(group, 0, null, UplinkAcceptor.DEFAULT_IDLE_TIMEOUT, tls, (id, slot) -> null);
         closing.add(g);
