@@ -53,9 +53,7 @@ final class EdgeTargetTest {
 
     /** Sends one request on a connection of its own and returns the answer. */
     private static RawClient.Response once(String request) throws Exception {
-        try (RawClient c = new RawClient(cell.gateway.port())) {
-            return c.send(request).read();
-        }
+        return RawClient.exchange(cell.gateway.port(), request);
     }
 
     /** Sends one request an owner must answer 200 with its echo, and returns the echo. */
