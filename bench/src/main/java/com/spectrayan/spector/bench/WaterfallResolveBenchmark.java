@@ -8,27 +8,12 @@ import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /** An L1 hit: what every request after the first costs, through the async API and the peek. */
-@State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 2)
-@Measurement(iterations = 5, time = 2)
-@Fork(1)
-public class WaterfallResolveBenchmark {
+public class WaterfallResolveBenchmark extends NanoBenchmark {
     private WaterfallRoutingResolver resolver = WaterfallRoutingResolver.builder(
                     "cell", new OwnershipResolver(KetamaRing.of(1, List.of("x"))))
             .build();

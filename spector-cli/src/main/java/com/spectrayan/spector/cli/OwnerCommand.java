@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code spector owner --node-id ID --port P ...}: runs a reference owner node until SIGTERM. */
@@ -33,8 +34,8 @@ final class OwnerCommand extends DaemonCommand {
             description = "The cell's ring members (default: this node alone).")
     List<String> members = new ArrayList<>();
 
-    @Option(names = "--epoch", paramLabel = "N", description = "The ring epoch (default: ${DEFAULT-VALUE}).")
-    long epoch = 1;
+    @Mixin
+    EpochOption epoch = new EpochOption();
 
     @Option(names = "--cell-id", paramLabel = "C", description = "The cell id (default: ${DEFAULT-VALUE}).")
     String cellId = "default";
@@ -58,7 +59,7 @@ final class OwnerCommand extends DaemonCommand {
                 .port(port)
                 .cellId(cellId)
                 .ringMembers(members.isEmpty() ? List.of(nodeId) : members)
-                .ringEpoch(epoch);
+                .ringEpoch(epoch.value);
         if (dataDir != null) {
             spec.dataDir(dataDir);
         }

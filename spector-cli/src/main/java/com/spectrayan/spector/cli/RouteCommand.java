@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -47,15 +48,15 @@ final class RouteCommand implements Callable<Integer> {
             description = "Ring members, comma-separated, taken as given (e.g. owner-0,owner-1 or 10.0.1.1:11211).")
     List<String> members = new ArrayList<>();
 
-    @Option(names = "--epoch", paramLabel = "N", description = "The ring epoch (default: ${DEFAULT-VALUE}).")
-    long epoch = 1;
+    @Mixin
+    EpochOption epoch = new EpochOption();
 
     @Parameters(paramLabel = "KEY", arity = "0..*", description = "Ring keys; read from stdin when absent.")
     List<String> keys = new ArrayList<>();
 
     @Override
     public Integer call() {
-        KetamaRing ring = KetamaRing.of(epoch, members);
+        KetamaRing ring = KetamaRing.of(epoch.value, members);
         PrintWriter out = spec.commandLine().getOut();
         if (!keys.isEmpty()) {
             for (String key : keys) {

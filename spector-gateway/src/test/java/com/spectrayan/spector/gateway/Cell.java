@@ -138,6 +138,18 @@ final class Cell implements AutoCloseable {
                 HttpResponse.BodyHandlers.ofString());
     }
 
+    /**
+     * Sends a GET with {@link #TENANT}'s token on a raw connection of its own, with {@code
+     * headerLines} (each ending in CRLF, Host among them) that {@code java.net.http} would not
+     * send, and returns the answer.
+     */
+    RawClient.Response rawGet(String pathAndQuery, String headerLines) throws IOException {
+        return RawClient.exchange(
+                gateway.port(),
+                "GET " + pathAndQuery + " HTTP/1.1\r\n" + headerLines + "Authorization: Bearer " + token(TENANT)
+                        + "\r\n\r\n");
+    }
+
     /** Returns what the owners recorded for {@code namespace}, owner by owner, each oldest first. */
     List<RecordedRequest> recorded(String namespace) {
         return owners.stream()

@@ -149,13 +149,23 @@ final class EdgeFuzzTest {
     private static @Nullable ExecutorService pool;
     private static final Upstream UPSTREAM = new Upstream();
 
-    /** Sets a property's tries from a system property (so a long run needs no code change). */
+    /**
+     * A fuzz property: jqwik's {@link Property} with the settings both share, run by {@link
+     * FuzzRun}, which sets its tries from a system property (so a long run needs no code change).
+     * Edge cases are off: mixed into a product of 30 generators they would be a quarter of all tries.
+     */
     @Retention(RetentionPolicy.RUNTIME)
     @Target(ElementType.METHOD)
-    @interface FuzzTries {
-        String property();
+    @Property(
+            afterFailure = AfterFailureMode.SAMPLE_FIRST,
+            shrinking = ShrinkingMode.BOUNDED,
+            edgeCases = EdgeCasesMode.NONE)
+    @AddLifecycleHook(FuzzRun.class)
+    @interface FuzzProperty {
+        /** The system property that overrides {@link #tries}. */
+        String triesProperty();
 
-        int byDefault();
+        int tries();
     }
 
     @BeforeContainer
@@ -202,14 +212,7 @@ final class EdgeFuzzTest {
         return EdgeRequests.tries();
     }
 
-    // Edge cases off: mixed into a product of 30 generators they would be a quarter of all tries.
-    @Property(
-            tries = DEFAULT_TRIES,
-            afterFailure = AfterFailureMode.SAMPLE_FIRST,
-            shrinking = ShrinkingMode.BOUNDED,
-            edgeCases = EdgeCasesMode.NONE)
-    @FuzzTries(property = "spector.fuzz.tries", byDefault = DEFAULT_TRIES)
-    @AddLifecycleHook(FuzzRun.class)
+    @FuzzProperty(triesProperty = "spector.fuzz.tries", tries = DEFAULT_TRIES)
     void shouldKeepTheEdgeInvariantsForAnyRequestBytes(@ForAll("tries") TrySpec spec) throws Exception {
         Rendered r = spec.render(IDS.incrementAndGet(), context(), true);
         Outcome o = Outcome.of(r, exchange(r.bytes(), r.truncated() ? Duration.ZERO : QUIET));
@@ -217,13 +220,7 @@ final class EdgeFuzzTest {
         statistics(o);
     }
 
-    @Property(
-            tries = DEFAULT_SLOW_TRIES,
-            afterFailure = AfterFailureMode.SAMPLE_FIRST,
-            shrinking = ShrinkingMode.BOUNDED,
-            edgeCases = EdgeCasesMode.NONE)
-    @FuzzTries(property = "spector.fuzz.slow-tries", byDefault = DEFAULT_SLOW_TRIES)
-    @AddLifecycleHook(FuzzRun.class)
+    @FuzzProperty(triesProperty = "spector.fuzz.slow-tries", tries = DEFAULT_SLOW_TRIES)
     void shouldCloseWithinItsTimeoutsWhenTheClientNeitherFinishesNorCloses(
             @ForAll @Size(SLOW_BATCH) List<@From("tries") TrySpec> specs) throws Exception {
         ExecutorService p = pool;
@@ -815,8 +812,8 @@ final class EdgeFuzzTest {
         @Override
         public PropertyExecutionResult aroundProperty(PropertyLifecycleContext context, PropertyExecutor property)
                 throws Throwable {
-            context.findAnnotation(FuzzTries.class)
-                    .ifPresent(t -> context.attributes().setTries(Integer.getInteger(t.property(), t.byDefault())));
+            context.findAnnotation(FuzzProperty.class)
+                    .ifPresent(t -> context.attributes().setTries(Integer.getInteger(t.triesProperty(), t.tries())));
             String seed = System.getProperty("spector.fuzz.seed");
             if (seed != null) {
                 context.attributes().setSeed(seed); // replays a long run's generation

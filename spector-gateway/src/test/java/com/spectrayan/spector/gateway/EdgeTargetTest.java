@@ -51,6 +51,31 @@ final class EdgeTargetTest {
         }
     }
 
+    /** Sends one request on a connection of its own and returns the answer. */
+    private static RawClient.Response once(String request) throws Exception {
+        return RawClient.exchange(cell.gateway.port(), request);
+    }
+
+    /** Sends one request an owner must answer 200 with its echo, and returns the echo. */
+    private static JsonNode echoed(String request) throws Exception {
+        RawClient.Response r = once(request);
+        assertThat(r.status()).as("the echo's status").isEqualTo(200);
+        return JSON.readTree(r.body());
+    }
+
+    /**
+     * Sends one request the gateway must refuse itself: asserts its 400, the close, and that no
+     * owner saw a request meanwhile; returns the answer.
+     */
+    private static RawClient.Response refused400(String request) throws Exception {
+        String head = Bytes.escape(request.replace(token(), "")); // the token says nothing
+        int before = ownerRequests();
+        RawClient.Response r = refusedAndClosed(request);
+        assertThat(r.status()).as("%s: the status", head).isEqualTo(400);
+        assertThat(ownerRequests()).as("%s: nothing reached an owner", head).isEqualTo(before);
+        return r;
+    }
+
     /**
      * RFC 3986 §5.2.4: dot-segments are removed before the auth skip list looks at the path.
      * Regression: {@code /api/v1/auth/../namespaces/x/echo} skipped auth and reached an owner.
@@ -59,13 +84,9 @@ final class EdgeTargetTest {
     void shouldRequireATokenForADotSegmentPathThatStartsInTheAuthPrefix() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-0");
         int before = ownerRequests();
-        try (RawClient c = new RawClient(cell.gateway.port())) {
-            RawClient.Response r = c.send(
-                            "GET /api/v1/auth/../namespaces/" + ns + "/echo HTTP/1.1\r\n" + "Host: gw\r\n\r\n")
-                    .read();
-            assertThat(r.status()).isEqualTo(401);
-            assertThat(r.text()).contains("\"code\":\"UNAUTHENTICATED\"");
-        }
+        RawClient.Response r = once("GET /api/v1/auth/../namespaces/" + ns + "/echo HTTP/1.1\r\n" + "Host: gw\r\n\r\n");
+        assertThat(r.status()).isEqualTo(401);
+        assertThat(r.text()).contains("\"code\":\"UNAUTHENTICATED\"");
         assertThat(ownerRequests()).as("nothing reached an owner").isEqualTo(before);
     }
 
@@ -74,20 +95,13 @@ final class EdgeTargetTest {
     void shouldDecodeEncodedDotsBeforeAuthAndRouting() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-1");
         int before = ownerRequests();
-        try (RawClient c = new RawClient(cell.gateway.port())) {
-            RawClient.Response r = c.send(
-                            "GET /api/v1/auth/%2e%2E/namespaces/" + ns + "/echo HTTP/1.1\r\n" + "Host: gw\r\n\r\n")
-                    .read();
-            assertThat(r.status()).as("the encoded dots do not skip auth").isEqualTo(401);
-        }
+        RawClient.Response r =
+                once("GET /api/v1/auth/%2e%2E/namespaces/" + ns + "/echo HTTP/1.1\r\n" + "Host: gw\r\n\r\n");
+        assertThat(r.status()).as("the encoded dots do not skip auth").isEqualTo(401);
         assertThat(ownerRequests()).isEqualTo(before);
-        try (RawClient c = new RawClient(cell.gateway.port())) {
-            RawClient.Response r = c.send("GET /api/v1/auth/%2e%2E/namespaces/" + ns + "/echo HTTP/1.1\r\n"
-                            + "Host: gw\r\n" + token() + "\r\n")
-                    .read();
-            assertThat(r.status()).isEqualTo(200);
-            assertThat(JSON.readTree(r.body()).get("path").asText()).isEqualTo("/api/v1/namespaces/" + ns + "/echo");
-        }
+        JsonNode echo = echoed(
+                "GET /api/v1/auth/%2e%2E/namespaces/" + ns + "/echo HTTP/1.1\r\n" + "Host: gw\r\n" + token() + "\r\n");
+        assertThat(echo.get("path").asText()).isEqualTo("/api/v1/namespaces/" + ns + "/echo");
         assertThat(cell.recorded(ns))
                 .extracting(RecordedRequest::path)
                 .containsExactly("/api/v1/namespaces/" + ns + "/echo");
@@ -101,25 +115,18 @@ final class EdgeTargetTest {
     @Test
     void shouldNeverForwardAPathThatClimbsOutOfTheApi() throws Exception {
         int before = ownerRequests();
-        try (RawClient c = new RawClient(cell.gateway.port())) {
-            RawClient.Response r = c.send("GET /api/v1/namespaces/a/../../../admin/requests HTTP/1.1\r\n"
-                            + "Host: gw\r\n" + token() + "\r\n")
-                    .read();
-            assertThat(r.status()).as("/api/admin/requests is no route").isEqualTo(404);
-            assertThat(r.text()).contains("\"path\":\"/api/admin/requests\"");
-        }
+        RawClient.Response r = once(
+                "GET /api/v1/namespaces/a/../../../admin/requests HTTP/1.1\r\n" + "Host: gw\r\n" + token() + "\r\n");
+        assertThat(r.status()).as("/api/admin/requests is no route").isEqualTo(404);
+        assertThat(r.text()).contains("\"path\":\"/api/admin/requests\"");
         assertThat(ownerRequests()).isEqualTo(before);
     }
 
     /** RFC 3986 §5.2.4: climbing above the root is refused, not clamped. */
     @Test
     void shouldRefuseAPathThatClimbsAboveTheRoot() throws Exception {
-        int before = ownerRequests();
-        RawClient.Response r =
-                refusedAndClosed("GET /api/v1/../../../../x HTTP/1.1\r\nHost: gw\r\n" + token() + "\r\n");
-        assertThat(r.status()).isEqualTo(400);
+        RawClient.Response r = refused400("GET /api/v1/../../../../x HTTP/1.1\r\nHost: gw\r\n" + token() + "\r\n");
         assertThat(r.text()).contains("\"code\":\"BAD_REQUEST\"");
-        assertThat(ownerRequests()).isEqualTo(before);
     }
 
     /**
@@ -129,17 +136,9 @@ final class EdgeTargetTest {
     @Test
     void shouldRefuseEncodedSlashesAndBackslashes() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-0");
-        int before = ownerRequests();
-        for (String path : List.of(
-                "/api/v1/namespaces/" + ns + "/..%2f..%2fadmin",
-                "/api/v1/namespaces/" + ns + "/%2F",
-                "/api/v1/namespaces/" + ns + "/..%5c..%5cadmin",
-                "/api/v1/namespaces/" + ns + "/a\\b",
-                "/api/v1/namespaces/" + ns + "/%00")) {
-            RawClient.Response r = refusedAndClosed("GET " + path + " HTTP/1.1\r\nHost: gw\r\n" + token() + "\r\n");
-            assertThat(r.status()).as(path).isEqualTo(400);
+        for (String rest : List.of("/..%2f..%2fadmin", "/%2F", "/..%5c..%5cadmin", "/a\\b", "/%00")) {
+            refused400("GET /api/v1/namespaces/" + ns + rest + " HTTP/1.1\r\nHost: gw\r\n" + token() + "\r\n");
         }
-        assertThat(ownerRequests()).isEqualTo(before);
     }
 
     /**
@@ -149,15 +148,10 @@ final class EdgeTargetTest {
     @Test
     void shouldForwardTheNormalizedPathAndTheQueryUnchanged() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-1");
-        try (RawClient c = new RawClient(cell.gateway.port())) {
-            RawClient.Response r = c.send("GET /api/v1//namespaces/" + ns
-                            + "/./x/../ech%6F?q=%2e%2E&y=a/../b HTTP/1.1\r\n" + "Host: gw\r\n" + token() + "\r\n")
-                    .read();
-            assertThat(r.status()).isEqualTo(200);
-            JsonNode echo = JSON.readTree(r.body());
-            assertThat(echo.get("path").asText()).isEqualTo("/api/v1/namespaces/" + ns + "/echo");
-            assertThat(echo.get("query").asText()).isEqualTo("q=%2e%2E&y=a/../b");
-        }
+        JsonNode echo = echoed("GET /api/v1//namespaces/" + ns + "/./x/../ech%6F?q=%2e%2E&y=a/../b HTTP/1.1\r\n"
+                + "Host: gw\r\n" + token() + "\r\n");
+        assertThat(echo.get("path").asText()).isEqualTo("/api/v1/namespaces/" + ns + "/echo");
+        assertThat(echo.get("query").asText()).isEqualTo("q=%2e%2E&y=a/../b");
     }
 
     /**
@@ -167,13 +161,9 @@ final class EdgeTargetTest {
     @Test
     void shouldAcceptAbsoluteFormAndTakeItsAuthorityAsHost() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-0");
-        try (RawClient c = new RawClient(cell.gateway.port())) {
-            RawClient.Response r = c.send("GET http://api.example:8080/api/v1/namespaces/" + ns
-                            + "/echo?x=1 HTTP/1.1\r\n" + "Host: other.example\r\n" + token() + "\r\n")
-                    .read();
-            assertThat(r.status()).isEqualTo(200);
-            assertThat(JSON.readTree(r.body()).get("query").asText()).isEqualTo("x=1");
-        }
+        JsonNode echo = echoed("GET http://api.example:8080/api/v1/namespaces/" + ns + "/echo?x=1 HTTP/1.1\r\n"
+                + "Host: other.example\r\n" + token() + "\r\n");
+        assertThat(echo.get("query").asText()).isEqualTo("x=1");
         RecordedRequest seen = cell.recorded(ns).get(0);
         assertThat(seen.path()).isEqualTo("/api/v1/namespaces/" + ns + "/echo");
         assertThat(seen.header("X-Forwarded-Host")).isEqualTo("api.example:8080");
@@ -182,10 +172,7 @@ final class EdgeTargetTest {
     /** RFC 9112 §3.2.3: authority-form is for CONNECT, which a gateway to owners does not tunnel. */
     @Test
     void shouldRefuseAuthorityForm() throws Exception {
-        int before = ownerRequests();
-        RawClient.Response r = refusedAndClosed("CONNECT owner:443 HTTP/1.1\r\nHost: owner:443\r\n\r\n");
-        assertThat(r.status()).isEqualTo(400);
-        assertThat(ownerRequests()).isEqualTo(before);
+        refused400("CONNECT owner:443 HTTP/1.1\r\nHost: owner:443\r\n\r\n");
     }
 
     /** RFC 9112 §3.2.4, RFC 9110 §9.3.7: {@code OPTIONS *} is about the server, answered here. */
@@ -209,47 +196,33 @@ final class EdgeTargetTest {
     @Test
     void shouldRefuseAnHttp11RequestWithoutHost() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-0");
-        int before = ownerRequests();
-        RawClient.Response r =
-                refusedAndClosed("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\n" + token() + "\r\n");
-        assertThat(r.status()).isEqualTo(400);
+        RawClient.Response r = refused400("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\n" + token() + "\r\n");
         assertThat(r.text()).contains("host");
-        assertThat(ownerRequests()).isEqualTo(before);
     }
 
     /** RFC 9112 §3.2: more than one Host field line MUST be answered 400 (a smuggling shape). */
     @Test
     void shouldRefuseTwoHostLines() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-0");
-        int before = ownerRequests();
-        RawClient.Response r = refusedAndClosed("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\n"
-                + "Host: a.example\r\nHost: b.example\r\n" + token() + "\r\n");
-        assertThat(r.status()).isEqualTo(400);
-        assertThat(ownerRequests()).isEqualTo(before);
+        refused400("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\n" + "Host: a.example\r\nHost: b.example\r\n"
+                + token() + "\r\n");
     }
 
     /** RFC 9112 §3.2, RFC 3986 §3.2.2: a Host that is not {@code uri-host[:port]} is 400. */
     @Test
     void shouldRefuseAnInvalidHost() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-0");
-        int before = ownerRequests();
         for (String host : List.of("a b", "h:99999", "user@h", "[::1", "h:-1", "a,b")) {
-            RawClient.Response r = refusedAndClosed("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\n" + "Host: "
-                    + host + "\r\n" + token() + "\r\n");
-            assertThat(r.status()).as("Host: %s", host).isEqualTo(400);
+            refused400("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\nHost: " + host + "\r\n" + token() + "\r\n");
         }
-        assertThat(ownerRequests()).isEqualTo(before);
     }
 
     /** RFC 9112 §3.2: HTTP/1.0 has no Host requirement. */
     @Test
     void shouldServeAnHttp10RequestWithoutHost() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-1");
-        try (RawClient c = new RawClient(cell.gateway.port())) {
-            RawClient.Response r = c.send("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.0\r\n" + token() + "\r\n")
-                    .read();
-            assertThat(r.status()).isEqualTo(200);
-        }
+        RawClient.Response r = once("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.0\r\n" + token() + "\r\n");
+        assertThat(r.status()).isEqualTo(200);
         assertThat(cell.recorded(ns)).hasSize(1);
     }
 
@@ -261,14 +234,11 @@ final class EdgeTargetTest {
     @Test
     void shouldRefuseDifferingContentLengthsFromAnyVersion() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-0");
-        int before = ownerRequests();
         for (String head : List.of(
                 "GET /api/v1/namespaces/" + ns + "/echo HTTP/1.0\r\nContent-Length: 0\r\nContent-Length: 1\r\n",
                 "GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\nHost: gw\r\nContent-Length: 0, 1\r\n",
                 "GET /api/v1/namespaces/" + ns + "/echo HTTP/1.0\r\nContent-Length: 0, 1\r\n")) {
-            RawClient.Response r = refusedAndClosed(head + token() + "\r\nz");
-            assertThat(r.status()).as(head).isEqualTo(400);
+            refused400(head + token() + "\r\nz");
         }
-        assertThat(ownerRequests()).isEqualTo(before);
     }
 }

@@ -86,10 +86,8 @@ final class EdgeUpgradeTest {
     @Test
     void shouldRefuseAnUpgradeWithoutAToken() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-0");
-        try (RawClient c = new RawClient(cell.gateway.port())) {
-            RawClient.Response r = c.send(handshake(ns, false)).read();
-            assertThat(r.status()).isEqualTo(401);
-        }
+        RawClient.Response r = RawClient.exchange(cell.gateway.port(), handshake(ns, false));
+        assertThat(r.status()).isEqualTo(401);
         assertThat(cell.recorded(ns)).isEmpty();
     }
 
@@ -111,28 +109,24 @@ final class EdgeUpgradeTest {
     /** Uplink v1 has no two-way streams: an upgrade through the relay is 501, not a silent GET. */
     @Test
     void shouldAnswer501ToAnUpgradeThroughTheRelay() throws Exception {
-        try (RawClient c = new RawClient(cell.gateway.port())) {
-            RawClient.Response r = c.send("GET /relay/w1/app/ws HTTP/1.1\r\nHost: gw\r\n"
-                            + "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-                            + "Sec-WebSocket-Key: " + KEY + "\r\nSec-WebSocket-Version: 13\r\n"
-                            + "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n\r\n")
-                    .read();
-            assertThat(r.status()).isEqualTo(501);
-            assertThat(r.text()).contains("\"code\":\"NOT_IMPLEMENTED\"");
-        }
+        RawClient.Response r = RawClient.exchange(
+                cell.gateway.port(),
+                "GET /relay/w1/app/ws HTTP/1.1\r\nHost: gw\r\n"
+                        + "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                        + "Sec-WebSocket-Key: " + KEY + "\r\nSec-WebSocket-Version: 13\r\n"
+                        + "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n\r\n");
+        assertThat(r.status()).isEqualTo(501);
+        assertThat(r.text()).contains("\"code\":\"NOT_IMPLEMENTED\"");
     }
 
     /** RFC 9110 §7.8: an Upgrade token the gateway does not pass is ignored; the GET is served. */
     @Test
     void shouldIgnoreAnUpgradeItDoesNotPass() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-1");
-        try (RawClient c = new RawClient(cell.gateway.port())) {
-            RawClient.Response r = c.send("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\nHost: gw\r\n"
-                            + "Upgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n"
-                            + "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n\r\n")
-                    .read();
-            assertThat(r.status()).isEqualTo(200);
-        }
+        RawClient.Response r = cell.rawGet(
+                "/api/v1/namespaces/" + ns + "/echo",
+                "Host: gw\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n");
+        assertThat(r.status()).isEqualTo(200);
         RecordedRequest seen = cell.recorded(ns).get(0);
         assertThat(seen.header("Upgrade")).isNull();
         assertThat(seen.header("HTTP2-Settings")).isNull();

@@ -42,6 +42,13 @@ final class RawClient implements AutoCloseable {
         out = socket.getOutputStream();
     }
 
+    /** Sends {@code head} on a connection of its own to {@code port} and returns the one answer. */
+    static Response exchange(int port, String head) throws IOException {
+        try (RawClient c = new RawClient(port)) {
+            return c.send(head).read();
+        }
+    }
+
     RawClient send(String head) throws IOException {
         out.write(head.getBytes(StandardCharsets.ISO_8859_1));
         out.flush();

@@ -9,9 +9,14 @@ import io.netty.handler.codec.http.HttpContent;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 final class ReplayBufferTest {
     private final EmbeddedChannel channel = new EmbeddedChannel();
+
+    /** The budget of the tests that do not test the budget's own limit: 100 bytes. */
+    private final ReplayBudget budget = new ReplayBudget(100);
 
     @AfterEach
     void close() {
@@ -22,9 +27,38 @@ final class ReplayBufferTest {
         return Unpooled.directBuffer().writeBytes(text.getBytes(StandardCharsets.US_ASCII));
     }
 
+    /** Returns a replay (limit 100, {@link #budget}) that kept these chunks and holds their only reference. */
+    private ReplayBuffer holding(String... texts) {
+        ReplayBuffer replay = new ReplayBuffer(100, budget);
+        for (String text : texts) {
+            ByteBuf c = chunk(text);
+            assertThat(replay.keep(c)).as("keeps %s", text).isTrue();
+            c.release();
+        }
+        return replay;
+    }
+
+    /**
+     * Asserts that {@code replay} dropped its copy for good: not replayable, nothing kept, all of
+     * {@code budget} ({@code whole} bytes) back, and no slice of any chunk retained; then releases
+     * the chunks.
+     */
+    private static void assertDroppedForGood(ReplayBuffer replay, ReplayBudget budget, long whole, ByteBuf... chunks) {
+        assertThat(replay.isReplayable()).as("replayable").isFalse();
+        assertThat(replay.bytes()).as("bytes kept").isZero();
+        assertThat(budget.available()).as("the bytes went back").isEqualTo(whole);
+        for (ByteBuf c : chunks) {
+            assertThat(c.refCnt())
+                    .as("a slice of %s released or never retained", c)
+                    .isEqualTo(1);
+        }
+        for (ByteBuf c : chunks) {
+            c.release();
+        }
+    }
+
     @Test
     void keep_withinLimitAndBudget_keepsASliceAndReserves() {
-        ReplayBudget budget = new ReplayBudget(100);
         ReplayBuffer replay = new ReplayBuffer(10, budget);
         ByteBuf c = chunk("hello");
 
@@ -38,53 +72,33 @@ final class ReplayBufferTest {
         assertThat(c.refCnt()).isZero();
     }
 
-    @Test
-    void keep_pastTheLimit_dropsTheCopyForGood() {
-        ReplayBudget budget = new ReplayBudget(100);
-        ReplayBuffer replay = new ReplayBuffer(8, budget);
-        ByteBuf first = chunk("hello");
-        ByteBuf second = chunk("world");
-        assertThat(replay.keep(first)).isTrue();
+    /**
+     * A keep past the limit drops the copy for good: whatever was kept goes back, and a later keep,
+     * even of a chunk that would fit, is a no-op. Cases: "hello" kept, then "world" past the limit
+     * of 8; "hello" past the limit of 4, then "a" refused.
+     */
+    @ParameterizedTest(name = "limit {0}: ''{1}'' kept {2}, then ''{3}'' refused")
+    @CsvSource({"8, hello, true, world", "4, hello, false, a"})
+    void keep_pastTheLimit_dropsTheCopyForGood(int limit, String first, boolean firstKept, String then) {
+        ReplayBuffer replay = new ReplayBuffer(limit, budget);
+        ByteBuf one = chunk(first);
+        ByteBuf two = chunk(then);
+        assertThat(replay.keep(one)).isEqualTo(firstKept);
 
-        assertThat(replay.keep(second)).isFalse();
+        assertThat(replay.keep(two)).isFalse();
 
-        assertThat(replay.isReplayable()).isFalse();
-        assertThat(replay.bytes()).isZero();
-        assertThat(budget.available()).as("the bytes went back").isEqualTo(100);
-        assertThat(first.refCnt()).as("the first slice was released").isEqualTo(1);
-        assertThat(second.refCnt()).as("the refused chunk was never retained").isEqualTo(1);
-        first.release();
-        second.release();
+        assertDroppedForGood(replay, budget, 100, one, two);
     }
 
     @Test
     void keep_pastTheBudget_dropsTheCopyForGood() {
-        ReplayBudget budget = new ReplayBudget(4);
-        ReplayBuffer replay = new ReplayBuffer(100, budget);
+        ReplayBudget four = new ReplayBudget(4);
+        ReplayBuffer replay = new ReplayBuffer(100, four);
         ByteBuf c = chunk("hello");
 
         assertThat(replay.keep(c)).isFalse();
 
-        assertThat(replay.isReplayable()).isFalse();
-        assertThat(budget.available()).isEqualTo(4);
-        c.release();
-    }
-
-    @Test
-    void keep_afterARefusal_isANoOp() {
-        ReplayBudget budget = new ReplayBudget(100);
-        ReplayBuffer replay = new ReplayBuffer(4, budget);
-        ByteBuf big = chunk("hello");
-        ByteBuf small = chunk("a");
-        assertThat(replay.keep(big)).isFalse();
-
-        assertThat(replay.keep(small)).isFalse();
-
-        assertThat(replay.bytes()).isZero();
-        assertThat(budget.available()).isEqualTo(100);
-        assertThat(small.refCnt()).isEqualTo(1);
-        big.release();
-        small.release();
+        assertDroppedForGood(replay, four, 4, c);
     }
 
     @Test
@@ -101,13 +115,7 @@ final class ReplayBufferTest {
 
     @Test
     void writeTo_twice_writesTheSameBytesEachTime() {
-        ReplayBuffer replay = new ReplayBuffer(100, new ReplayBudget(100));
-        ByteBuf a = chunk("hel");
-        ByteBuf b = chunk("lo");
-        replay.keep(a);
-        replay.keep(b);
-        a.release();
-        b.release();
+        ReplayBuffer replay = holding("hel", "lo");
 
         for (int round = 0; round < 2; round++) {
             assertThat(replay.writeTo(channel)).isEqualTo(5);
@@ -125,7 +133,6 @@ final class ReplayBufferTest {
 
     @Test
     void discard_givesEverythingBack_andEndsReplay() {
-        ReplayBudget budget = new ReplayBudget(100);
         ReplayBuffer replay = new ReplayBuffer(100, budget);
         ByteBuf c = chunk("hello");
         replay.keep(c);
@@ -141,11 +148,7 @@ final class ReplayBufferTest {
 
     @Test
     void discard_twice_givesBackOnce() {
-        ReplayBudget budget = new ReplayBudget(100);
-        ReplayBuffer replay = new ReplayBuffer(100, budget);
-        ByteBuf c = chunk("hello");
-        replay.keep(c);
-        c.release();
+        ReplayBuffer replay = holding("hello");
 
         replay.discard();
         replay.discard();

@@ -13,7 +13,6 @@ import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** The retarget decision over every combination of what an exchange knows after a 421; no Netty. */
@@ -25,127 +24,8 @@ final class RetargetPolicyTest {
         return new Hint(owner, RING.contains(owner), epoch, fence);
     }
 
-    static Stream<Arguments> combinations() {
-        return Stream.of(
-                // name, attempts, hint, attemptEpoch, epochsSeen, replayable, expected
-                Arguments.of(
-                        "a new owner at a newer epoch",
-                        1,
-                        hint("b", 6, 3),
-                        5,
-                        Map.of("a", 5L),
-                        true,
-                        new Retarget(new RouteEntry("b", 6, 3))),
-                Arguments.of(
-                        "a new owner at the same epoch",
-                        1,
-                        hint("b", 5, 0),
-                        5,
-                        Map.of("a", 5L),
-                        true,
-                        new Retarget(new RouteEntry("b", 5, 0))),
-                Arguments.of(
-                        "a hint without an epoch takes the failed attempt's",
-                        1,
-                        hint("b", -1, 0),
-                        5,
-                        Map.of("a", 5L),
-                        true,
-                        new Retarget(new RouteEntry("b", 5, 0))),
-                Arguments.of(
-                        "an owner tried before, now at a newer epoch",
-                        2,
-                        hint("a", 7, 0),
-                        6,
-                        Map.of("a", 5L, "b", 6L),
-                        true,
-                        new Retarget(new RouteEntry("a", 7, 0))),
-                Arguments.of(
-                        "the same node at the same epoch",
-                        1,
-                        hint("a", 5, 0),
-                        5,
-                        Map.of("a", 5L),
-                        true,
-                        new Stop(RetargetPolicy.HINT_ALREADY_TRIED)),
-                Arguments.of(
-                        "the same node without an epoch",
-                        1,
-                        hint("a", -1, 0),
-                        5,
-                        Map.of("a", 5L),
-                        true,
-                        new Stop(RetargetPolicy.HINT_ALREADY_TRIED)),
-                Arguments.of(
-                        "a node tried at a newer epoch than the hint's (also older than seen)",
-                        2,
-                        hint("a", 4, 0),
-                        6,
-                        Map.of("a", 5L, "b", 6L),
-                        true,
-                        new Stop(RetargetPolicy.EPOCH_REGRESSED)),
-                Arguments.of(
-                        "an untried node at an epoch older than one seen",
-                        2,
-                        hint("c", 5, 0),
-                        6,
-                        Map.of("a", 5L, "b", 6L),
-                        true,
-                        new Stop(RetargetPolicy.EPOCH_REGRESSED)),
-                Arguments.of(
-                        "the retarget budget spent",
-                        3,
-                        hint("c", 9, 0),
-                        7,
-                        Map.of("a", 5L, "b", 6L, "c", 7L),
-                        true,
-                        new Exhausted(RetargetPolicy.RETRIES_EXHAUSTED)),
-                Arguments.of(
-                        "the budget spent wins over an unusable hint",
-                        3,
-                        Hint.NONE,
-                        7,
-                        Map.of("a", 5L),
-                        false,
-                        new Exhausted(RetargetPolicy.RETRIES_EXHAUSTED)),
-                Arguments.of(
-                        "the body not replayable",
-                        1,
-                        hint("b", 6, 0),
-                        5,
-                        Map.of("a", 5L),
-                        false,
-                        new Stop(RetargetPolicy.BODY_NOT_REPLAYABLE)),
-                Arguments.of(
-                        "an unknown owner",
-                        1,
-                        hint("stranger", 6, 0),
-                        5,
-                        Map.of("a", 5L),
-                        true,
-                        new Stop(RetargetPolicy.NO_OWNER_HINT)),
-                Arguments.of("no hint", 1, Hint.NONE, 5, Map.of("a", 5L), true, new Stop(RetargetPolicy.NO_OWNER_HINT)),
-                Arguments.of(
-                        "no hint, the body not replayable either",
-                        1,
-                        Hint.NONE,
-                        5,
-                        Map.of("a", 5L),
-                        false,
-                        new Stop(RetargetPolicy.NO_OWNER_HINT)),
-                Arguments.of(
-                        "the last retarget the budget allows",
-                        2,
-                        hint("c", 7, 0),
-                        6,
-                        Map.of("a", 5L, "b", 6L),
-                        true,
-                        new Retarget(new RouteEntry("c", 7, 0))));
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("combinations")
-    void decide_combination_decides(
+    /** One combination of what an exchange knows after a 421, and the decision expected. */
+    private record Row(
             String name,
             int attempts,
             Hint hint,
@@ -153,8 +33,50 @@ final class RetargetPolicyTest {
             Map<String, Long> epochsSeen,
             boolean replayable,
             Decision expected) {
-        assertThat(RetargetPolicy.decide(attempts, RETRY_MAX, hint, attemptEpoch, epochsSeen, replayable))
-                .isEqualTo(expected);
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    private static Retarget retarget(String owner, long epoch, long fence) {
+        return new Retarget(new RouteEntry(owner, epoch, fence));
+    }
+
+    static Stream<Row> combinations() {
+        Map<String, Long> a5 = Map.of("a", 5L);
+        Map<String, Long> a5b6 = Map.of("a", 5L, "b", 6L);
+        Map<String, Long> a5b6c7 = Map.of("a", 5L, "b", 6L, "c", 7L);
+        Stop tried = new Stop(RetargetPolicy.HINT_ALREADY_TRIED);
+        Stop regressed = new Stop(RetargetPolicy.EPOCH_REGRESSED);
+        Stop noHint = new Stop(RetargetPolicy.NO_OWNER_HINT);
+        Stop notReplayable = new Stop(RetargetPolicy.BODY_NOT_REPLAYABLE);
+        Exhausted exhausted = new Exhausted(RetargetPolicy.RETRIES_EXHAUSTED);
+        return Stream.of(
+                new Row("a new owner at a newer epoch", 1, hint("b", 6, 3), 5, a5, true, retarget("b", 6, 3)),
+                new Row("a new owner at the same epoch", 1, hint("b", 5, 0), 5, a5, true, retarget("b", 5, 0)),
+                new Row("no epoch in the hint: the attempt's", 1, hint("b", -1, 0), 5, a5, true, retarget("b", 5, 0)),
+                new Row("a tried owner at a newer epoch", 2, hint("a", 7, 0), 6, a5b6, true, retarget("a", 7, 0)),
+                new Row("the same node at the same epoch", 1, hint("a", 5, 0), 5, a5, true, tried),
+                new Row("the same node without an epoch", 1, hint("a", -1, 0), 5, a5, true, tried),
+                // The hint's epoch is also older than the newest seen.
+                new Row("a node tried at an epoch newer than the hint's", 2, hint("a", 4, 0), 6, a5b6, true, regressed),
+                new Row("an untried node at an epoch older than seen", 2, hint("c", 5, 0), 6, a5b6, true, regressed),
+                new Row("the retarget budget spent", 3, hint("c", 9, 0), 7, a5b6c7, true, exhausted),
+                new Row("the budget spent wins over an unusable hint", 3, Hint.NONE, 7, a5, false, exhausted),
+                new Row("the body not replayable", 1, hint("b", 6, 0), 5, a5, false, notReplayable),
+                new Row("an unknown owner", 1, hint("stranger", 6, 0), 5, a5, true, noHint),
+                new Row("no hint", 1, Hint.NONE, 5, a5, true, noHint),
+                new Row("no hint, the body not replayable either", 1, Hint.NONE, 5, a5, false, noHint),
+                new Row("the last retarget the budget allows", 2, hint("c", 7, 0), 6, a5b6, true, retarget("c", 7, 0)));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("combinations")
+    void decide_combination_decides(Row row) {
+        assertThat(RetargetPolicy.decide(
+                        row.attempts(), RETRY_MAX, row.hint(), row.attemptEpoch(), row.epochsSeen(), row.replayable()))
+                .isEqualTo(row.expected());
     }
 
     @Test

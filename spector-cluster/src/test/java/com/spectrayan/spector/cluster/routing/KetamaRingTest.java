@@ -18,6 +18,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The ring against published libketama and spymemcached vectors (data, not code), and its
@@ -41,13 +43,22 @@ final class KetamaRingTest {
                 .containsExactly(2431485715L, 4123933443L, 100894374L, 2720740989L);
     }
 
-    @Test
-    void ownerOf_fourSpymemcachedNodes_matchesItsLookups() {
-        KetamaRing ring = KetamaRing.of(1, members("127.0.0.1", 10000, 4));
+    /** spymemcached's lookups on four nodes and its libketama-compat vectors on five. */
+    @ParameterizedTest(name = "{0} nodes: {1} -> {2}")
+    @CsvSource({
+        "4, dustin, 127.0.0.1:10000",
+        "4, noelani, 127.0.0.1:10002",
+        "4, some other key, 127.0.0.1:10000",
+        "5, some other key, 127.0.0.1:10004",
+        "5, 36, 127.0.0.1:10002",
+        "5, 10037, 127.0.0.1:10003",
+        "5, 22051, 127.0.0.1:10001",
+        "5, 49044, 127.0.0.1:10004"
+    })
+    void ownerOf_spymemcachedNodes_matchesItsVectors(int nodes, String key, String owner) {
+        KetamaRing ring = KetamaRing.of(1, members("127.0.0.1", 10000, nodes));
 
-        assertThat(ring.ownerOf("dustin")).isEqualTo("127.0.0.1:10000");
-        assertThat(ring.ownerOf("noelani")).isEqualTo("127.0.0.1:10002");
-        assertThat(ring.ownerOf("some other key")).isEqualTo("127.0.0.1:10000");
+        assertThat(ring.ownerOf(key)).isEqualTo(owner);
     }
 
     @Test
@@ -61,17 +72,6 @@ final class KetamaRingTest {
                     .isGreaterThan(ring.maxPoint());
             assertThat(ring.ownerOf(key)).as("%s wraps", key).isEqualTo("127.0.0.1:10003");
         }
-    }
-
-    @Test
-    void ownerOf_fiveSpymemcachedNodes_matchesItsLibKetamaCompatVectors() {
-        KetamaRing ring = KetamaRing.of(1, members("127.0.0.1", 10000, 5));
-
-        assertThat(ring.ownerOf("some other key")).isEqualTo("127.0.0.1:10004");
-        assertThat(ring.ownerOf("36")).isEqualTo("127.0.0.1:10002");
-        assertThat(ring.ownerOf("10037")).isEqualTo("127.0.0.1:10003");
-        assertThat(ring.ownerOf("22051")).isEqualTo("127.0.0.1:10001");
-        assertThat(ring.ownerOf("49044")).isEqualTo("127.0.0.1:10004");
     }
 
     @Test

@@ -38,6 +38,7 @@ import java.util.Date;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -250,32 +251,36 @@ final class JwtAuthenticatorTest {
 
     @Test
     void authenticate_expiredPastTheSkew_isExpired() throws JOSEException {
-        String atSkew = hs256(validClaims()
-                .expirationTime(Date.from(NOW.minus(JwtAuthenticator.CLOCK_SKEW)))
-                .build());
-        String pastSkew = hs256(validClaims()
-                .expirationTime(Date.from(NOW.minus(JwtAuthenticator.CLOCK_SKEW).minusSeconds(1)))
-                .build());
-
-        assertThat(hmac().authenticate("Bearer " + atSkew).subject())
-                .as("expired by exactly the allowed skew")
-                .isEqualTo("alice");
-        assertThat(reasonOf(hmac(), "Bearer " + pastSkew))
-                .as("one second past the skew")
-                .isEqualTo("expired");
+        Instant atSkew = NOW.minus(JwtAuthenticator.CLOCK_SKEW);
+        assertSkewBoundary(JWTClaimsSet.Builder::expirationTime, atSkew, atSkew.minusSeconds(1), "expired");
     }
 
     @Test
     void authenticate_notBeforePastTheSkew_isNotYetValid() throws JOSEException {
-        String atSkew = hs256(validClaims()
-                .notBeforeTime(Date.from(NOW.plus(JwtAuthenticator.CLOCK_SKEW)))
-                .build());
-        String pastSkew = hs256(validClaims()
-                .notBeforeTime(Date.from(NOW.plus(JwtAuthenticator.CLOCK_SKEW).plusSeconds(1)))
-                .build());
+        Instant atSkew = NOW.plus(JwtAuthenticator.CLOCK_SKEW);
+        assertSkewBoundary(JWTClaimsSet.Builder::notBeforeTime, atSkew, atSkew.plusSeconds(1), "not-yet-valid");
+    }
 
-        assertThat(hmac().authenticate("Bearer " + atSkew).subject()).isEqualTo("alice");
-        assertThat(reasonOf(hmac(), "Bearer " + pastSkew)).as("nbf is honoured").isEqualTo("not-yet-valid");
+    /**
+     * Asserts that a token whose {@code claim} is {@code atSkew} (off by exactly the allowed skew)
+     * is accepted, and one whose claim is {@code pastSkew} (a second further) is refused for
+     * {@code reason}.
+     */
+    private static void assertSkewBoundary(
+            BiFunction<JWTClaimsSet.Builder, Date, JWTClaimsSet.Builder> claim,
+            Instant atSkew,
+            Instant pastSkew,
+            String reason)
+            throws JOSEException {
+        String at = hs256(claim.apply(validClaims(), Date.from(atSkew)).build());
+        String past = hs256(claim.apply(validClaims(), Date.from(pastSkew)).build());
+
+        assertThat(hmac().authenticate("Bearer " + at).subject())
+                .as("off by exactly the allowed skew")
+                .isEqualTo("alice");
+        assertThat(reasonOf(hmac(), "Bearer " + past))
+                .as("one second past the skew")
+                .isEqualTo(reason);
     }
 
     @Test

@@ -457,37 +457,19 @@ final class RelayExchange implements RelayHooks {
             fail(shortBody, false, true);
             return;
         }
-        ResponseBody b;
-        ScheduledFuture<?> t;
-        boolean release;
-        WorkerLink l;
-        synchronized (this) {
-            if (finished) {
-                return;
-            }
-            finished = true;
-            uploading = false;
-            b = body;
-            t = timer;
-            release = permitHeld;
-            permitHeld = false;
-            l = link;
+        Ending e = finish();
+        if (e == null) {
+            return;
         }
-        assertNoLock();
-        if (t != null) {
-            t.cancel(false);
-        }
-        call.request().signal().removeOnAbort(onCallerAbort);
-        if (b != null) {
-            b.end();
-        }
-        if (l != null) {
-            l.relayEnded();
-        }
-        if (release) {
-            limiter.release();
-        }
-        stopReadingCallerBody(new CancellationException("the relay ended before the request body was read"));
+        callOut(
+                e,
+                () -> {
+                    ResponseBody b = e.body();
+                    if (b != null) {
+                        b.end();
+                    }
+                },
+                new CancellationException("the relay ended before the request body was read"));
     }
 
     private void callerAborted(Throwable reason) {
@@ -525,57 +507,86 @@ final class RelayExchange implements RelayHooks {
      * has read the parts already queued (the failure came in order behind them), else at once.
      */
     private void fail(Throwable failure, boolean cancel, boolean afterQueued) {
-        boolean beforeHead;
-        ResponseBody b;
-        RealGatewayWorkerClient c;
-        boolean sendCancel;
-        boolean release;
-        CompletableFuture<Void> wait;
-        ScheduledFuture<?> t;
-        WorkerLink l;
-        synchronized (this) {
-            if (finished) {
-                return;
-            }
-            finished = true;
-            uploading = false;
-            beforeHead = !headSeen;
-            b = body;
-            c = client;
-            sendCancel = cancel && requestSent;
-            release = permitHeld;
-            permitHeld = false;
-            wait = permitWait;
-            t = timer;
-            l = link;
+        Ending e = finish();
+        if (e == null) {
+            return;
         }
+        callOut(
+                e,
+                () -> {
+                    CompletableFuture<Void> wait = e.permitWait();
+                    if (wait != null) {
+                        wait.cancel(false);
+                    }
+                    RealGatewayWorkerClient c = e.client();
+                    if (cancel && e.requestSent() && c != null) {
+                        c.relayCancel(relayId);
+                    }
+                    ResponseBody b = e.body();
+                    if (e.beforeHead()) {
+                        result.completeExceptionally(failure);
+                    } else if (b != null) {
+                        if (afterQueued) {
+                            b.failAfterQueued(failure);
+                        } else {
+                            b.fail(failure);
+                        }
+                    }
+                },
+                failure);
+    }
+
+    /**
+     * What the first ending read of the state in the step that marked the relay finished (step 1),
+     * for the call-outs it makes after it (step 2).
+     */
+    private record Ending(
+            boolean beforeHead,
+            @Nullable ResponseBody body,
+            @Nullable RealGatewayWorkerClient client,
+            boolean requestSent,
+            boolean releasePermit,
+            @Nullable CompletableFuture<Void> permitWait,
+            @Nullable ScheduledFuture<?> timer,
+            @Nullable WorkerLink link) {}
+
+    /**
+     * Step 1 of an ending: marks the relay finished and takes the slot from it, under the lock.
+     * Returns null when another ending came first.
+     */
+    private synchronized @Nullable Ending finish() {
+        if (finished) {
+            return null;
+        }
+        finished = true;
+        uploading = false;
+        boolean release = permitHeld;
+        permitHeld = false;
+        return new Ending(!headSeen, body, client, requestSent, release, permitWait, timer, link);
+    }
+
+    /**
+     * Step 2 of an ending, with no lock held, in this order: cancels the deadline and drops the
+     * caller's abort listener; runs {@code settle} (what this ending tells the worker and the
+     * caller); lowers the link's running count, hands the slot on and stops reading the caller's
+     * body with {@code reason}.
+     */
+    private void callOut(Ending e, Runnable settle, Throwable reason) {
         assertNoLock();
+        ScheduledFuture<?> t = e.timer();
         if (t != null) {
             t.cancel(false);
         }
         call.request().signal().removeOnAbort(onCallerAbort);
-        if (wait != null) {
-            wait.cancel(false);
-        }
-        if (sendCancel && c != null) {
-            c.relayCancel(relayId);
-        }
-        if (beforeHead) {
-            result.completeExceptionally(failure);
-        } else if (b != null) {
-            if (afterQueued) {
-                b.failAfterQueued(failure);
-            } else {
-                b.fail(failure);
-            }
-        }
+        settle.run();
+        WorkerLink l = e.link();
         if (l != null) {
             l.relayEnded();
         }
-        if (release) {
+        if (e.releasePermit()) {
             limiter.release();
         }
-        stopReadingCallerBody(failure);
+        stopReadingCallerBody(reason);
     }
 
     private void stopReadingCallerBody(Throwable reason) {

@@ -596,8 +596,7 @@ final class GatewayRelayTest {
     @Test
     void daemonStoppingFromWorker_readsAsLostUplink() {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
-        Frame.Call request = worker.take(RelayRequest.OP);
-        worker.error(request.id(), ErrorCode.DAEMON_STOPPING, "worker stopping");
+        worker.refuse(RelayRequest.OP, ErrorCode.DAEMON_STOPPING, "worker stopping");
         SpectorException e = spectorFailure(stage, ErrorCode.WORKER_UNREACHABLE, "DAEMON_STOPPING");
         assertThat(ErrorCode.isConnectionLost(e)).isTrue();
     }
@@ -605,8 +604,7 @@ final class GatewayRelayTest {
     @Test
     void workerError_beforeHead_failsStageWithIt() {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
-        Frame.Call request = worker.take(RelayRequest.OP);
-        worker.error(request.id(), ErrorCode.RELAY_TARGET_MISSING, "no target app");
+        worker.refuse(RelayRequest.OP, ErrorCode.RELAY_TARGET_MISSING, "no target app");
         SpectorException e = spectorFailure(stage, ErrorCode.RELAY_TARGET_MISSING, "worker error");
         assertThat(e.getMessage()).isEqualTo("no target app");
     }

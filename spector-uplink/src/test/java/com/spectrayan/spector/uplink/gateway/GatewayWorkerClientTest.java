@@ -15,6 +15,7 @@ import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import com.spectrayan.spector.uplink.internal.wire.StatusGet;
+import com.spectrayan.spector.uplink.testing.TestHooks;
 import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.lang.reflect.Method;
@@ -35,23 +36,10 @@ final class GatewayWorkerClientTest {
         w1.close();
     }
 
-    private static final class Recorder implements RelayHooks {
+    /** Records the pushes of one relay, in the order they came. */
+    private static final class Recorder {
         final List<Object> events = new CopyOnWriteArrayList<>();
-
-        @Override
-        public void onRelayHead(RelayHead head) {
-            events.add(head);
-        }
-
-        @Override
-        public void onRelayChunk(RelayChunk chunk) {
-            events.add(chunk);
-        }
-
-        @Override
-        public void onRelayInvalid(Throwable problem) {
-            events.add(problem);
-        }
+        final RelayHooks hooks = TestHooks.of(events::add, events::add, events::add);
     }
 
     private static RelayRequest request(String relayId) {
@@ -75,8 +63,7 @@ final class GatewayWorkerClientTest {
     @Test
     void errorFrame_failsTheCallWithTheExceptionOfItsCode() {
         CompletionStage<Void> cancel = w1.client.relayCancel("r-1");
-        Frame.Call call = worker.take(RelayCancel.OP);
-        worker.error(call.id(), ErrorCode.FORBIDDEN, "not the uplink");
+        worker.refuse(RelayCancel.OP, ErrorCode.FORBIDDEN, "not the uplink");
         SpectorException e = spectorFailure(cancel, ErrorCode.FORBIDDEN, "error frame");
         assertThat(e.getMessage()).isEqualTo("not the uplink");
     }
@@ -85,8 +72,8 @@ final class GatewayWorkerClientTest {
     void pushes_routedByFrameId_andOneFailingItsSchemaReachesItsRelayAsInvalid() {
         Recorder one = new Recorder();
         Recorder two = new Recorder();
-        CompletionStage<RelayOutcome> first = w1.client.relayRequest(request("r-1"), one);
-        CompletionStage<RelayOutcome> second = w1.client.relayRequest(request("r-2"), two);
+        CompletionStage<RelayOutcome> first = w1.client.relayRequest(request("r-1"), one.hooks);
+        CompletionStage<RelayOutcome> second = w1.client.relayRequest(request("r-2"), two.hooks);
         Frame.Call a = worker.take(RelayRequest.OP, c -> RawWorker.relayId(c).equals("r-1"));
         Frame.Call b = worker.take(RelayRequest.OP, c -> RawWorker.relayId(c).equals("r-2"));
         worker.head(b.id(), 200);
@@ -105,7 +92,7 @@ final class GatewayWorkerClientTest {
     @Test
     void channelClosed_failsEveryPendingCallWorkerUnreachable() {
         CompletionStage<StatusReport> status = w1.client.statusGet();
-        CompletionStage<RelayOutcome> relay = w1.client.relayRequest(request("r-1"), new Recorder());
+        CompletionStage<RelayOutcome> relay = w1.client.relayRequest(request("r-1"), new Recorder().hooks);
         worker.take(StatusGet.OP);
         worker.take(RelayRequest.OP);
         w1.ends.workerEnd().close("worker gone");

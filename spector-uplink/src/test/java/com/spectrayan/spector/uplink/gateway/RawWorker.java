@@ -111,6 +111,11 @@ final class RawWorker implements FrameChannel.Receiver {
         channel.send(new Frame.ErrorFrame(id, code, message, empty()));
     }
 
+    /** Takes the next call of {@code op} (bounded wait) and answers it with an error frame. */
+    void refuse(String op, ErrorCode code, String message) {
+        error(take(op).id(), code, message);
+    }
+
     void head(long id, int status) {
         channel.send(new Frame.Push(id, RelayHead.PUSH, new RelayHead(status, List.of()).toJson()));
     }

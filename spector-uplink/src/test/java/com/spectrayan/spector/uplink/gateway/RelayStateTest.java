@@ -59,7 +59,7 @@ final class RelayStateTest {
 
         // Fails with the worker's error.
         CompletionStage<RelayedResponse> refused = relay.relay("w1", call("GET", null, connection));
-        worker.error(worker.take(RelayRequest.OP).id(), ErrorCode.RELAY_TARGET_MISSING, "no target app");
+        worker.refuse(RelayRequest.OP, ErrorCode.RELAY_TARGET_MISSING, "no target app");
         spectorFailure(refused, ErrorCode.RELAY_TARGET_MISSING, "the refused relay");
         Waits.until("after a worker error: no slot counter left", () -> relay.trackedWorkers() == 0);
         assertThat(connection.listenerCount())

@@ -57,6 +57,17 @@ final class RelayCancelEndToEndTest {
 
     private final RelayHarness h = seed.h;
 
+    /**
+     * Asserts that {@code stage} fails with {@code reason} itself (not a wrapper), and that the
+     * target's request signal for the relay to {@code path} aborts.
+     */
+    private void failsWithAndTheTargetAborts(CompletionStage<?> stage, Throwable reason, String path, String what) {
+        assertThat(failure(stage, what, WAIT))
+                .as(what + ": fails with the reason itself")
+                .isSameAs(reason);
+        done(seed.aborted(path), what + ": the target's request signal aborts", WAIT);
+    }
+
     // ---- seed: aborting the caller's request signal before the head comes fails the call; after
     // the head, it errors the caller's body stream; either way the target's request signal aborts
     // and relay.request answers { cancelled: true } with no push after the cancel
@@ -76,10 +87,7 @@ final class RelayCancelEndToEndTest {
         String heldRelay = wire.lastRelayId();
         CancellationException gone = new CancellationException("the caller went away");
         early.abort(gone);
-        assertThat(failure(held, "the call aborted before its head", WAIT))
-                .as("the call fails with the caller's abort reason")
-                .isSameAs(gone);
-        done(seed.aborted("/hold"), "the target's request signal aborts (before the head)", WAIT);
+        failsWithAndTheTargetAborts(held, gone, "/hold", "the call aborted before its head");
         long heldId = wire.requestId(heldRelay);
         assertThat(resultOf(answer(wire, heldId, "relay.request before head"), "relay.request before head"))
                 .as("relay.request answers {cancelled: true} (before the head)")
@@ -97,10 +105,7 @@ final class RelayCancelEndToEndTest {
         assertThat(done(b.next(), "a first part", WAIT)).as("a first part").isNotNull();
         CancellationException left = new CancellationException("the caller left mid-body");
         late.abort(left);
-        assertThat(failure(b.next(), "the body after the abort", WAIT))
-                .as("the caller's body stream errors with the abort reason")
-                .isSameAs(left);
-        done(seed.aborted("/endless"), "the target's request signal aborts (after the head)", WAIT);
+        failsWithAndTheTargetAborts(b.next(), left, "/endless", "the caller's body stream after the abort");
         done(endless.cancelled(), "the worker stops the target's endless body", WAIT);
         long streamId = wire.requestId(streamRelay);
         Frame answered = answer(wire, streamId, "relay.request after head");
@@ -164,10 +169,7 @@ final class RelayCancelEndToEndTest {
         IOException broken = new IOException("the caller's connection broke mid-upload");
         upload.fail(broken);
 
-        assertThat(failure(put, "the upload whose body failed", WAIT))
-                .as("the call fails with the caller's body error (before the head)")
-                .isSameAs(broken);
-        done(seed.aborted("/upload"), "the target's request signal aborts", WAIT);
+        failsWithAndTheTargetAborts(put, broken, "/upload", "the upload whose body failed (before the head)");
         assertThat(wire.sent(RelayCancel.OP))
                 .as("the gateway sent relay.cancel")
                 .hasSize(1);

@@ -18,6 +18,7 @@ import com.spectrayan.spector.uplink.internal.gateway.RelayHooks;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
+import com.spectrayan.spector.uplink.testing.TestHooks;
 import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.worker.UplinkSession;
 import java.util.List;
@@ -127,22 +128,9 @@ final class RelaySeedFixture implements AutoCloseable, AfterEachCallback {
     }
 
     static RelayHooks hooks(Consumer<RelayHead> heads, Consumer<RelayChunk> chunks) {
-        return new RelayHooks() {
-            @Override
-            public void onRelayHead(RelayHead head) {
-                heads.accept(head);
-            }
-
-            @Override
-            public void onRelayChunk(RelayChunk chunk) {
-                chunks.accept(chunk);
-            }
-
-            @Override
-            public void onRelayInvalid(Throwable problem) {
-                throw new AssertionError("the worker sent an invalid push", problem);
-            }
-        };
+        return TestHooks.of(heads, chunks, problem -> {
+            throw new AssertionError("the worker sent an invalid push", problem);
+        });
     }
 
     static RelayHooks noHooks() {

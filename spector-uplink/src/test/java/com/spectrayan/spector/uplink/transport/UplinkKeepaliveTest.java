@@ -6,11 +6,7 @@ import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -18,8 +14,8 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The uplink's timers over real loopback sockets, with short injected intervals: the worker pings
@@ -33,18 +29,15 @@ final class UplinkKeepaliveTest {
     private static final Duration PING = Duration.ofMillis(100);
     private static final Duration IDLE = Duration.ofSeconds(1);
 
-    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
+    @RegisterExtension
+    final Closing closing = new Closing();
+
+    private final EventLoopGroup group = closing.group;
     private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1);
-    private final List<AutoCloseable> closing = new ArrayList<>();
     private final BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
 
-    @AfterEach
-    void tearDown() throws Exception {
-        for (int i = closing.size() - 1; i >= 0; i--) {
-            closing.get(i).close();
-        }
-        scheduler.shutdownNow();
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10_000);
+    UplinkKeepaliveTest() {
+        closing.add(scheduler::shutdownNow); // closed last, after the gateways and dialers
     }
 
     private TestGateway gateway(Duration idleTimeout) {

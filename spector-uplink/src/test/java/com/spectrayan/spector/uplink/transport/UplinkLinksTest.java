@@ -9,25 +9,16 @@ import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetAddress;
-import java.net.Socket;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -50,18 +41,12 @@ final class UplinkLinksTest {
         }
     }
 
-    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
-    private final List<AutoCloseable> closing = new ArrayList<>();
+    @RegisterExtension
+    final Closing closing = new Closing();
+
+    private final EventLoopGroup group = closing.group;
     private final WorkerDirectory directory = new WorkerDirectory(LIMIT);
     private final BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
-
-    @AfterEach
-    void tearDown() throws Exception {
-        for (int i = closing.size() - 1; i >= 0; i--) {
-            closing.get(i).close();
-        }
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10_000);
-    }
 
     /** A gateway that registers each accepted link in {@link #directory}, as the real one does. */
     private TestGateway gateway() {
@@ -169,26 +154,10 @@ final class UplinkLinksTest {
     }
 
     private static String rawUpgrade(int port, String extraHeader) throws IOException {
-        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
-            socket.setSoTimeout((int) TestGateway.WAIT.toMillis());
-            String request = "GET /uplink HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-                    + "X-Spector-Worker: w1\r\nAuthorization: Bearer " + TestGateway.TOKEN + "\r\n"
-                    + "Sec-WebSocket-Protocol: " + FrameCodec.SUBPROTOCOL + "\r\n" + extraHeader + "\r\n\r\n";
-            OutputStream out = socket.getOutputStream();
-            out.write(request.getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            InputStream in = socket.getInputStream();
-            ByteArrayOutputStream all = new ByteArrayOutputStream();
-            byte[] buf = new byte[4096];
-            for (int n; (n = in.read(buf)) != -1; ) {
-                all.write(buf, 0, n);
-                String text = all.toString(StandardCharsets.UTF_8);
-                if (text.startsWith("HTTP/1.1 101") && text.contains("\r\n\r\n")) {
-                    return text; // Upgraded: the socket stays open.
-                }
-            }
-            return all.toString(StandardCharsets.UTF_8);
-        }
+        return RawUpgrade.send(
+                port,
+                "Authorization: Bearer " + TestGateway.TOKEN,
+                "Sec-WebSocket-Protocol: " + FrameCodec.SUBPROTOCOL,
+                extraHeader);
     }
 }

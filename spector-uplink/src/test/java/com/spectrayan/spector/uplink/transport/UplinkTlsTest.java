@@ -7,8 +7,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.spectrayan.spector.uplink.wire.Frame;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.pkitesting.CertificateBuilder;
@@ -18,14 +16,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -49,8 +45,10 @@ final class UplinkTlsTest {
 
     private static Path caFile;
 
-    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
-    private final List<AutoCloseable> closing = new ArrayList<>();
+    @RegisterExtension
+    final Closing closing = new Closing();
+
+    private final EventLoopGroup group = closing.group;
     private final BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
     private final BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
 
@@ -90,14 +88,6 @@ final class UplinkTlsTest {
                 .addSanIpAddress("127.0.0.1")
                 .ecp256()
                 .addExtendedKeyUsageServerAuth();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        for (int i = closing.size() - 1; i >= 0; i--) {
-            closing.get(i).close();
-        }
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10_000);
     }
 
     private TestGateway gateway(X509Bundle certificate) throws Exception {

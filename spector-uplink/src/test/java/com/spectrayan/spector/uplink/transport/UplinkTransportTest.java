@@ -12,43 +12,27 @@ import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.wire.Frame;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 final class UplinkTransportTest {
     private static final Duration SHORT = Duration.ofMillis(20);
 
-    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
-    private final List<AutoCloseable> closing = new ArrayList<>();
+    @RegisterExtension
+    final Closing closing = new Closing();
 
-    @AfterEach
-    void tearDown() throws Exception {
-        for (int i = closing.size() - 1; i >= 0; i--) {
-            closing.get(i).close();
-        }
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10_000);
-    }
+    private final EventLoopGroup group = closing.group;
 
     private TestGateway gateway(int port) {
         TestGateway g = new TestGateway(group, port, null);
@@ -147,7 +131,8 @@ final class UplinkTransportTest {
     @Test
     void wrongToken_rawUpgrade_gets401ProblemJson() throws IOException {
         TestGateway g = gateway(0);
-        String response = rawUpgrade(g.port(), "Bearer nope", FrameCodec.SUBPROTOCOL);
+        String response = RawUpgrade.send(
+                g.port(), "Authorization: Bearer nope", "Sec-WebSocket-Protocol: " + FrameCodec.SUBPROTOCOL);
         assertThat(response).as("a wrong token is refused 401").startsWith("HTTP/1.1 401");
         assertThat(response).as("the refusal is problem JSON").contains("application/problem+json", "UNAUTHENTICATED");
         assertThat(g.uplinks).as("no uplink handed over").isEmpty();
@@ -156,7 +141,8 @@ final class UplinkTransportTest {
     @Test
     void otherSubprotocol_isRefusedNamingTheVersionsTheGatewaySpeaks() throws IOException {
         TestGateway g = gateway(0);
-        String response = rawUpgrade(g.port(), "Bearer " + TestGateway.TOKEN, "spector-uplink.v0");
+        String response = RawUpgrade.send(
+                g.port(), "Authorization: Bearer " + TestGateway.TOKEN, "Sec-WebSocket-Protocol: spector-uplink.v0");
         assertThat(response).as("a worker without our subprotocol is refused").startsWith("HTTP/1.1 400");
         assertThat(response.substring(response.indexOf("\r\n\r\n")))
                 .as("the refusal's body names the versions the gateway speaks")
@@ -308,26 +294,5 @@ final class UplinkTransportTest {
                 .isTrue();
         assertThat(TokenHashes.matches(hash, "abd")).as("wrong token").isFalse();
         assertThat(TokenHashes.matches("zz", "abc")).as("malformed hash").isFalse();
-    }
-
-    private static String rawUpgrade(int port, String authorization, @Nullable String subprotocol) throws IOException {
-        try (Socket socket = new Socket(java.net.InetAddress.getLoopbackAddress(), port)) {
-            socket.setSoTimeout((int) TestGateway.WAIT.toMillis());
-            String request = "GET /uplink HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-                    + "X-Spector-Worker: w1\r\nAuthorization: " + authorization + "\r\n"
-                    + (subprotocol == null ? "" : "Sec-WebSocket-Protocol: " + subprotocol + "\r\n") + "\r\n";
-            OutputStream out = socket.getOutputStream();
-            out.write(request.getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            InputStream in = socket.getInputStream();
-            ByteArrayOutputStream all = new ByteArrayOutputStream();
-            byte[] buf = new byte[4096];
-            int n;
-            while ((n = in.read(buf)) != -1) {
-                all.write(buf, 0, n);
-            }
-            return all.toString(StandardCharsets.UTF_8);
-        }
     }
 }

@@ -11,6 +11,7 @@ import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
+import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.wire.Frame;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
@@ -122,6 +123,14 @@ final class FakeGateway implements FrameChannel.Receiver {
         return pushes(id).stream().filter(p -> p.push().equals(RelayChunk.PUSH)).toList();
     }
 
+    /** Returns the relay-head pushed for relay.request {@code id}: its first push, asserted to be one. */
+    RelayHead head(long id) {
+        List<Frame.Push> pushes = pushes(id);
+        assertThat(pushes).as("call %d pushed", id).isNotEmpty();
+        assertThat(pushes.get(0).push()).as("call %d's first push", id).isEqualTo(RelayHead.PUSH);
+        return RelayHead.parse(pushes.get(0).data());
+    }
+
     byte[] responseBody(long id) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         for (Frame.Push push : chunks(id)) {
@@ -147,6 +156,13 @@ final class FakeGateway implements FrameChannel.Receiver {
         headers.addArray().add("x-b").add("2");
         input.put("tenant", "acme").put("leaseId", "l-9").put("hasBody", hasBody);
         return call("relay.request", input);
+    }
+
+    /** Sends relay.request r-1 for target app, without a body; returns its id once it answered {}. */
+    long relayCompleted(String method) {
+        long id = relayRequest("r-1", "app", method, false);
+        assertThat(result(id)).as("relay.request %s answers {}", method).isEmpty();
+        return id;
     }
 
     long chunk(String relayId, int seq, byte[] bytes) {

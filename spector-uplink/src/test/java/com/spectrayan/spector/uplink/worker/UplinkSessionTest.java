@@ -255,7 +255,7 @@ final class UplinkSessionTest {
                     .as("relay.body %d answered {} after the settle", body)
                     .isEmpty();
         }
-        assertThat(RelayHead.parse(gw.pushes(id).get(0).data()).status()).isEqualTo(401);
+        assertThat(gw.head(id).status()).isEqualTo(401);
     }
 
     @ParameterizedTest
@@ -263,9 +263,8 @@ final class UplinkSessionTest {
     void relayRequest_noBodyStatusOrHead_sendsNoChunk(int status, String method) throws Exception {
         FakeGateway gw = connect("app", answering(status, bytes(5000)));
 
-        long id = gw.relayRequest("r-1", "app", method, false);
+        long id = gw.relayCompleted(method);
 
-        assertThat(gw.result(id)).isEmpty();
         assertThat(gw.pushes(id))
                 .as("only relay-head for %d %s", status, method)
                 .hasSize(1);
@@ -282,10 +281,9 @@ final class UplinkSessionTest {
     void relayRequest_targetDeclaresItsLength_headCarriesIt() throws Exception {
         FakeGateway gw = connect("app", declaring(200, 246, bytes(246)));
 
-        long id = gw.relayRequest("r-1", "app", "GET", false);
+        long id = gw.relayCompleted("GET");
 
-        assertThat(gw.result(id)).isEmpty();
-        assertThat(RelayHead.parse(gw.pushes(id).get(0).data()).length()).isEqualTo(246);
+        assertThat(gw.head(id).length()).isEqualTo(246);
         assertThat(gw.pushes(id).get(0).data().get("length").longValue()).isEqualTo(246);
         assertThat(gw.responseBody(id)).hasSize(246);
     }
@@ -295,9 +293,8 @@ final class UplinkSessionTest {
     void relayRequest_targetDeclaresNoLength_headHasNoLength() throws Exception {
         FakeGateway gw = connect("app", answering(200, bytes(10)));
 
-        long id = gw.relayRequest("r-1", "app", "GET", false);
+        long id = gw.relayCompleted("GET");
 
-        assertThat(gw.result(id)).isEmpty();
         assertThat(gw.pushes(id).get(0).data().has("length")).isFalse();
     }
 
@@ -306,10 +303,9 @@ final class UplinkSessionTest {
     void relayRequest_headDeclaringTheGetLength_headCarriesIt_andNoChunk() throws Exception {
         FakeGateway gw = connect("app", declaring(200, 246, bytes(246)));
 
-        long id = gw.relayRequest("r-1", "app", "HEAD", false);
+        long id = gw.relayCompleted("HEAD");
 
-        assertThat(gw.result(id)).isEmpty();
-        assertThat(RelayHead.parse(gw.pushes(id).get(0).data()).length()).isEqualTo(246);
+        assertThat(gw.head(id).length()).isEqualTo(246);
         assertThat(gw.chunks(id)).isEmpty();
     }
 
@@ -323,10 +319,9 @@ final class UplinkSessionTest {
             int status, long declared, long sent) throws Exception {
         FakeGateway gw = connect("app", declaring(status, declared, bytes(5)));
 
-        long id = gw.relayRequest("r-1", "app", "GET", false);
+        long id = gw.relayCompleted("GET");
 
-        assertThat(gw.result(id)).isEmpty();
-        assertThat(RelayHead.parse(gw.pushes(id).get(0).data()).length()).isEqualTo(sent);
+        assertThat(gw.head(id).length()).isEqualTo(sent);
         assertThat(gw.chunks(id)).as("no relay-chunk for %d", status).isEmpty();
     }
 
