@@ -235,7 +235,8 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
                 context.trustedProxies().contains(client),
                 "http",
                 target.authority(),
-                Upgrades.isUpgrade(request) ? Upgrades.WEBSOCKET : null);
+                Upgrades.isUpgrade(request) ? Upgrades.WEBSOCKET : null,
+                null);
         try {
             GatewayForwarder.Exchange started =
                     context.forwarder().forward(forward, exchange, ctx.channel().eventLoop());
