@@ -16,6 +16,7 @@ final class Keys {
     static final String CELL_NODE_ID = "spector.cell.node-id";
     static final String RING_MEMBERS = "spector.cell.ring-members";
     static final String RING_EPOCH = "spector.cell.ring-epoch";
+    static final String CELL_PEER_SECRET = "spector.cell.peer-secret";
 
     static final String CAFFEINE_TTL = "spector.routing.caffeine.ttl-seconds";
     static final String CAFFEINE_MAX_SIZE = "spector.routing.caffeine.max-size";
@@ -59,6 +60,8 @@ final class Keys {
     static final String SERVER_MAX_CONNECTIONS = "spector.server.max-connections";
     static final String SERVER_DRAIN_TIMEOUT = "spector.server.drain-timeout";
     static final String SERVER_TRUSTED_PROXIES = "spector.server.trusted-proxies";
+    static final String SERVER_PEER_PORT = "spector.server.peer-port";
+    static final String SERVER_PEER_ADDRESS = "spector.server.peer-address";
 
     /** Every key, in the documented order; {@link GatewaySettings#describe()} follows it. */
     static final List<String> ALL = List.of(
@@ -67,6 +70,7 @@ final class Keys {
             CELL_NODE_ID,
             RING_MEMBERS,
             RING_EPOCH,
+            CELL_PEER_SECRET,
             CAFFEINE_TTL,
             CAFFEINE_MAX_SIZE,
             REDIS_ENABLED,
@@ -104,7 +108,9 @@ final class Keys {
             SERVER_BODY_TIMEOUT,
             SERVER_MAX_CONNECTIONS,
             SERVER_DRAIN_TIMEOUT,
-            SERVER_TRUSTED_PROXIES);
+            SERVER_TRUSTED_PROXIES,
+            SERVER_PEER_PORT,
+            SERVER_PEER_ADDRESS);
 
     /** The defaults, the lowest-precedence source; keys without one are optional or required. */
     static final Map<String, String> DEFAULTS = defaults();

@@ -36,6 +36,8 @@ import org.jspecify.annotations.Nullable;
  *     exchanges may finish before they are cut (0: cut at once)
  * @param trustedProxies {@code spector.server.trusted-proxies}: peers whose {@code X-Forwarded-*}
  *     are believed
+ * @param peer {@code spector.server.peer-port} and {@code peer-address}: the listener the cell's
+ *     other gateway replicas hand relays to
  */
 public record ServerSettings(
         int port,
@@ -47,7 +49,8 @@ public record ServerSettings(
         Duration bodyTimeout,
         int maxConnections,
         Duration drainTimeout,
-        List<InetAddress> trustedProxies) {
+        List<InetAddress> trustedProxies,
+        PeerSettings peer) {
 
     /** The smallest request head cap, {@code spector.server.max-header-size}. */
     static final int MIN_HEADER_SIZE = 1024;
@@ -86,6 +89,7 @@ public record ServerSettings(
         requireNonNull(headerTimeout, "headerTimeout");
         requireNonNull(bodyTimeout, "bodyTimeout");
         requireNonNull(drainTimeout, "drainTimeout");
+        requireNonNull(peer, "peer");
         trustedProxies = List.copyOf(trustedProxies);
     }
 
@@ -115,7 +119,8 @@ public record ServerSettings(
                         MAX_DRAIN_TIMEOUT,
                         "a duration in 0s.." + Durations.format(MAX_DRAIN_TIMEOUT) + ", "
                                 + SettingsReader.DURATION_EXAMPLES),
-                trustedProxies(r));
+                trustedProxies(r),
+                PeerSettings.read(r));
     }
 
     /** Puts the defaults of the keys that have one. */
@@ -129,6 +134,7 @@ public record ServerSettings(
         d.put(Keys.SERVER_BODY_TIMEOUT, "60s");
         d.put(Keys.SERVER_MAX_CONNECTIONS, "10000");
         d.put(Keys.SERVER_DRAIN_TIMEOUT, "20s");
+        PeerSettings.defaults(d);
     }
 
     /** Returns this section's keys with their effective values, in the documented order. */
@@ -146,6 +152,7 @@ public record ServerSettings(
         d.put(
                 Keys.SERVER_TRUSTED_PROXIES,
                 trustedProxies.stream().map(InetAddress::getHostAddress).collect(Collectors.joining(",")));
+        d.putAll(peer.describe());
         return d;
     }
 
