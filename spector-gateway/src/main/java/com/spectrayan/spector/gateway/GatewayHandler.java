@@ -49,10 +49,20 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     static final String ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
 
     private final GatewayContext context;
+    private final @Nullable PeerRelay peer;
     private @Nullable ClientConnection connection;
 
     GatewayHandler(GatewayContext context) {
+        this(context, null);
+    }
+
+    /**
+     * A handler for the client port ({@code peer} null), or for the peer listener: there every
+     * checked request goes to {@code peer}, and no client route is served.
+     */
+    GatewayHandler(GatewayContext context, @Nullable PeerRelay peer) {
         this.context = context;
+        this.peer = peer;
     }
 
     @Override
@@ -131,6 +141,11 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             c.answer(Responses.problem(e, null));
             return;
         }
+        PeerRelay p = peer;
+        if (p != null) {
+            p.serve(ctx, c, request, target, context);
+            return;
+        }
         if (target.form() == RequestTarget.Form.ASTERISK) {
             c.route("options");
             FullHttpResponse r = Responses.full(HttpResponseStatus.OK, "text/plain", new byte[0]);
@@ -184,12 +199,20 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (Upgrades.isUpgrade(request)) {
-            c.answer(Responses.problem(
-                    SpectorException.of(
-                            ErrorCode.NOT_IMPLEMENTED,
-                            "upgrades through /relay/... need uplink v2's two-way streams",
-                            Map.of("feature", "relay-upgrade")),
-                    path));
+            c.answer(Responses.problem(Upgrades.relayRefusal(), path));
+            return;
+        }
+        context.tokens().removeTokenCookie(request.headers()); // a worker never holds a gateway credential
+        String workerId = RelayRoute.workerIdOf(path);
+        PeerHop hop = context.peerHop();
+        if (workerId != null && hop.forwards(workerId)) {
+            try {
+                String tenant = RelayRoute.tenantOf(request, claims);
+                String lease = RelayRoute.leaseOf(request);
+                hop.forward(ctx, c, request, path, forwardedQuery(target), workerId, tenant, lease, context);
+            } catch (SpectorException e) {
+                c.problem(e, path);
+            }
             return;
         }
         RelayedExchange relayed = new RelayedExchange(

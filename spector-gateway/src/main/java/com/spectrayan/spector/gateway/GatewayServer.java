@@ -96,6 +96,7 @@ public final class GatewayServer implements AutoCloseable {
     private final EdgeAuthenticator auth;
     private final WorkerDirectory workerDirectory;
     private final GatewayRelay relay;
+    private final CellPeers peers;
     private final Drain drain = new Drain();
     private final Duration drainTimeout;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -151,6 +152,7 @@ public final class GatewayServer implements AutoCloseable {
                 workerDirectory, s.uplink().relayDeadline(), s.uplink().relayMaxPerWorker(), workers.next());
         metrics.bindUplinks(workerDirectory, relay);
         RelayRoute relayRoute = new RelayRoute(relay, workerDirectory);
+        this.peers = CellPeers.create(s, redis, workerDirectory, forwarder, metrics.registry());
         GatewayContext context = new GatewayContext(
                 forwarder,
                 new RoutingKeyExtractor(cell.id()),
@@ -173,7 +175,8 @@ public final class GatewayServer implements AutoCloseable {
                 BearerTokens.from(s.security().jwt()),
                 server.headerTimeout(),
                 server.bodyTimeout(),
-                s.routing().gateway().streamIdleTimeout());
+                s.routing().gateway().streamIdleTimeout(),
+                peers.hop());
 
         Map<String, String> uplinkTokens = s.uplink().tokens();
         UplinkAcceptor uplinks = UplinkAcceptor.builder(
@@ -230,6 +233,7 @@ public final class GatewayServer implements AutoCloseable {
                 .bind(new InetSocketAddress(server.host(), server.port()))
                 .syncUninterruptibly()
                 .channel();
+        peers.start(context, boss, workers, serverClass, decoder);
         log.info(
                 "gateway listening on {} ({}), cell {}, ring {} at epoch {}, redis {}",
                 serverChannel.localAddress(),
@@ -312,6 +316,11 @@ public final class GatewayServer implements AutoCloseable {
         return clientConnections.get();
     }
 
+    /** Returns the bound peer port, or -1 when the peer listener is off. */
+    public int peerPort() {
+        return peers.port();
+    }
+
     /** Returns the open owner connections. */
     public int ownerConnections() {
         return transport.openConnections();
@@ -354,6 +363,7 @@ public final class GatewayServer implements AutoCloseable {
         if (!drain.awaitUplinksClosed(SHUTDOWN_TIMEOUT)) {
             log.warn("uplinks still open {} after their close: cutting them", SHUTDOWN_TIMEOUT);
         }
+        peers.close();
         drain.closeAll();
         log.info(
                 "drained in {} ms: {} exchanges cut, {} uplinks closed",
