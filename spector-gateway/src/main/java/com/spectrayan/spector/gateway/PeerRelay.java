@@ -66,7 +66,8 @@ final class PeerRelay {
                                     .tag("reason", r)
                                     .register(registry))
                     .increment();
-            log.warn("peer request from {} refused: {}", ctx.channel().remoteAddress(), refusal);
+            // debug only: whoever reaches the port could fill the log; the meter is the signal
+            log.debug("peer request from {} refused: {}", ctx.channel().remoteAddress(), refusal);
             c.answer(Responses.problem(
                     SpectorException.of(
                             ErrorCode.UNAUTHENTICATED, "peer request refused: " + refusal, Map.of("reason", refusal)),

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.spectrayan.spector.cluster.routing.UplinkHolders;
 import com.spectrayan.spector.contract.SpectorHeaders;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import com.spectrayan.spector.owner.OwnerSpec;
@@ -213,20 +214,46 @@ final class PeerHopTest {
                 long until = System.currentTimeMillis() + 60_000;
                 RedisCommands.send(
                         redis.server().port(),
-                        "HSET spector:" + Cell.CELL_ID + ":uplinks:" + worker + " 127.0.0.1:" + ghost.getValue()
-                                + " \"{\\\"links\\\":1,\\\"until\\\":" + until + "}\"");
+                        "HSET " + key(worker) + " 127.0.0.1:" + ghost.getValue() + " \"{\\\"links\\\":1,\\\"until\\\":"
+                                + until + "}\"");
                 long started = System.nanoTime();
 
                 HttpResponse<String> r = http.send(
                         relay(c, "/relay/" + worker + "/app/x").GET().build(), HttpResponse.BodyHandlers.ofString());
 
-                assertThat(elapsed(started)).as(ghost.getKey()).isLessThan(PeerHop.UNREACHABLE_WITHIN);
+                Duration took = elapsed(started);
+                assertThat(took).as(ghost.getKey()).isLessThan(PeerHop.UNREACHABLE_WITHIN);
+                if (ghost.getKey().equals("hanging")) {
+                    assertThat(took).as("the connect bound ended it").isGreaterThanOrEqualTo(PeerHop.CONNECT_TIMEOUT);
+                }
                 assertUnreachable(r, worker);
                 assertThat(r.body()).contains("the gateway replica holding its uplink (127.0.0.1:" + ghost.getValue());
             }
         }
         assertThat(counter(c, "spector_relay_peer_hops_total", "outcome", "holder-unreachable"))
                 .isEqualTo(2.0);
+    }
+
+    @Test
+    void shouldAnswer503AtTheLookupTimeoutWhenRedisIsSlow() throws Exception {
+        GatewayServer patient = replica(Map.of("spector.routing.redis.timeout-ms", "10000"));
+        Waits.until("the fourth replica's registry is connected", () -> status(patient, "/relay/fw/app/warm") == 200);
+        fw.takeRelay();
+        RedisCommands.send(redis.server().port(), "CLIENT PAUSE 3000 ALL");
+        long started = System.nanoTime();
+
+        HttpResponse<String> r =
+                http.send(relay(patient, "/relay/fw/app/slow").GET().build(), HttpResponse.BodyHandlers.ofString());
+
+        Duration took = elapsed(started);
+        assertUnreachable(r, "fw");
+        assertThat(took)
+                .as("the lookup timeout, not Redis's 10 s command timeout")
+                .isGreaterThanOrEqualTo(PeerHop.LOOKUP_TIMEOUT)
+                .isLessThan(PeerHop.UNREACHABLE_WITHIN);
+        assertThat(counter(patient, "spector_relay_peer_hops_total", "outcome", "registry-unavailable"))
+                .isEqualTo(1.0);
+        RedisCommands.send(redis.server().port(), "CLIENT UNPAUSE");
     }
 
     @Test
@@ -280,6 +307,12 @@ final class PeerHopTest {
     @Test
     void shouldPublishTheLinkInTheRegistryAndWithdrawItWhenTheWorkerCloses() throws Exception {
         assertThat(holders("w1")).as("A alone holds w1").containsExactly(address(a));
+        RedisCommands.send(redis.server().port(), "HDEL " + key("w1") + " " + address(a));
+        long deleted = System.nanoTime();
+        Waits.until("the refresh writes the field again", () -> holds(a, "w1"));
+        assertThat(elapsed(deleted))
+                .as("within one refresh interval, and a margin")
+                .isLessThan(UplinkHolders.REFRESH_INTERVAL.plusSeconds(1));
 
         w1.close();
 
@@ -287,6 +320,11 @@ final class PeerHopTest {
         HttpResponse<String> r =
                 http.send(relay(b, "/relay/w1/owner/x").GET().build(), HttpResponse.BodyHandlers.ofString());
         assertUnreachable(r, "w1");
+
+        a.close(); // the drain: this replica withdraws what it still published
+        assertThat(holds(a, "fw"))
+                .as("A's field of fw, gone when close() returns")
+                .isFalse();
     }
 
     @Test
@@ -312,6 +350,10 @@ final class PeerHopTest {
     // ---- the cell ----
 
     private GatewayServer replica() {
+        return replica(Map.of());
+    }
+
+    private GatewayServer replica(Map<String, String> extra) {
         Map<String, String> props = new HashMap<>();
         props.put("spector.cell.role", "gateway");
         props.put("spector.cell.id", Cell.CELL_ID);
@@ -329,6 +371,7 @@ final class PeerHopTest {
         props.put(
                 "spector.uplink.tokens",
                 "w1=" + TokenHashes.sha256Hex(W1_TOKEN) + ",fw=" + TokenHashes.sha256Hex(FW_TOKEN));
+        props.putAll(extra);
         GatewayServer g = GatewayServer.start(GatewaySettings.load(null, Map.of(), props));
         replicas.add(g);
         return g;
@@ -349,10 +392,12 @@ final class PeerHopTest {
     }
 
     private static boolean holds(GatewayServer g, String worker) {
-        return RedisCommands.send(
-                        redis.server().port(),
-                        "HEXISTS spector:" + Cell.CELL_ID + ":uplinks:" + worker + " " + address(g))
+        return RedisCommands.send(redis.server().port(), "HEXISTS " + key(worker) + " " + address(g))
                 .equals(":1");
+    }
+
+    private static String key(String worker) {
+        return "spector:" + Cell.CELL_ID + ":uplinks:" + worker;
     }
 
     /** Returns the replicas that have a field for {@code worker}, of the three. */
@@ -364,6 +409,19 @@ final class PeerHopTest {
             }
         }
         return out;
+    }
+
+    /** Sends a relayed GET and returns its status (for a wait's condition). */
+    private int status(GatewayServer via, String pathAndQuery) {
+        try {
+            return http.send(relay(via, pathAndQuery).GET().build(), HttpResponse.BodyHandlers.discarding())
+                    .statusCode();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     private static Duration elapsed(long startedNanos) {

@@ -134,6 +134,11 @@ final class UplinkHoldersTest {
         assertThat(UplinkHolders.parse(A, "{\"links\":1.5,\"until\":5}")).isNull();
         assertThat(UplinkHolders.parse(A, "{\"links\":1}")).isNull();
         assertThat(UplinkHolders.parse(A, null)).isNull();
+        String empty = "{\"links\":1,\"until\":5,\"x\":\"\"}";
+        String atLimit = "{\"links\":1,\"until\":5,\"x\":\""
+                + "y".repeat(UplinkHolders.MAX_VALUE_CHARS - empty.length()) + "\"}";
+        assertThat(atLimit).hasSize(UplinkHolders.MAX_VALUE_CHARS);
+        assertThat(UplinkHolders.parse(A, atLimit)).as("at MAX_VALUE_CHARS").isNotNull();
         assertThat(UplinkHolders.parse(
                         A, "{\"links\":1,\"until\":5,\"x\":\"" + "y".repeat(UplinkHolders.MAX_VALUE_CHARS) + "\"}"))
                 .as("past MAX_VALUE_CHARS")
