@@ -43,6 +43,7 @@ final class ArchitectureTest {
             "gateway.ForwarderSpec",
             "gateway.GatewayForwarder",
             "gateway.GatewayForwarder$Exchange",
+            "gateway.PinnedTarget",
             "gateway.RequestBody",
             "gateway.RequestBody$Consumer",
             "gateway.ResponseSink",
@@ -60,6 +61,8 @@ final class ArchitectureTest {
             "routing.RoutingKey",
             "routing.RoutingKeyExtractor",
             "routing.RoutingMetrics",
+            "routing.UplinkHolders",
+            "routing.UplinkHolders$Holder",
             "routing.WaterfallRoutingResolver",
             "routing.WaterfallRoutingResolver$Builder");
 

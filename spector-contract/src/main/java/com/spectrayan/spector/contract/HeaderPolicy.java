@@ -15,7 +15,8 @@ import java.util.Set;
  *       next hop.
  *   <li>Credential names never cross an uplink: a worker never holds a gateway credential.
  *   <li>Gateway-owned names ({@code X-Spector-Epoch}, {@code -Fence}, {@code -Owner}, {@code
- *       -Attempt}) are never taken from a client; the gateway writes them.
+ *       -Attempt}, and the peer hop's {@code X-Spector-Peer-*}) are never taken from a client; the
+ *       gateway writes them.
  * </ul>
  *
  * <p>All sets hold lower-case names; the methods take names in any case.
@@ -44,7 +45,11 @@ public final class HeaderPolicy {
             lower(SpectorHeaders.EPOCH),
             lower(SpectorHeaders.FENCE),
             lower(SpectorHeaders.OWNER),
-            lower(SpectorHeaders.ATTEMPT));
+            lower(SpectorHeaders.ATTEMPT),
+            lower(SpectorHeaders.PEER_TIME),
+            lower(SpectorHeaders.PEER_TENANT),
+            lower(SpectorHeaders.PEER_LEASE),
+            lower(SpectorHeaders.PEER_MAC));
 
     /** The routing names the gateway re-sets from the routing key it resolved. */
     public static final Set<String> ROUTING = Set.of(lower(SpectorHeaders.NAMESPACE), lower(SpectorHeaders.TENANT));

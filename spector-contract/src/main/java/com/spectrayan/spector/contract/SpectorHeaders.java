@@ -23,6 +23,17 @@ public final class SpectorHeaders {
     public static final String LEASE = "X-Spector-Lease";
     /** The id a worker dials the uplink with. */
     public static final String WORKER = "X-Spector-Worker";
+    /**
+     * On a relay one gateway replica forwards to another over the peer hop (docs/PROTOCOL.md,
+     * "The peer hop"): when the request was signed, in epoch seconds. Never taken from a client.
+     */
+    public static final String PEER_TIME = "X-Spector-Peer-Time";
+    /** On the peer hop: the caller's tenant, percent-encoded UTF-8. Never taken from a client. */
+    public static final String PEER_TENANT = "X-Spector-Peer-Tenant";
+    /** On the peer hop: the caller's lease id, when it named one. Never taken from a client. */
+    public static final String PEER_LEASE = "X-Spector-Peer-Lease";
+    /** On the peer hop: the HMAC that authenticates it. Never taken from a client. */
+    public static final String PEER_MAC = "X-Spector-Peer-Mac";
     /** The client's idempotency key, copied byte for byte on every attempt (K7). */
     public static final String IDEMPOTENCY_KEY = "Idempotency-Key";
     /** The legacy spelling of {@link #IDEMPOTENCY_KEY}, copied the same way. */

@@ -51,6 +51,10 @@ final class HeaderPolicyTest {
                 SpectorHeaders.FENCE,
                 SpectorHeaders.OWNER,
                 SpectorHeaders.ATTEMPT,
+                SpectorHeaders.PEER_TIME,
+                SpectorHeaders.PEER_TENANT,
+                SpectorHeaders.PEER_LEASE,
+                SpectorHeaders.PEER_MAC,
                 SpectorHeaders.NAMESPACE,
                 SpectorHeaders.TENANT)) {
             assertThat(HeaderPolicy.forwardsToOwner(name, Set.of()))
@@ -66,6 +70,19 @@ final class HeaderPolicyTest {
         assertThat(HeaderPolicy.forwardsToOwner(SpectorHeaders.X_IDEMPOTENCY_KEY, Set.of()))
                 .isTrue();
         assertThat(HeaderPolicy.forwardsToOwner("Authorization", Set.of())).isTrue();
+    }
+
+    @Test
+    void forwardsOverUplink_peerHopHeaders_neverCross() {
+        for (String name : List.of(
+                SpectorHeaders.PEER_TIME,
+                SpectorHeaders.PEER_TENANT,
+                SpectorHeaders.PEER_LEASE,
+                "x-spector-peer-mac")) {
+            assertThat(HeaderPolicy.forwardsOverUplink(name, Set.of()))
+                    .as("%s authenticates one hop between gateways only", name)
+                    .isFalse();
+        }
     }
 
     @Test

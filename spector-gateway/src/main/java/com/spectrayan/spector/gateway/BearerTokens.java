@@ -10,6 +10,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.handler.codec.http.cookie.Cookie;
 import io.netty.handler.codec.http.cookie.ServerCookieDecoder;
+import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -147,6 +148,37 @@ final class BearerTokens {
             return rawQuery;
         }
         return kept.length() == 0 ? null : kept.toString();
+    }
+
+    /**
+     * Removes the token cookie ({@code spector.security.jwt.cookie-name}) from the request's
+     * {@code Cookie} headers, the other cookies kept, in order (a header left empty goes): a relayed request never carries the gateway's credential to a worker, nor over
+     * the peer hop. Does nothing without a cookie name.
+     */
+    void removeTokenCookie(HttpHeaders headers) {
+        String name = cookieName;
+        List<String> lines = headers.getAll(HttpHeaderNames.COOKIE);
+        if (name == null || lines.isEmpty()) {
+            return;
+        }
+        List<String> kept = new ArrayList<>(lines.size());
+        for (String line : lines) {
+            StringBuilder out = new StringBuilder(line.length());
+            for (String pair : line.split(";", -1)) {
+                int eq = pair.indexOf('=');
+                String pairName = (eq < 0 ? pair : pair.substring(0, eq)).strip();
+                if (!pairName.equals(name) && !pair.isBlank()) {
+                    out.append(out.length() == 0 ? "" : "; ").append(pair.strip());
+                }
+            }
+            if (out.length() > 0) {
+                kept.add(out.toString());
+            }
+        }
+        headers.remove(HttpHeaderNames.COOKIE);
+        for (String line : kept) {
+            headers.add(HttpHeaderNames.COOKIE, line);
+        }
     }
 
     /** Returns where tokens are looked for; it holds no token, so it is safe to log. */

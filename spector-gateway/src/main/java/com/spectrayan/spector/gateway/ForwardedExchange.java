@@ -31,6 +31,7 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
     private boolean bodyComplete;
     private boolean discarded;
     private boolean finished;
+    private boolean clientGone;
     private boolean responseBodyless;
 
     ForwardedExchange(ClientConnection connection, String path, boolean expectContinue, Duration upgradeIdleTimeout) {
@@ -41,8 +42,20 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
         this.bodyComplete = !connection.bodyPending();
     }
 
+    /**
+     * Takes the forwarder's handle. An exchange that is already over on this side (the client
+     * went, or its body failed, while the upstream was still being found) cancels it at once.
+     */
     void attach(GatewayForwarder.Exchange exchange) {
         this.forwarded = exchange;
+        if (isOver()) {
+            exchange.cancel(); // a no-op when the forwarder already ended it
+        }
+    }
+
+    /** Answers whether this side is over: the client went, or the exchange was answered. */
+    boolean isOver() {
+        return clientGone || finished;
     }
 
     // ---- from the connection ----
@@ -103,6 +116,7 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
 
     @Override
     public void onClosed() {
+        clientGone = true;
         releaseEarly();
         GatewayForwarder.Exchange e = forwarded;
         if (e != null && !finished) {

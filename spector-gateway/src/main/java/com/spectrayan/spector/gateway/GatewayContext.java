@@ -25,6 +25,7 @@ import java.util.Set;
  *     spector.server.body-timeout})
  * @param streamIdleTimeout how long an upgraded (spliced) connection may carry no byte ({@code
  *     spector.routing.gateway.stream-idle-timeout})
+ * @param peerHop where a relay for a worker with no link here goes ({@link PeerHop#OFF}: nowhere)
  */
 record GatewayContext(
         GatewayForwarder forwarder,
@@ -40,4 +41,5 @@ record GatewayContext(
         BearerTokens tokens,
         Duration headerTimeout,
         Duration bodyTimeout,
-        Duration streamIdleTimeout) {}
+        Duration streamIdleTimeout,
+        PeerHop peerHop) {}

@@ -50,12 +50,18 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
 
     private final GatewayContext context;
     private final String scheme;
+    private final @Nullable PeerRelay peer;
     private @Nullable ClientConnection connection;
 
-    /** A handler for a connection of the plain listener ({@code tls} false) or the TLS one. */
-    GatewayHandler(GatewayContext context, boolean tls) {
+    /**
+     * A handler for a connection of the plain listener ({@code tls} false) or the TLS one, on the
+     * client port ({@code peer} null) or on the peer listener: there every checked request goes to
+     * {@code peer}, and no client route is served.
+     */
+    GatewayHandler(GatewayContext context, boolean tls, @Nullable PeerRelay peer) {
         this.context = context;
         this.scheme = tls ? "https" : "http";
+        this.peer = peer;
     }
 
     @Override
@@ -134,6 +140,11 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             c.answer(Responses.problem(e, null));
             return;
         }
+        PeerRelay p = peer;
+        if (p != null) {
+            p.serve(ctx, c, request, target, context);
+            return;
+        }
         if (target.form() == RequestTarget.Form.ASTERISK) {
             c.route("options");
             FullHttpResponse r = Responses.full(HttpResponseStatus.OK, "text/plain", new byte[0]);
@@ -187,12 +198,20 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (Upgrades.isUpgrade(request)) {
-            c.answer(Responses.problem(
-                    SpectorException.of(
-                            ErrorCode.NOT_IMPLEMENTED,
-                            "upgrades through /relay/... need uplink v2's two-way streams",
-                            Map.of("feature", "relay-upgrade")),
-                    path));
+            c.answer(Responses.problem(Upgrades.relayRefusal(), path));
+            return;
+        }
+        context.tokens().removeTokenCookie(request.headers()); // a worker never holds a gateway credential
+        String workerId = RelayRoute.workerIdOf(path);
+        PeerHop hop = context.peerHop();
+        if (workerId != null && hop.forwards(workerId)) {
+            try {
+                String tenant = RelayRoute.tenantOf(request, claims);
+                String lease = RelayRoute.leaseOf(request);
+                hop.forward(ctx, c, request, path, forwardedQuery(target), workerId, tenant, lease, context);
+            } catch (SpectorException e) {
+                c.problem(e, path);
+            }
             return;
         }
         RelayedExchange relayed = new RelayedExchange(
@@ -238,7 +257,8 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
                 context.trustedProxies().contains(client),
                 scheme,
                 target.authority(),
-                Upgrades.isUpgrade(request) ? Upgrades.WEBSOCKET : null);
+                Upgrades.isUpgrade(request) ? Upgrades.WEBSOCKET : null,
+                null);
         try {
             GatewayForwarder.Exchange started =
                     context.forwarder().forward(forward, exchange, ctx.channel().eventLoop());

@@ -99,6 +99,7 @@ public final class GatewayServer implements AutoCloseable {
     private final EdgeAuthenticator auth;
     private final WorkerDirectory workerDirectory;
     private final GatewayRelay relay;
+    private final CellPeers peers;
     private final Drain drain = new Drain();
     private final Duration drainTimeout;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -154,6 +155,7 @@ public final class GatewayServer implements AutoCloseable {
                 workerDirectory, s.uplink().relayDeadline(), s.uplink().relayMaxPerWorker(), workers.next());
         metrics.bindUplinks(workerDirectory, relay);
         RelayRoute relayRoute = new RelayRoute(relay, workerDirectory);
+        this.peers = CellPeers.create(s, redis, workerDirectory, forwarder, metrics.registry());
         GatewayContext context = new GatewayContext(
                 forwarder,
                 new RoutingKeyExtractor(cell.id()),
@@ -176,7 +178,8 @@ public final class GatewayServer implements AutoCloseable {
                 BearerTokens.from(s.security().jwt()),
                 server.headerTimeout(),
                 server.bodyTimeout(),
-                s.routing().gateway().streamIdleTimeout());
+                s.routing().gateway().streamIdleTimeout(),
+                peers.hop());
 
         Map<String, String> uplinkTokens = s.uplink().tokens();
         UplinkAcceptor uplinks = UplinkAcceptor.builder(
@@ -244,6 +247,7 @@ public final class GatewayServer implements AutoCloseable {
         }
         this.tls = serverTls;
         this.tlsChannel = tlsServerChannel;
+        peers.start(context, boss, workers, serverClass, decoder);
         log.info(
                 "gateway listening on {} ({}), cell {}, ring {} at epoch {}, redis {}",
                 serverChannel.localAddress(),
@@ -303,7 +307,7 @@ public final class GatewayServer implements AutoCloseable {
                         .addLast(ServerTls.HANDLER_NAME, t.newHandler(ch.alloc()))
                         .addLast(ServerTls.WATCH_NAME, t.newWatch());
             }
-            GatewayHandler gateway = new GatewayHandler(context, t != null);
+            GatewayHandler gateway = new GatewayHandler(context, t != null, null);
             ch.pipeline()
                     .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
                     .addLast("codec", new HttpServerCodec(decoder))
@@ -399,6 +403,11 @@ public final class GatewayServer implements AutoCloseable {
         return clientConnections.get();
     }
 
+    /** Returns the bound peer port, or -1 when the peer listener is off. */
+    public int peerPort() {
+        return peers.port();
+    }
+
     /** Returns the open owner connections. */
     public int ownerConnections() {
         return transport.openConnections();
@@ -445,6 +454,7 @@ public final class GatewayServer implements AutoCloseable {
         if (!drain.awaitUplinksClosed(SHUTDOWN_TIMEOUT)) {
             log.warn("uplinks still open {} after their close: cutting them", SHUTDOWN_TIMEOUT);
         }
+        peers.close();
         drain.closeAll();
         log.info(
                 "drained in {} ms: {} exchanges cut, {} uplinks closed",

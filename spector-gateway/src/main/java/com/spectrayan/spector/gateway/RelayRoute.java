@@ -26,7 +26,9 @@ import org.jspecify.annotations.Nullable;
  * The gateway's routes onto the uplink: {@code ANY /relay/{workerId}/{target}/{rest}} relays the
  * exchange to the worker's {@code target} as {@code <method> /{rest}?{query}} (tenant from the
  * token, lease id from {@code X-Spector-Lease}); {@code GET /gateway/v1/workers} lists the connected
- * workers, their targets and active relays. Both need a valid token.
+ * workers, their targets and active relays. Both need a valid token. A relay always goes to this
+ * replica's own links: the peer hop ({@link PeerHop}, {@link PeerRelay}) decides before, and
+ * gives the tenant and lease it carried to {@link #relay}.
  */
 final class RelayRoute {
     static final String PREFIX = "/relay/";
@@ -56,6 +58,64 @@ final class RelayRoute {
             Map<String, Object> claims,
             boolean hasBody,
             RelayedExchange exchange) {
+        relay(request, path, rawQuery, tenantOf(request, claims), leaseOf(request), hasBody, exchange);
+    }
+
+    /**
+     * Returns the worker id of a {@code /relay/{workerId}/...} path, or null when the path has
+     * none ({@link #relay} then refuses it BAD_REQUEST).
+     */
+    static @Nullable String workerIdOf(String path) {
+        int slash = path.indexOf('/', PREFIX.length());
+        return slash <= PREFIX.length() ? null : path.substring(PREFIX.length(), slash);
+    }
+
+    /**
+     * Returns the tenant a relay runs under: the token's {@code tenant} claim, else {@code
+     * X-Spector-Tenant}, else (auth off) {@value #DEFAULT_TENANT}.
+     *
+     * @throws SpectorException FORBIDDEN when a token names no tenant
+     */
+    static String tenantOf(HttpRequest request, Map<String, Object> claims) {
+        Object claimTenant = claims.get("tenant");
+        String tenant = claimTenant instanceof String t ? t : request.headers().get(SpectorHeaders.TENANT);
+        if (tenant == null) {
+            if (!claims.isEmpty()) {
+                throw SpectorException.of(
+                        ErrorCode.FORBIDDEN, "the token names no tenant", Map.of("reason", "no-tenant"));
+            }
+            tenant = DEFAULT_TENANT;
+        }
+        return tenant;
+    }
+
+    /**
+     * Returns the relay's lease id from {@code X-Spector-Lease}, or null.
+     *
+     * @throws SpectorException BAD_REQUEST past {@code Limits.LEASE_ID_CHARS}
+     */
+    static @Nullable String leaseOf(HttpRequest request) {
+        String lease = request.headers().get(SpectorHeaders.LEASE);
+        if (lease != null) {
+            Limits.LEASE_ID_CHARS.check(lease.length());
+        }
+        return lease;
+    }
+
+    /**
+     * Relays a request to this replica's own links of its worker under {@code tenant} and {@code
+     * lease}; the answer reaches {@code exchange}.
+     *
+     * @throws SpectorException BAD_REQUEST for a malformed path or field
+     */
+    void relay(
+            HttpRequest request,
+            String path,
+            @Nullable String rawQuery,
+            String tenant,
+            @Nullable String lease,
+            boolean hasBody,
+            RelayedExchange exchange) {
         // path is normalized (RequestTarget): no dot-segment can leave the target's base path
         String query = rawQuery == null ? "" : "?" + rawQuery;
         String rest = path.substring(PREFIX.length());
@@ -70,19 +130,6 @@ final class RelayRoute {
         String targetPath = slash < 0 ? "/" : RequestTarget.normalizePath(rest.substring(slash));
         if (target.isEmpty()) {
             throw SpectorException.badRequest("path", "expected /relay/{workerId}/{target}/...");
-        }
-        Object claimTenant = claims.get("tenant");
-        String tenant = claimTenant instanceof String t ? t : request.headers().get(SpectorHeaders.TENANT);
-        if (tenant == null) {
-            if (!claims.isEmpty()) {
-                throw SpectorException.of(
-                        ErrorCode.FORBIDDEN, "the token names no tenant", Map.of("reason", "no-tenant"));
-            }
-            tenant = DEFAULT_TENANT;
-        }
-        String lease = request.headers().get(SpectorHeaders.LEASE);
-        if (lease != null) {
-            Limits.LEASE_ID_CHARS.check(lease.length());
         }
         List<Header> headers = new ArrayList<>();
         for (Map.Entry<String, String> h : request.headers()) {

@@ -1,10 +1,13 @@
 package com.spectrayan.spector.gateway;
 
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.SpectorException;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
+import java.util.Map;
 
 /**
  * The upgrades the gateway passes (RFC 9110 §7.8): {@code Upgrade: websocket} with {@code
@@ -28,5 +31,13 @@ final class Upgrades {
                 && HttpMethod.GET.equals(request.method())
                 && headers.containsValue(HttpHeaderNames.CONNECTION, "upgrade", true)
                 && headers.containsValue(HttpHeaderNames.UPGRADE, WEBSOCKET, true);
+    }
+
+    /** The answer to an upgrade through {@code /relay/...}: uplink v1 carries no two-way stream. */
+    static SpectorException relayRefusal() {
+        return SpectorException.of(
+                ErrorCode.NOT_IMPLEMENTED,
+                "upgrades through /relay/... need uplink v2's two-way streams",
+                Map.of("feature", "relay-upgrade"));
     }
 }

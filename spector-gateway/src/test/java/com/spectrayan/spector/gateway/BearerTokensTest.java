@@ -238,4 +238,23 @@ final class BearerTokensTest {
         assertThat(tokens.allowsQueryToken()).isTrue();
         assertThat(tokens.find(headers("Cookie", COOKIE + "=" + JWT), null)).isEqualTo("Bearer " + JWT);
     }
+
+    @Test
+    void removeTokenCookie_dropsOnlyTheTokenCookie_keepsTheOthersInOrder() {
+        HttpHeaders h =
+                headers("Cookie", "app=1; " + COOKIE + "=" + JWT + "; theme=dark", "Cookie", COOKIE + "=" + JWT);
+
+        ALL.removeTokenCookie(h);
+
+        assertThat(h.getAll("Cookie")).containsExactly("app=1; theme=dark");
+    }
+
+    @Test
+    void removeTokenCookie_withoutACookieName_changesNothing() {
+        HttpHeaders h = headers("Cookie", COOKIE + "=" + JWT);
+
+        new BearerTokens(null, false).removeTokenCookie(h);
+
+        assertThat(h.getAll("Cookie")).containsExactly(COOKIE + "=" + JWT);
+    }
 }

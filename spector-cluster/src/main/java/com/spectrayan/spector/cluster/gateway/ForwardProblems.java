@@ -23,6 +23,8 @@ import java.util.concurrent.CompletionException;
  *   any other failure of an attempt (refused, closed,
  *     reset, a malformed or unasked-for answer)          502 OWNER_UNREACHABLE
  *   the client's body failed                             its own (400, 408), else 400
+ *   a pinned exchange's deadline passed                  504 OWNER_TIMEOUT
+ *   a pinned attempt not connected within its bound      502 OWNER_UNREACHABLE
  * </pre>
  *
  * <p>A {@code 503}'s {@code retryAfterSeconds} is 0 when the exchange learned the key's new owner
@@ -91,6 +93,22 @@ final class ForwardProblems {
                 ErrorCode.OWNER_TIMEOUT,
                 "owner " + owner + " sent nothing for " + idle.toMillis() + " ms inside a response",
                 Map.of("owner", owner, "timeoutMs", idle.toMillis()));
+    }
+
+    /** A pinned exchange did not finish within its deadline: 504. */
+    static SpectorException pinnedDeadline(String target, Duration deadline) {
+        return SpectorException.of(
+                ErrorCode.OWNER_TIMEOUT,
+                target + " did not finish the exchange within " + deadline.toMillis() + " ms",
+                Map.of("owner", target, "timeoutMs", deadline.toMillis()));
+    }
+
+    /** A pinned attempt had no connection within {@code timeout}: 502. */
+    static SpectorException notConnected(String target, Duration timeout) {
+        return SpectorException.of(
+                ErrorCode.OWNER_UNREACHABLE,
+                target + " is unreachable: no connection within " + timeout.toMillis() + " ms",
+                Map.of("owner", target));
     }
 
     /** The retargets stopped for {@code reason} after {@code attempts}: 503. */

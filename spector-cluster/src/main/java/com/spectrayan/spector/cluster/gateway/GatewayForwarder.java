@@ -59,6 +59,10 @@ import java.util.Map;
  *       time from an injected {@link Ticker}.
  *   <li><b>The body cap</b> is enforced by Content-Length before any owner is contacted and by
  *       counting a streamed body; crossing it aborts the owner exchange.
+ *   <li><b>Pinned requests</b> ({@link ForwardRequest#pinned}, {@link PinnedTarget}) start at
+ *       {@code CONNECTING} to the one upstream they name, with one deadline instead of the timers
+ *       above, no body cap, and a 421 taken as an answer: the gateway's peer hop runs on this
+ *       engine rather than on a second streaming implementation.
  * </ul>
  */
 public final class GatewayForwarder {

@@ -24,6 +24,10 @@ import java.net.URI;
  *       chunked; none for a request without a body).
  * </ul>
  *
+ * <p>A pinned request ({@link PinnedTarget}) gets the same filter, but keeps the client's
+ * forwarding facts as they came and gains none, and carries no routing headers: after {@code Host}
+ * come the target's own headers, then the framing.
+ *
  * <p>Threading: confined to the exchange's event loop. The client's header map is the owner's
  * from the first {@link #forAttempt}: nobody reads it as the client's after that.
  */
@@ -47,7 +51,13 @@ final class OwnerRequestHeaders {
             prepare(out);
         }
         out.set(HttpHeaderNames.HOST, owner.getPort() > 0 ? owner.getHost() + ":" + owner.getPort() : owner.getHost());
-        RoutingKey key = request.key();
+        PinnedTarget pinned = request.pinned();
+        if (pinned != null) {
+            out.setAll(pinned.headers()); // set, each: a client's copy was dropped by the filter
+            framing(out);
+            return out;
+        }
+        RoutingKey key = request.routingKey();
         out.set(SpectorHeaders.NAMESPACE, key.namespace());
         String tenant = key.tenant();
         if (tenant != null) {
@@ -60,6 +70,11 @@ final class OwnerRequestHeaders {
             out.remove(SpectorHeaders.FENCE);
         }
         out.set(SpectorHeaders.ATTEMPT, number);
+        framing(out);
+        return out;
+    }
+
+    private void framing(HttpHeaders out) {
         if (request.body() != RequestBody.EMPTY) {
             if (request.declaredLength() >= 0) {
                 out.set(HttpHeaderNames.CONTENT_LENGTH, request.declaredLength());
@@ -67,10 +82,13 @@ final class OwnerRequestHeaders {
                 out.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
             }
         }
-        return out;
     }
 
     private void prepare(HttpHeaders out) {
+        if (request.pinned() != null) {
+            HeaderFilter.toOwner(out, true); // the hop changes nothing the final target reads
+            return;
+        }
         String priorFor = request.trustedProxy() ? out.get(X_FORWARDED_FOR) : null;
         HeaderFilter.toOwner(out, request.trustedProxy());
         String upgrade = request.upgrade();

@@ -37,6 +37,11 @@ import org.slf4j.LoggerFactory;
  * and acts; the pieces it composes each hold one concern: {@link ReplayBuffer}, {@link
  * RequestBodyPump}, {@link OwnerRequestHeaders}, {@link RetargetPolicy}, {@link ForwardProblems}.
  *
+ * <p>A pinned request ({@link PinnedTarget}) runs the same machine from {@code CONNECTING}: no
+ * resolver, a 421 is an answer like any other, and one deadline for the whole exchange (armed at
+ * {@link #start}) stands in for the owner timeout, the head deadline and the idle timer; a
+ * connection not made within the target's connect timeout fails the attempt.
+ *
  * <p>Threading: not thread-safe; confined to the client channel's event loop, which is also the
  * loop of every owner connection it uses. A routing answer completed elsewhere hops back.
  */
@@ -55,6 +60,11 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     private final ReplayBuffer replay;
     private final RequestBodyPump body;
     private final OwnerRequestHeaders headers;
+    private final @Nullable PinnedTarget pinned;
+    /** The owner timeout, or a pinned exchange's deadline (its own timer fires first). */
+    private final Duration ownerTimeout;
+
+    private final long maxBodyBytes;
     /** The newest epoch tried per owner, for {@link RetargetPolicy}. */
     private final Map<String, Long> epochsSeen = new HashMap<>();
 
@@ -64,6 +74,10 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     private long bodyBytes;
     private @Nullable Attempt current;
     private @Nullable ScheduledFuture<?> headDeadline;
+    /** A pinned exchange's deadline ({@link PinnedTarget#deadline()}). */
+    private @Nullable ScheduledFuture<?> pinnedDeadline;
+    /** A pinned exchange's bound on its current attempt's connection ({@link PinnedTarget#connectTimeout()}). */
+    private @Nullable ScheduledFuture<?> connectBound;
 
     RealExchange(GatewayForwarder forwarder, ForwardRequest request, ResponseSink sink, EventLoop loop) {
         this.forwarder = forwarder;
@@ -73,8 +87,12 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         this.sink = sink;
         this.loop = loop;
         this.state = new ExchangeState(ExchangeState.STRICT);
+        this.pinned = request.pinned();
+        PinnedTarget p = pinned;
+        this.ownerTimeout = p == null ? spec.ownerTimeout() : p.deadline();
+        this.maxBodyBytes = p == null ? spec.maxBodyBytes() : Long.MAX_VALUE;
         this.replay = new ReplayBuffer(spec.replayBufferBytes(), forwarder.replayBudget);
-        this.body = new RequestBodyPump(request.body(), loop, forwarder.ticker, spec.ownerTimeout(), this::onStall);
+        this.body = new RequestBodyPump(request.body(), loop, forwarder.ticker, ownerTimeout, this::onStall);
         this.headers = new OwnerRequestHeaders(request);
     }
 
@@ -89,22 +107,28 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
                 return;
             }
         }
-        if (request.declaredLength() > spec.maxBodyBytes()) {
+        if (request.declaredLength() > maxBodyBytes) {
             metrics.countTooLarge();
             fail(forwarder.problems.tooLarge(request.declaredLength()), false);
+            return;
+        }
+        PinnedTarget p = pinned;
+        if (p != null) {
+            pinnedDeadline = loop.schedule(this::onPinnedDeadline, p.deadline().toNanos(), TimeUnit.NANOSECONDS);
+            attempt(new RouteEntry(p.name(), 0, RouteEntry.NO_FENCE), p.uri());
             return;
         }
         if (request.body() == RequestBody.EMPTY) {
             armHeadDeadline();
         }
-        Resolution cached = forwarder.resolver.peek(request.key());
+        Resolution cached = forwarder.resolver.peek(request.routingKey());
         if (cached != null) {
             attempt(cached.entry());
             return;
         }
         forwarder
                 .resolver
-                .resolve(request.key())
+                .resolve(request.routingKey())
                 .whenComplete((resolution, error) -> onLoop(() -> {
                     if (state.isOver()) {
                         return;
@@ -147,7 +171,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         }
         int n = chunk.readableBytes();
         bodyBytes += n;
-        if (bodyBytes > spec.maxBodyBytes()) {
+        if (bodyBytes > maxBodyBytes) {
             chunk.release();
             metrics.countTooLarge();
             fail(forwarder.problems.tooLarge(bodyBytes), true);
@@ -220,6 +244,10 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             fail(ForwardProblems.unknownOwner(entry.owner(), attempts), false);
             return;
         }
+        attempt(entry, uri);
+    }
+
+    private void attempt(RouteEntry entry, URI uri) {
         attempts++;
         epochsSeen.merge(entry.owner(), entry.epoch(), Math::max);
         connect(entry, uri);
@@ -231,9 +259,16 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             illegal("attempting");
             return;
         }
-        Attempt a = new Attempt(
-                entry, uri, attempts, this, loop, forwarder.transport, forwarder.ticker, spec.ownerTimeout());
+        Attempt a = new Attempt(entry, uri, attempts, this, loop, forwarder.transport, forwarder.ticker, ownerTimeout);
         current = a;
+        PinnedTarget p = pinned;
+        if (p != null) {
+            cancelConnectBound();
+            connectBound = loop.schedule(
+                    () -> onConnectBound(a, p.connectTimeout()),
+                    p.connectTimeout().toNanos(),
+                    TimeUnit.NANOSECONDS);
+        }
         // An upgrade keeps its connection for the life of the new protocol: never a pooled one.
         a.connect(request.upgrade() != null);
     }
@@ -245,6 +280,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
 
     @Override
     public void onConnected(Attempt a) {
+        cancelConnectBound();
         if (body.isStarted() && !replay.isReplayable()) {
             // A retry whose body is no longer whole (see onChunk): send nothing.
             a.decline();
@@ -305,10 +341,12 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         }
         SpectorException error =
                 forwarder.problems.attemptFailed(a.entry().owner(), cause, state.isStreaming(), attempts);
-        if (error.code() == ErrorCode.OWNER_TIMEOUT) {
-            metrics.countOwnerTimeout();
-        } else if (error.code() == ErrorCode.OWNER_UNREACHABLE) {
-            metrics.countOwnerUnreachable();
+        if (pinned == null) { // a pinned upstream is no ring member: the owner counters stay the owners'
+            if (error.code() == ErrorCode.OWNER_TIMEOUT) {
+                metrics.countOwnerTimeout();
+            } else if (error.code() == ErrorCode.OWNER_UNREACHABLE) {
+                metrics.countOwnerUnreachable();
+            }
         }
         fail(error, false);
     }
@@ -324,7 +362,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             } else {
                 onUpgraded(a, response);
             }
-        } else if (code == 421) {
+        } else if (code == 421 && pinned == null) {
             // An owner refuses before reading the body; whatever it does with the rest, this
             // connection's state is not worth trusting for the next exchange: close it. A
             // misdirect is rare, so the reconnect costs little.
@@ -348,7 +386,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         if (owner != null && !hint.member()) {
             log.warn("owner {} named an unknown owner '{}' for {}", a.entry().owner(), owner, request.key());
         } else if (owner != null && hint.reportable()) {
-            var unused = forwarder.resolver.reportMisdirected(request.key(), owner, hint.epoch(), hint.fence());
+            var unused = forwarder.resolver.reportMisdirected(request.routingKey(), owner, hint.epoch(), hint.fence());
             learnedOwner = true;
         }
         RetargetPolicy.Decision decision = RetargetPolicy.decide(
@@ -375,7 +413,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             illegal("headReceived");
             return;
         }
-        a.armIdle(streaming ? spec.streamIdleTimeout() : spec.responseIdleTimeout());
+        a.armIdle(pinned != null ? ownerTimeout : streaming ? spec.streamIdleTimeout() : spec.responseIdleTimeout());
         sink.onHead(new ForwardResponse(
                 response.status(), in, a.entry().owner(), attempts, streaming, streaming ? -1 : length));
     }
@@ -450,7 +488,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     // ---- timers, flow, the end ----
 
     private void armHeadDeadline() {
-        if (headDeadline == null && !state.isStreaming()) {
+        if (headDeadline == null && !state.isStreaming() && pinned == null) {
             headDeadline =
                     loop.schedule(this::onHeadDeadline, spec.headDeadline().toNanos(), TimeUnit.NANOSECONDS);
         }
@@ -463,12 +501,31 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         }
     }
 
+    /** A pinned exchange's deadline passed: whatever it is doing, it ends. */
+    private void onPinnedDeadline() {
+        pinnedDeadline = null;
+        PinnedTarget p = pinned;
+        if (p != null && !state.isOver()) {
+            fail(ForwardProblems.pinnedDeadline(p.name(), p.deadline()), false);
+        }
+    }
+
+    /** A pinned attempt's connection was not made within the target's connect timeout. */
+    private void onConnectBound(Attempt a, Duration timeout) {
+        connectBound = null;
+        if (!state.isOver() && a == current && a.state() == Attempt.State.CONNECTING) {
+            fail(ForwardProblems.notConnected(a.entry().owner(), timeout), false);
+        }
+    }
+
     /** The owner took no body byte for owner-timeout while the client's body waited. */
     private void onStall() {
         if (state.isOver() || state.isStreaming()) {
             return;
         }
-        metrics.countOwnerTimeout();
+        if (pinned == null) {
+            metrics.countOwnerTimeout();
+        }
         fail(forwarder.problems.sendStalled(currentOwner()), true);
     }
 
@@ -513,6 +570,12 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
 
     private void cleanUp(boolean abortCurrent) {
         cancelHeadDeadline();
+        cancelConnectBound();
+        ScheduledFuture<?> d = pinnedDeadline;
+        if (d != null) {
+            d.cancel(false);
+            pinnedDeadline = null;
+        }
         replay.discard();
         Attempt a = current;
         if (a != null && abortCurrent) {
@@ -526,6 +589,14 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         if (t != null) {
             t.cancel(false);
             headDeadline = null;
+        }
+    }
+
+    private void cancelConnectBound() {
+        ScheduledFuture<?> t = connectBound;
+        if (t != null) {
+            t.cancel(false);
+            connectBound = null;
         }
     }
 

@@ -2,7 +2,11 @@ package com.spectrayan.spector.cluster.routing;
 
 import static java.util.Objects.requireNonNull;
 
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
@@ -46,6 +50,16 @@ final class RedisConnectLoop<C extends StatefulConnection<?, ?>> implements Auto
         this.connect = requireNonNull(connect, "connect");
         this.onConnected = requireNonNull(onConnected, "onConnected");
         this.scheduler = requireNonNull(scheduler, "scheduler");
+    }
+
+    /** A loop for a plain UTF-8 command connection of {@code client}, on the client's own scheduler. */
+    static RedisConnectLoop<StatefulRedisConnection<String, String>> commands(
+            String name, RedisClient client, RedisURI uri) {
+        return new RedisConnectLoop<>(
+                name,
+                () -> client.connectAsync(StringCodec.UTF8, uri),
+                c -> {},
+                client.getResources().eventExecutorGroup());
     }
 
     /** Starts the first attempt. */

@@ -9,6 +9,7 @@ import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -22,6 +23,9 @@ import org.jspecify.annotations.Nullable;
  * WaterfallRoutingResolver resolver = WaterfallRoutingResolver.builder(cellId, ring).l2(redis.cache()).build();
  * redis.subscribe(resolver);
  * }</pre>
+ *
+ * <p>The same client serves the cell's {@link UplinkHolders} ({@link #uplinkHolders}), over a
+ * connection of its own.
  *
  * <p>Nothing here waits for Redis: connections are made in the background, and a process whose
  * Redis is down routes from the ring until it is back.
@@ -43,7 +47,9 @@ public final class RedisRouting implements AutoCloseable {
     private final RedisClient client;
     private final RedisURI uri;
     private final RedisRoutingCache cache;
+    private final String cellId;
     private volatile @Nullable RoutingInvalidationSubscriber subscriber;
+    private @Nullable UplinkHolders holders; // guarded by this
 
     private RedisRouting(String uri, String cellId, Duration ttl, Duration commandTimeout) {
         this.uri = RedisURI.create(requireNonNull(uri, "uri"));
@@ -66,6 +72,7 @@ public final class RedisRouting implements AutoCloseable {
                         .build())
                 .build());
         this.cache = RedisRoutingCache.start(client, this.uri, cellId, ttl);
+        this.cellId = cellId;
     }
 
     /**
@@ -92,6 +99,19 @@ public final class RedisRouting implements AutoCloseable {
         subscriber = RoutingInvalidationSubscriber.start(client, uri, resolver);
     }
 
+    /**
+     * Returns the cell's registry of uplink holders, made on the first call (it connects in the
+     * background), reading time from {@code clock}; {@link #close()} closes it.
+     */
+    public synchronized UplinkHolders uplinkHolders(Clock clock) {
+        UplinkHolders h = holders;
+        if (h == null) {
+            h = UplinkHolders.start(client, uri, cellId, clock);
+            holders = h;
+        }
+        return h;
+    }
+
     /** Answers whether L2's connection is up. */
     public boolean isConnected() {
         return cache.isConnected();
@@ -108,6 +128,13 @@ public final class RedisRouting implements AutoCloseable {
         RoutingInvalidationSubscriber s = subscriber;
         if (s != null) {
             s.close();
+        }
+        UplinkHolders h;
+        synchronized (this) {
+            h = holders;
+        }
+        if (h != null) {
+            h.close();
         }
         cache.close();
         client.shutdown(Duration.ZERO, SHUTDOWN_TIMEOUT);

@@ -8,7 +8,6 @@ import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -53,11 +52,7 @@ final class RedisRoutingCache implements RoutingCache, AutoCloseable {
         this.keyPrefix = "spector:" + cellId + ":route:";
         this.channel = channel(cellId);
         this.ttlMillis = ttl.toMillis();
-        this.loop = new RedisConnectLoop<>(
-                "routing-cache",
-                () -> client.connectAsync(StringCodec.UTF8, uri),
-                c -> {},
-                client.getResources().eventExecutorGroup());
+        this.loop = RedisConnectLoop.commands("routing-cache", client, uri);
     }
 
     /** Creates the cache and starts connecting in the background; it fails fast until connected. */

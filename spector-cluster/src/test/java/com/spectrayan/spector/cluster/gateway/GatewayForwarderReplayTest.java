@@ -45,7 +45,6 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
@@ -134,7 +133,7 @@ final class GatewayForwarderReplayTest {
         URI ownerB = uri(reported);
         Channel held = transport.acquire(loop, ownerB).get(5, TimeUnit.SECONDS);
         ScriptedBody body = new ScriptedBody();
-        RecordingSink sink = new RecordingSink();
+        RecordingResponseSink sink = new RecordingResponseSink();
         HttpHeaders headers = new DefaultHttpHeaders();
         if (declaredLength >= 0) {
             headers.set(HttpHeaderNames.CONTENT_LENGTH, declaredLength);
@@ -152,6 +151,7 @@ final class GatewayForwarderReplayTest {
                 false,
                 "http",
                 "gateway",
+                null,
                 null);
 
         loop.submit(() -> forwarder.forward(request, sink, loop)).get(5, TimeUnit.SECONDS);
@@ -274,37 +274,6 @@ final class GatewayForwarderReplayTest {
         @Override
         public void discard() {
             discarded = true;
-        }
-    }
-
-    /** Keeps the first outcome: the response's status, or the error. */
-    private static final class RecordingSink implements ResponseSink {
-        final CompletableFuture<Object> outcome = new CompletableFuture<>();
-
-        @Override
-        public void onHead(ForwardResponse response) {
-            outcome.complete(response.status().code());
-        }
-
-        @Override
-        public void onChunk(ByteBuf chunk) {
-            chunk.release();
-        }
-
-        @Override
-        public void flush() {}
-
-        @Override
-        public void onEnd() {}
-
-        @Override
-        public void onError(SpectorException error, boolean headSent) {
-            outcome.complete(error);
-        }
-
-        @Override
-        public boolean isWritable() {
-            return true;
         }
     }
 }

@@ -10,6 +10,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import java.net.URI;
+import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
@@ -31,7 +32,8 @@ final class OwnerRequestHeadersTest {
                 trusted,
                 "https",
                 "api.example.com",
-                upgrade);
+                upgrade,
+                null);
     }
 
     @Test
@@ -196,5 +198,50 @@ final class OwnerRequestHeadersTest {
                 .forAttempt(URI.create("http://owner-c"), ENTRY, 1);
 
         assertThat(out.get(HttpHeaderNames.HOST)).isEqualTo("owner-c");
+    }
+
+    @Test
+    void forAttempt_pinned_noRoutingNoForwardingFactsOfItsOwn_theTargetsHeadersAfterTheFilter() {
+        HttpHeaders in = new DefaultHttpHeaders()
+                .add("X-Forwarded-For", "198.51.100.9")
+                .add(SpectorHeaders.TENANT, "forged")
+                .add(SpectorHeaders.PEER_MAC, "forged")
+                .add(SpectorHeaders.PEER_TENANT, "forged")
+                .add(HttpHeaderNames.CONTENT_LENGTH, "12")
+                .add("X-End-To-End", "kept");
+        HttpHeaders peer =
+                new DefaultHttpHeaders().set(SpectorHeaders.PEER_MAC, "signed").set(SpectorHeaders.PEER_TENANT, "acme");
+        ForwardRequest pinned = ForwardRequest.pinned(
+                HttpMethod.PUT,
+                "/relay/w/app/x",
+                in,
+                SOME_BODY,
+                12,
+                "192.0.2.1",
+                new PinnedTarget(
+                        "peer",
+                        URI.create("http://10.0.0.8:7090"),
+                        peer,
+                        Duration.ofSeconds(5),
+                        Duration.ofSeconds(1)));
+
+        HttpHeaders out = new OwnerRequestHeaders(pinned).forAttempt(URI.create("http://10.0.0.8:7090"), ENTRY, 1);
+
+        assertThat(out.get(HttpHeaderNames.HOST)).isEqualTo("10.0.0.8:7090");
+        assertThat(out.getAll("X-Forwarded-For"))
+                .as("the client's forwarding facts as they came, none added")
+                .containsExactly("198.51.100.9");
+        assertThat(out.contains("X-Forwarded-Proto")).isFalse();
+        assertThat(out.getAll(SpectorHeaders.PEER_MAC))
+                .as("the client's copy dropped")
+                .containsExactly("signed");
+        assertThat(out.getAll(SpectorHeaders.PEER_TENANT)).containsExactly("acme");
+        for (String routing : new String[] {
+            SpectorHeaders.TENANT, SpectorHeaders.NAMESPACE, SpectorHeaders.EPOCH, SpectorHeaders.ATTEMPT
+        }) {
+            assertThat(out.contains(routing)).as(routing).isFalse();
+        }
+        assertThat(out.get(HttpHeaderNames.CONTENT_LENGTH)).isEqualTo("12");
+        assertThat(out.get("X-End-To-End")).isEqualTo("kept");
     }
 }

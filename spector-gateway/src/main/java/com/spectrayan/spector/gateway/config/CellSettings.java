@@ -26,9 +26,17 @@ import org.jspecify.annotations.Nullable;
  * @param nodeId {@code spector.cell.node-id}, or null when unset
  * @param ringMembers {@code spector.cell.ring-members}: member id to its base URL, in the order given
  * @param ringEpoch {@code spector.cell.ring-epoch}, the epoch of this membership
+ * @param peerSecret {@code spector.cell.peer-secret}, the key of the peer hop's MAC (at least
+ *     {@value PeerSettings#MIN_SECRET_CHARS} chars), or null: the peer hop is off; a secret, never
+ *     log it ({@link #toString()} redacts it)
  */
 public record CellSettings(
-        String id, String role, @Nullable String nodeId, Map<String, URI> ringMembers, long ringEpoch) {
+        String id,
+        String role,
+        @Nullable String nodeId,
+        Map<String, URI> ringMembers,
+        long ringEpoch,
+        @Nullable String peerSecret) {
 
     /** The only role the gateway process starts under ({@code spector.cell.role}). */
     public static final String GATEWAY_ROLE = "gateway";
@@ -61,7 +69,7 @@ public record CellSettings(
         }
         Map<String, URI> members = ringMembers(r);
         long epoch = r.integer(Keys.RING_EPOCH, 0, Long.MAX_VALUE, "an integer >= 0");
-        return new CellSettings(id, role == null ? "" : role, node, members, epoch);
+        return new CellSettings(id, role == null ? "" : role, node, members, epoch, PeerSettings.secret(r));
     }
 
     /** Puts the defaults of the keys that have one. */
@@ -82,6 +90,7 @@ public record CellSettings(
                         .map(e -> e.getKey() + "=" + e.getValue())
                         .collect(Collectors.joining(",")));
         d.put(Keys.RING_EPOCH, String.valueOf(ringEpoch));
+        d.put(Keys.CELL_PEER_SECRET, peerSecret == null ? "" : SettingsReader.REDACTED);
         return d;
     }
 

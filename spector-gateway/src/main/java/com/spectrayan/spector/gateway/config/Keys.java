@@ -16,6 +16,7 @@ final class Keys {
     static final String CELL_NODE_ID = "spector.cell.node-id";
     static final String RING_MEMBERS = "spector.cell.ring-members";
     static final String RING_EPOCH = "spector.cell.ring-epoch";
+    static final String CELL_PEER_SECRET = "spector.cell.peer-secret";
 
     static final String CAFFEINE_TTL = "spector.routing.caffeine.ttl-seconds";
     static final String CAFFEINE_MAX_SIZE = "spector.routing.caffeine.max-size";
@@ -64,6 +65,8 @@ final class Keys {
     static final String TLS_PORT = "spector.server.tls.port";
     static final String TLS_RELOAD_INTERVAL = "spector.server.tls.reload-interval";
     static final String TLS_PROVIDER = "spector.server.tls.provider";
+    static final String SERVER_PEER_PORT = "spector.server.peer-port";
+    static final String SERVER_PEER_ADDRESS = "spector.server.peer-address";
 
     /** Every key, in the documented order; {@link GatewaySettings#describe()} follows it. */
     static final List<String> ALL = List.of(
@@ -72,6 +75,7 @@ final class Keys {
             CELL_NODE_ID,
             RING_MEMBERS,
             RING_EPOCH,
+            CELL_PEER_SECRET,
             CAFFEINE_TTL,
             CAFFEINE_MAX_SIZE,
             REDIS_ENABLED,
@@ -114,7 +118,9 @@ final class Keys {
             TLS_PRIVATE_KEY,
             TLS_PORT,
             TLS_RELOAD_INTERVAL,
-            TLS_PROVIDER);
+            TLS_PROVIDER,
+            SERVER_PEER_PORT,
+            SERVER_PEER_ADDRESS);
 
     /** The defaults, the lowest-precedence source; keys without one are optional or required. */
     static final Map<String, String> DEFAULTS = defaults();

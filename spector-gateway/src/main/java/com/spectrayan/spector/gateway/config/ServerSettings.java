@@ -43,6 +43,8 @@ import org.jspecify.annotations.Nullable;
  * @param trustedProxies {@code spector.server.trusted-proxies}: peers whose {@code X-Forwarded-*}
  *     are believed
  * @param tls {@code spector.server.tls.*}, the TLS listener, or null when no certificate is set
+ * @param peer {@code spector.server.peer-port} and {@code peer-address}: the listener the cell's
+ *     other gateway replicas hand relays to
  */
 public record ServerSettings(
         int port,
@@ -55,7 +57,8 @@ public record ServerSettings(
         int maxConnections,
         Duration drainTimeout,
         List<InetAddress> trustedProxies,
-        @Nullable Tls tls) {
+        @Nullable Tls tls,
+        PeerSettings peer) {
 
     /** The smallest request head cap, {@code spector.server.max-header-size}. */
     static final int MIN_HEADER_SIZE = 1024;
@@ -110,6 +113,7 @@ public record ServerSettings(
         requireNonNull(headerTimeout, "headerTimeout");
         requireNonNull(bodyTimeout, "bodyTimeout");
         requireNonNull(drainTimeout, "drainTimeout");
+        requireNonNull(peer, "peer");
         trustedProxies = List.copyOf(trustedProxies);
     }
 
@@ -184,7 +188,8 @@ public record ServerSettings(
                         "a duration in 0s.." + Durations.format(MAX_DRAIN_TIMEOUT) + ", "
                                 + SettingsReader.DURATION_EXAMPLES),
                 trustedProxies(r),
-                tls(r, port, openSsl));
+                tls(r, port, openSsl),
+                PeerSettings.read(r));
     }
 
     /** Puts the defaults of the keys that have one. */
@@ -201,6 +206,7 @@ public record ServerSettings(
         d.put(Keys.TLS_PORT, String.valueOf(DEFAULT_TLS_PORT));
         d.put(Keys.TLS_RELOAD_INTERVAL, Durations.format(TLS_RELOAD_INTERVAL));
         d.put(Keys.TLS_PROVIDER, "auto");
+        PeerSettings.defaults(d);
     }
 
     /** Returns this section's keys with their effective values, in the documented order. */
@@ -224,6 +230,7 @@ public record ServerSettings(
         d.put(Keys.TLS_PORT, t == null ? "" : String.valueOf(t.port()));
         d.put(Keys.TLS_RELOAD_INTERVAL, t == null ? "" : Durations.format(t.reloadInterval()));
         d.put(Keys.TLS_PROVIDER, t == null ? "" : t.provider().name().toLowerCase(Locale.ROOT));
+        d.putAll(peer.describe());
         return d;
     }
 

@@ -21,6 +21,7 @@ import com.nimbusds.jose.crypto.MACSigner;
 import com.nimbusds.jose.crypto.RSASSASigner;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.testkit.FakeClock;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -30,10 +31,8 @@ import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.interfaces.ECPrivateKey;
 import java.security.spec.ECGenParameterSpec;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.Date;
 import java.util.HashMap;
 import java.util.List;
@@ -216,23 +215,7 @@ final class JwtAuthenticatorTest {
 
     @Test
     void authenticate_rememberedToken_isRefusedOnceItExpires() throws JOSEException {
-        Instant[] now = {NOW};
-        Clock moving = new Clock() {
-            @Override
-            public ZoneOffset getZone() {
-                return ZoneOffset.UTC;
-            }
-
-            @Override
-            public Clock withZone(java.time.ZoneId zone) {
-                return this;
-            }
-
-            @Override
-            public Instant instant() {
-                return now[0];
-            }
-        };
+        FakeClock moving = FakeClock.at(NOW);
         JwtAuthenticator auth =
                 JwtAuthenticator.create(jwt(Map.of("spector.security.jwt.hmac-secret", SECRET)), moving);
         String token = hs256(
@@ -242,7 +225,7 @@ final class JwtAuthenticatorTest {
         assertThat(auth.authenticate("Bearer " + token).subject())
                 .as("answered from the cache")
                 .isEqualTo("alice");
-        now[0] = NOW.plusSeconds(60).plus(JwtAuthenticator.CLOCK_SKEW).plusSeconds(1);
+        moving.set(NOW.plusSeconds(60).plus(JwtAuthenticator.CLOCK_SKEW).plusSeconds(1));
 
         assertThat(reasonOf(auth, "Bearer " + token))
                 .as("a remembered token one second past exp + skew")

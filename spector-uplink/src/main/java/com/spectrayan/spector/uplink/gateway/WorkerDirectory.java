@@ -4,8 +4,10 @@ import com.spectrayan.spector.contract.ErrorCode;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
@@ -25,10 +27,12 @@ import org.jspecify.annotations.Nullable;
  *       ties taken in turn: so the links are capacity, not only redundancy. The relays a worker
  *       may run at once are counted across its links ({@link GatewayRelay}).
  *   <li>A link leaves when it closes; only its own relays fail, the worker's other links carry on.
+ *   <li>{@link Listener}s hear of every change to a worker's links (a link joined, replaced one,
+ *       or left), after it, outside the swap: the gateway's registry of uplink holders follows it.
  * </ul>
  *
  * <p>Thread-safety: each worker's links are an immutable list, swapped under {@link
- * ConcurrentHashMap#compute}; links are closed outside it.
+ * ConcurrentHashMap#compute}; links are closed, and listeners told, outside it.
  */
 public final class WorkerDirectory {
     /** Links one worker may hold at once, by default ({@code spector.uplink.max-links-per-worker}). */
@@ -40,6 +44,18 @@ public final class WorkerDirectory {
     private final int maxLinks;
     private final ConcurrentHashMap<String, List<WorkerLink>> links = new ConcurrentHashMap<>();
     private final AtomicInteger turn = new AtomicInteger();
+    private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+
+    /** Hears that a worker's links changed. */
+    @FunctionalInterface
+    public interface Listener {
+        /**
+         * The links of {@code workerId} changed; {@link #links} says what it holds now. Called on
+         * the thread that registered or closed the link, after the change: it must not block,
+         * and should not throw (a throw is not caught for it: it reaches that thread's caller).
+         */
+        void linksChanged(String workerId);
+    }
 
     /** A directory allowing {@link #DEFAULT_MAX_LINKS_PER_WORKER} links per worker. */
     public WorkerDirectory() {
@@ -57,6 +73,17 @@ public final class WorkerDirectory {
                     "maxLinksPerWorker " + maxLinksPerWorker + " is outside 1.." + MAX_LINKS_PER_WORKER);
         }
         this.maxLinks = maxLinksPerWorker;
+    }
+
+    /** Adds a listener that hears of every later change to any worker's links. */
+    public void addListener(Listener listener) {
+        listeners.add(Objects.requireNonNull(listener, "listener"));
+    }
+
+    private void changed(String workerId) {
+        for (Listener l : listeners) {
+            l.linksChanged(workerId);
+        }
     }
 
     /** Returns the links one worker may hold at once. */
@@ -108,6 +135,7 @@ public final class WorkerDirectory {
         if (previous != null && previous != link) {
             previous.close("replaced by a newer uplink in slot " + link.slot() + " of worker " + id);
         }
+        changed(id);
         return true;
     }
 
@@ -125,10 +153,15 @@ public final class WorkerDirectory {
     }
 
     private void remove(WorkerLink link) {
+        boolean[] removed = {false};
         links.computeIfPresent(link.workerId(), (k, held) -> {
             List<WorkerLink> next = held.stream().filter(l -> l != link).toList();
+            removed[0] = next.size() < held.size();
             return next.isEmpty() ? null : next;
         });
+        if (removed[0]) {
+            changed(link.workerId());
+        }
     }
 
     /**

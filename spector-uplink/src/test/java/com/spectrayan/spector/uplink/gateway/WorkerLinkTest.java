@@ -125,6 +125,26 @@ final class WorkerLinkTest {
     }
 
     @Test
+    void directory_listener_hearsEachJoinReplaceAndLeave_withTheLinksAlreadyChanged() {
+        WorkerDirectory d = new WorkerDirectory();
+        List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        d.addListener(id -> heard.add(id + "=" + d.links(id).size()));
+
+        RelayFixture a = new RelayFixture(d, 0);
+        RelayFixture b = new RelayFixture(d, 1);
+        RelayFixture again = new RelayFixture(d, 1); // re-dial of slot 1: replaces b
+        Waits.until("the replaced link closes", () -> !b.link.isOpen());
+        a.close();
+        Waits.until("link 0 leaves", () -> heard.size() == 4);
+        again.close();
+        Waits.until("the last link leaves", () -> heard.size() == 5);
+
+        assertThat(heard)
+                .as("one change each, the replaced link's own close not counted twice")
+                .containsExactly("w1=1", "w1=2", "w1=2", "w1=1", "w1=0");
+    }
+
+    @Test
     void directory_limitOutOfBounds_isRefused() {
         assertThatThrownBy(() -> new WorkerDirectory(0)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new WorkerDirectory(WorkerDirectory.MAX_LINKS_PER_WORKER + 1))

@@ -1,0 +1,316 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.spectrayan.spector.cluster.routing.KetamaRing;
+import com.spectrayan.spector.cluster.routing.OwnershipResolver;
+import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.contract.SpectorHeaders;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A pinned exchange ({@link PinnedTarget}) over the real transport to a scripted upstream on
+ * loopback: no resolver, a 421 is an answer, the forwarder's body cap is not applied, the one
+ * deadline ends it before and after the head, and a connection not made within the connect bound
+ * fails it long before the transport's own connect timeout.
+ */
+final class PinnedExchangeTest {
+    /** The forwarder's body cap in this test: a pinned exchange must not apply it. */
+    private static final long BODY_CAP = 1024;
+
+    /** The transport's own connect timeout: the pinned bound must end a hanging connect well before it. */
+    private static final Duration TRANSPORT_CONNECT_TIMEOUT =
+            TransportSpec.defaults().connectTimeout();
+
+    private static final Duration DEADLINE = Duration.ofMillis(400);
+    private static final Duration CONNECT_BOUND = Duration.ofMillis(300);
+
+    private final EventLoopGroup gatewayLoops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final EventLoopGroup upstreamLoops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final EventLoop loop = gatewayLoops.next();
+    private final BlockingQueue<Received> received = new LinkedBlockingQueue<>();
+    private final ForwarderMetrics metrics = new ForwarderMetrics();
+    private final List<Channel> servers = new ArrayList<>();
+    private UpstreamHttpTransport transport;
+    private GatewayForwarder forwarder;
+
+    @BeforeEach
+    void start() {
+        transport =
+                new UpstreamHttpTransport(TransportSpec.defaults(), NioSocketChannel.class, NioDatagramChannel.class);
+        forwarder = new GatewayForwarder(
+                WaterfallRoutingResolver.builder("cell", new OwnershipResolver(KetamaRing.of(1, List.of("owner-a"))))
+                        .build(),
+                Map.of(), // no ring member can be dialled: a pinned request never asks the ring
+                transport,
+                new ForwarderSpec(
+                        2,
+                        BODY_CAP,
+                        BODY_CAP,
+                        64L * 1024 * 1024,
+                        Duration.ofMillis(100), // owner timeout: far below the pinned deadline, never used
+                        Duration.ofMillis(100),
+                        Duration.ofMillis(100),
+                        Duration.ofMillis(100)),
+                metrics);
+    }
+
+    @AfterEach
+    void stop() {
+        transport.close();
+        for (Channel s : servers) {
+            s.close().syncUninterruptibly();
+        }
+        gatewayLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        upstreamLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    @Test
+    void pinned_upstreamSays421_isPassedOnAsTheAnswer() throws Exception {
+        URI upstream = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.MISDIRECTED_REQUEST, "no")));
+
+        RecordingResponseSink sink =
+                forward(HttpMethod.GET, "/relay/w/app/x?y=1", new DefaultHttpHeaders(), null, upstream);
+
+        assertThat(sink.outcome.get(5, TimeUnit.SECONDS)).isEqualTo(421);
+        sink.ended.get(5, TimeUnit.SECONDS);
+        assertThat(sink.body()).isEqualTo("no");
+        assertThat(metrics.retargetMisdirected()).as("no retarget").isZero();
+        Received got = take();
+        assertThat(got.uri()).isEqualTo("/relay/w/app/x?y=1");
+        assertThat(got.headers().get("X-Peer")).as("the target's header").isEqualTo("one");
+        assertThat(got.headers().contains(SpectorHeaders.ATTEMPT)).isFalse();
+        assertThat(got.headers().contains(SpectorHeaders.EPOCH)).isFalse();
+        assertThat(got.headers().contains("X-Forwarded-For")).isFalse();
+    }
+
+    @Test
+    void pinned_bodyPastTheForwardersCap_isStreamedWhole() throws Exception {
+        URI upstream = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.OK, "took")));
+        int size = (int) BODY_CAP + 1;
+        HttpHeaders headers = new DefaultHttpHeaders().set(HttpHeaderNames.CONTENT_LENGTH, size);
+
+        RecordingResponseSink sink = forward(HttpMethod.POST, "/relay/w/app/up", headers, new byte[size], upstream);
+
+        assertThat(sink.outcome.get(5, TimeUnit.SECONDS)).isEqualTo(200);
+        Received got = take();
+        assertThat(got.bodyBytes()).isEqualTo(size);
+        assertThat(got.headers().getInt(HttpHeaderNames.CONTENT_LENGTH)).isEqualTo(size);
+    }
+
+    @Test
+    void pinned_upstreamNeverAnswers_failsAtTheDeadline() throws Exception {
+        URI upstream = serve((ctx, req) -> {}); // takes the request, says nothing
+        long started = System.nanoTime();
+
+        RecordingResponseSink sink =
+                forward(HttpMethod.GET, "/relay/w/app/slow", new DefaultHttpHeaders(), null, upstream);
+
+        SpectorException e = failure(sink, ErrorCode.OWNER_TIMEOUT);
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+        assertThat(e.getMessage()).contains("peer one did not finish the exchange within 400 ms");
+        assertThat(tookMs)
+                .as("the deadline, not the owner timeout (100 ms)")
+                .isGreaterThanOrEqualTo(DEADLINE.toMillis());
+        assertThat(sink.errorAfterHead()).isFalse();
+        assertThat(metrics.ownerTimeouts()).as("not an owner's timeout").isZero();
+    }
+
+    @Test
+    void pinned_upstreamStallsAfterTheHead_isCutAtTheDeadline() throws Exception {
+        URI upstream = serve((ctx, req) -> {
+            DefaultHttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+            head.headers().set(HttpHeaderNames.TRANSFER_ENCODING, "chunked");
+            ctx.writeAndFlush(head); // and no body: quiet past the response idle timeout (100 ms)
+        });
+
+        RecordingResponseSink sink =
+                forward(HttpMethod.GET, "/relay/w/app/stall", new DefaultHttpHeaders(), null, upstream);
+
+        assertThat(sink.outcome.get(5, TimeUnit.SECONDS)).isEqualTo(200);
+        SpectorException e = sink.error.get(5, TimeUnit.SECONDS);
+        assertThat(e.code()).isEqualTo(ErrorCode.OWNER_TIMEOUT);
+        assertThat(e.getMessage()).contains("within 400 ms");
+        assertThat(sink.errorAfterHead())
+                .as("after the head: the client connection is reset")
+                .isTrue();
+    }
+
+    @Test
+    void pinned_connectionNotMadeWithinItsBound_failsUnreachable() throws Exception {
+        try (FullBacklog hanging = FullBacklog.open()) {
+            long started = System.nanoTime();
+
+            RecordingResponseSink sink =
+                    forward(HttpMethod.GET, "/relay/w/app/x", new DefaultHttpHeaders(), null, hanging.uri());
+
+            SpectorException e = failure(sink, ErrorCode.OWNER_UNREACHABLE);
+            long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+            assertThat(e.getMessage()).contains("no connection within 300 ms");
+            assertThat(tookMs)
+                    .as("the connect bound, not the transport's connect timeout")
+                    .isBetween(CONNECT_BOUND.toMillis(), TRANSPORT_CONNECT_TIMEOUT.toMillis() / 2);
+            assertThat(metrics.ownerUnreachable()).as("not an owner").isZero();
+        }
+    }
+
+    private RecordingResponseSink forward(
+            HttpMethod method, String uri, HttpHeaders headers, byte @Nullable [] body, URI to) throws Exception {
+        RecordingResponseSink sink = new RecordingResponseSink();
+        HttpHeaders target = new DefaultHttpHeaders().set("X-Peer", "one");
+        RequestBody requestBody = body == null ? RequestBody.EMPTY : RecordingRequestBody.delivering(body);
+        ForwardRequest request = ForwardRequest.pinned(
+                method,
+                uri,
+                headers,
+                requestBody,
+                body == null ? -1 : body.length,
+                "127.0.0.1",
+                new PinnedTarget("peer one", to, target, DEADLINE, CONNECT_BOUND));
+        loop.submit(() -> forwarder.forward(request, sink, loop)).get(5, TimeUnit.SECONDS);
+        return sink;
+    }
+
+    /** What the upstream received: the request line's target, the headers, the body's size. */
+    private record Received(String uri, HttpHeaders headers, int bodyBytes) {}
+
+    /** Returns the exchange's first outcome, which must be an error with {@code code}. */
+    private static SpectorException failure(RecordingResponseSink sink, ErrorCode code) throws Exception {
+        Object outcome = sink.outcome.get(5, TimeUnit.SECONDS);
+        assertThat(outcome).isInstanceOf(SpectorException.class);
+        SpectorException e = (SpectorException) outcome;
+        assertThat(e.code()).isEqualTo(code);
+        return e;
+    }
+
+    private Received take() throws InterruptedException {
+        Received r = received.poll(5, TimeUnit.SECONDS);
+        assertThat(r).as("the upstream received the request").isNotNull();
+        return r;
+    }
+
+    private URI serve(BiConsumer<ChannelHandlerContext, FullHttpRequest> answer) throws InterruptedException {
+        Channel server = new ServerBootstrap()
+                .group(upstreamLoops)
+                .channel(NioServerSocketChannel.class)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline()
+                                .addLast(new HttpServerCodec())
+                                .addLast(new HttpObjectAggregator(1024 * 1024))
+                                .addLast(new ChannelInboundHandlerAdapter() {
+                                    @Override
+                                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                        if (msg instanceof FullHttpRequest r) {
+                                            received.add(new Received(
+                                                    r.uri(),
+                                                    r.headers().copy(),
+                                                    r.content().readableBytes()));
+                                            answer.accept(ctx, r);
+                                        }
+                                        ReferenceCountUtil.release(msg);
+                                    }
+                                });
+                    }
+                })
+                .bind("127.0.0.1", 0)
+                .sync()
+                .channel();
+        servers.add(server);
+        return URI.create("http://127.0.0.1:" + ((InetSocketAddress) server.localAddress()).getPort());
+    }
+
+    private static FullHttpResponse full(HttpResponseStatus status, String body) {
+        FullHttpResponse r = new DefaultFullHttpResponse(
+                HttpVersion.HTTP_1_1, status, Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+        r.headers().set(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
+        return r;
+    }
+
+    /**
+     * A listening socket that never accepts, its accept queue filled first: the kernel then drops
+     * further SYNs, so a connect to it hangs (Linux, {@code tcp_abort_on_overflow} 0).
+     */
+    private static final class FullBacklog implements AutoCloseable {
+        private final ServerSocket server;
+        private final List<Socket> fillers = new ArrayList<>();
+
+        private FullBacklog(ServerSocket server) {
+            this.server = server;
+        }
+
+        static FullBacklog open() throws IOException {
+            FullBacklog b = new FullBacklog(new ServerSocket(0, 1, InetAddress.getLoopbackAddress()));
+            for (int i = 0; i < 4; i++) {
+                Socket s = new Socket();
+                b.fillers.add(s);
+                try {
+                    s.connect(b.server.getLocalSocketAddress(), 200);
+                } catch (IOException e) {
+                    break; // the queue is full: connects hang from here on
+                }
+            }
+            return b;
+        }
+
+        URI uri() {
+            return URI.create("http://127.0.0.1:" + server.getLocalPort());
+        }
+
+        @Override
+        public void close() throws IOException {
+            for (Socket s : fillers) {
+                s.close();
+            }
+            server.close();
+        }
+    }
+}

@@ -1,0 +1,303 @@
+package com.spectrayan.spector.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.cluster.gateway.ForwardRequest;
+import com.spectrayan.spector.cluster.gateway.ForwardResponse;
+import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
+import com.spectrayan.spector.cluster.gateway.PinnedTarget;
+import com.spectrayan.spector.cluster.gateway.RequestBody;
+import com.spectrayan.spector.cluster.gateway.ResponseSink;
+import com.spectrayan.spector.cluster.routing.UplinkHolders;
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.HeaderPolicy;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpUtil;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The client-port half of the peer hop: a relay for a worker this replica holds no link to goes to
+ * a replica that does, found in the cell's {@link UplinkHolders}, as a pinned exchange on the
+ * forwarder's engine ({@link PinnedTarget}: the same pool, backpressure both ways, one deadline,
+ * cancel when the client goes), signed with {@link PeerMac}. The answer, problems included, comes
+ * back as the holder wrote it.
+ *
+ * <pre>
+ *   relay for w, no local link ─> holders(w) within LOOKUP_TIMEOUT
+ *        registry down / slow ─> 503 WORKER_UNREACHABLE   (hops{outcome=registry-unavailable})
+ *        no holder but this   ─> 503 WORKER_UNREACHABLE   (hops{outcome=no-holder})
+ *        holders              ─> the one with the most links (ties at random)
+ *                                ─> pinned exchange to http://holder/relay/w/... (hops{outcome=forwarded})
+ *                                     no connection in CONNECT_TIMEOUT, refused, closed before the
+ *                                     head, the deadline ─> 503 WORKER_UNREACHABLE (hops{outcome=holder-unreachable})
+ * </pre>
+ *
+ * <p>What crosses: the request as the local relay would take it, minus the credentials ({@code
+ * Authorization}, {@code X-Agent-Device-Token}), the gateway's token cookie and any client copy of
+ * a peer header; the tenant and lease this replica derived go in the signed peer headers. A peer
+ * never forwards again (its listener relays to its own links only), so a relay crosses at most one
+ * hop. Both timeouts are short and named so that a relay with no link anywhere, or whose holder is
+ * gone, answers within {@link #UNREACHABLE_WITHIN}, never at the relay deadline.
+ *
+ * <p>Threading: {@link #forward} runs on the client connection's event loop; the lookup completes
+ * on Lettuce's thread and hops back.
+ */
+final class PeerHop {
+    private static final Logger log = LoggerFactory.getLogger(PeerHop.class);
+
+    /** The longest wait for the registry's answer; past it the relay is 503 and the miss counted. */
+    static final Duration LOOKUP_TIMEOUT = Duration.ofMillis(500);
+
+    /** The longest wait for a connection to the holding replica's peer listener. */
+    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
+
+    /** What the two bounds above promise: a relay nobody can carry is answered within this. */
+    static final Duration UNREACHABLE_WITHIN = Duration.ofSeconds(2);
+
+    /** The meter of every hop decision, by outcome. */
+    static final String HOPS = "spector.relay.peer.hops";
+
+    /** A hop that is off: every relay goes to this replica's own links. */
+    static final PeerHop OFF = new PeerHop();
+
+    private final @Nullable UplinkHolders holders;
+    private final @Nullable PeerMac mac;
+    private final @Nullable WorkerDirectory directory;
+    private final @Nullable GatewayForwarder forwarder;
+    private final Duration deadline;
+    private final Map<String, Counter> outcomes;
+    private volatile @Nullable String self;
+
+    private PeerHop() {
+        this.holders = null;
+        this.mac = null;
+        this.directory = null;
+        this.forwarder = null;
+        this.deadline = Duration.ofSeconds(1);
+        this.outcomes = Map.of();
+    }
+
+    PeerHop(
+            UplinkHolders holders,
+            PeerMac mac,
+            WorkerDirectory directory,
+            GatewayForwarder forwarder,
+            Duration relayDeadline,
+            MeterRegistry registry) {
+        this.holders = requireNonNull(holders, "holders");
+        this.mac = requireNonNull(mac, "mac");
+        this.directory = requireNonNull(directory, "directory");
+        this.forwarder = requireNonNull(forwarder, "forwarder");
+        this.deadline = requireNonNull(relayDeadline, "relayDeadline");
+        this.outcomes = Map.of(
+                "forwarded", counter(registry, "forwarded"),
+                "no-holder", counter(registry, "no-holder"),
+                "registry-unavailable", counter(registry, "registry-unavailable"),
+                "holder-unreachable", counter(registry, "holder-unreachable"));
+    }
+
+    private static Counter counter(MeterRegistry registry, String outcome) {
+        return Counter.builder(HOPS)
+                .description("Relays for a worker with no link here, by what the peer hop did")
+                .tag("outcome", outcome)
+                .register(registry);
+    }
+
+    /** Sets this replica's own peer address, which is never a holder to forward to. */
+    void self(String address) {
+        this.self = requireNonNull(address, "address");
+    }
+
+    /** Answers whether a relay for {@code workerId} goes over the hop: it is on, and no link is here. */
+    boolean forwards(String workerId) {
+        WorkerDirectory d = directory;
+        return d != null && d.live(workerId) == null;
+    }
+
+    /**
+     * Hands the current request of {@code c} to a replica holding {@code workerId}'s links, or
+     * answers 503. {@code path} is normalized, {@code query} as it travels on (no {@code
+     * access_token}), or null; {@code tenant} and {@code lease} as the local relay would use them.
+     */
+    void forward(
+            ChannelHandlerContext ctx,
+            ClientConnection c,
+            HttpRequest request,
+            String path,
+            @Nullable String query,
+            String workerId,
+            String tenant,
+            @Nullable String lease,
+            GatewayContext context) {
+        UplinkHolders h = requireNonNull(holders, "the hop is off");
+        ForwardedExchange exchange =
+                new ForwardedExchange(c, path, HttpUtil.is100ContinueExpected(request), context.streamIdleTimeout());
+        c.start(exchange);
+        String pathAndQuery = query == null ? path : path + "?" + query;
+        HttpHeaders headers = request.headers();
+        for (String name : HeaderPolicy.CREDENTIALS) {
+            headers.remove(name);
+        }
+        context.tokens().removeTokenCookie(headers);
+        h.holders(workerId)
+                .toCompletableFuture()
+                .orTimeout(LOOKUP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((found, error) -> ctx.executor().execute(() -> {
+                    if (exchange.isOver()) {
+                        return; // the client went, or its body failed: answered already
+                    }
+                    if (error != null) {
+                        count("registry-unavailable");
+                        log.debug("uplink registry unavailable for worker {}: {}", workerId, error.toString());
+                        exchange.onError(
+                                unreachable(workerId, "no link here, and the cell's uplink registry did not answer"),
+                                false);
+                        return;
+                    }
+                    String holder = pick(found);
+                    if (holder == null) {
+                        count("no-holder");
+                        exchange.onError(unreachable(workerId, "no live uplink on any gateway of the cell"), false);
+                        return;
+                    }
+                    count("forwarded");
+                    ForwardRequest pinned = ForwardRequest.pinned(
+                            request.method(),
+                            pathAndQuery,
+                            headers,
+                            c.bodyPending() ? exchange : RequestBody.EMPTY,
+                            HttpUtil.getContentLength(request, -1L),
+                            String.valueOf(ctx.channel().remoteAddress()),
+                            new PinnedTarget(
+                                    "gateway replica " + holder,
+                                    URI.create("http://" + holder),
+                                    requireNonNull(mac).sign(request.method().name(), pathAndQuery, tenant, lease),
+                                    deadline,
+                                    CONNECT_TIMEOUT));
+                    try {
+                        exchange.attach(requireNonNull(forwarder)
+                                .forward(
+                                        pinned,
+                                        new HolderSink(exchange, workerId, holder),
+                                        ctx.channel().eventLoop()));
+                    } catch (SpectorException e) {
+                        exchange.onError(e, false);
+                    }
+                }));
+    }
+
+    /** Returns the live holder with the most links other than this replica, ties at random; null when none. */
+    @Nullable
+    String pick(List<UplinkHolders.Holder> found) {
+        String me = self;
+        String best = null;
+        int bestLinks = 0;
+        int ties = 0;
+        for (UplinkHolders.Holder h : found) {
+            if (h.address().equals(me)) {
+                continue; // this replica holds no live link, whatever its last write said
+            }
+            if (h.links() > bestLinks) {
+                best = h.address();
+                bestLinks = h.links();
+                ties = 1;
+            } else if (h.links() == bestLinks && ThreadLocalRandom.current().nextInt(++ties) == 0) {
+                best = h.address(); // reservoir: each of the tied holders with equal chance
+            }
+        }
+        return best;
+    }
+
+    private void count(String outcome) {
+        Counter c = outcomes.get(outcome);
+        if (c != null) {
+            c.increment();
+        }
+    }
+
+    private static SpectorException unreachable(String workerId, String why) {
+        return SpectorException.of(
+                ErrorCode.WORKER_UNREACHABLE, "worker " + workerId + ": " + why, Map.of("workerId", workerId));
+    }
+
+    /**
+     * The client side of a pinned exchange: what the holder answered passes as it is; the hop's own
+     * failures before the head (no connection, closed, the deadline) become the relay's 503.
+     */
+    private final class HolderSink implements ResponseSink {
+        private final ForwardedExchange exchange;
+        private final String workerId;
+        private final String holder;
+
+        HolderSink(ForwardedExchange exchange, String workerId, String holder) {
+            this.exchange = exchange;
+            this.workerId = workerId;
+            this.holder = holder;
+        }
+
+        @Override
+        public void onHead(ForwardResponse response) {
+            exchange.onHead(response);
+        }
+
+        @Override
+        public void onChunk(ByteBuf chunk) {
+            exchange.onChunk(chunk);
+        }
+
+        @Override
+        public void flush() {
+            exchange.flush();
+        }
+
+        @Override
+        public void onEnd() {
+            exchange.onEnd();
+        }
+
+        @Override
+        public void onError(SpectorException error, boolean headSent) {
+            ErrorCode code = error.code();
+            if (!headSent
+                    && (code == ErrorCode.OWNER_UNREACHABLE
+                            || code == ErrorCode.OWNER_TIMEOUT
+                            || code == ErrorCode.GATEWAY_ROUTING_FAILURE)) {
+                count("holder-unreachable");
+                log.info(
+                        "worker {}: gateway replica {} did not carry the relay: {}",
+                        workerId,
+                        holder,
+                        error.getMessage());
+                exchange.onError(
+                        unreachable(
+                                workerId,
+                                code == ErrorCode.OWNER_TIMEOUT
+                                        ? "the relayed request did not finish within " + deadline.toMillis() + " ms"
+                                        : "the gateway replica holding its uplink (" + holder + ") is unreachable"),
+                        false);
+                return;
+            }
+            exchange.onError(error, headSent);
+        }
+
+        @Override
+        public boolean isWritable() {
+            return exchange.isWritable();
+        }
+    }
+}

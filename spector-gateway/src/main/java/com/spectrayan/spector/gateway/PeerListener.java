@@ -1,0 +1,163 @@
+package com.spectrayan.spector.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.gateway.config.PeerSettings;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.flow.FlowControlHandler;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The peer listener ({@code spector.server.peer-port}): the cell's other gateway replicas hand
+ * relays to this one here. The pipeline is the client port's (the same decoder bounds, head and
+ * body timers, one client side per connection), with a {@link GatewayHandler} in peer mode
+ * ({@link PeerRelay}), so a peer exchange is framed, paced and drained exactly as a client's.
+ *
+ * <p>{@link #address()} is what the other replicas dial: {@code spector.server.peer-address}, its
+ * port defaulting to the bound one, or the first non-loopback address of this host (IPv4 first)
+ * and the bound port.
+ *
+ * <p>Thread-safety: {@link #close()} may run on any thread, once.
+ */
+final class PeerListener implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PeerListener.class);
+
+    /** The name of the peer pipeline's codec, as {@link ClientConnection} finds it. */
+    private static final String CODEC = ClientConnection.CLIENT_CODEC;
+
+    private final Channel server;
+    private final ChannelGroup connections;
+    private final String address;
+
+    private PeerListener(Channel server, ChannelGroup connections, String address) {
+        this.server = server;
+        this.connections = connections;
+        this.address = address;
+    }
+
+    /**
+     * Binds the peer port on {@code host}.
+     *
+     * @param idleTimeout an idle peer connection is closed after it ({@code spector.server.idle-timeout})
+     */
+    static PeerListener bind(
+            PeerSettings peer,
+            String host,
+            Duration idleTimeout,
+            GatewayContext context,
+            PeerRelay relay,
+            EventLoopGroup boss,
+            EventLoopGroup workers,
+            Class<? extends ServerChannel> serverClass,
+            HttpDecoderConfig decoder) {
+        requireNonNull(relay, "relay");
+        long idleNanos = idleTimeout.toNanos();
+        ChannelGroup open = new DefaultChannelGroup("peers", GlobalEventExecutor.INSTANCE);
+        Channel server = new ServerBootstrap()
+                .group(boss, workers)
+                .channel(serverClass)
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, GatewayServer.CLIENT_WATER_MARK)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        open.add(ch);
+                        GatewayHandler gateway = new GatewayHandler(context, false, relay);
+                        ch.pipeline()
+                                .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
+                                .addLast(CODEC, new HttpServerCodec(decoder))
+                                .addLast("flow", new FlowControlHandler())
+                                .addLast("idle", new IdleStateHandler(0, 0, idleNanos, TimeUnit.NANOSECONDS))
+                                .addLast("gateway", gateway);
+                    }
+                })
+                .bind(new InetSocketAddress(host, peer.port()))
+                .syncUninterruptibly()
+                .channel();
+        int bound = ((InetSocketAddress) server.localAddress()).getPort();
+        return new PeerListener(server, open, advertised(peer.address(), bound));
+    }
+
+    /** Returns the bound port. */
+    int port() {
+        return ((InetSocketAddress) server.localAddress()).getPort();
+    }
+
+    /** Returns the address the other replicas dial, {@code host:port}. */
+    String address() {
+        return address;
+    }
+
+    /** Returns the advertised address: the configured one (with the bound port when it has none), or this host's. */
+    static String advertised(@Nullable String configured, int boundPort) {
+        if (configured != null) {
+            boolean hasPort = configured.startsWith("[") ? configured.indexOf("]:") > 0 : configured.indexOf(':') > 0;
+            return hasPort ? configured : configured + ":" + boundPort;
+        }
+        InetAddress a = firstNonLoopback();
+        if (a == null) {
+            log.warn("no non-loopback address found for spector.server.peer-address: advertising loopback,"
+                    + " which only replicas on this host can reach");
+            a = InetAddress.getLoopbackAddress();
+        }
+        String host = a.getHostAddress();
+        return (a instanceof Inet4Address ? host : "[" + host + "]") + ":" + boundPort;
+    }
+
+    /** The first address of an interface that is up and not loopback: IPv4 before IPv6, never link-local. */
+    private static @Nullable InetAddress firstNonLoopback() {
+        List<InetAddress> v6 = new ArrayList<>();
+        try {
+            for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+                if (!nic.isUp() || nic.isLoopback()) {
+                    continue;
+                }
+                for (InetAddress a : Collections.list(nic.getInetAddresses())) {
+                    if (a.isLoopbackAddress() || a.isLinkLocalAddress()) {
+                        continue;
+                    }
+                    if (a instanceof Inet4Address) {
+                        return a;
+                    }
+                    v6.add(a);
+                }
+            }
+        } catch (SocketException e) {
+            log.warn("could not list the network interfaces: {}", e.toString());
+        }
+        return v6.isEmpty() ? null : v6.get(0);
+    }
+
+    /** Stops accepting and closes the peer connections (the drain has let their exchanges end). */
+    @Override
+    public void close() {
+        server.close().syncUninterruptibly();
+        connections.close().awaitUninterruptibly(GatewayServer.SHUTDOWN_TIMEOUT.toMillis());
+    }
+}

@@ -1,0 +1,101 @@
+package com.spectrayan.spector.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.contract.SpectorHeaders;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpUtil;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The peer-port half of the peer hop: what a {@link GatewayHandler} on the peer listener does with
+ * each request instead of the client routes. Only {@code ANY /relay/{workerId}/{target}/...} with a
+ * valid {@link PeerMac} is served, relayed to this replica's own links under the tenant and lease
+ * the signing replica carried (never forwarded again: a relay crosses at most one hop); anything
+ * else is 404, a bad or missing MAC 401 {@code UNAUTHENTICATED} with {@code details.reason}. No
+ * token, cookie or client header is an authentication here, and the client ports never read the
+ * peer headers.
+ *
+ * <p>Threading: confined to the connection's event loop; the counters are thread-safe.
+ */
+final class PeerRelay {
+    private static final Logger log = LoggerFactory.getLogger(PeerRelay.class);
+
+    /** The meter of every refused peer request, by reason. */
+    static final String REFUSED = "spector.relay.peer.refused";
+
+    private final PeerMac mac;
+    private final MeterRegistry registry;
+    private final Map<String, Counter> refusals = new ConcurrentHashMap<>();
+
+    PeerRelay(PeerMac mac, MeterRegistry registry) {
+        this.mac = requireNonNull(mac, "mac");
+        this.registry = requireNonNull(registry, "registry");
+    }
+
+    /** Serves the current request of {@code c}, whose target and Host were checked. */
+    void serve(
+            ChannelHandlerContext ctx,
+            ClientConnection c,
+            HttpRequest request,
+            RequestTarget target,
+            GatewayContext context) {
+        String path = target.path();
+        c.route("peer-relay");
+        if (!path.startsWith(RelayRoute.PREFIX)) {
+            c.answer(Responses.problem(
+                    SpectorException.of(ErrorCode.NOT_FOUND, "the peer port serves /relay/ only", Map.of("path", path)),
+                    path));
+            return;
+        }
+        String refusal = mac.refusal(request.method().name(), request.uri(), request.headers());
+        if (refusal != null) {
+            refusals.computeIfAbsent(
+                            refusal,
+                            r -> Counter.builder(REFUSED)
+                                    .description("Peer requests refused, by reason")
+                                    .tag("reason", r)
+                                    .register(registry))
+                    .increment();
+            // debug only: whoever reaches the port could fill the log; the meter is the signal
+            log.debug("peer request from {} refused: {}", ctx.channel().remoteAddress(), refusal);
+            c.answer(Responses.problem(
+                    SpectorException.of(
+                            ErrorCode.UNAUTHENTICATED, "peer request refused: " + refusal, Map.of("reason", refusal)),
+                    path));
+            return;
+        }
+        if (Upgrades.isUpgrade(request)) {
+            c.answer(Responses.problem(Upgrades.relayRefusal(), path));
+            return;
+        }
+        RelayedExchange relayed = new RelayedExchange(
+                c, ctx.executor(), path, HttpUtil.is100ContinueExpected(request), context.metrics());
+        c.start(relayed);
+        try {
+            String lease = request.headers().get(SpectorHeaders.PEER_LEASE);
+            if (lease != null) {
+                Limits.LEASE_ID_CHARS.check(lease.length());
+            }
+            String tenant;
+            try {
+                tenant = PeerMac.decodeTenant(
+                        requireNonNull(request.headers().get(SpectorHeaders.PEER_TENANT), "checked by the MAC"));
+            } catch (IllegalArgumentException e) {
+                throw SpectorException.badRequest(SpectorHeaders.PEER_TENANT, String.valueOf(e.getMessage()));
+            }
+            context.relay().relay(request, path, target.query(), tenant, lease, c.bodyPending(), relayed);
+        } catch (SpectorException e) {
+            c.problem(e, path);
+        }
+    }
+}

@@ -1,0 +1,501 @@
+package com.spectrayan.spector.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.spectrayan.spector.cluster.routing.UplinkHolders;
+import com.spectrayan.spector.contract.SpectorHeaders;
+import com.spectrayan.spector.gateway.config.GatewaySettings;
+import com.spectrayan.spector.owner.OwnerSpec;
+import com.spectrayan.spector.owner.ReferenceOwner;
+import com.spectrayan.spector.testkit.FakeWorker;
+import com.spectrayan.spector.testkit.RedisCommands;
+import com.spectrayan.spector.testkit.RedisServerExtension;
+import com.spectrayan.spector.testkit.Waits;
+import com.spectrayan.spector.uplink.transport.TokenHashes;
+import com.spectrayan.spector.worker.WorkerDaemon;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Three gateway replicas of one cell in this process, sharing a real {@code redis-server}, with
+ * two workers dialled to replica A only: a real {@link WorkerDaemon} ({@code w1}, one link) whose
+ * {@code owner} target forwards to a real reference owner, and the testkit's {@link FakeWorker}
+ * ({@code fw}), which records the relay as it arrived. Relays sent to B and C reach them through the
+ * peer hop (docs/PROTOCOL.md, "The peer hop"); the peer port refuses what is not signed, fresh and
+ * a relay; the client port never takes a peer header for authentication; the registry follows the
+ * links; and a replica whose Redis is gone still relays to its own links and answers the others
+ * 503 at once.
+ */
+final class PeerHopTest {
+    @RegisterExtension
+    static final RedisServerExtension redis = new RedisServerExtension();
+
+    private static final String PEER_SECRET = "peer-secret-of-the-test-cell-0123456789";
+    private static final String W1_TOKEN = "w1-token-0123456789-0123456789";
+    private static final String FW_TOKEN = "fw-token-0123456789-0123456789";
+    private static final String TOKEN_COOKIE = "spector_token";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final HttpClient http = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
+    private final List<GatewayServer> replicas = new ArrayList<>();
+    private ReferenceOwner owner;
+    private GatewayServer a;
+    private GatewayServer b;
+    private GatewayServer c;
+    private WorkerDaemon w1;
+    private FakeWorker fw;
+
+    @BeforeEach
+    void start() throws Exception {
+        owner = ReferenceOwner.start(OwnerSpec.builder("owner-0")
+                .cellId(Cell.CELL_ID)
+                .port(0)
+                .ringMembers(List.of("owner-0"))
+                .ringEpoch(1)
+                .hmacSecret(Cell.SECRET.getBytes(StandardCharsets.UTF_8))
+                .build());
+        a = replica();
+        b = replica();
+        c = replica();
+        w1 = WorkerDaemon.builder(uplink(a), "w1", W1_TOKEN, Map.of("owner", owner.baseUri()))
+                .uplinks(1)
+                .start();
+        fw = FakeWorker.dial(
+                uplink(a),
+                "fw",
+                FW_TOKEN,
+                Map.of(
+                        "app",
+                        r -> FakeWorker.Answer.of(200)
+                                .header("X-From", "fw")
+                                .body("fw " + r.method() + " " + r.pathAndQuery() + " " + r.body().length)));
+        Waits.until("both workers' links are in the registry, at replica A", () -> holds(a, "w1") && holds(a, "fw"));
+    }
+
+    @AfterEach
+    void stop() {
+        fw.close();
+        w1.close();
+        for (GatewayServer g : replicas) {
+            g.close();
+        }
+        owner.close();
+    }
+
+    @Test
+    void shouldRelayThroughThePeerHopWhenTheWorkerDialledAnotherReplica() throws Exception {
+        for (GatewayServer via : List.of(b, c)) {
+            HttpResponse<String> r = http.send(
+                    relay(via, "/relay/fw/app/hello?x=1")
+                            .header(SpectorHeaders.LEASE, "l-9")
+                            .header("X-Custom", "kept")
+                            .header("Cookie", "app=1; " + TOKEN_COOKIE + "=" + Cell.token(Cell.TENANT))
+                            .header(SpectorHeaders.PEER_MAC, "forged-by-the-client")
+                            .POST(HttpRequest.BodyPublishers.ofString("ping"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.body()).isEqualTo("fw POST /hello?x=1 4");
+            assertThat(r.headers().firstValue("X-From")).hasValue("fw");
+            FakeWorker.Relayed got = fw.takeRelay();
+            assertThat(got.tenant())
+                    .as("the tenant of the caller's token, carried by the hop")
+                    .isEqualTo(Cell.TENANT);
+            assertThat(got.leaseId()).isEqualTo("l-9");
+            assertThat(new String(got.body(), StandardCharsets.UTF_8)).isEqualTo("ping");
+            assertThat(got.header("X-Custom")).isEqualTo("kept");
+            assertThat(got.header("Cookie"))
+                    .as("the app's cookie, not the gateway's")
+                    .isEqualTo("app=1");
+            assertThat(got.header("Authorization"))
+                    .as("never the caller's credential")
+                    .isNull();
+            for (String peer : List.of(
+                    SpectorHeaders.PEER_MAC,
+                    SpectorHeaders.PEER_TIME,
+                    SpectorHeaders.PEER_TENANT,
+                    SpectorHeaders.PEER_LEASE)) {
+                assertThat(got.header(peer)).as("%s stays on the hop", peer).isNull();
+            }
+        }
+        assertThat(counter(b, "spector_relay_peer_hops_total", "outcome", "forwarded"))
+                .isEqualTo(1.0);
+        assertThat(counter(c, "spector_relay_peer_hops_total", "outcome", "forwarded"))
+                .isEqualTo(1.0);
+    }
+
+    @Test
+    void shouldStreamAMebibyteEachWayThroughThePeerHop() throws Exception {
+        byte[] upload = new byte[1024 * 1024];
+        new Random(11).nextBytes(upload);
+
+        HttpResponse<String> echoed = http.send(
+                relay(b, "/relay/w1/owner/api/v1/namespaces/peer/echo")
+                        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(upload)))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<byte[]> download = http.send(
+                relay(c, "/relay/w1/owner/api/v1/namespaces/peer/stream?bytes=1048576&chunk=65536")
+                        .GET()
+                        .build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+
+        assertThat(echoed.statusCode()).isEqualTo(200);
+        JsonNode json = JSON.readTree(echoed.body());
+        assertThat(json.get("node").asText()).as("the owner behind the worker").isEqualTo("owner-0");
+        assertThat(json.get("bodyBytes").asLong()).as("what the owner received").isEqualTo(upload.length);
+        assertThat(json.get("bodySha256").asText())
+                .isEqualTo(HexFormat.of()
+                        .formatHex(MessageDigest.getInstance("SHA-256").digest(upload)));
+        assertThat(download.statusCode()).isEqualTo(200);
+        assertThat(download.body()).hasSize(1024 * 1024);
+        for (int i = 0; i < download.body().length; i += 4093) {
+            assertThat(download.body()[i] & 0xff).as("byte %d", i).isEqualTo(i % 251);
+        }
+    }
+
+    @Test
+    void shouldAnswer503WithinTwoSecondsForAWorkerWithNoLinkAnywhere() throws Exception {
+        long started = System.nanoTime();
+
+        HttpResponse<String> r =
+                http.send(relay(b, "/relay/nobody/app/x").GET().build(), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(elapsed(started)).isLessThan(PeerHop.UNREACHABLE_WITHIN);
+        assertUnreachable(r, "nobody");
+        assertThat(r.body()).contains("no live uplink on any gateway of the cell");
+        assertThat(counter(b, "spector_relay_peer_hops_total", "outcome", "no-holder"))
+                .isEqualTo(1.0);
+    }
+
+    @Test
+    void shouldAnswer503WithinTwoSecondsWhenTheHolderIsGone() throws Exception {
+        int closed;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closed = s.getLocalPort();
+        }
+        try (ServerSocket hanging = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                Socket f1 = new Socket();
+                Socket f2 = new Socket()) {
+            fillBacklog(hanging, f1, f2); // connects to it now hang: a holder that is there and says nothing
+            Map<String, Integer> ghosts = Map.of("refused", closed, "hanging", hanging.getLocalPort());
+            for (Map.Entry<String, Integer> ghost : ghosts.entrySet()) {
+                String worker = "ghost-" + ghost.getKey();
+                long until = System.currentTimeMillis() + 60_000;
+                RedisCommands.send(
+                        redis.server().port(),
+                        "HSET " + key(worker) + " 127.0.0.1:" + ghost.getValue() + " \"{\\\"links\\\":1,\\\"until\\\":"
+                                + until + "}\"");
+                long started = System.nanoTime();
+
+                HttpResponse<String> r = http.send(
+                        relay(c, "/relay/" + worker + "/app/x").GET().build(), HttpResponse.BodyHandlers.ofString());
+
+                Duration took = elapsed(started);
+                assertThat(took).as(ghost.getKey()).isLessThan(PeerHop.UNREACHABLE_WITHIN);
+                if (ghost.getKey().equals("hanging")) {
+                    assertThat(took).as("the connect bound ended it").isGreaterThanOrEqualTo(PeerHop.CONNECT_TIMEOUT);
+                }
+                assertUnreachable(r, worker);
+                assertThat(r.body()).contains("the gateway replica holding its uplink (127.0.0.1:" + ghost.getValue());
+            }
+        }
+        assertThat(counter(c, "spector_relay_peer_hops_total", "outcome", "holder-unreachable"))
+                .isEqualTo(2.0);
+    }
+
+    @Test
+    void shouldAnswer503AtTheLookupTimeoutWhenRedisIsSlow() throws Exception {
+        GatewayServer patient = replica(Map.of("spector.routing.redis.timeout-ms", "10000"));
+        Waits.until("the fourth replica's registry is connected", () -> status(patient, "/relay/fw/app/warm") == 200);
+        fw.takeRelay();
+        RedisCommands.send(redis.server().port(), "CLIENT PAUSE 3000 ALL");
+        long started = System.nanoTime();
+
+        HttpResponse<String> r =
+                http.send(relay(patient, "/relay/fw/app/slow").GET().build(), HttpResponse.BodyHandlers.ofString());
+
+        Duration took = elapsed(started);
+        assertUnreachable(r, "fw");
+        assertThat(took)
+                .as("the lookup timeout, not Redis's 10 s command timeout")
+                .isGreaterThanOrEqualTo(PeerHop.LOOKUP_TIMEOUT)
+                .isLessThan(PeerHop.UNREACHABLE_WITHIN);
+        assertThat(counter(patient, "spector_relay_peer_hops_total", "outcome", "registry-unavailable"))
+                .isEqualTo(1.0);
+        RedisCommands.send(redis.server().port(), "CLIENT UNPAUSE");
+    }
+
+    @Test
+    void shouldRefusePeerRequestsThatAreNotSignedFreshAndARelay() throws Exception {
+        long now = System.currentTimeMillis() / 1000;
+        String path = "/relay/fw/app/raw?x=1";
+
+        RawClient.Response unsigned = peerRequest(a, "GET", path, Map.of(SpectorHeaders.PEER_TENANT, "acme"));
+        RawClient.Response wrong =
+                peerRequest(a, "GET", path, signed("GET", path, now, "acme", "another-secret-0123456789-0123456789"));
+        RawClient.Response old = peerRequest(a, "GET", path, signed("GET", path, now - 31, "acme", PEER_SECRET));
+        RawClient.Response notARelay = peerRequest(
+                a, "GET", "/gateway/v1/workers", signed("GET", "/gateway/v1/workers", now, "acme", PEER_SECRET));
+        RawClient.Response fresh = peerRequest(a, "GET", path, signed("GET", path, now, "acme", PEER_SECRET));
+
+        assertRefused(unsigned, "missing");
+        assertRefused(wrong, "bad-mac");
+        assertRefused(old, "stale");
+        assertThat(notARelay.status()).as("the peer port serves /relay/ only").isEqualTo(404);
+        assertThat(fresh.status()).as("the same request, signed now").isEqualTo(200);
+        assertThat(fresh.text()).isEqualTo("fw GET /raw?x=1 0");
+        FakeWorker.Relayed got = fw.takeRelay();
+        assertThat(got.tenant()).isEqualTo("acme");
+        assertThat(fw.received().stream().filter(f -> f.name().equals("relay.request")))
+                .as("only the signed one reached the worker")
+                .hasSize(1);
+        assertThat(counter(a, "spector_relay_peer_refused_total", "reason", "stale"))
+                .isEqualTo(1.0);
+    }
+
+    @Test
+    void shouldNeverTakePeerHeadersAsAuthenticationOnTheClientPort() throws Exception {
+        long now = System.currentTimeMillis() / 1000;
+        String path = "/relay/fw/app/raw";
+        Map<String, String> valid = signed("GET", path, now, "acme", PEER_SECRET);
+
+        RawClient.Response r;
+        try (RawClient client = new RawClient(a.port())) {
+            r = client.send(rawHead("GET", path, a.port(), valid)).read();
+        }
+
+        assertThat(r.status())
+                .as("a valid MAC on the client port is no credential")
+                .isEqualTo(401);
+        assertThat(JSON.readTree(r.body()).get("code").asText()).isEqualTo("UNAUTHENTICATED");
+        assertThat(fw.received().stream().filter(f -> f.name().equals("relay.request")))
+                .as("nothing reached the worker")
+                .isEmpty();
+    }
+
+    @Test
+    void shouldPublishTheLinkInTheRegistryAndWithdrawItWhenTheWorkerCloses() throws Exception {
+        assertThat(holders("w1")).as("A alone holds w1").containsExactly(address(a));
+        RedisCommands.send(redis.server().port(), "HDEL " + key("w1") + " " + address(a));
+        long deleted = System.nanoTime();
+        Waits.until("the refresh writes the field again", () -> holds(a, "w1"));
+        assertThat(elapsed(deleted))
+                .as("within one refresh interval, and a margin")
+                .isLessThan(UplinkHolders.REFRESH_INTERVAL.plusSeconds(1));
+
+        w1.close();
+
+        Waits.until("w1's field goes with its link", () -> holders("w1").isEmpty());
+        HttpResponse<String> r =
+                http.send(relay(b, "/relay/w1/owner/x").GET().build(), HttpResponse.BodyHandlers.ofString());
+        assertUnreachable(r, "w1");
+
+        a.close(); // the drain: this replica withdraws what it still published
+        assertThat(holds(a, "fw"))
+                .as("A's field of fw, gone when close() returns")
+                .isFalse();
+    }
+
+    @Test
+    void shouldRelayToOwnLinksAndAnswer503QuicklyWhenRedisIsDown() throws Exception {
+        redis.stop();
+
+        HttpResponse<String> own =
+                http.send(relay(a, "/relay/fw/app/own").GET().build(), HttpResponse.BodyHandlers.ofString());
+        long started = System.nanoTime();
+        HttpResponse<String> other =
+                http.send(relay(b, "/relay/fw/app/other").GET().build(), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(own.statusCode()).as("A relays to its own link").isEqualTo(200);
+        assertThat(own.body()).isEqualTo("fw GET /own 0");
+        assertThat(elapsed(started)).isLessThan(PeerHop.UNREACHABLE_WITHIN);
+        assertUnreachable(other, "fw");
+        assertThat(other.body()).contains("the cell's uplink registry did not answer");
+        assertThat(counter(b, "spector_relay_peer_hops_total", "outcome", "registry-unavailable"))
+                .as("the miss is counted")
+                .isEqualTo(1.0);
+    }
+
+    // ---- the cell ----
+
+    private GatewayServer replica() {
+        return replica(Map.of());
+    }
+
+    private GatewayServer replica(Map<String, String> extra) {
+        Map<String, String> props = new HashMap<>();
+        props.put("spector.cell.role", "gateway");
+        props.put("spector.cell.id", Cell.CELL_ID);
+        props.put("spector.cell.ring-members", "owner-0=" + owner.baseUri());
+        props.put("spector.cell.peer-secret", PEER_SECRET);
+        props.put("spector.server.port", "0");
+        props.put("spector.server.host", "127.0.0.1");
+        props.put("spector.server.drain-timeout", "0s");
+        props.put("spector.server.peer-port", "0");
+        props.put("spector.server.peer-address", "127.0.0.1");
+        props.put("spector.routing.redis.enabled", "true");
+        props.put("spector.routing.redis.uri", redis.uri());
+        props.put("spector.security.jwt.hmac-secret", Cell.SECRET);
+        props.put("spector.security.jwt.cookie-name", TOKEN_COOKIE);
+        props.put(
+                "spector.uplink.tokens",
+                "w1=" + TokenHashes.sha256Hex(W1_TOKEN) + ",fw=" + TokenHashes.sha256Hex(FW_TOKEN));
+        props.putAll(extra);
+        GatewayServer g = GatewayServer.start(GatewaySettings.load(null, Map.of(), props));
+        replicas.add(g);
+        return g;
+    }
+
+    private static URI uplink(GatewayServer g) {
+        return URI.create("ws://127.0.0.1:" + g.port() + "/uplink");
+    }
+
+    private static String address(GatewayServer g) {
+        return "127.0.0.1:" + g.peerPort();
+    }
+
+    private static HttpRequest.Builder relay(GatewayServer via, String pathAndQuery) {
+        return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + via.port() + pathAndQuery))
+                .timeout(Cell.REQUEST_TIMEOUT)
+                .header("Authorization", "Bearer " + Cell.token(Cell.TENANT));
+    }
+
+    private static boolean holds(GatewayServer g, String worker) {
+        return RedisCommands.send(redis.server().port(), "HEXISTS " + key(worker) + " " + address(g))
+                .equals(":1");
+    }
+
+    private static String key(String worker) {
+        return "spector:" + Cell.CELL_ID + ":uplinks:" + worker;
+    }
+
+    /** Returns the replicas that have a field for {@code worker}, of the three. */
+    private List<String> holders(String worker) {
+        List<String> out = new ArrayList<>();
+        for (GatewayServer g : replicas) {
+            if (holds(g, worker)) {
+                out.add(address(g));
+            }
+        }
+        return out;
+    }
+
+    /** Sends a relayed GET and returns its status (for a wait's condition). */
+    private int status(GatewayServer via, String pathAndQuery) {
+        try {
+            return http.send(relay(via, pathAndQuery).GET().build(), HttpResponse.BodyHandlers.discarding())
+                    .statusCode();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static Duration elapsed(long startedNanos) {
+        return Duration.ofNanos(System.nanoTime() - startedNanos);
+    }
+
+    private static void assertUnreachable(HttpResponse<String> r, String worker) throws IOException {
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(503);
+        JsonNode problem = JSON.readTree(r.body());
+        assertThat(problem.get("code").asText()).isEqualTo("WORKER_UNREACHABLE");
+        assertThat(problem.at("/details/workerId").asText()).isEqualTo(worker);
+    }
+
+    private static void assertRefused(RawClient.Response r, String reason) throws IOException {
+        assertThat(r.status()).as(r.text()).isEqualTo(401);
+        JsonNode problem = JSON.readTree(r.body());
+        assertThat(problem.get("code").asText()).isEqualTo("UNAUTHENTICATED");
+        assertThat(problem.at("/details/reason").asText()).isEqualTo(reason);
+    }
+
+    /** Reads a counter from the replica's {@code /actuator/prometheus}, 0 when absent. */
+    private double counter(GatewayServer g, String name, String tag, String value) throws Exception {
+        String text = http.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + g.port() + "/actuator/prometheus"))
+                                .timeout(Cell.REQUEST_TIMEOUT)
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body();
+        Matcher m = Pattern.compile(
+                        "(?m)^" + name + "\\{[^}]*" + tag + "=\"" + Pattern.quote(value) + "\"[^}]*} (\\S+)$")
+                .matcher(text);
+        return m.find() ? Double.parseDouble(m.group(1)) : 0;
+    }
+
+    // ---- the peer port, by hand, from docs/PROTOCOL.md ----
+
+    /** The peer headers of docs/PROTOCOL.md, computed here from the documented formula. */
+    private static Map<String, String> signed(
+            String method, String pathAndQuery, long time, String tenant, String secret) throws Exception {
+        Mac mac = Mac.getInstance("HmacSHA256");
+        mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+        String input = method + "\n" + pathAndQuery + "\n" + tenant + "\n" + "" + "\n" + time;
+        String sum = java.util.Base64.getUrlEncoder()
+                .withoutPadding()
+                .encodeToString(mac.doFinal(input.getBytes(StandardCharsets.UTF_8)));
+        return Map.of(
+                SpectorHeaders.PEER_TIME, Long.toString(time),
+                SpectorHeaders.PEER_TENANT, tenant,
+                SpectorHeaders.PEER_MAC, sum);
+    }
+
+    private static RawClient.Response peerRequest(
+            GatewayServer g, String method, String pathAndQuery, Map<String, String> headers) throws IOException {
+        try (RawClient client = new RawClient(g.peerPort())) {
+            return client.send(rawHead(method, pathAndQuery, g.peerPort(), headers))
+                    .read();
+        }
+    }
+
+    private static String rawHead(String method, String pathAndQuery, int port, Map<String, String> headers) {
+        StringBuilder head = new StringBuilder(method + " " + pathAndQuery + " HTTP/1.1\r\n");
+        head.append("Host: 127.0.0.1:").append(port).append("\r\n");
+        headers.forEach((k, v) -> head.append(k).append(": ").append(v).append("\r\n"));
+        return head.append("Connection: close\r\n\r\n").toString();
+    }
+
+    /** Fills a listener's accept queue (it never accepts), so a further connect hangs. */
+    private static void fillBacklog(ServerSocket server, Socket... fillers) {
+        for (Socket s : fillers) {
+            try {
+                s.connect(server.getLocalSocketAddress(), 200);
+            } catch (IOException e) {
+                return; // full already
+            }
+        }
+    }
+}
