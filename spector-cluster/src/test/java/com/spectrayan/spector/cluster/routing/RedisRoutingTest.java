@@ -154,10 +154,14 @@ final class RedisRoutingTest {
                 .until(() -> a.resolver.isL1Bypassed() && b.resolver.isL1Bypassed());
 
         redis.start();
-        await("both gateways resubscribed after the restart")
+        // The resolver clears its L1 bypass when told the subscription is back, just after the
+        // subscription reports itself: wait for both, not only the first.
+        await("both gateways resubscribed after the restart, and B trusts its L1 again")
                 .atMost(WAIT)
-                .until(() -> a.redis.isSubscribed() && b.redis.isSubscribed() && a.redis.isConnected());
-        assertThat(b.resolver.isL1Bypassed()).isFalse();
+                .until(() -> a.redis.isSubscribed()
+                        && b.redis.isSubscribed()
+                        && a.redis.isConnected()
+                        && !b.resolver.isL1Bypassed());
 
         assertThat(b.resolve(KEY).level()).isEqualTo(Resolution.Level.L3);
         a.resolver.reportMisdirected(KEY, "owner-0", 3, 1).toCompletableFuture().get(5, TimeUnit.SECONDS);
