@@ -193,7 +193,7 @@ final class PeerHop {
                         exchange.attach(requireNonNull(forwarder)
                                 .forward(
                                         pinned,
-                                        new HolderSink(exchange, workerId, holder),
+                                        new HolderSink(this, exchange, workerId, holder),
                                         ctx.channel().eventLoop()));
                     } catch (SpectorException e) {
                         exchange.onError(e, false);
@@ -239,16 +239,8 @@ final class PeerHop {
      * The client side of a pinned exchange: what the holder answered passes as it is; the hop's own
      * failures before the head (no connection, closed, the deadline) become the relay's 503.
      */
-    private final class HolderSink implements ResponseSink {
-        private final ForwardedExchange exchange;
-        private final String workerId;
-        private final String holder;
-
-        HolderSink(ForwardedExchange exchange, String workerId, String holder) {
-            this.exchange = exchange;
-            this.workerId = workerId;
-            this.holder = holder;
-        }
+    private record HolderSink(PeerHop hop, ForwardedExchange exchange, String workerId, String holder)
+            implements ResponseSink {
 
         @Override
         public void onHead(ForwardResponse response) {
@@ -277,7 +269,7 @@ final class PeerHop {
                     && (code == ErrorCode.OWNER_UNREACHABLE
                             || code == ErrorCode.OWNER_TIMEOUT
                             || code == ErrorCode.GATEWAY_ROUTING_FAILURE)) {
-                count("holder-unreachable");
+                hop.count("holder-unreachable");
                 log.info(
                         "worker {}: gateway replica {} did not carry the relay: {}",
                         workerId,
@@ -287,7 +279,7 @@ final class PeerHop {
                         unreachable(
                                 workerId,
                                 code == ErrorCode.OWNER_TIMEOUT
-                                        ? "the relayed request did not finish within " + deadline.toMillis() + " ms"
+                                        ? "the relayed request did not finish within " + hop.deadline.toMillis() + " ms"
                                         : "the gateway replica holding its uplink (" + holder + ") is unreachable"),
                         false);
                 return;

@@ -42,22 +42,16 @@ import org.slf4j.LoggerFactory;
  * and the bound port.
  *
  * <p>Thread-safety: {@link #close()} may run on any thread, once.
+ *
+ * @param server the bound listener
+ * @param connections the open peer connections, closed with it
+ * @param address what the other replicas dial, {@code host:port}
  */
-final class PeerListener implements AutoCloseable {
+record PeerListener(Channel server, ChannelGroup connections, String address) implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PeerListener.class);
 
     /** The name of the peer pipeline's codec, as {@link ClientConnection} finds it. */
     private static final String CODEC = ClientConnection.CLIENT_CODEC;
-
-    private final Channel server;
-    private final ChannelGroup connections;
-    private final String address;
-
-    private PeerListener(Channel server, ChannelGroup connections, String address) {
-        this.server = server;
-        this.connections = connections;
-        this.address = address;
-    }
 
     /**
      * Binds the peer port on {@code host}.
@@ -107,11 +101,6 @@ final class PeerListener implements AutoCloseable {
     /** Returns the bound port. */
     int port() {
         return ((InetSocketAddress) server.localAddress()).getPort();
-    }
-
-    /** Returns the address the other replicas dial, {@code host:port}. */
-    String address() {
-        return address;
     }
 
     /** Returns the advertised address: the configured one (with the bound port when it has none), or this host's. */

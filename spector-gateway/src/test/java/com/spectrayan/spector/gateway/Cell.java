@@ -286,6 +286,17 @@ final class Cell implements AutoCloseable {
         }
 
         /**
+         * Adds the TLS listener on a free port with a server certificate for 127.0.0.1 and
+         * localhost that {@code ca} issues now, its files written into {@code dir}.
+         */
+        Builder tls(TestPki ca, Path dir) {
+            Path certificate = dir.resolve("tls.crt");
+            Path key = dir.resolve("tls.key");
+            ca.server("gateway").writeTo(certificate, key);
+            return tls(certificate, key);
+        }
+
+        /**
          * Adds the TLS listener on a free port, serving the PEM pair in these files (the files are
          * the test's: it may rewrite them to rotate the pair).
          */

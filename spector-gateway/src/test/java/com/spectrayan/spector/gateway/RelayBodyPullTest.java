@@ -36,12 +36,9 @@ final class RelayBodyPullTest {
     @BeforeAll
     static void start() throws Exception {
         TestPki ca = TestPki.authority("relay");
-        ca.server("gateway.test").writeTo(dir.resolve("tls.crt"), dir.resolve("tls.key"));
         trusting = TestPki.clientTrusting(ca);
         relayCell = RelayCell.start(
-                Cell.builder().owners(1).tls(dir.resolve("tls.crt"), dir.resolve("tls.key")),
-                WORKER,
-                (c, httpForward) -> Map.of("record", target));
+                Cell.builder().owners(1).tls(ca, dir), WORKER, (c, httpForward) -> Map.of("record", target));
     }
 
     @AfterAll

@@ -37,13 +37,12 @@ final class WorkerOverTlsTest {
     @BeforeAll
     static void start() throws Exception {
         TestPki ca = TestPki.authority("worker-tls");
-        ca.server("gateway").writeTo(dir.resolve("tls.crt"), dir.resolve("tls.key"));
         caFile = Files.writeString(dir.resolve("ca.pem"), ca.rootPem(), StandardCharsets.US_ASCII);
         otherCaFile = Files.writeString(
                 dir.resolve("other-ca.pem"), TestPki.authority("other").rootPem(), StandardCharsets.US_ASCII);
         cell = Cell.builder()
                 .owners(1)
-                .tls(dir.resolve("tls.crt"), dir.resolve("tls.key"))
+                .tls(ca, dir)
                 .set(
                         "spector.uplink.tokens",
                         "wt=" + TokenHashes.sha256Hex(TOKEN) + ",wx=" + TokenHashes.sha256Hex(TOKEN) + ",wc="
