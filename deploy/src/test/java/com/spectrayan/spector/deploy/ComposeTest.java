@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Test;
 final class ComposeTest {
     private static final String DIR = "deploy/compose/cell-3node";
     private static final List<String> OWNERS = List.of("owner-0", "owner-1", "owner-2");
+    private static final List<String> GATEWAYS = List.of("gateway-a", "gateway-b");
 
     private static JsonNode compose() throws Exception {
         return Chart.YAML.readTree(Repo.read(DIR + "/docker-compose.yml"));
@@ -64,19 +65,55 @@ final class ComposeTest {
     }
 
     @Test
-    void gateway_publishes7070() throws Exception {
-        JsonNode ports = service(compose(), "gateway").path("ports");
+    void twoGatewayReplicas_publish7070And7080_andAnswerToTheOneNameGateway() throws Exception {
+        JsonNode compose = compose();
+        Map<String, String> published = Map.of("gateway-a", "7070:7070", "gateway-b", "7080:7070");
+        for (Map.Entry<String, String> e : published.entrySet()) {
+            JsonNode replica = service(compose, e.getKey());
+            JsonNode ports = replica.path("ports");
+            assertThat(ports.size()).as("%s publishes one port", e.getKey()).isEqualTo(1);
+            assertThat(ports.get(0).asText())
+                    .as("%s's published port", e.getKey())
+                    .isEqualTo(e.getValue());
+            assertThat(replica.path("networks")
+                            .path("default")
+                            .path("aliases")
+                            .get(0)
+                            .asText())
+                    .as("%s answers to the name the worker dials, as a Service's pods do", e.getKey())
+                    .isEqualTo("gateway");
+        }
+    }
 
-        assertThat(ports.size()).as("the gateway publishes one port").isEqualTo(1);
-        assertThat(ports.get(0).asText()).as("the gateway publishes 7070").isEqualTo("7070:7070");
+    @Test
+    void gatewayReplicas_shareOnePeerSecret_andAdvertiseTheirOwnPeerAddress() throws Exception {
+        JsonNode compose = compose();
+        String a = env(service(compose, "gateway-a"), "SPECTOR_CELL_PEER_SECRET");
+        assertThat(a).as("a peer secret of at least 32 chars").hasSizeGreaterThanOrEqualTo(32);
+        assertThat(env(service(compose, "gateway-b"), "SPECTOR_CELL_PEER_SECRET"))
+                .as("one secret for the cell")
+                .isEqualTo(a);
+        for (String replica : GATEWAYS) {
+            assertThat(env(service(compose, replica), "SPECTOR_SERVER_PEER_ADDRESS"))
+                    .as("%s advertises its own service name and the peer port", replica)
+                    .isEqualTo(replica + ":7090");
+            assertThat(env(service(compose, replica), "SPECTOR_ROUTING_REDIS_URI"))
+                    .as("the replicas find each other's links in the cell's Redis")
+                    .isEqualTo("redis://redis:6379");
+        }
     }
 
     @Test
     void ringMembers_nameTheThreeOwnerServices() throws Exception {
         JsonNode compose = compose();
-        Map<String, String> ring = members(env(service(compose, "gateway"), "SPECTOR_CELL_RING_MEMBERS"));
+        Map<String, String> ring = members(env(service(compose, "gateway-a"), "SPECTOR_CELL_RING_MEMBERS"));
 
-        assertThat(env(service(compose, "gateway"), "SPECTOR_CELL_ROLE")).isEqualTo("gateway");
+        for (String replica : GATEWAYS) {
+            assertThat(env(service(compose, replica), "SPECTOR_CELL_ROLE")).isEqualTo("gateway");
+            assertThat(env(service(compose, replica), "SPECTOR_CELL_RING_MEMBERS"))
+                    .as("both replicas have one ring")
+                    .isEqualTo(env(service(compose, "gateway-a"), "SPECTOR_CELL_RING_MEMBERS"));
+        }
         assertThat(ring.keySet()).as("the ring's ids are the owner services").containsExactlyElementsOf(OWNERS);
         for (String owner : OWNERS) {
             assertThat(ring.get(owner))
@@ -86,7 +123,7 @@ final class ComposeTest {
             assertThat(env(s, "SPECTOR_CELL_NODE_ID")).as("%s's node id", owner).isEqualTo(owner);
             assertThat(env(s, "SPECTOR_CELL_RING_MEMBERS"))
                     .as("%s is told the gateway's ring", owner)
-                    .isEqualTo(env(service(compose, "gateway"), "SPECTOR_CELL_RING_MEMBERS"));
+                    .isEqualTo(env(service(compose, "gateway-a"), "SPECTOR_CELL_RING_MEMBERS"));
         }
     }
 
@@ -99,6 +136,9 @@ final class ComposeTest {
         assertThat(gateway.getHost()).as("the worker dials the gateway service").isEqualTo("gateway");
         assertThat(gateway.getPort()).isEqualTo(7070);
         assertThat(gateway.getPath()).isEqualTo("/uplink");
+        assertThat(env(service(compose, "worker-1"), "SPECTOR_WORKER_UPLINKS"))
+                .as("two links, spread over the replicas' addresses")
+                .isEqualTo("2");
     }
 
     @Test
@@ -107,16 +147,18 @@ final class ComposeTest {
         JsonNode worker = service(compose, "worker-1");
         String token = env(worker, "SPECTOR_WORKER_TOKEN");
         String id = env(worker, "SPECTOR_WORKER_ID");
-        Map<String, String> tokens = members(env(service(compose, "gateway"), "SPECTOR_UPLINK_TOKENS"));
         String sha256 = HexFormat.of()
                 .formatHex(MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8)));
 
-        assertThat(tokens)
-                .as("the gateway knows worker %s by the SHA-256 of its token (spector.uplink.tokens)", id)
-                .containsEntry(id, sha256);
-        assertThat(env(service(compose, "gateway"), "SPECTOR_UPLINK_TOKENS"))
-                .as("the gateway never holds the raw token")
-                .doesNotContain(token);
+        for (String replica : GATEWAYS) {
+            Map<String, String> tokens = members(env(service(compose, replica), "SPECTOR_UPLINK_TOKENS"));
+            assertThat(tokens)
+                    .as("%s knows worker %s by the SHA-256 of its token (spector.uplink.tokens)", replica, id)
+                    .containsEntry(id, sha256);
+            assertThat(env(service(compose, replica), "SPECTOR_UPLINK_TOKENS"))
+                    .as("%s never holds the raw token", replica)
+                    .doesNotContain(token);
+        }
     }
 
     @Test
@@ -140,7 +182,7 @@ final class ComposeTest {
         Map<String, String> expected = new LinkedHashMap<>();
         OWNERS.forEach(o -> expected.put(o, "owner"));
         expected.put("upstream", "owner");
-        expected.put("gateway", "gateway");
+        GATEWAYS.forEach(g -> expected.put(g, "gateway"));
         expected.put("worker-1", "worker");
 
         for (Map.Entry<String, String> e : expected.entrySet()) {
