@@ -368,11 +368,14 @@ final class HelmChartTest {
         List<JsonNode> policies = ofKind(objects, "NetworkPolicy");
 
         assertThat(Chart.values(Map.of()))
-                .as("networkPolicy.ingressFromGatewayOnly defaults to true")
+                .as("networkPolicy.ingressFromGatewayOnly and peerFromGatewayOnly default to true")
                 .extractingByKey("networkPolicy")
-                .isEqualTo(Map.of("ingressFromGatewayOnly", true));
-        assertThat(policies).as("one NetworkPolicy").hasSize(1);
-        JsonNode spec = policies.get(0).path("spec");
+                .isEqualTo(Map.of("ingressFromGatewayOnly", true, "peerFromGatewayOnly", true));
+        List<JsonNode> ownerPolicies = policies.stream()
+                .filter(p -> selects(p.path("spec").path("podSelector"), ownerPods))
+                .toList();
+        assertThat(ownerPolicies).as("one NetworkPolicy for the owners").hasSize(1);
+        JsonNode spec = ownerPolicies.get(0).path("spec");
         assertThat(selects(spec.path("podSelector"), ownerPods))
                 .as("the policy selects the owner pods")
                 .isTrue();
@@ -402,8 +405,81 @@ final class HelmChartTest {
 
     @Test
     void networkPolicy_switchedOff_rendersNone() {
-        assertThat(ofKind(render("networkPolicy.ingressFromGatewayOnly", false), "NetworkPolicy"))
+        assertThat(ofKind(
+                        render(
+                                "networkPolicy.ingressFromGatewayOnly",
+                                false,
+                                "networkPolicy.peerFromGatewayOnly",
+                                false),
+                        "NetworkPolicy"))
                 .isEmpty();
+        assertThat(ofKind(render("networkPolicy.ingressFromGatewayOnly", false), "NetworkPolicy"))
+                .as("the owners' policy off, the gateways' peer policy stays")
+                .extracting(p -> p.path("metadata").path("name").asText())
+                .containsExactly("cell-a-gateway-peer-from-gateway-only");
+    }
+
+    @Test
+    void gatewayPeerPort_isOpenOnlyToGatewayPods_whileClientsReach7070And7443() {
+        List<JsonNode> objects = split();
+        Map<String, String> gatewayPods = podLabels(gatewayDeployment(objects));
+        JsonNode policy = get(objects, "NetworkPolicy", "cell-a-gateway-peer-from-gateway-only");
+        JsonNode spec = policy.path("spec");
+        assertThat(selects(spec.path("podSelector"), gatewayPods))
+                .as("selects the gateway pods")
+                .isTrue();
+        JsonNode ingress = spec.path("ingress");
+        assertThat(ingress.size()).as("two rules: clients, and peers").isEqualTo(2);
+        assertThat(ingress.get(0).has("from")).as("clients come from anywhere").isFalse();
+        assertThat(ingress.get(0).path("ports").findValuesAsText("port")).containsExactly("7070", "7443");
+        JsonNode peers = ingress.get(1);
+        assertThat(peers.path("from").size()).isEqualTo(1);
+        assertThat(selects(peers.path("from").get(0).path("podSelector"), gatewayPods))
+                .as("the peer port's only peers are the gateway pods")
+                .isTrue();
+        assertThat(peers.path("ports").findValuesAsText("port")).containsExactly("7090");
+    }
+
+    @Test
+    void gatewayReplicas_advertiseTheirPodIpOnThePeerPort_andGetThePeerSecretFromTheSecret() {
+        List<JsonNode> objects = render("cell.peerSecret", "peer-secret-0123456789-0123456789-01");
+        JsonNode gateway = container(gatewayDeployment(objects));
+        Map<String, String> env = env(gateway);
+        assertThat(env).containsEntry("SPECTOR_SERVER_PEER_PORT", "7090");
+        JsonNode address = null;
+        for (JsonNode e : gateway.path("env")) {
+            if (e.path("name").asText().equals("SPECTOR_SERVER_PEER_ADDRESS")) {
+                address = e;
+            }
+        }
+        assertThat(address).as("SPECTOR_SERVER_PEER_ADDRESS is set").isNotNull();
+        assertThat(java.util.Objects.requireNonNull(address)
+                        .path("valueFrom")
+                        .path("fieldRef")
+                        .path("fieldPath")
+                        .asText())
+                .as("from the downward API: the pod's IP")
+                .isEqualTo("status.podIP");
+        assertThat(gateway.path("ports").findValuesAsText("containerPort")).contains("7090");
+        assertThat(get(objects, "Secret", "cell-a-secrets")
+                        .path("stringData")
+                        .path("SPECTOR_CELL_PEER_SECRET")
+                        .asText())
+                .isEqualTo("peer-secret-0123456789-0123456789-01");
+        assertThat(env).as("the secret is never an inline value").doesNotContainKey("SPECTOR_CELL_PEER_SECRET");
+    }
+
+    @Test
+    void gatewayUplinksService_isHeadless_andSelectsTheGatewayPods() {
+        List<JsonNode> objects = split();
+        JsonNode service = get(objects, "Service", "cell-a-gateway-uplinks");
+        assertThat(service.path("spec").path("clusterIP").asText())
+                .as("headless")
+                .isEqualTo("None");
+        assertThat(labels(service.path("spec").path("selector")).entrySet())
+                .as("it selects the gateway pods")
+                .isSubsetOf(podLabels(gatewayDeployment(objects)).entrySet());
+        assertThat(service.path("spec").path("ports").findValuesAsText("port")).containsExactly("7070");
     }
 
     @Test
@@ -468,7 +544,7 @@ final class HelmChartTest {
     }
 
     @Test
-    void worker_isOffByDefault_andWhenOnDialsTheGatewayService() {
+    void worker_isOffByDefault_andWhenOnDialsTheHeadlessGatewayServiceWithTwoLinks() {
         assertThat(find(split(), "Deployment", "cell-a-worker"))
                 .as("no worker by default")
                 .isEmpty();
@@ -478,13 +554,49 @@ final class HelmChartTest {
         Map<String, String> env = env(container(get(objects, "Deployment", "cell-a-worker")));
 
         assertThat(env)
-                .containsEntry("SPECTOR_WORKER_GATEWAY", "ws://cell-a-gateway." + Chart.NAMESPACE + ".svc:7070/uplink")
+                .as("the headless Service: its name resolves to every gateway pod, so the links spread")
+                .containsEntry(
+                        "SPECTOR_WORKER_GATEWAY", "ws://cell-a-gateway-uplinks." + Chart.NAMESPACE + ".svc:7070/uplink")
+                .containsEntry("SPECTOR_WORKER_UPLINKS", "2")
                 .containsEntry("SPECTOR_WORKER_TARGETS", "echo=http://echo:8080")
-                .doesNotContainKey("SPECTOR_WORKER_TOKEN");
+                .doesNotContainKey("SPECTOR_WORKER_TOKEN")
+                .doesNotContainKey("SPECTOR_WORKER_CA_FILE");
         assertThat(get(objects, "Secret", "cell-a-worker")
                         .path("stringData")
                         .path("SPECTOR_WORKER_TOKEN")
                         .asText())
                 .isEqualTo("t0ken");
+        assertThat(find(objects, "Secret", "cell-a-worker-ca"))
+                .as("no CA secret without a CA")
+                .isEmpty();
+    }
+
+    @Test
+    void worker_overWss_withAPrivateCa_mountsItAndNamesTheFile() {
+        String ca = "-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----\n";
+        List<JsonNode> objects = render(
+                "worker.enabled", true,
+                "worker.token", "t0ken",
+                "worker.targets", "echo=http://echo:8080",
+                "worker.gateway", "wss://gw.example.com/uplink",
+                "worker.caPem", ca);
+        JsonNode deployment = get(objects, "Deployment", "cell-a-worker");
+        JsonNode worker = container(deployment);
+        assertThat(env(worker))
+                .containsEntry("SPECTOR_WORKER_GATEWAY", "wss://gw.example.com/uplink")
+                .containsEntry("SPECTOR_WORKER_CA_FILE", "/etc/spector/ca/ca.pem");
+        assertThat(get(objects, "Secret", "cell-a-worker-ca")
+                        .path("stringData")
+                        .path("ca.pem")
+                        .asText())
+                .isEqualTo(ca);
+        assertThat(worker.path("volumeMounts").findValuesAsText("mountPath")).containsExactly("/etc/spector/ca");
+        assertThat(deployment
+                        .path("spec")
+                        .path("template")
+                        .path("spec")
+                        .path("volumes")
+                        .findValuesAsText("secretName"))
+                .containsExactly("cell-a-worker-ca");
     }
 }
