@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# A relay through the replica that holds the worker's link against the same relay sent to another
+# replica, which hands it over the peer hop (issue 11), in one run: a 20 MiB download and a
+# 20 MiB upload, the median of N runs each, and the median of 50 small relays.
+#   bench/relay-peer-hop.sh [runs=5]     (WARM=5: unmeasured transfers per path first)
+# Everything on 127.0.0.1: redis-server on :19379, a reference owner as the upstream (:19071), two
+# gateway replicas A (:19070, peer :19090) and B (:19080, peer :19091) sharing Redis and a peer
+# secret, and one worker with one link, dialled to A only.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+runs=${1:-5}
+bytes=$((20 * 1024 * 1024))
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+jar=$(ls "$root"/spector-cli/target/spector-cli-*-all.jar 2>/dev/null | head -n 1 || true)
+if [ -z "$jar" ]; then
+  (cd "$root" && ./mvnw -B -q package -pl spector-cli -am -DskipTests) >&2
+  jar=$(ls "$root"/spector-cli/target/spector-cli-*-all.jar | head -n 1)
+fi
+java=(java -Xms64m -Xmx256m -Dio.netty.leakDetection.level=disabled -jar "$jar")
+wait_for() { for i in $(seq 1 300); do curl -sf -o /dev/null "$@" && return 0; sleep 0.1; done; echo "not up: $*" >&2; return 1; }
+
+redis-server --port 19379 --bind 127.0.0.1 --save '' --appendonly no > "$work/redis.log" 2>&1 &
+pids+=($!)
+head -c 48 /dev/urandom | base64 | tr -d '\n' > "$work/secret"
+token=$("${java[@]}" token --secret-file "$work/secret" --tenant bench --ttl 3600)
+auth="Authorization: Bearer $token"
+worker_token=$(head -c 32 /dev/urandom | base64 | tr -d '\n=/+')
+printf %s "$worker_token" > "$work/worker.token"
+hash=$(printf %s "$worker_token" | sha256sum | cut -d' ' -f1)
+peer_secret=$(head -c 33 /dev/urandom | base64 | tr -d '\n')
+head -c $bytes /dev/urandom > "$work/upload"
+
+"${java[@]}" owner --node-id owner-0 --port 19071 --host 127.0.0.1 --members owner-0 > "$work/owner.log" 2>&1 &
+pids+=($!)
+wait_for http://127.0.0.1:19071/health
+
+gateway() { # name port peer-port
+  env SPECTOR_CELL_ROLE=gateway SPECTOR_CELL_RING_MEMBERS=owner-0=http://127.0.0.1:19071 \
+    SPECTOR_SERVER_PORT="$2" SPECTOR_SERVER_HOST=127.0.0.1 \
+    SPECTOR_ROUTING_REDIS_URI=redis://127.0.0.1:19379 \
+    SPECTOR_SECURITY_JWT_HMAC_SECRET="$(cat "$work/secret")" SPECTOR_UPLINK_TOKENS="w=$hash" \
+    SPECTOR_CELL_PEER_SECRET="$peer_secret" SPECTOR_SERVER_PEER_PORT="$3" \
+    SPECTOR_SERVER_PEER_ADDRESS="127.0.0.1:$3" \
+    "${java[@]}" gateway > "$work/gateway-$1.log" 2>&1 &
+  pids+=($!)
+  wait_for "http://127.0.0.1:$2/actuator/health"
+}
+gateway a 19070 19090
+gateway b 19080 19091
+"${java[@]}" worker --gateway ws://127.0.0.1:19070/uplink --uplinks 1 --admin-port -1 --id w \
+  --token-file "$work/worker.token" --target echo=http://127.0.0.1:19071/api/v1/namespaces/bench \
+  > "$work/worker.log" 2>&1 &
+pids+=($!)
+wait_for -H "$auth" http://127.0.0.1:19070/relay/w/echo/echo
+wait_for -H "$auth" http://127.0.0.1:19080/relay/w/echo/echo
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+stream="stream?bytes=$bytes&chunk=262144"
+for port in 19070 19080; do
+  for i in $(seq 1 "${WARM:-5}"); do
+    curl -sf -o /dev/null -H "$auth" "http://127.0.0.1:$port/relay/w/echo/$stream"
+    curl -sf -o /dev/null -H "$auth" -T "$work/upload" "http://127.0.0.1:$port/relay/w/echo/objects/bench"
+  done
+done
+echo -e "path\tdownload_s\tupload_s\tsmall_ms"
+for path in "holding:19070" "peer-hop:19080"; do
+  name=${path%%:*}; port=${path##*:}
+  d=$(for r in $(seq 1 "$runs"); do curl -sf -o /dev/null -H "$auth" -w '%{time_total}\n' "http://127.0.0.1:$port/relay/w/echo/$stream"; done | median)
+  u=$(for r in $(seq 1 "$runs"); do curl -sf -o /dev/null -H "$auth" -T "$work/upload" -w '%{time_total}\n' "http://127.0.0.1:$port/relay/w/echo/objects/bench"; done | median)
+  s=$(for r in $(seq 1 50); do curl -sf -o /dev/null -H "$auth" -w '%{time_total}\n' "http://127.0.0.1:$port/relay/w/echo/echo"; done | median)
+  awk -v n="$name" -v d="$d" -v u="$u" -v s="$s" 'BEGIN { printf "%s\t%.3f\t%.3f\t%.1f\n", n, d, u, s * 1000 }'
+done
