@@ -25,9 +25,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -45,8 +48,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the third reaches it over the peer hop. Relays go round-robin to the replicas' plain ports.
  *
  * <p>The tests run in order on one cell: the steady state, a replica killed with SIGKILL under a
- * slow relay (and started again), a replica drained with SIGTERM under a client loop (and started
- * again). Each begins with all three replicas up and the worker's two links live.
+ * slow relay (and started again), each replica in turn drained with SIGTERM under a client loop
+ * (and started again). Each begins with all three replicas up and the worker's two links live.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 final class ReplicaProcessesTest {
@@ -238,64 +241,97 @@ final class ReplicaProcessesTest {
 
     @Test
     @Order(3)
-    void aDrainedReplicaFailsNoRelaySentToTheOthersAndServesAgainAfterItsRestart() throws Exception {
-        GatewayProcess victim = holders().get(0);
-        List<GatewayProcess> others = replicas.stream().filter(g -> g != victim).toList();
-        List<String> results = new CopyOnWriteArrayList<>();
+    void eachReplicaDrainedInTurnClosesItsLinksTheWorkerRedialsAndTheCellServesAgain() throws Exception {
+        Set<GatewayProcess> serving = new CopyOnWriteArraySet<>(replicas); // what the loop sends to
+        List<String> unsettled = new CopyOnWriteArrayList<>(); // from a drain until the cell settled
+        List<String> settled = new CopyOnWriteArrayList<>();
+        AtomicBoolean isSettled = new AtomicBoolean();
         AtomicBoolean running = new AtomicBoolean(true);
-        long[] drainBegan = {Long.MAX_VALUE};
+        AtomicReference<String> phase = new AtomicReference<>("before the drains");
         Thread loop = new Thread(
                 () -> {
                     for (int i = 0; running.get(); i++) {
-                        GatewayProcess via = others.get(i % 2);
+                        List<GatewayProcess> targets = List.copyOf(serving);
+                        GatewayProcess via = targets.get(i % targets.size());
+                        String sent = phase.get();
+                        boolean calm = isSettled.get();
                         String result;
-                        long sent = System.nanoTime();
-                        String when = sent < drainBegan[0]
-                                ? "before the drain"
-                                : (sent - drainBegan[0]) / 1_000_000 + " ms into the drain";
                         try {
                             HttpResponse<String> r = echo(via, "loop=" + i);
                             result = r.statusCode() == 200
                                     ? "ok"
-                                    : via + ", sent " + when + ": " + r.statusCode() + " " + r.body();
+                                    : via.name + ", sent " + sent + ": " + r.statusCode() + " " + r.body();
                         } catch (IOException e) {
-                            result = via + ", sent " + when + ": " + e;
+                            result = via.name + ", sent " + sent + ": " + e;
                         } catch (InterruptedException e) {
                             return;
                         }
-                        results.add(result);
+                        (calm && isSettled.get() ? settled : unsettled).add(result);
                     }
                 },
                 "client-loop");
         loop.setDaemon(true);
         loop.start();
         try {
-            Waits.until("the client loop runs", () -> results.size() >= 3);
+            awaitSettled(serving, isSettled, settled);
+            for (GatewayProcess victim : replicas) {
+                int links = publishedLinks(victim);
+                isSettled.set(false);
+                serving.remove(victim); // as the Service stops sending to a pod that is terminating
+                int removedAt = unsettled.size();
+                // the loop is sequential: after two more answers none of its relays is on the victim
+                Waits.until(
+                        "the loop's relay to " + victim.name + " is answered", () -> unsettled.size() >= removedAt + 2);
+                long began = System.nanoTime();
+                phase.set("while " + victim.name + " drains");
+                victim.terminate();
+                victim.awaitExit();
+                phase.set(ms(began) + " ms after " + victim.name + " began to drain");
+                assertThat(victim.output())
+                        .as("the drain closed the worker's %d links on %s", links, victim)
+                        .anyMatch(l ->
+                                l.matches(".*drained in \\d+ ms: \\d+ exchanges cut, " + links + " uplinks closed.*"));
+                awaitTwoLinksOnLiveReplicas();
+                awaitSettled(serving, isSettled, settled);
 
-            drainBegan[0] = System.nanoTime();
-            victim.terminate();
-            int atDrain = results.size();
-            victim.awaitExit();
-            awaitTwoLinksOnLiveReplicas();
-            Waits.until("the loop ran on after the links came back", () -> results.size() >= atDrain + 10);
+                isSettled.set(false);
+                phase.set("after " + victim.name + " restarted");
+                victim.awaitReady(victim.start());
+                serving.add(victim);
+                awaitSettled(serving, isSettled, settled);
+            }
         } finally {
             running.set(false);
             loop.join(RELAY_TIMEOUT.toMillis() * 2);
         }
 
-        assertThat(results)
-                .as("no relay to the replicas that stayed failed, during the drain or after it")
+        System.out.println("ReplicaProcessesTest: relays that failed while a drain or a restart settled: "
+                + unsettled.stream().filter(r -> !r.equals("ok")).toList());
+        assertThat(unsettled)
+                .as("while the cell settles a relay may fail, but only as a prompt 503 WORKER_UNREACHABLE")
+                .allMatch(r -> r.equals("ok") || (r.contains(": 503 {") && r.contains("WORKER_UNREACHABLE")));
+        assertThat(settled)
+                .as("once the cell settled, no relay failed")
+                .hasSizeGreaterThanOrEqualTo(4 * 6)
                 .allMatch("ok"::equals);
-        assertThat(victim.output())
-                .as(
-                        "the drain closed the worker's links on %s, cutting no exchange (exit %d)",
-                        victim, victim.exitCode())
-                .anyMatch(l -> l.matches(".*drained in \\d+ ms: 0 exchanges cut, [12] uplinks closed.*"));
+    }
 
-        victim.awaitReady(victim.start());
-        assertThat(status(victim))
-                .as("%s serves again after its restart", victim)
-                .isEqualTo(200);
+    /**
+     * Waits until every replica the loop sends to answers a relay 200, then lets the loop run six
+     * relays as settled ones.
+     */
+    private static void awaitSettled(Set<GatewayProcess> serving, AtomicBoolean isSettled, List<String> settled) {
+        Waits.until(
+                "every serving replica relays again",
+                SETTLE,
+                () -> serving.stream().allMatch(g -> status(g) == 200));
+        int before = settled.size();
+        isSettled.set(true);
+        Waits.until("the loop ran six settled relays", () -> settled.size() >= before + 6);
+    }
+
+    private static long ms(long sinceNanos) {
+        return (System.nanoTime() - sinceNanos) / 1_000_000;
     }
 
     // ---- the cell ----
