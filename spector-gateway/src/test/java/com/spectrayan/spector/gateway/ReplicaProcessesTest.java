@@ -234,9 +234,7 @@ final class ReplicaProcessesTest {
                 + failuresWhileSettling[0]);
 
         victim.awaitReady(victim.start());
-        assertThat(status(victim))
-                .as("%s serves again after its restart", victim)
-                .isEqualTo(200);
+        Waits.until(victim.name + " serves again after its restart", SETTLE, () -> status(victim) == 200);
     }
 
     @Test
