@@ -27,6 +27,8 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -207,6 +209,49 @@ final class Cell implements AutoCloseable {
         owner(from).guard().setOverride(key, to, epoch, fence);
         owner(to).guard().setOverride(key, to, epoch, fence);
         return key;
+    }
+
+    /**
+     * Starts {@code owner-0}, the only member of a ring at epoch 1, on a free port: the upstream of
+     * the tests whose gateways run apart from a cell (replicas in this process or in their own).
+     */
+    static ReferenceOwner soleOwner() {
+        return ReferenceOwner.start(OwnerSpec.builder("owner-0")
+                .cellId(CELL_ID)
+                .port(0)
+                .ringMembers(List.of("owner-0"))
+                .ringEpoch(1)
+                .hmacSecret(SECRET.getBytes(StandardCharsets.UTF_8))
+                .build());
+    }
+
+    /**
+     * Returns the settings every gateway replica of a test cell shares: the gateway role in {@link
+     * #CELL_ID} with {@code owner} as its ring, loopback, auth with {@link #SECRET}, Redis at {@code
+     * redisUri} and the peer hop with {@code peerSecret}. Mutable: the caller adds its ports.
+     */
+    static Map<String, String> replicaSettings(ReferenceOwner owner, String redisUri, String peerSecret) {
+        Map<String, String> s = new HashMap<>();
+        s.put("spector.cell.role", "gateway");
+        s.put("spector.cell.id", CELL_ID);
+        s.put("spector.cell.ring-members", "owner-0=" + owner.baseUri());
+        s.put("spector.cell.peer-secret", peerSecret);
+        s.put("spector.server.host", "127.0.0.1");
+        s.put("spector.routing.redis.enabled", "true");
+        s.put("spector.routing.redis.uri", redisUri);
+        s.put("spector.security.jwt.hmac-secret", SECRET);
+        return s;
+    }
+
+    /**
+     * Returns the value of counter {@code name} with label {@code tag=value} in a gateway's {@code
+     * /actuator/prometheus} text, 0 when absent.
+     */
+    static double counter(String prometheusText, String name, String tag, String value) {
+        Matcher m = Pattern.compile(
+                        "(?m)^" + name + "\\{[^}]*" + tag + "=\"" + Pattern.quote(value) + "\"[^}]*} (\\S+)$")
+                .matcher(prometheusText);
+        return m.find() ? Double.parseDouble(m.group(1)) : 0;
     }
 
     /** Returns a valid HS256 token for a tenant. */
