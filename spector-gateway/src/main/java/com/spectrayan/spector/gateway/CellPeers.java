@@ -136,6 +136,18 @@ final class CellPeers implements AutoCloseable {
         return l == null ? null : l.address();
     }
 
+    /**
+     * Withdraws this replica's fields from the registry (idempotent): the drain calls it just before
+     * it closes the uplinks, so the other replicas stop handing this one relays for links that are
+     * about to go. The peer listener stays open for the hops already on it.
+     */
+    void withdraw() {
+        UplinkRegistry p = published;
+        if (p != null) {
+            p.close();
+        }
+    }
+
     /** Withdraws this replica from the registry, then closes the peer listener and its connections. */
     @Override
     public void close() {

@@ -5,10 +5,7 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -25,7 +22,6 @@ final class Drain {
     private final ChannelGroup connections = new DefaultChannelGroup("clients", GlobalEventExecutor.INSTANCE);
     private final ChannelGroup uplinks = new DefaultChannelGroup("uplinks", GlobalEventExecutor.INSTANCE);
     private final AtomicInteger inFlight = new AtomicInteger();
-    private final CompletableFuture<Void> idle = new CompletableFuture<>();
     private volatile boolean draining;
 
     /** Holds a new client connection until it closes. */
@@ -62,7 +58,9 @@ final class Drain {
 
     void exchangeEnded() {
         if (inFlight.decrementAndGet() == 0 && draining) {
-            idle.complete(null);
+            synchronized (this) {
+                notifyAll(); // awaitIdle re-checks the count under this monitor
+            }
         }
     }
 
@@ -79,25 +77,31 @@ final class Drain {
     /** Starts the drain. */
     void begin() {
         draining = true;
-        if (inFlight.get() == 0) {
-            idle.complete(null);
-        }
     }
 
     /**
-     * Waits for the exchanges in flight to end, at most {@code timeout}.
+     * Waits for the exchanges in flight to end, at most {@code timeout}. The count is read under
+     * this monitor each time it may have reached zero, so an exchange that starts on a keep-alive
+     * connection after an earlier zero is waited for too (a one-shot "idle" signal was not: it let
+     * the stop cut a request it had promised to serve).
      *
      * @return the exchanges still running when the wait ended (0 when drained)
      */
     int awaitIdle(Duration timeout) {
-        try {
-            idle.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            // reported by the caller with the count
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("the drain future never fails", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (this) {
+            while (inFlight.get() > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(this, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
         }
         return inFlight.get();
     }

@@ -447,6 +447,9 @@ public final class GatewayServer implements AutoCloseable {
                     drainTimeout.toMillis(),
                     left);
         }
+        // Out of the registry first: a replica that looks this one up from now on finds the
+        // worker's other links (or none) instead of links that are about to close.
+        peers.withdraw();
         List<WorkerLink> uplinks = workerDirectory.liveLinks();
         for (WorkerLink link : uplinks) {
             link.close(DRAIN_CLOSE_REASON);
