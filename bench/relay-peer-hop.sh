@@ -10,21 +10,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-5}
 bytes=$((20 * 1024 * 1024))
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-jar=$(ls "$root"/spector-cli/target/spector-cli-*-all.jar 2>/dev/null | head -n 1 || true)
-if [ -z "$jar" ]; then
-  (cd "$root" && ./mvnw -B -q package -pl spector-cli -am -DskipTests) >&2
-  jar=$(ls "$root"/spector-cli/target/spector-cli-*-all.jar | head -n 1)
-fi
-java=(java -Xms64m -Xmx256m -Dio.netty.leakDetection.level=disabled -jar "$jar")
-wait_for() { for i in $(seq 1 300); do curl -sf -o /dev/null "$@" && return 0; sleep 0.1; done; echo "not up: $*" >&2; return 1; }
+source "$root/bench/processes.sh"
 
 redis-server --port 19379 --bind 127.0.0.1 --save '' --appendonly no > "$work/redis.log" 2>&1 &
 pids+=($!)
@@ -61,7 +47,6 @@ pids+=($!)
 wait_for -H "$auth" http://127.0.0.1:19070/relay/w/echo/echo
 wait_for -H "$auth" http://127.0.0.1:19080/relay/w/echo/echo
 
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 stream="stream?bytes=$bytes&chunk=262144"
 for port in 19070 19080; do
   for i in $(seq 1 "${WARM:-5}"); do

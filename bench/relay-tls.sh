@@ -12,21 +12,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${SPECTOR_SHARED:-$root/../shared}
 runs=${1:-5}
 bytes=$((20 * 1024 * 1024))
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  bash "$shared/bench/ssh-relay.sh" stop >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-jar=$(ls "$root"/spector-cli/target/spector-cli-*-all.jar 2>/dev/null | head -n 1 || true)
-if [ -z "$jar" ]; then
-  (cd "$root" && ./mvnw -B -q package -pl spector-cli -am -DskipTests) >&2
-  jar=$(ls "$root"/spector-cli/target/spector-cli-*-all.jar | head -n 1)
-fi
-java=(java -Xms64m -Xmx256m -Dio.netty.leakDetection.level=disabled -jar "$jar")
+on_exit="bash $shared/bench/ssh-relay.sh stop"
+source "$root/bench/processes.sh"
 
 # A CA and a server certificate for localhost and 127.0.0.1 (EC P-256, PKCS#8 key).
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=bench CA" \
@@ -45,7 +32,6 @@ printf %s "$worker_token" > "$work/worker.token"
 hash=$(printf %s "$worker_token" | sha256sum | cut -d' ' -f1)
 head -c $bytes /dev/urandom > "$work/upload"
 
-wait_for() { for i in $(seq 1 300); do curl -sf -o /dev/null "$@" && return 0; sleep 0.1; done; echo "not up: $*" >&2; return 1; }
 
 "${java[@]}" owner --node-id owner-0 --port 19071 --host 127.0.0.1 --members owner-0 > "$work/owner.log" 2>&1 &
 pids+=($!)
@@ -77,7 +63,6 @@ start_workers() {
   pids+=($!)
 }
 
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 down() { for r in $(seq 1 "$runs"); do curl -sf -o /dev/null -H "$auth" -w '%{time_total}\n' "$1"; done | median; }
 up() { for r in $(seq 1 "$runs"); do curl -sf -o /dev/null -H "$auth" -T "$work/upload" -w '%{time_total}\n' "$1"; done | median; }
 stream="stream?bytes=$bytes&chunk=262144"
