@@ -14,18 +14,11 @@ source "$root/bench/processes.sh"
 
 redis-server --port 19379 --bind 127.0.0.1 --save '' --appendonly no > "$work/redis.log" 2>&1 &
 pids+=($!)
-head -c 48 /dev/urandom | base64 | tr -d '\n' > "$work/secret"
-token=$("${java[@]}" token --secret-file "$work/secret" --tenant bench --ttl 3600)
-auth="Authorization: Bearer $token"
-worker_token=$(head -c 32 /dev/urandom | base64 | tr -d '\n=/+')
-printf %s "$worker_token" > "$work/worker.token"
-hash=$(printf %s "$worker_token" | sha256sum | cut -d' ' -f1)
+credentials
 peer_secret=$(head -c 33 /dev/urandom | base64 | tr -d '\n')
 head -c $bytes /dev/urandom > "$work/upload"
 
-"${java[@]}" owner --node-id owner-0 --port 19071 --host 127.0.0.1 --members owner-0 > "$work/owner.log" 2>&1 &
-pids+=($!)
-wait_for http://127.0.0.1:19071/health
+start_owner 19071
 
 gateway() { # name port peer-port
   env SPECTOR_CELL_ROLE=gateway SPECTOR_CELL_RING_MEMBERS=owner-0=http://127.0.0.1:19071 \

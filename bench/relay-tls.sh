@@ -24,18 +24,11 @@ printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n
 openssl x509 -req -in "$work/tls.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -CAcreateserial -days 2 \
   -extfile "$work/ext" -out "$work/tls.crt" 2>/dev/null
 
-head -c 48 /dev/urandom | base64 | tr -d '\n' > "$work/secret"
-token=$("${java[@]}" token --secret-file "$work/secret" --tenant bench --ttl 3600)
-auth="Authorization: Bearer $token"
-worker_token=$(head -c 32 /dev/urandom | base64 | tr -d '\n=/+')
-printf %s "$worker_token" > "$work/worker.token"
-hash=$(printf %s "$worker_token" | sha256sum | cut -d' ' -f1)
+credentials
 head -c $bytes /dev/urandom > "$work/upload"
 
 
-"${java[@]}" owner --node-id owner-0 --port 19071 --host 127.0.0.1 --members owner-0 > "$work/owner.log" 2>&1 &
-pids+=($!)
-wait_for http://127.0.0.1:19071/health
+start_owner 19071
 bash "$shared/bench/ssh-relay.sh" start 19071 19023 >/dev/null
 
 start_gateway() { # $1: jdk or openssl
