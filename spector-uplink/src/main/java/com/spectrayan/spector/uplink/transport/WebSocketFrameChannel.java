@@ -352,10 +352,10 @@ public final class WebSocketFrameChannel implements FrameChannel {
             if (evt == WebSocketClientProtocolHandler.ClientHandshakeStateEvent.HANDSHAKE_COMPLETE) {
                 open();
             } else if (evt instanceof IdleStateEvent idle) {
+                // Only the reader-idle check exists (Keepalive.idleCheck); pings are Keepalive's
+                // fixed-rate task, never "when this end stopped writing".
                 if (idle.state() == IdleState.READER_IDLE) {
                     closeForProtocol(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE, "nothing received for too long");
-                } else if (idle.state() == IdleState.WRITER_IDLE && open && !closeSent) {
-                    ctx.writeAndFlush(new PingWebSocketFrame());
                 }
             }
             ctx.fireUserEventTriggered(evt);
