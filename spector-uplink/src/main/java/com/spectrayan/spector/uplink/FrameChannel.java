@@ -28,6 +28,15 @@ public interface FrameChannel {
     /** Closes the connection with a reason the peer sees. */
     void close(String reason);
 
+    /**
+     * Closes the connection because this end is going away (a gateway's drain): over WebSocket the
+     * close status is 1001 Going Away (RFC 6455 section 7.4.1), which tells a worker to re-dial at
+     * once rather than back off. The default is {@link #close}.
+     */
+    default void goAway(String reason) {
+        close(reason);
+    }
+
     /** Answers whether the connection is open. */
     boolean isOpen();
 

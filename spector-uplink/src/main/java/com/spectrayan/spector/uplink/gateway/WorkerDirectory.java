@@ -166,7 +166,7 @@ public final class WorkerDirectory {
 
     /**
      * Returns the worker's open link with the fewest relays running (ties taken in turn), or null
-     * when it has none.
+     * when it has none; a link that is going away ({@link WorkerLink#goAway}) is none.
      */
     public @Nullable WorkerLink live(String workerId) {
         List<WorkerLink> held = links.get(workerId);
@@ -178,7 +178,7 @@ public final class WorkerDirectory {
         WorkerLink best = null;
         for (int i = 0; i < n; i++) {
             WorkerLink l = held.get((start + i) % n);
-            if (l.isOpen() && (best == null || l.activeRelays() < best.activeRelays())) {
+            if (l.isOpen() && !l.isGoingAway() && (best == null || l.activeRelays() < best.activeRelays())) {
                 best = l;
             }
         }
@@ -203,6 +203,18 @@ public final class WorkerDirectory {
             }
         }
         return open;
+    }
+
+    /**
+     * Sends every open link away ({@link WorkerLink#goAway}): each closes with 1001 and {@code
+     * reason} once its relays ended. Returns how many links were sent away.
+     */
+    public int goAway(String reason) {
+        List<WorkerLink> open = liveLinks();
+        for (WorkerLink link : open) {
+            link.goAway(reason);
+        }
+        return open.size();
     }
 
     /** Returns the ids of the workers with a registered link. */

@@ -24,6 +24,12 @@ import org.jspecify.annotations.Nullable;
  * status.get} refresh. A read not answered within its timeout is a miss; {@link
  * Limits#STATUS_MISSES_TO_CLOSE} misses in a row close the link, which fails every call on it
  * (relays included) with {@code WORKER_UNREACHABLE}.
+ *
+ * <p>Going away (a drain): {@link #goAway} takes the link out of {@link WorkerDirectory#live} at
+ * once, so no new relay picks it, and closes it with WebSocket's 1001 (the worker re-dials at once)
+ * as soon as no relay runs on it, now when none does. A relay that picked the link in the
+ * nanoseconds before {@code goAway} and counts itself after it may find the link closed; it fails
+ * {@code WORKER_UNREACHABLE} like any relay on a link that went.
  */
 public final class WorkerLink {
     private static final AtomicLong IDS = new AtomicLong();
@@ -36,6 +42,9 @@ public final class WorkerLink {
     private final RealGatewayWorkerClient client;
     /** Relays that picked this link and have not ended; {@link WorkerDirectory#live} reads it. */
     private final AtomicInteger activeRelays = new AtomicInteger();
+
+    /** Why the link is going away, once {@link #goAway} was called; null before. */
+    private volatile @Nullable String goingAway;
 
     private final AtomicInteger misses = new AtomicInteger();
     private volatile @Nullable StatusReport lastStatus;
@@ -108,9 +117,31 @@ public final class WorkerLink {
         activeRelays.incrementAndGet();
     }
 
-    /** A relay that picked this link ended. */
+    /** A relay that picked this link ended: the last one closes a link that is going away. */
     void relayEnded() {
-        activeRelays.decrementAndGet();
+        String reason = goingAway;
+        if (activeRelays.decrementAndGet() == 0 && reason != null) {
+            client.goAway(reason);
+        }
+    }
+
+    /**
+     * Takes the link out of service: no new relay picks it, and it closes with 1001 Going Away and
+     * {@code reason} once the relays running on it ended (now when none does). Idempotent.
+     */
+    public void goAway(String reason) {
+        requireNonNull(reason, "reason");
+        if (goingAway == null) {
+            goingAway = reason;
+        }
+        if (activeRelays.get() == 0) {
+            client.goAway(goingAway);
+        }
+    }
+
+    /** Answers whether {@link #goAway} was called: the link takes no new relay. */
+    public boolean isGoingAway() {
+        return goingAway != null;
     }
 
     /** Returns the worker's client. */

@@ -22,6 +22,7 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakeException;
 import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
+import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -51,7 +52,8 @@ import org.slf4j.LoggerFactory;
  * to a callback that returns its receiver (the worker starts an {@code UplinkSession} on it), and
  * re-dials after a failure
  * or a close with jittered exponential backoff between {@link Limits#RECONNECT_MIN} and {@link
- * Limits#RECONNECT_MAX}, until {@link #close()}. It pings the gateway every ping interval, whatever
+ * Limits#RECONNECT_MAX}, until {@link #close()}; a link the gateway closed with 1001 Going Away (its
+ * drain) is re-dialled at once, within {@link #GOING_AWAY_REDIAL_JITTER}. It pings the gateway every ping interval, whatever
  * else it writes, so the gateway's pongs keep arriving even while the worker only streams a
  * response out; and it closes a connection that has received nothing (pongs included) for the
  * idle timeout, three ping intervals by default, which is then re-dialled. The gateway closes an
@@ -90,6 +92,12 @@ public final class UplinkDialer implements AutoCloseable {
 
     /** The default bound on the WebSocket handshake (and on the TLS handshake before it). */
     public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+
+    /**
+     * The most a worker waits before re-dialling a link closed with 1001 Going Away (a gateway's
+     * drain): the re-dial lands on another replica while the cell's other links carry the relays.
+     */
+    public static final Duration GOING_AWAY_REDIAL_JITTER = Duration.ofMillis(100);
 
     private static final Logger log = LoggerFactory.getLogger(UplinkDialer.class);
 
@@ -409,6 +417,8 @@ public final class UplinkDialer implements AutoCloseable {
         WebSocketFrameChannel frames = ch.attr(Attrs.FRAMES).get();
         boolean wasOpen = frames != null && frames.wasOpened();
         Throwable failure = frames == null ? null : frames.failure();
+        boolean goingAway = wasOpen && frames.peerCloseCode() == WebSocketCloseStatus.ENDPOINT_UNAVAILABLE.code();
+        String peerReason = frames == null ? null : frames.peerCloseReason();
         long delay;
         synchronized (lock) {
             if (current == ch) {
@@ -420,14 +430,29 @@ public final class UplinkDialer implements AutoCloseable {
             if (!wasOpen) {
                 failuresInARow++;
             }
-            delay = backoffMillis(failuresInARow);
+            delay = goingAway ? goingAwayDelayMillis() : backoffMillis(failuresInARow);
             retry = group.next().schedule(this::dial, delay, TimeUnit.MILLISECONDS);
         }
         if (!wasOpen) {
             attemptFailed(describe(failure), delay);
+        } else if (goingAway) {
+            log.info(
+                    "uplink of worker {} closed by the gateway going away ({}); re-dialling in {} ms",
+                    workerId,
+                    peerReason,
+                    delay);
         } else {
             log.info("uplink of worker {} closed; re-dialling in {} ms", workerId, delay);
         }
+    }
+
+    /**
+     * Returns the delay before re-dialling a link the gateway closed with 1001 Going Away (its
+     * drain): at random within {@link #GOING_AWAY_REDIAL_JITTER}, so that the links a drain closes
+     * at once do not all dial in the same millisecond, and no backoff: the gateway did not fail.
+     */
+    static long goingAwayDelayMillis() {
+        return ThreadLocalRandom.current().nextLong(GOING_AWAY_REDIAL_JITTER.toMillis() + 1);
     }
 
     /** Returns the delay before the next dial after {@code failures} failed attempts in a row. */

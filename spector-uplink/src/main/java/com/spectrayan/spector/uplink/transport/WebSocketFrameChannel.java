@@ -178,6 +178,12 @@ public final class WebSocketFrameChannel implements FrameChannel {
         closeWith(WebSocketCloseStatus.NORMAL_CLOSURE.code(), reason, null);
     }
 
+    /** Closes with 1001 Going Away and the reason: the worker re-dials at once. */
+    @Override
+    public void goAway(String reason) {
+        closeWith(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE.code(), reason, null);
+    }
+
     @Override
     public boolean isOpen() {
         return open && channel.isActive();

@@ -74,6 +74,33 @@ final class WorkerLinkTest {
     }
 
     @Test
+    void goAway_takesTheLinkOutOfServiceAtOnce_butClosesItOnlyWhenItsRelayEnded() {
+        RelayFixture second = new RelayFixture(directory, 1);
+        GatewayRelay relay = new GatewayRelay(directory, scheduler);
+        CompletionStage<RelayedResponse> running = relay.relay("w1", get());
+        RawWorker carrying = w1.worker.waiting(RelayRequest.OP).isEmpty() ? second.worker : w1.worker;
+        WorkerLink busy = carrying == w1.worker ? w1.link : second.link;
+        WorkerLink idle = busy == w1.link ? second.link : w1.link;
+        Frame.Call request = carrying.take(RelayRequest.OP);
+
+        directory.goAway("gateway draining: reconnect");
+        Waits.until("the idle link closes at once", () -> !idle.isOpen());
+        assertThat(busy.isOpen()).as("the link carrying a relay stays open").isTrue();
+        assertThat(busy.isGoingAway()).isTrue();
+        assertThat(directory.live("w1"))
+                .as("no new relay picks a link that is going away")
+                .isNull();
+
+        carrying.head(request.id(), 200);
+        carrying.result(request.id(), RawWorker.empty());
+        assertThat(done(running, "the relay on the busy link").status())
+                .as("the relay that was running finishes")
+                .isEqualTo(200);
+        Waits.until("the busy link closes once its relay ended", () -> !busy.isOpen());
+        second.close();
+    }
+
+    @Test
     void directory_aLinkInTheSameSlot_replacesAndClosesTheHeldOne() {
         RelayFixture newer = new RelayFixture(directory); // slot 0 again: the worker re-dialled it
         Waits.until("replace: the old link closes", () -> !w1.link.isOpen());

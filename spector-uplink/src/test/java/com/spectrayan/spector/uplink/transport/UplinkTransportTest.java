@@ -253,6 +253,44 @@ final class UplinkTransportTest {
         assertThat(second.isOpen()).as("the new uplink is open").isTrue();
     }
 
+    /**
+     * A drain closes with 1001 Going Away (RFC 6455 section 7.4.1): the worker re-dials at once, not
+     * after its backoff. The backoff here is 30 s to 60 s, far past the wait, so only the going-away
+     * rule can bring the second connection in time.
+     */
+    @Test
+    void goingAwayClose_1001_isReDialledAtOnce_notAfterTheBackoff() {
+        TestGateway g = gateway(0);
+        BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
+        dialer(worker(g, TestGateway.TOKEN, connected).reconnect(Duration.ofSeconds(30), Duration.ofSeconds(60)));
+        RecordingReceiver firstEnd = take(connected, "the worker connects", WAIT);
+
+        long sent = System.nanoTime();
+        g.nextUplink("first uplink").channel().goAway("gateway draining: reconnect");
+        Waits.done(firstEnd.closed, "the worker's onClose runs", WAIT);
+        assertThat(firstEnd.webSocket().peerCloseCode()).as("Going Away").isEqualTo(1001);
+        assertThat(firstEnd.webSocket().peerCloseReason()).isEqualTo("gateway draining: reconnect");
+
+        RecordingReceiver second = take(connected, "the worker re-dials at once", WAIT);
+        assertThat(Duration.ofNanos(System.nanoTime() - sent))
+                .as("re-dialled within the jitter (and a connect), never the 30 s backoff")
+                .isLessThan(Duration.ofSeconds(5));
+        assertThat(second.webSocket()).isNotSameAs(firstEnd.webSocket());
+        g.nextUplink("the second uplink reaches the gateway");
+    }
+
+    @Test
+    void goingAwayDelay_staysWithinTheJitter() {
+        long most = UplinkDialer.GOING_AWAY_REDIAL_JITTER.toMillis();
+        long seenMax = 0;
+        for (int i = 0; i < 10_000; i++) {
+            long d = UplinkDialer.goingAwayDelayMillis();
+            assertThat(d).isBetween(0L, most);
+            seenMax = Math.max(seenMax, d);
+        }
+        assertThat(seenMax).as("the jitter spreads the re-dials").isGreaterThan(most / 2);
+    }
+
     @Test
     void workerClose_reachesTheGatewayAsACleanClose() {
         TestGateway g = gateway(0);

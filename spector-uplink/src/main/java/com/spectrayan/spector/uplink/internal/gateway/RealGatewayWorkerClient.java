@@ -116,6 +116,12 @@ public final class RealGatewayWorkerClient implements GatewayWorkerClient {
         channel.close(reason);
     }
 
+    /** Closes the uplink as {@link #close} does, with WebSocket's 1001 Going Away: the worker re-dials at once. */
+    public void goAway(String reason) {
+        shutDown(Failures.unreachable(workerId, "worker " + workerId + " uplink closed: " + reason, null));
+        channel.goAway(reason);
+    }
+
     @Override
     public CompletionStage<Void> closed() {
         return closed.copy();
