@@ -49,7 +49,8 @@ final class ExchangeState {
     }
 
     private static final Set<State> BEFORE_HEAD = EnumSet.of(State.SENDING, State.AWAITING_HEAD);
-    private static final Set<State> ROUTABLE = EnumSet.of(State.RESOLVING, State.SENDING, State.AWAITING_HEAD);
+    private static final Set<State> ROUTABLE =
+            EnumSet.of(State.RESOLVING, State.CONNECTING, State.SENDING, State.AWAITING_HEAD);
     private static final Set<State> SENDABLE = EnumSet.of(State.SENDING, State.STREAMING);
     private static final Set<State> LIVE =
             EnumSet.complementOf(EnumSet.of(State.COMPLETED, State.UPGRADED, State.FAILED, State.CANCELLED));
@@ -75,7 +76,10 @@ final class ExchangeState {
         return state == State.STREAMING;
     }
 
-    /** An attempt starts: the first route, a retarget after a 421, or a retry on a fresh connection. */
+    /**
+     * An attempt starts: the first route, a retarget after a 421, a retry on a fresh connection,
+     * or a pinned exchange's fallback after a connection that was not made (from {@code CONNECTING}).
+     */
     boolean attempting() {
         return move("attempting", ROUTABLE, State.CONNECTING);
     }

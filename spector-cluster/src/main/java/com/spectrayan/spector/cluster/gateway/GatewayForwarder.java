@@ -27,6 +27,7 @@ import java.util.Map;
  *                                                      | last part
  *                                                      v
  *                                                  COMPLETED
+ *  CONNECTING --a pinned fallback: no connection--> CONNECTING
  *  SENDING, AWAITING_HEAD --101--> UPGRADED     any live state --error--> FAILED
  *                                               any live state --client gone--> CANCELLED
  *       </pre>
@@ -61,8 +62,11 @@ import java.util.Map;
  *       counting a streamed body; crossing it aborts the owner exchange.
  *   <li><b>Pinned requests</b> ({@link ForwardRequest#pinned}, {@link PinnedTarget}) start at
  *       {@code CONNECTING} to the one upstream they name, with one deadline instead of the timers
- *       above, no body cap, and a 421 taken as an answer: the gateway's peer hop runs on this
- *       engine rather than on a second streaming implementation.
+ *       above, no body cap, and a 421 taken as an answer, unless the target has a fallback
+ *       ({@link PinnedTarget.Fallback}: a 421 or a connection not made asks it for the next
+ *       target, at most {@link PinnedTarget#MAX_FALLBACKS} times, while the body is replayable):
+ *       the gateway's peer hop runs on this engine rather than on a second streaming
+ *       implementation.
  * </ul>
  */
 public final class GatewayForwarder {

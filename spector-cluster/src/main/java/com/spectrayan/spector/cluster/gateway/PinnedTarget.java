@@ -5,6 +5,8 @@ import static java.util.Objects.requireNonNull;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.net.URI;
 import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An upstream a {@link ForwardRequest} goes to as it is, instead of the owner of a routing key:
@@ -21,7 +23,13 @@ import java.time.Duration;
  *       #headers()} are set after the client's headers were filtered (the filter drops a client's
  *       copy of every gateway-owned name first).
  *   <li><b>A 421 is an answer</b>, passed to the client like any status: a pinned upstream is not
- *       an owner, and a relayed target may say 421 for reasons of its own.
+ *       an owner, and a relayed target may say 421 for reasons of its own. Unless the target has a
+ *       {@link #fallback()}: then a 421, or a connection that was not made (refused, or not within
+ *       {@link #connectTimeout()}), asks the fallback where to go instead, at most {@link
+ *       #MAX_FALLBACKS} times, and only while the request body so far fits the replay copy. The
+ *       upstream that says 421 must say it before it reads the body (as an owner does); one
+ *       whose connection was not made saw nothing. Nothing reached a target before a fallback, so
+ *       even a {@code POST} goes on to the next one.
  *   <li><b>One deadline</b> for the whole exchange, both bodies included, from {@link
  *       GatewayForwarder#forward} ({@link #deadline()}); the owner timeout, the head deadline
  *       across retries and the response idle timer do not apply (a relayed target may think for
@@ -42,14 +50,67 @@ import java.time.Duration;
  * @param headers set on the upstream request after the client's headers were filtered
  * @param deadline the whole exchange's deadline
  * @param connectTimeout the longest wait for a connection to {@code uri}
+ * @param fallback where the exchange goes when this target refuses it (421) or cannot be
+ *     connected to; null: nowhere, the 421 or the failure is the answer
  */
-public record PinnedTarget(String name, URI uri, HttpHeaders headers, Duration deadline, Duration connectTimeout) {
+public record PinnedTarget(
+        String name,
+        URI uri,
+        HttpHeaders headers,
+        Duration deadline,
+        Duration connectTimeout,
+        @Nullable Fallback fallback) {
+    /** The most fallbacks one exchange takes (the deadline bounds them too). */
+    public static final int MAX_FALLBACKS = 2;
+
+    /**
+     * Where a pinned exchange goes when its target refused it before reading anything (421) or was
+     * not reached. Called on the exchange's event loop; the stage may complete on any thread.
+     */
+    @FunctionalInterface
+    public interface Fallback {
+        /**
+         * Returns the next target ({@link #headers()}, {@link #deadline()} and {@link
+         * #connectTimeout()} of the first one still apply), or fails with the {@link
+         * com.spectrayan.spector.contract.SpectorException} to answer. {@code refused} is the
+         * target that just refused or was not reached, {@code why} says which.
+         */
+        CompletionStage<Next> next(Next refused, String why);
+    }
+
+    /**
+     * One target of a fallback.
+     *
+     * @param name as {@link PinnedTarget#name()}
+     * @param uri as {@link PinnedTarget#uri()}
+     */
+    public record Next(String name, URI uri) {
+        public Next {
+            requireNonNull(name, "name");
+            checkUri(requireNonNull(uri, "uri"));
+        }
+    }
+
+    /** A target with no fallback: its 421 or failure is the answer. */
+    public PinnedTarget(String name, URI uri, HttpHeaders headers, Duration deadline, Duration connectTimeout) {
+        this(name, uri, headers, deadline, connectTimeout, null);
+    }
+
     public PinnedTarget {
         requireNonNull(name, "name");
         requireNonNull(uri, "uri");
         requireNonNull(headers, "headers");
         positive("deadline", requireNonNull(deadline, "deadline"));
         positive("connectTimeout", requireNonNull(connectTimeout, "connectTimeout"));
+        checkUri(uri);
+    }
+
+    /** Returns the first target as a {@link Next}. */
+    public Next first() {
+        return new Next(name, uri);
+    }
+
+    private static void checkUri(URI uri) {
         if (!"http".equals(uri.getScheme()) || uri.getHost() == null || uri.getPort() < 1) {
             throw new IllegalArgumentException("uri: " + uri + " (expected: http://host:port)");
         }

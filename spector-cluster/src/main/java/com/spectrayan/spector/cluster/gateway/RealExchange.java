@@ -25,6 +25,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -40,7 +42,10 @@ import org.slf4j.LoggerFactory;
  * <p>A pinned request ({@link PinnedTarget}) runs the same machine from {@code CONNECTING}: no
  * resolver, a 421 is an answer like any other, and one deadline for the whole exchange (armed at
  * {@link #start}) stands in for the owner timeout, the head deadline and the idle timer; a
- * connection not made within the target's connect timeout fails the attempt.
+ * connection not made within the target's connect timeout fails the attempt. With a {@link
+ * PinnedTarget#fallback()}, a 421 or a connection not made goes to {@link #fallBack} instead:
+ * the fallback names the next target (or the error to answer) while the body waits in the replay
+ * copy, and the next attempt starts from {@code CONNECTING} as a retarget after a 421 does.
  *
  * <p>Threading: not thread-safe; confined to the client channel's event loop, which is also the
  * loop of every owner connection it uses. A routing answer completed elsewhere hops back.
@@ -69,6 +74,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     private final Map<String, Long> epochsSeen = new HashMap<>();
 
     private int attempts;
+    private int fallbacks;
     private boolean learnedOwner;
     private boolean staleRetryUsed;
     private long bodyBytes;
@@ -339,6 +345,12 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             connect(a.entry(), a.uri());
             return;
         }
+        if (a.state() == Attempt.State.CONNECTING && mayFallBack()) {
+            current = null;
+            a.finish(false);
+            fallBack(a, "no connection to " + a.entry().owner() + ": " + cause);
+            return;
+        }
         SpectorException error =
                 forwarder.problems.attemptFailed(a.entry().owner(), cause, state.isStreaming(), attempts);
         if (pinned == null) { // a pinned upstream is no ring member: the owner counters stay the owners'
@@ -362,6 +374,10 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             } else {
                 onUpgraded(a, response);
             }
+        } else if (code == 421 && pinned != null && mayFallBack()) {
+            current = null;
+            a.finish(false); // it refused before reading the body: its connection is not worth keeping
+            fallBack(a, "421 from " + a.entry().owner());
         } else if (code == 421 && pinned == null) {
             // An owner refuses before reading the body; whatever it does with the rest, this
             // connection's state is not worth trusting for the next exchange: close it. A
@@ -514,8 +530,49 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     private void onConnectBound(Attempt a, Duration timeout) {
         connectBound = null;
         if (!state.isOver() && a == current && a.state() == Attempt.State.CONNECTING) {
+            if (mayFallBack()) {
+                current = null;
+                a.finish(false);
+                fallBack(a, "no connection to " + a.entry().owner() + " within " + timeout.toMillis() + " ms");
+                return;
+            }
             fail(ForwardProblems.notConnected(a.entry().owner(), timeout), false);
         }
+    }
+
+    /** Answers whether a pinned exchange may go to its fallback: one is set, not spent, the body replayable. */
+    private boolean mayFallBack() {
+        PinnedTarget p = pinned;
+        return p != null && p.fallback() != null && fallbacks < PinnedTarget.MAX_FALLBACKS && replay.isReplayable();
+    }
+
+    /** Asks the pinned target's fallback where to go after {@code refused}; the body waits meanwhile. */
+    private void fallBack(Attempt refused, String why) {
+        fallbacks++;
+        PinnedTarget.Fallback f =
+                Objects.requireNonNull(Objects.requireNonNull(pinned).fallback());
+        f.next(new PinnedTarget.Next(refused.entry().owner(), refused.uri()), why)
+                .whenComplete((next, error) -> onLoop(() -> {
+                    if (state.isOver()) {
+                        return;
+                    }
+                    if (error != null) {
+                        Throwable e = error instanceof CompletionException && error.getCause() != null
+                                ? error.getCause()
+                                : error;
+                        fail(
+                                e instanceof SpectorException se
+                                        ? se
+                                        : ForwardProblems.internal("pinned fallback failed: " + e),
+                                false);
+                        return;
+                    }
+                    if (!replay.isReplayable()) {
+                        exhausted(RetargetPolicy.BODY_NOT_REPLAYABLE);
+                        return;
+                    }
+                    attempt(new RouteEntry(next.name(), 0, RouteEntry.NO_FENCE), next.uri());
+                }));
     }
 
     /** The owner took no body byte for owner-timeout while the client's body waited. */

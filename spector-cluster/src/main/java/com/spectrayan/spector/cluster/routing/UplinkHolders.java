@@ -31,6 +31,7 @@ import org.jspecify.annotations.Nullable;
  *   spector:cell-a:uplinks:w1
  *     10.0.0.7:7090  {"links":2,"until":1767225610000}
  *     10.0.0.8:7090  {"links":1,"until":1767225611500}
+ *     10.0.0.9:7090  {"links":0,"until":1767225602000}      moving: 10.0.0.9 is draining
  * </pre>
  *
  * <p>Design notes:
@@ -40,8 +41,12 @@ import org.jspecify.annotations.Nullable;
  *       changes and again every {@link #REFRESH_INTERVAL}, with {@code until} = now + {@link
  *       #FIELD_TTL}, and sets the key's expiry to {@link #KEY_TTL} (so the hash of a worker no
  *       replica refreshes vanishes); it {@link #remove removes} the field when its last link of
- *       the worker closes, and every field at drain. Redis 7.0 has no per-field expiry (HEXPIRE
- *       came in 7.4), so a field outlives a replica that died without removing it.
+ *       the worker closes. Redis 7.0 has no per-field expiry (HEXPIRE came in 7.4), so a field
+ *       outlives a replica that died without removing it.
+ *   <li><b>Moving.</b> A draining replica instead writes {@link #moving} fields: {@code "links":0},
+ *       believed for {@link #MOVING_TTL}. Such a field is no holder; it tells a reader that the
+ *       worker's links are being re-dialled (the drain closed them with 1001 Going Away), so a
+ *       relay that finds no holder may wait a moment for the new one instead of failing at once.
  *   <li><b>Readers</b> therefore check {@code until} themselves: a field past it, or one that
  *       cannot be read, is not a holder, and the reader deletes it, but only when it still holds
  *       what the reader saw (a script compares first), so a holder's refresh that lands in between
@@ -71,6 +76,9 @@ public final class UplinkHolders implements AutoCloseable {
     /** The expiry of a worker's hash, set on every write: a worker no replica refreshes vanishes. */
     public static final Duration KEY_TTL = Duration.ofSeconds(30);
 
+    /** How long a {@link #moving} field is believed: a worker re-dials a drained link well within it. */
+    public static final Duration MOVING_TTL = Duration.ofSeconds(2);
+
     /** The longest value read as a field (a real one is under 50 chars). */
     static final int MAX_VALUE_CHARS = 256;
 
@@ -99,12 +107,17 @@ public final class UplinkHolders implements AutoCloseable {
      * One replica that holds links of a worker.
      *
      * @param address the replica's peer address, {@code host:port}
-     * @param links how many links of the worker it holds
+     * @param links how many links of the worker it holds; 0 for a {@link #moving} field
      * @param untilMillis until when (epoch ms, the writer's clock) the entry is believed
      */
     public record Holder(String address, int links, long untilMillis) {
         public Holder {
             requireNonNull(address, "address");
+        }
+
+        /** Answers whether this is a draining replica's {@link #moving} field: no holder, links on their way. */
+        public boolean moving() {
+            return links == 0;
         }
     }
 
@@ -147,7 +160,24 @@ public final class UplinkHolders implements AutoCloseable {
         if (c == null) {
             return notConnected();
         }
-        String value = "{\"links\":" + links + ",\"until\":" + (clock.millis() + FIELD_TTL.toMillis()) + "}";
+        return write(c, workerId, address, links, FIELD_TTL);
+    }
+
+    /**
+     * Writes that the replica at {@code address} is draining and its links of {@code workerId} are
+     * moving: no holder, believed for {@link #MOVING_TTL} from now (the key's expiry as {@link #put}).
+     */
+    public CompletionStage<Void> moving(String workerId, String address) {
+        StatefulRedisConnection<String, String> c = loop.connection();
+        if (c == null) {
+            return notConnected();
+        }
+        return write(c, workerId, address, 0, MOVING_TTL);
+    }
+
+    private CompletionStage<Void> write(
+            StatefulRedisConnection<String, String> c, String workerId, String address, int links, Duration ttl) {
+        String value = "{\"links\":" + links + ",\"until\":" + (clock.millis() + ttl.toMillis()) + "}";
         return c.async()
                 .<Long>eval(
                         PUT,
@@ -169,8 +199,9 @@ public final class UplinkHolders implements AutoCloseable {
     }
 
     /**
-     * Returns the replicas that hold links of {@code workerId} now, by this process's clock; fields
-     * past their {@code until}, or unreadable, are left out and deleted (if unchanged meanwhile).
+     * Returns the replicas that hold links of {@code workerId} now, by this process's clock, and the
+     * live {@link Holder#moving} fields; fields past their {@code until}, or unreadable, are left out
+     * and deleted (if unchanged meanwhile).
      */
     public CompletionStage<List<Holder>> holders(String workerId) {
         StatefulRedisConnection<String, String> c = loop.connection();
@@ -217,7 +248,7 @@ public final class UplinkHolders implements AutoCloseable {
                 return null;
             }
             int count = links.intValue();
-            return count < 1 ? null : new Holder(address, count, until.longValue());
+            return count < 0 ? null : new Holder(address, count, until.longValue());
         } catch (java.io.IOException | RuntimeException e) {
             return null;
         }

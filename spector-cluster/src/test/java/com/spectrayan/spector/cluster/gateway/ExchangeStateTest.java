@@ -43,8 +43,8 @@ final class ExchangeStateTest {
     }
 
     @Test
-    void attempting_after421OrAStaleConnection_connectsAgain() {
-        for (State from : EnumSet.of(State.SENDING, State.AWAITING_HEAD)) {
+    void attempting_after421OrAStaleConnectionOrAPinnedFallback_connectsAgain() {
+        for (State from : EnumSet.of(State.CONNECTING, State.SENDING, State.AWAITING_HEAD)) {
             ExchangeState s = at(from);
 
             assertThat(s.attempting()).as("from %s", from).isTrue();
@@ -109,7 +109,8 @@ final class ExchangeStateTest {
         assertIllegal(ExchangeState::responseEnded, EnumSet.complementOf(EnumSet.of(State.STREAMING)));
         assertIllegal(
                 ExchangeState::attempting,
-                EnumSet.complementOf(EnumSet.of(State.RESOLVING, State.SENDING, State.AWAITING_HEAD)));
+                EnumSet.complementOf(
+                        EnumSet.of(State.RESOLVING, State.CONNECTING, State.SENDING, State.AWAITING_HEAD)));
     }
 
     @Test

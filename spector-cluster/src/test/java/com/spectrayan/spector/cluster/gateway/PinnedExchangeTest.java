@@ -201,8 +201,146 @@ final class PinnedExchangeTest {
         }
     }
 
+    // ---- the fallback (the peer hop's next holder) ----
+
+    /** What a fallback was asked: the target that refused and why. */
+    private record Asked(String name, URI uri, String why) {}
+
+    private final List<Asked> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** A fallback that records each question and answers with {@code next}, one per call, then fails. */
+    private PinnedTarget.Fallback fallingBackTo(URI... next) {
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        return (refused, why) -> {
+            asked.add(new Asked(refused.name(), refused.uri(), why));
+            int i = calls.getAndIncrement();
+            if (i >= next.length) {
+                return java.util.concurrent.CompletableFuture.failedFuture(
+                        SpectorException.of(ErrorCode.WORKER_UNREACHABLE, "no other holder", Map.of("workerId", "w")));
+            }
+            return java.util.concurrent.CompletableFuture.completedFuture(
+                    new PinnedTarget.Next("peer " + (i + 2), next[i]));
+        };
+    }
+
+    @Test
+    void fallback_afterA421_sendsTheWholeBodyToTheNextTarget_andOnlyItsAnswerReachesTheClient() throws Exception {
+        URI refusing = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.MISDIRECTED_REQUEST, "not here")));
+        URI holding = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.CREATED, "took")));
+        byte[] body = new byte[(int) BODY_CAP]; // at the replay copy's bound: still replayable
+        HttpHeaders headers = new DefaultHttpHeaders().set(HttpHeaderNames.CONTENT_LENGTH, body.length);
+
+        RecordingResponseSink sink =
+                forward(HttpMethod.POST, "/relay/w/app/up", headers, body, refusing, fallingBackTo(holding));
+
+        assertThat(sink.outcome.get(5, TimeUnit.SECONDS)).isEqualTo(201);
+        sink.ended.get(5, TimeUnit.SECONDS);
+        assertThat(sink.body()).isEqualTo("took");
+        assertThat(take().uri()).as("the first target saw the request").isEqualTo("/relay/w/app/up");
+        Received second = take();
+        assertThat(second.bodyBytes()).as("the next target got the whole body").isEqualTo(body.length);
+        assertThat(second.headers().get("X-Peer"))
+                .as("the first target's headers go along")
+                .isEqualTo("one");
+        assertThat(asked).singleElement().satisfies(a -> {
+            assertThat(a.name()).isEqualTo("peer one");
+            assertThat(a.uri()).isEqualTo(refusing);
+            assertThat(a.why()).contains("421");
+        });
+    }
+
+    @Test
+    void fallback_afterARefusedConnection_goesToTheNextTarget() throws Exception {
+        URI closed;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closed = URI.create("http://127.0.0.1:" + s.getLocalPort());
+        }
+        URI holding = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.OK, "here")));
+
+        RecordingResponseSink sink = forward(
+                HttpMethod.GET, "/relay/w/app/x", new DefaultHttpHeaders(), null, closed, fallingBackTo(holding));
+
+        assertThat(sink.outcome.get(5, TimeUnit.SECONDS)).isEqualTo(200);
+        assertThat(asked).singleElement().satisfies(a -> assertThat(a.why()).startsWith("no connection to peer one"));
+    }
+
+    @Test
+    void fallback_afterAConnectionNotMadeWithinItsBound_goesToTheNextTarget() throws Exception {
+        URI holding = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.OK, "here")));
+        try (FullBacklog hanging = FullBacklog.open()) {
+            RecordingResponseSink sink = forward(
+                    HttpMethod.GET,
+                    "/relay/w/app/x",
+                    new DefaultHttpHeaders(),
+                    null,
+                    hanging.uri(),
+                    fallingBackTo(holding));
+
+            assertThat(sink.outcome.get(5, TimeUnit.SECONDS)).isEqualTo(200);
+            assertThat(asked).singleElement().satisfies(a -> assertThat(a.why()).contains("within 300 ms"));
+        }
+    }
+
+    @Test
+    void fallback_withNothingToOffer_answersTheProblemItFailedWith() throws Exception {
+        URI refusing = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.MISDIRECTED_REQUEST, "no")));
+
+        RecordingResponseSink sink =
+                forward(HttpMethod.GET, "/relay/w/app/x", new DefaultHttpHeaders(), null, refusing, fallingBackTo());
+
+        SpectorException e = failure(sink, ErrorCode.WORKER_UNREACHABLE);
+        assertThat(e.getMessage()).isEqualTo("no other holder");
+    }
+
+    @Test
+    void fallback_isTakenAtMostMaxFallbacksTimes_thenThe421IsTheAnswer() throws Exception {
+        URI refusing = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.MISDIRECTED_REQUEST, "no")));
+
+        RecordingResponseSink sink = forward(
+                HttpMethod.GET,
+                "/relay/w/app/x",
+                new DefaultHttpHeaders(),
+                null,
+                refusing,
+                fallingBackTo(refusing, refusing, refusing));
+
+        assertThat(sink.outcome.get(5, TimeUnit.SECONDS)).isEqualTo(421);
+        assertThat(asked).hasSize(PinnedTarget.MAX_FALLBACKS);
+        for (int i = 0; i <= PinnedTarget.MAX_FALLBACKS; i++) {
+            take(); // the first target, then one per fallback
+        }
+        assertThat(received).as("no attempt past the last fallback").isEmpty();
+    }
+
+    @Test
+    void fallback_bodyPastTheReplayCopy_isNotTaken_the421IsTheAnswer() throws Exception {
+        URI refusing = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.MISDIRECTED_REQUEST, "no")));
+        URI holding = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.OK, "here")));
+        byte[] body = new byte[(int) BODY_CAP + 1]; // one past the replay copy
+        HttpHeaders headers = new DefaultHttpHeaders().set(HttpHeaderNames.CONTENT_LENGTH, body.length);
+
+        RecordingResponseSink sink =
+                forward(HttpMethod.POST, "/relay/w/app/up", headers, body, refusing, fallingBackTo(holding));
+
+        assertThat(sink.outcome.get(5, TimeUnit.SECONDS)).isEqualTo(421);
+        assertThat(asked)
+                .as("a body that cannot be sent again is never sent elsewhere")
+                .isEmpty();
+    }
+
     private RecordingResponseSink forward(
             HttpMethod method, String uri, HttpHeaders headers, byte @Nullable [] body, URI to) throws Exception {
+        return forward(method, uri, headers, body, to, null);
+    }
+
+    private RecordingResponseSink forward(
+            HttpMethod method,
+            String uri,
+            HttpHeaders headers,
+            byte @Nullable [] body,
+            URI to,
+            PinnedTarget.@Nullable Fallback fallback)
+            throws Exception {
         RecordingResponseSink sink = new RecordingResponseSink();
         HttpHeaders target = new DefaultHttpHeaders().set("X-Peer", "one");
         RequestBody requestBody = body == null ? RequestBody.EMPTY : RecordingRequestBody.delivering(body);
@@ -213,7 +351,7 @@ final class PinnedExchangeTest {
                 requestBody,
                 body == null ? -1 : body.length,
                 "127.0.0.1",
-                new PinnedTarget("peer one", to, target, DEADLINE, CONNECT_BOUND));
+                new PinnedTarget("peer one", to, target, DEADLINE, CONNECT_BOUND, fallback));
         loop.submit(() -> forwarder.forward(request, sink, loop)).get(5, TimeUnit.SECONDS);
         return sink;
     }

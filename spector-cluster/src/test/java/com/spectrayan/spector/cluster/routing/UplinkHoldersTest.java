@@ -119,6 +119,25 @@ final class UplinkHoldersTest {
     }
 
     @Test
+    void moving_isAFieldWithNoLinks_believedForMovingTtl_thenLeftOutAndDeleted() throws Exception {
+        get(atA.put("w1", A, 2));
+        get(atA.moving("w1", A));
+
+        List<UplinkHolders.Holder> seen = get(atB.holders("w1"));
+        assertThat(seen).singleElement().satisfies(h -> {
+            assertThat(h.moving()).as("links 0: moving").isTrue();
+            assertThat(h.untilMillis()).isEqualTo(clock.millis() + UplinkHolders.MOVING_TTL.toMillis());
+        });
+        clock.advance(UplinkHolders.MOVING_TTL);
+        assertThat(get(atB.holders("w1"))).as("at until").hasSize(1);
+        clock.advance(Duration.ofMillis(1));
+        assertThat(get(atB.holders("w1"))).as("one millisecond past MOVING_TTL").isEmpty();
+        await("the stale moving field is deleted by its reader")
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> hexists("w1", A).equals(":0"));
+    }
+
+    @Test
     void remove_theField_isGone() throws Exception {
         get(atA.put("w1", A, 1));
         get(atA.remove("w1", A));
@@ -129,7 +148,11 @@ final class UplinkHoldersTest {
     @Test
     void parse_valuesThisClassDoesNotWrite_areNotHolders() {
         assertThat(UplinkHolders.parse(A, "{\"links\":1,\"until\":5}")).isNotNull();
-        assertThat(UplinkHolders.parse(A, "{\"links\":0,\"until\":5}")).isNull();
+        assertThat(UplinkHolders.parse(A, "{\"links\":0,\"until\":5}"))
+                .as("a moving field")
+                .extracting(UplinkHolders.Holder::moving)
+                .isEqualTo(true);
+        assertThat(UplinkHolders.parse(A, "{\"links\":-1,\"until\":5}")).isNull();
         assertThat(UplinkHolders.parse(A, "{\"links\":\"1\",\"until\":5}")).isNull();
         assertThat(UplinkHolders.parse(A, "{\"links\":1.5,\"until\":5}")).isNull();
         assertThat(UplinkHolders.parse(A, "{\"links\":1}")).isNull();
