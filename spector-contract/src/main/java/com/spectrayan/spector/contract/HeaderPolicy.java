@@ -49,7 +49,8 @@ public final class HeaderPolicy {
             lower(SpectorHeaders.PEER_TIME),
             lower(SpectorHeaders.PEER_TENANT),
             lower(SpectorHeaders.PEER_LEASE),
-            lower(SpectorHeaders.PEER_MAC));
+            lower(SpectorHeaders.PEER_MAC),
+            lower(SpectorHeaders.PEER_REFUSED));
 
     /** The routing names the gateway re-sets from the routing key it resolved. */
     public static final Set<String> ROUTING = Set.of(lower(SpectorHeaders.NAMESPACE), lower(SpectorHeaders.TENANT));

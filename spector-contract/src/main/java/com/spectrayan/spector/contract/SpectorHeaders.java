@@ -34,6 +34,14 @@ public final class SpectorHeaders {
     public static final String PEER_LEASE = "X-Spector-Peer-Lease";
     /** On the peer hop: the HMAC that authenticates it. Never taken from a client. */
     public static final String PEER_MAC = "X-Spector-Peer-Mac";
+    /**
+     * On the peer hop, on a holder's 421: the holder refused the relay before reading it (it has no
+     * live link to the worker), so the caller may take it to another holder. Its value says why
+     * ({@code no-link}). Never taken from a client or a worker.
+     */
+    public static final String PEER_REFUSED = "X-Spector-Peer-Refused";
+    /** The prefix of every peer-hop name: a gateway drops them from what a worker answers. */
+    public static final String PEER_PREFIX = "X-Spector-Peer-";
     /** The client's idempotency key, copied byte for byte on every attempt (K7). */
     public static final String IDEMPOTENCY_KEY = "Idempotency-Key";
     /** The legacy spelling of {@link #IDEMPOTENCY_KEY}, copied the same way. */

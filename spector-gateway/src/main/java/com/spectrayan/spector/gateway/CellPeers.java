@@ -112,7 +112,7 @@ final class CellPeers implements AutoCloseable {
                 settings.server().host(),
                 settings.server().idleTimeout(),
                 context,
-                new PeerRelay(m, registry),
+                new PeerRelay(m, directory, registry),
                 boss,
                 workers,
                 serverClass,
@@ -137,14 +137,16 @@ final class CellPeers implements AutoCloseable {
     }
 
     /**
-     * Withdraws this replica's fields from the registry (idempotent): the drain calls it just before
-     * it closes the uplinks, so the other replicas stop handing this one relays for links that are
-     * about to go. The peer listener stays open for the hops already on it.
+     * Marks this replica's links in the registry as moving (idempotent): the drain calls it first,
+     * before it sends the uplinks away, so the other replicas stop handing this one relays and wait
+     * a moment for the re-dialled links instead. The peer listener stays open: a hop that looked
+     * this replica up just before is refused with a 421 its caller takes elsewhere, or, on a link
+     * still carrying relays, served.
      */
     void withdraw() {
         UplinkRegistry p = published;
         if (p != null) {
-            p.close();
+            p.withdraw();
         }
     }
 

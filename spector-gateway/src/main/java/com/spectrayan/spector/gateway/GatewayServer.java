@@ -419,10 +419,11 @@ public final class GatewayServer implements AutoCloseable {
     }
 
     /**
-     * Stops gracefully, as on SIGTERM: stops accepting, answers readiness DOWN, lets in-flight
-     * exchanges (forwarded and relayed) finish for up to {@code spector.server.drain-timeout}, closes
-     * the worker uplinks with {@value #DRAIN_CLOSE_REASON} so they reconnect to another gateway, then
-     * closes everything else. Exchanges still running at the timeout are cut.
+     * Stops gracefully, as on SIGTERM: stops accepting, answers readiness DOWN, sends the worker
+     * uplinks away (each closes with 1001 and {@value #DRAIN_CLOSE_REASON} once no relay runs on it,
+     * and its worker re-dials another gateway at once), lets in-flight exchanges (forwarded and
+     * relayed) finish for up to {@code spector.server.drain-timeout}, then closes everything else.
+     * Exchanges and uplinks still busy at the timeout are cut.
      */
     @Override
     public void close() {
@@ -436,10 +437,18 @@ public final class GatewayServer implements AutoCloseable {
         if (tc != null) {
             tc.close().syncUninterruptibly();
         }
+        // The uplinks go first, before the exchanges drain: the registry marks them moving, and each
+        // closes with 1001 (its worker re-dials it elsewhere at once) as soon as no relay runs on
+        // it, so the worker's relays move to its other links and the re-dialled one, not to a
+        // replica that is about to stop. A hop that still arrives here is refused 421 and taken
+        // elsewhere by its caller.
+        peers.withdraw();
+        int uplinks = workerDirectory.goAway(DRAIN_CLOSE_REASON);
         log.info(
-                "draining: stopped accepting; {} exchanges in flight get up to {} ms",
+                "draining: stopped accepting; {} exchanges in flight get up to {} ms; {} uplinks sent away",
                 drain.inFlight(),
-                drainTimeout.toMillis());
+                drainTimeout.toMillis(),
+                uplinks);
         int left = drain.awaitIdle(drainTimeout);
         if (left > 0) {
             log.warn(
@@ -447,12 +456,8 @@ public final class GatewayServer implements AutoCloseable {
                     drainTimeout.toMillis(),
                     left);
         }
-        // Out of the registry first: a replica that looks this one up from now on finds the
-        // worker's other links (or none) instead of links that are about to close.
-        peers.withdraw();
-        List<WorkerLink> uplinks = workerDirectory.liveLinks();
-        for (WorkerLink link : uplinks) {
-            link.close(DRAIN_CLOSE_REASON);
+        for (WorkerLink link : workerDirectory.liveLinks()) {
+            link.goAwayNow(DRAIN_CLOSE_REASON); // still carrying a relay at the timeout: cut
         }
         if (!drain.awaitUplinksClosed(SHUTDOWN_TIMEOUT)) {
             log.warn("uplinks still open {} after their close: cutting them", SHUTDOWN_TIMEOUT);
@@ -463,7 +468,7 @@ public final class GatewayServer implements AutoCloseable {
                 "drained in {} ms: {} exchanges cut, {} uplinks closed",
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
                 left,
-                uplinks.size());
+                uplinks);
         transport.close();
         ServerTls t = tls;
         if (t != null) {

@@ -12,6 +12,7 @@ import com.spectrayan.spector.cluster.routing.UplinkHolders;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.HeaderPolicy;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.contract.SpectorHeaders;
 import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -20,10 +21,15 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpUtil;
+import io.netty.util.concurrent.EventExecutor;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -66,8 +72,19 @@ final class PeerHop {
     /** The longest wait for a connection to the holding replica's peer listener. */
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
 
-    /** What the two bounds above promise: a relay nobody can carry is answered within this. */
+    /** What the bounds here promise: a relay nobody can carry is answered within this. */
     static final Duration UNREACHABLE_WITHIN = Duration.ofSeconds(2);
+
+    /**
+     * How long a relay waits for a holder while the registry shows the worker's links moving (a
+     * drain sent them away) or after the holder it was sent to turned out gone: the worker re-dials
+     * a drained link within {@code UplinkDialer.GOING_AWAY_REDIAL_JITTER}, a lost one after its
+     * first backoff (at most {@code RECONNECT_MIN}).
+     */
+    static final Duration HOLDER_WAIT = Duration.ofMillis(750);
+
+    /** How often a waiting relay asks the registry again. */
+    static final Duration POLL_INTERVAL = Duration.ofMillis(50);
 
     /** The meter of every hop decision, by outcome. */
     static final String HOPS = "spector.relay.peer.hops";
@@ -82,6 +99,9 @@ final class PeerHop {
     private final Duration deadline;
     private final Map<String, Counter> outcomes;
     private volatile @Nullable String self;
+    /** The registry lookups on their way, by worker: relays that ask meanwhile share the answer. */
+    private final ConcurrentHashMap<String, CompletableFuture<List<UplinkHolders.Holder>>> lookups =
+            new ConcurrentHashMap<>();
 
     private PeerHop() {
         this.holders = null;
@@ -108,7 +128,9 @@ final class PeerHop {
                 "forwarded", counter(registry, "forwarded"),
                 "no-holder", counter(registry, "no-holder"),
                 "registry-unavailable", counter(registry, "registry-unavailable"),
-                "holder-unreachable", counter(registry, "holder-unreachable"));
+                "holder-unreachable", counter(registry, "holder-unreachable"),
+                "retried", counter(registry, "retried"),
+                "waited", counter(registry, "waited"));
     }
 
     private static Counter counter(MeterRegistry registry, String outcome) {
@@ -144,7 +166,7 @@ final class PeerHop {
             String tenant,
             @Nullable String lease,
             GatewayContext context) {
-        UplinkHolders h = requireNonNull(holders, "the hop is off");
+        requireNonNull(holders, "the hop is off");
         ForwardedExchange exchange =
                 new ForwardedExchange(c, path, HttpUtil.is100ContinueExpected(request), context.streamIdleTimeout());
         c.start(exchange);
@@ -154,28 +176,33 @@ final class PeerHop {
             headers.remove(name);
         }
         context.tokens().removeTokenCookie(headers);
-        h.holders(workerId)
-                .toCompletableFuture()
-                .orTimeout(LOOKUP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
-                .whenComplete((found, error) -> ctx.executor().execute(() -> {
+        long waitUntil = System.nanoTime() + HOLDER_WAIT.toNanos();
+        Set<String> tried = ConcurrentHashMap.newKeySet();
+        EventExecutor executor = ctx.executor();
+        holder(workerId, tried, waitUntil, executor)
+                .whenComplete((holder, error) -> executor.execute(() -> {
                     if (exchange.isOver()) {
                         return; // the client went, or its body failed: answered already
                     }
                     if (error != null) {
-                        count("registry-unavailable");
-                        log.debug("uplink registry unavailable for worker {}: {}", workerId, error.toString());
-                        exchange.onError(
-                                unreachable(workerId, "no link here, and the cell's uplink registry did not answer"),
-                                false);
-                        return;
-                    }
-                    String holder = pick(found);
-                    if (holder == null) {
-                        count("no-holder");
-                        exchange.onError(unreachable(workerId, "no live uplink on any gateway of the cell"), false);
+                        exchange.onError(spector(error), false);
                         return;
                     }
                     count("forwarded");
+                    PinnedTarget.Fallback fallback =
+                            PinnedTarget.fallback(SpectorHeaders.PEER_REFUSED, (refused, why) -> {
+                                count("retried");
+                                String address = refused.uri().getRawAuthority();
+                                tried.add(address);
+                                log.info(
+                                        "worker {}: gateway replica {} did not take the relay ({}); looking again",
+                                        workerId,
+                                        address,
+                                        why);
+                                return holder(workerId, tried, waitUntil, executor)
+                                        .thenApply(PeerHop::target);
+                            });
+                    PinnedTarget.Next first = target(holder);
                     ForwardRequest pinned = ForwardRequest.pinned(
                             request.method(),
                             pathAndQuery,
@@ -184,16 +211,17 @@ final class PeerHop {
                             HttpUtil.getContentLength(request, -1L),
                             String.valueOf(ctx.channel().remoteAddress()),
                             new PinnedTarget(
-                                    "gateway replica " + holder,
-                                    URI.create("http://" + holder),
+                                    first.name(),
+                                    first.uri(),
                                     requireNonNull(mac).sign(request.method().name(), pathAndQuery, tenant, lease),
                                     deadline,
-                                    CONNECT_TIMEOUT));
+                                    CONNECT_TIMEOUT,
+                                    fallback));
                     try {
                         exchange.attach(requireNonNull(forwarder)
                                 .forward(
                                         pinned,
-                                        new HolderSink(this, exchange, workerId, holder),
+                                        new HolderSink(this, exchange, workerId),
                                         ctx.channel().eventLoop()));
                     } catch (SpectorException e) {
                         exchange.onError(e, false);
@@ -201,15 +229,123 @@ final class PeerHop {
                 }));
     }
 
+    /**
+     * Finds a replica to carry a relay for {@code workerId}, other than those {@code tried}: the
+     * holder with the most links; this replica itself when a link of the worker is live here now
+     * (it was re-dialled here while the relay waited: the hop then goes to its own peer listener);
+     * or, while the registry shows the worker's links moving, or a holder was tried and gone, the
+     * same question again every {@link #POLL_INTERVAL} until {@code waitUntil}. Fails with the
+     * relay's 503 when there is none.
+     */
+    private CompletableFuture<String> holder(
+            String workerId, Set<String> tried, long waitUntil, EventExecutor executor) {
+        CompletableFuture<String> out = new CompletableFuture<>();
+        look(workerId, tried, waitUntil, executor, out, false);
+        return out;
+    }
+
+    /** One look; {@code waited} says an earlier one of this question waited (counted once). */
+    private void look(
+            String workerId,
+            Set<String> tried,
+            long waitUntil,
+            EventExecutor executor,
+            CompletableFuture<String> out,
+            boolean waited) {
+        lookup(workerId).whenComplete((found, error) -> {
+            if (error != null) {
+                count("registry-unavailable");
+                log.debug("uplink registry unavailable for worker {}: {}", workerId, error.toString());
+                out.completeExceptionally(
+                        unreachable(workerId, "no link here, and the cell's uplink registry did not answer"));
+                return;
+            }
+            String picked = pick(found, tried);
+            String me = self;
+            WorkerDirectory d = directory;
+            if (picked == null && me != null && !tried.contains(me) && d != null && d.live(workerId) != null) {
+                picked = me;
+            }
+            if (picked != null) {
+                out.complete(picked);
+                return;
+            }
+            boolean moving = found.stream().anyMatch(UplinkHolders.Holder::moving);
+            if ((moving || !tried.isEmpty()) && waitUntil - System.nanoTime() > POLL_INTERVAL.toNanos()) {
+                if (!waited) {
+                    count("waited");
+                }
+                executor.schedule(
+                        () -> look(workerId, tried, waitUntil, executor, out, true),
+                        POLL_INTERVAL.toNanos(),
+                        TimeUnit.NANOSECONDS);
+                return;
+            }
+            count(tried.isEmpty() ? "no-holder" : "holder-unreachable");
+            out.completeExceptionally(unreachable(
+                    workerId,
+                    tried.isEmpty()
+                            ? "no live uplink on any gateway of the cell"
+                            : "the gateway replica holding its uplink (" + String.join(", ", tried)
+                                    + ") is unreachable, and no other holds one"));
+        });
+    }
+
+    /**
+     * Returns the registry's answer for {@code workerId}, bounded by {@link #LOOKUP_TIMEOUT}; relays
+     * that ask while a lookup of the same worker is on its way share its answer.
+     */
+    private CompletableFuture<List<UplinkHolders.Holder>> lookup(String workerId) {
+        CompletableFuture<List<UplinkHolders.Holder>> running = lookups.get(workerId);
+        if (running != null) {
+            return running;
+        }
+        CompletableFuture<List<UplinkHolders.Holder>> mine = new CompletableFuture<>();
+        running = lookups.putIfAbsent(workerId, mine);
+        if (running != null) {
+            return running;
+        }
+        requireNonNull(holders, "the hop is off")
+                .holders(workerId)
+                .toCompletableFuture()
+                .orTimeout(LOOKUP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((found, error) -> {
+                    lookups.remove(workerId, mine);
+                    if (error != null) {
+                        mine.completeExceptionally(error);
+                    } else {
+                        mine.complete(found);
+                    }
+                });
+        return mine;
+    }
+
+    private static PinnedTarget.Next target(String address) {
+        return new PinnedTarget.Next("gateway replica " + address, URI.create("http://" + address));
+    }
+
+    private static SpectorException spector(Throwable error) {
+        Throwable t = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        return t instanceof SpectorException e
+                ? e
+                : SpectorException.of(ErrorCode.INTERNAL, "peer hop failed: " + t, Map.of());
+    }
+
     /** Returns the live holder with the most links other than this replica, ties at random; null when none. */
     @Nullable
     String pick(List<UplinkHolders.Holder> found) {
+        return pick(found, Set.of());
+    }
+
+    /** As {@link #pick(List)}, leaving out the holders {@code tried} and moving fields. */
+    @Nullable
+    String pick(List<UplinkHolders.Holder> found, Set<String> tried) {
         String me = self;
         String best = null;
         int bestLinks = 0;
         int ties = 0;
         for (UplinkHolders.Holder h : found) {
-            if (h.address().equals(me)) {
+            if (h.address().equals(me) || h.moving() || tried.contains(h.address())) {
                 continue; // this replica holds no live link, whatever its last write said
             }
             if (h.links() > bestLinks) {
@@ -237,50 +373,80 @@ final class PeerHop {
 
     /**
      * The client side of a pinned exchange: what the holder answered passes as it is; the hop's own
-     * failures before the head (no connection, closed, the deadline) become the relay's 503.
+     * failures before the head (no connection, closed, the deadline) become the relay's 503, and so
+     * does a holder's 421 refusal that could not go elsewhere (its body outgrew the replay copy, or
+     * the fallbacks were spent), whose own body is then dropped.
      */
-    private record HolderSink(PeerHop hop, ForwardedExchange exchange, String workerId, String holder)
-            implements ResponseSink {
+    private static final class HolderSink implements ResponseSink {
+        private final PeerHop hop;
+        private final ForwardedExchange exchange;
+        private final String workerId;
+        private boolean refused;
+
+        HolderSink(PeerHop hop, ForwardedExchange exchange, String workerId) {
+            this.hop = hop;
+            this.exchange = exchange;
+            this.workerId = workerId;
+        }
 
         @Override
         public void onHead(ForwardResponse response) {
+            if (response.status().code() == 421 && response.headers().contains(SpectorHeaders.PEER_REFUSED)) {
+                refused = true;
+                hop.count("holder-unreachable");
+                exchange.onError(
+                        unreachable(
+                                workerId,
+                                "the gateway replica " + response.owner() + " holds no live uplink of it, and the"
+                                        + " relay could not be taken to another (a body past the replay copy)"),
+                        false);
+                return;
+            }
             exchange.onHead(response);
         }
 
         @Override
         public void onChunk(ByteBuf chunk) {
+            if (refused) {
+                chunk.release();
+                return;
+            }
             exchange.onChunk(chunk);
         }
 
         @Override
         public void flush() {
-            exchange.flush();
+            if (!refused) {
+                exchange.flush();
+            }
         }
 
         @Override
         public void onEnd() {
-            exchange.onEnd();
+            if (!refused) {
+                exchange.onEnd();
+            }
         }
 
         @Override
         public void onError(SpectorException error, boolean headSent) {
+            if (refused) {
+                return;
+            }
             ErrorCode code = error.code();
             if (!headSent
                     && (code == ErrorCode.OWNER_UNREACHABLE
                             || code == ErrorCode.OWNER_TIMEOUT
                             || code == ErrorCode.GATEWAY_ROUTING_FAILURE)) {
                 hop.count("holder-unreachable");
-                log.info(
-                        "worker {}: gateway replica {} did not carry the relay: {}",
-                        workerId,
-                        holder,
-                        error.getMessage());
+                log.info("worker {}: the peer hop did not carry the relay: {}", workerId, error.getMessage());
                 exchange.onError(
                         unreachable(
                                 workerId,
                                 code == ErrorCode.OWNER_TIMEOUT
                                         ? "the relayed request did not finish within " + hop.deadline.toMillis() + " ms"
-                                        : "the gateway replica holding its uplink (" + holder + ") is unreachable"),
+                                        : "the gateway replica holding its uplink is unreachable: "
+                                                + error.getMessage()),
                         false);
                 return;
             }

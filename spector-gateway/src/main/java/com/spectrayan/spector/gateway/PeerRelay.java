@@ -6,10 +6,13 @@ import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.contract.SpectorHeaders;
+import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,6 +28,12 @@ import org.slf4j.LoggerFactory;
  * token, cookie or client header is an authentication here, and the client ports never read the
  * peer headers.
  *
+ * <p>A relay for a worker with no live link here (it closed, or the drain sent it away since the
+ * caller looked this replica up) is refused before its body is read: {@code 421} with {@link
+ * SpectorHeaders#PEER_REFUSED} {@code no-link} and a {@code WORKER_UNREACHABLE} problem, which the
+ * caller's hop takes to another holder (RFC 9110 section 15.5.20: this server is not able to
+ * produce the response). Nothing reached the worker, so even a {@code POST} may go on.
+ *
  * <p>Threading: confined to the connection's event loop; the counters are thread-safe.
  */
 final class PeerRelay {
@@ -33,12 +42,17 @@ final class PeerRelay {
     /** The meter of every refused peer request, by reason. */
     static final String REFUSED = "spector.relay.peer.refused";
 
+    /** The value of {@link SpectorHeaders#PEER_REFUSED} when this replica holds no live link. */
+    static final String NO_LINK = "no-link";
+
     private final PeerMac mac;
+    private final WorkerDirectory directory;
     private final MeterRegistry registry;
     private final Map<String, Counter> refusals = new ConcurrentHashMap<>();
 
-    PeerRelay(PeerMac mac, MeterRegistry registry) {
+    PeerRelay(PeerMac mac, WorkerDirectory directory, MeterRegistry registry) {
         this.mac = requireNonNull(mac, "mac");
+        this.directory = requireNonNull(directory, "directory");
         this.registry = requireNonNull(registry, "registry");
     }
 
@@ -78,6 +92,11 @@ final class PeerRelay {
             c.answer(Responses.problem(Upgrades.relayRefusal(), path));
             return;
         }
+        String workerId = RelayRoute.workerIdOf(path);
+        if (workerId != null && directory.live(workerId) == null) {
+            refuse(c, workerId, path);
+            return;
+        }
         RelayedExchange relayed = new RelayedExchange(
                 c, ctx.executor(), path, HttpUtil.is100ContinueExpected(request), context.metrics());
         c.start(relayed);
@@ -97,5 +116,18 @@ final class PeerRelay {
         } catch (SpectorException e) {
             c.problem(e, path);
         }
+    }
+
+    /** Answers 421 no-link: this replica holds no live link of the worker; the caller tries another. */
+    private static void refuse(ClientConnection c, String workerId, String path) {
+        FullHttpResponse r = Responses.problem(
+                SpectorException.of(
+                        ErrorCode.WORKER_UNREACHABLE,
+                        "worker " + workerId + ": this gateway replica holds no live uplink of it",
+                        Map.of("workerId", workerId)),
+                path);
+        r.setStatus(HttpResponseStatus.MISDIRECTED_REQUEST);
+        r.headers().set(SpectorHeaders.PEER_REFUSED, NO_LINK);
+        c.answer(r);
     }
 }

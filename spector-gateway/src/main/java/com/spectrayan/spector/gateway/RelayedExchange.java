@@ -2,6 +2,7 @@ package com.spectrayan.spector.gateway;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.contract.SpectorHeaders;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedResponse;
@@ -170,7 +171,9 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         headSent = true;
         HttpHeaders headers = new DefaultHttpHeaders();
         for (Header h : response.headers()) {
-            headers.add(h.name(), h.value());
+            if (!isPeerName(h.name())) { // a worker never speaks for the peer hop
+                headers.add(h.name(), h.value());
+            }
         }
         BodySource body = response.body();
         boolean hasBody = connection.head(
@@ -183,6 +186,10 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         }
         responseBody = body;
         pump();
+    }
+
+    private static boolean isPeerName(String name) {
+        return name.regionMatches(true, 0, SpectorHeaders.PEER_PREFIX, 0, SpectorHeaders.PEER_PREFIX.length());
     }
 
     private void pump() {

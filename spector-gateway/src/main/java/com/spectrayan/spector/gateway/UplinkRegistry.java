@@ -22,7 +22,17 @@ import org.slf4j.LoggerFactory;
  * Publishes this replica's uplinks in the cell's {@link UplinkHolders}: a worker's field (this
  * replica's peer address, its link count) is written when the count changes, refreshed every
  * {@link UplinkHolders#REFRESH_INTERVAL}, removed when the last link of the worker here closes, and
- * every field is removed at {@link #close} (the drain, after the uplinks closed).
+ * every field is removed at {@link #close} (a stop without a drain).
+ *
+ * <p>At a drain, {@link #withdraw} comes first: from then on every field of this replica is a
+ * {@link UplinkHolders#moving} one (no holder: the drain is sending the links away, and their
+ * workers re-dial them elsewhere at once), written again when a worker's last link here closes,
+ * which is when its worker re-dials, and then left to expire ({@link UplinkHolders#MOVING_TTL}).
+ *
+ * <pre>
+ *   PUBLISHING --withdraw--> WITHDRAWING --close--> CLOSED
+ *   PUBLISHING --close--> CLOSED (fields removed)
+ * </pre>
  *
  * <p>A write that fails (Redis down) is not retried on its own: the next refresh writes every
  * worker again, so the registry is right again at most one interval after Redis is back.
@@ -42,6 +52,7 @@ final class UplinkRegistry implements WorkerDirectory.Listener, AutoCloseable {
     private final String self;
     private final EventExecutor executor;
     private final Set<String> published = new HashSet<>(); // confined to executor
+    private volatile boolean withdrawing; // written on the drain's thread, read on executor
     private volatile boolean closed;
     private final ScheduledFuture<?> refresh;
 
@@ -75,6 +86,17 @@ final class UplinkRegistry implements WorkerDirectory.Listener, AutoCloseable {
             return;
         }
         int links = directory.links(workerId).size();
+        if (withdrawing) {
+            if (published.contains(workerId) || links > 0) {
+                holders.moving(workerId, self).whenComplete((v, e) -> failed("moving", workerId, e));
+            }
+            if (links == 0) {
+                published.remove(workerId); // its worker re-dials now; the field expires on its own
+            } else {
+                published.add(workerId);
+            }
+            return;
+        }
         if (links > 0) {
             published.add(workerId);
             holders.put(workerId, self, links).whenComplete((v, e) -> failed("write", workerId, e));
@@ -93,7 +115,31 @@ final class UplinkRegistry implements WorkerDirectory.Listener, AutoCloseable {
         }
     }
 
-    /** Stops refreshing and removes every field of this replica, waiting at most {@link #WITHDRAW_TIMEOUT}. */
+    /**
+     * Turns every field of this replica into a moving one (the drain's first step), waiting at most
+     * {@link #WITHDRAW_TIMEOUT} for the writes. Idempotent.
+     */
+    void withdraw() {
+        if (closed || withdrawing) {
+            return;
+        }
+        withdrawing = true;
+        CompletableFuture<Void> written = new CompletableFuture<>();
+        executor.execute(() -> {
+            List<CompletableFuture<Void>> all = new ArrayList<>();
+            for (String id : published) {
+                all.add(holders.moving(id, self).toCompletableFuture());
+            }
+            CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0]))
+                    .whenComplete((v, e) -> written.complete(null));
+        });
+        await(written, "marked as moving");
+    }
+
+    /**
+     * Stops refreshing; without a {@link #withdraw} first, removes every field of this replica,
+     * waiting at most {@link #WITHDRAW_TIMEOUT} (after one, its moving fields expire on their own).
+     */
     @Override
     public void close() {
         if (closed) {
@@ -101,6 +147,9 @@ final class UplinkRegistry implements WorkerDirectory.Listener, AutoCloseable {
         }
         closed = true;
         refresh.cancel(false);
+        if (withdrawing) {
+            return;
+        }
         CompletableFuture<Void> removed = new CompletableFuture<>();
         executor.execute(() -> {
             List<CompletableFuture<Void>> all = new ArrayList<>();
@@ -111,11 +160,16 @@ final class UplinkRegistry implements WorkerDirectory.Listener, AutoCloseable {
             CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0]))
                     .whenComplete((v, e) -> removed.complete(null));
         });
+        await(removed, "removed");
+    }
+
+    private static void await(CompletableFuture<Void> writes, String what) {
         try {
-            removed.get(WITHDRAW_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            writes.get(WITHDRAW_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException | ExecutionException e) {
             log.warn(
-                    "uplink registry: this replica's fields were not all removed within {} ms; they expire by their until",
+                    "uplink registry: this replica's fields were not all {} within {} ms; they expire by their until",
+                    what,
                     WITHDRAW_TIMEOUT.toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -115,6 +115,9 @@ final class DrainTest {
                     .as("the stop waits for the exchange in flight")
                     .isFalse();
 
+            assertThat(Objects.requireNonNull(worker).lastConnection().isOpen())
+                    .as("the uplink carrying the relay stays open while the relay runs")
+                    .isTrue();
             gate.complete(new RelayedResponse(
                     200,
                     List.of(new Header("content-type", "text/plain")),
@@ -136,6 +139,9 @@ final class DrainTest {
                             "the close reason tells the worker the gateway is draining (close code %d)",
                             uplink.peerCloseCode())
                     .isEqualTo(GatewayServer.DRAIN_CLOSE_REASON);
+            assertThat(uplink.peerCloseCode())
+                    .as("1001 Going Away (RFC 6455 section 7.4.1): the worker re-dials at once")
+                    .isEqualTo(1001);
         }
     }
 

@@ -31,6 +31,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.AfterEach;
@@ -224,6 +225,117 @@ final class PeerHopTest {
                 .isEqualTo(2.0);
     }
 
+    /**
+     * A holder whose link went since the caller looked it up refuses before reading the body (421
+     * no-link, RFC 9110 section 15.5.20), and the caller takes the relay, body and all, to the
+     * holder that has one: the worker gets it exactly once.
+     */
+    @Test
+    void shouldTakeARelayToAnotherHolderWhenTheFirstHasNoLinkAnymore() throws Exception {
+        long until = System.currentTimeMillis() + 60_000;
+        // C claims more links than A, so it is asked first, but C holds no link of fw
+        RedisCommands.send(
+                redis.server().port(),
+                "HSET " + key("fw") + " " + address(c) + " \"{\\\"links\\\":5,\\\"until\\\":" + until + "}\"");
+
+        HttpResponse<String> r = http.send(
+                relay(b, "/relay/fw/app/once")
+                        .POST(HttpRequest.BodyPublishers.ofString("body"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        assertThat(r.body()).isEqualTo("fw POST /once 4");
+        assertThat(r.headers().firstValue(SpectorHeaders.PEER_REFUSED)).isEmpty();
+        assertThat(new String(fw.takeRelay().body(), StandardCharsets.UTF_8)).isEqualTo("body");
+        assertThat(fw.received().stream().filter(f -> f.name().equals("relay.request")))
+                .as("the worker got the relay once")
+                .hasSize(1);
+        assertThat(counter(b, "spector_relay_peer_hops_total", "outcome", "retried"))
+                .isEqualTo(1.0);
+    }
+
+    /**
+     * While the registry shows a worker's links moving (a replica drains them), a relay with no
+     * holder waits for the re-dialled link instead of failing, and is carried once it appears.
+     */
+    @Test
+    void shouldWaitForALinkThatIsMovingAndRelayOnceItAppears() throws Exception {
+        String fwField = java.util.Objects.requireNonNull(
+                RedisReply.bulk(redis.server().port(), "HGET " + key("fw") + " " + address(a)), "A's field of fw");
+        RedisCommands.send(redis.server().port(), "HDEL " + key("fw") + " " + address(a));
+        long until = System.currentTimeMillis() + UplinkHolders.MOVING_TTL.toMillis();
+        RedisCommands.send(
+                redis.server().port(),
+                "HSET " + key("fw") + " 127.0.0.1:1 \"{\\\"links\\\":0,\\\"until\\\":" + until + "}\"");
+        long started = System.nanoTime();
+
+        CompletableFuture<HttpResponse<String>> r =
+                http.sendAsync(relay(b, "/relay/fw/app/moved").GET().build(), HttpResponse.BodyHandlers.ofString());
+        Waits.until("the relay waits for the moving link", () -> {
+            try {
+                return counter(b, "spector_relay_peer_hops_total", "outcome", "waited") == 1.0;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThat(r).as("it waits, it does not fail").isNotDone();
+        RedisCommands.send(
+                redis.server().port(),
+                "HSET " + key("fw") + " " + address(a) + " \"" + fwField.replace("\"", "\\\"") + "\"");
+
+        HttpResponse<String> done = Waits.done(r, "the relay once the link appeared");
+        assertThat(done.statusCode()).as(done.body()).isEqualTo(200);
+        assertThat(done.body()).isEqualTo("fw GET /moved 0");
+        assertThat(elapsed(started)).isLessThan(PeerHop.UNREACHABLE_WITHIN);
+    }
+
+    @Test
+    void shouldAnswer503AfterTheWaitWhenAMovingLinkNeverAppears() throws Exception {
+        long until = System.currentTimeMillis() + UplinkHolders.MOVING_TTL.toMillis();
+        RedisCommands.send(
+                redis.server().port(),
+                "HSET " + key("gone") + " 127.0.0.1:1 \"{\\\"links\\\":0,\\\"until\\\":" + until + "}\"");
+        long started = System.nanoTime();
+
+        HttpResponse<String> r =
+                http.send(relay(b, "/relay/gone/app/x").GET().build(), HttpResponse.BodyHandlers.ofString());
+
+        Duration took = elapsed(started);
+        assertUnreachable(r, "gone");
+        assertThat(took).as("it waited").isGreaterThanOrEqualTo(PeerHop.HOLDER_WAIT.minus(PeerHop.POLL_INTERVAL));
+        assertThat(took).isLessThan(PeerHop.UNREACHABLE_WITHIN);
+    }
+
+    /** A worker cannot make its own 421 look like a holder's refusal: the peer names never leave it. */
+    @Test
+    void shouldPassAWorkers421OnAndDropThePeerNamesItSent() throws Exception {
+        try (FakeWorker forger = FakeWorker.dial(
+                uplink(a),
+                "forger",
+                FW_TOKEN,
+                Map.of(
+                        "app",
+                        x -> FakeWorker.Answer.of(421)
+                                .header(SpectorHeaders.PEER_REFUSED, "no-link")
+                                .body("the app's own 421")))) {
+            Waits.until("the forger is in the registry", () -> holds(a, "forger"));
+
+            HttpResponse<String> r = http.send(
+                    relay(b, "/relay/forger/app/x")
+                            .POST(HttpRequest.BodyPublishers.ofString("once"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+
+            assertThat(r.statusCode()).isEqualTo(421);
+            assertThat(r.body()).isEqualTo("the app's own 421");
+            assertThat(r.headers().firstValue(SpectorHeaders.PEER_REFUSED)).isEmpty();
+            assertThat(forger.received().stream().filter(f -> f.name().equals("relay.request")))
+                    .as("relayed once, never retried")
+                    .hasSize(1);
+        }
+    }
+
     @Test
     void shouldAnswer503AtTheLookupTimeoutWhenRedisIsSlow() throws Exception {
         GatewayServer patient = replica(Map.of("spector.routing.redis.timeout-ms", "10000"));
@@ -314,10 +426,16 @@ final class PeerHopTest {
                 http.send(relay(b, "/relay/w1/owner/x").GET().build(), HttpResponse.BodyHandlers.ofString());
         assertUnreachable(r, "w1");
 
-        a.close(); // the drain: this replica withdraws what it still published
-        assertThat(holds(a, "fw"))
-                .as("A's field of fw, gone when close() returns")
-                .isFalse();
+        a.close(); // the drain: what this replica published becomes a moving field
+        String field = RedisReply.bulk(redis.server().port(), "HGET " + key("fw") + " " + address(a));
+        assertThat(field).as("A's field of fw when close() returns").isNotNull();
+        JsonNode moving = JSON.readTree(field);
+        assertThat(moving.get("links").asInt())
+                .as("A's field of fw when close() returns: moving, no links (%s)", field)
+                .isZero();
+        assertThat(moving.get("until").asLong() - System.currentTimeMillis())
+                .as("believed for at most MOVING_TTL")
+                .isLessThanOrEqualTo(UplinkHolders.MOVING_TTL.toMillis());
     }
 
     @Test
@@ -355,7 +473,8 @@ final class PeerHopTest {
         props.put("spector.security.jwt.cookie-name", TOKEN_COOKIE);
         props.put(
                 "spector.uplink.tokens",
-                "w1=" + TokenHashes.sha256Hex(W1_TOKEN) + ",fw=" + TokenHashes.sha256Hex(FW_TOKEN));
+                "w1=" + TokenHashes.sha256Hex(W1_TOKEN) + ",fw=" + TokenHashes.sha256Hex(FW_TOKEN) + ",forger="
+                        + TokenHashes.sha256Hex(FW_TOKEN));
         props.putAll(extra);
         GatewayServer g = GatewayServer.start(GatewaySettings.load(null, Map.of(), props));
         replicas.add(g);

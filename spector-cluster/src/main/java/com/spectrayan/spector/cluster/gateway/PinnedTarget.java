@@ -67,8 +67,13 @@ public record PinnedTarget(
      * Where a pinned exchange goes when its target refused it before reading anything (421) or was
      * not reached. Called on the exchange's event loop; the stage may complete on any thread.
      */
-    @FunctionalInterface
     public interface Fallback {
+        /**
+         * Answers whether a 421 with these headers is the target's own refusal, given before it
+         * read the request, rather than an answer it passes on (which then reaches the client).
+         */
+        boolean isRefusal(HttpHeaders head);
+
         /**
          * Returns the next target ({@link #headers()}, {@link #deadline()} and {@link
          * #connectTimeout()} of the first one still apply), or fails with the {@link
@@ -89,6 +94,27 @@ public record PinnedTarget(
             requireNonNull(name, "name");
             checkUri(requireNonNull(uri, "uri"));
         }
+    }
+
+    /**
+     * A fallback for targets that mark their own refusals with the header {@code refusalHeader}
+     * and whose next target comes from {@code next}.
+     */
+    public static Fallback fallback(
+            String refusalHeader, java.util.function.BiFunction<Next, String, CompletionStage<Next>> next) {
+        requireNonNull(refusalHeader, "refusalHeader");
+        requireNonNull(next, "next");
+        return new Fallback() {
+            @Override
+            public boolean isRefusal(HttpHeaders head) {
+                return head.contains(refusalHeader);
+            }
+
+            @Override
+            public CompletionStage<Next> next(Next refused, String why) {
+                return next.apply(refused, why);
+            }
+        };
     }
 
     /** A target with no fallback: its 421 or failure is the answer. */

@@ -374,7 +374,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             } else {
                 onUpgraded(a, response);
             }
-        } else if (code == 421 && pinned != null && mayFallBack()) {
+        } else if (code == 421 && pinned != null && mayFallBack() && isRefusal(response)) {
             current = null;
             a.finish(false); // it refused before reading the body: its connection is not worth keeping
             fallBack(a, "421 from " + a.entry().owner());
@@ -544,6 +544,12 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     private boolean mayFallBack() {
         PinnedTarget p = pinned;
         return p != null && p.fallback() != null && fallbacks < PinnedTarget.MAX_FALLBACKS && replay.isReplayable();
+    }
+
+    private boolean isRefusal(HttpResponse response) {
+        PinnedTarget.Fallback f =
+                Objects.requireNonNull(Objects.requireNonNull(pinned).fallback());
+        return f.isRefusal(response.headers());
     }
 
     /** Asks the pinned target's fallback where to go after {@code refused}; the body waits meanwhile. */

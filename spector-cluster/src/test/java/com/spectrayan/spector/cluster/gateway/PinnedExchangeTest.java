@@ -211,7 +211,7 @@ final class PinnedExchangeTest {
     /** A fallback that records each question and answers with {@code next}, one per call, then fails. */
     private PinnedTarget.Fallback fallingBackTo(URI... next) {
         java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
-        return (refused, why) -> {
+        return PinnedTarget.fallback(REFUSED, (refused, why) -> {
             asked.add(new Asked(refused.name(), refused.uri(), why));
             int i = calls.getAndIncrement();
             if (i >= next.length) {
@@ -220,12 +220,37 @@ final class PinnedExchangeTest {
             }
             return java.util.concurrent.CompletableFuture.completedFuture(
                     new PinnedTarget.Next("peer " + (i + 2), next[i]));
-        };
+        });
+    }
+
+    /** The header a target's own refusal carries in these tests. */
+    private static final String REFUSED = "X-Refused";
+
+    private static FullHttpResponse refusal() {
+        FullHttpResponse r = full(HttpResponseStatus.MISDIRECTED_REQUEST, "not here");
+        r.headers().set(REFUSED, "no-link");
+        return r;
+    }
+
+    @Test
+    void fallback_a421WithoutTheRefusalHeader_isTheTargetsAnswer_passedOn() throws Exception {
+        URI answering = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.MISDIRECTED_REQUEST, "mine")));
+        URI holding = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.OK, "here")));
+
+        RecordingResponseSink sink = forward(
+                HttpMethod.POST, "/relay/w/app/x", new DefaultHttpHeaders(), null, answering, fallingBackTo(holding));
+
+        assertThat(sink.outcome.get(5, TimeUnit.SECONDS)).isEqualTo(421);
+        sink.ended.get(5, TimeUnit.SECONDS);
+        assertThat(sink.body()).isEqualTo("mine");
+        assertThat(asked)
+                .as("a relayed target's own 421 is never sent elsewhere")
+                .isEmpty();
     }
 
     @Test
     void fallback_afterA421_sendsTheWholeBodyToTheNextTarget_andOnlyItsAnswerReachesTheClient() throws Exception {
-        URI refusing = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.MISDIRECTED_REQUEST, "not here")));
+        URI refusing = serve((ctx, req) -> ctx.writeAndFlush(refusal()));
         URI holding = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.CREATED, "took")));
         byte[] body = new byte[(int) BODY_CAP]; // at the replay copy's bound: still replayable
         HttpHeaders headers = new DefaultHttpHeaders().set(HttpHeaderNames.CONTENT_LENGTH, body.length);
@@ -283,7 +308,7 @@ final class PinnedExchangeTest {
 
     @Test
     void fallback_withNothingToOffer_answersTheProblemItFailedWith() throws Exception {
-        URI refusing = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.MISDIRECTED_REQUEST, "no")));
+        URI refusing = serve((ctx, req) -> ctx.writeAndFlush(refusal()));
 
         RecordingResponseSink sink =
                 forward(HttpMethod.GET, "/relay/w/app/x", new DefaultHttpHeaders(), null, refusing, fallingBackTo());
@@ -294,7 +319,7 @@ final class PinnedExchangeTest {
 
     @Test
     void fallback_isTakenAtMostMaxFallbacksTimes_thenThe421IsTheAnswer() throws Exception {
-        URI refusing = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.MISDIRECTED_REQUEST, "no")));
+        URI refusing = serve((ctx, req) -> ctx.writeAndFlush(refusal()));
 
         RecordingResponseSink sink = forward(
                 HttpMethod.GET,
@@ -314,7 +339,7 @@ final class PinnedExchangeTest {
 
     @Test
     void fallback_bodyPastTheReplayCopy_isNotTaken_the421IsTheAnswer() throws Exception {
-        URI refusing = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.MISDIRECTED_REQUEST, "no")));
+        URI refusing = serve((ctx, req) -> ctx.writeAndFlush(refusal()));
         URI holding = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.OK, "here")));
         byte[] body = new byte[(int) BODY_CAP + 1]; // one past the replay copy
         HttpHeaders headers = new DefaultHttpHeaders().set(HttpHeaderNames.CONTENT_LENGTH, body.length);

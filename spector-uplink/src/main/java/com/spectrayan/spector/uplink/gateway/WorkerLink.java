@@ -139,6 +139,18 @@ public final class WorkerLink {
         }
     }
 
+    /**
+     * Closes the link now with 1001 Going Away and {@code reason}, relays on it or not (they fail
+     * {@code WORKER_UNREACHABLE}): the end of a drain's timeout.
+     */
+    public void goAwayNow(String reason) {
+        requireNonNull(reason, "reason");
+        if (goingAway == null) {
+            goingAway = reason;
+        }
+        client.goAway(reason);
+    }
+
     /** Answers whether {@link #goAway} was called: the link takes no new relay. */
     public boolean isGoingAway() {
         return goingAway != null;
