@@ -207,6 +207,18 @@ final class ReplicaProcessesTest {
         Waits.until("the slow relay on " + victim + " streams", streaming::get);
 
         victim.kill();
+        List<GatewayProcess> survivors =
+                replicas.stream().filter(g -> g != victim).toList();
+        // At once, before the worker re-dialled: the survivors' relays go to the worker's other
+        // link, or wait for the re-dialled one (the dead holder refuses connections), never fail.
+        List<String> rightAfter = new ArrayList<>();
+        for (GatewayProcess g : survivors) {
+            HttpResponse<String> r = echo(g, "right-after-the-kill");
+            rightAfter.add(g.name + ": " + r.statusCode() + (r.statusCode() == 200 ? "" : " " + r.body()));
+        }
+        assertThat(rightAfter)
+                .as("relays sent to the survivors right after the SIGKILL")
+                .allMatch(r -> r.endsWith(": 200"));
 
         Throwable failed = Waits.failure(onVictim, "the slow relay on the killed replica fails at the client");
         assertThat(failed).isInstanceOfAny(IOException.class, UncheckedIOException.class);
@@ -216,8 +228,6 @@ final class ReplicaProcessesTest {
                     .isEqualTo(SLOW_BYTES);
         }
         awaitTwoLinksOnLiveReplicas();
-        List<GatewayProcess> survivors =
-                replicas.stream().filter(GatewayProcess::isAlive).toList();
         int[] failuresWhileSettling = {0};
         Waits.until("relays to both survivors succeed again", SETTLE, () -> {
             boolean all = true;
@@ -230,8 +240,9 @@ final class ReplicaProcessesTest {
             return all;
         });
         assertRelaysSucceed(survivors, 6, "after-kill");
-        System.out.println("ReplicaProcessesTest: relays that failed after the SIGKILL while the cell settled: "
-                + failuresWhileSettling[0]);
+        assertThat(failuresWhileSettling[0])
+                .as("relays that failed after the SIGKILL while the cell settled")
+                .isZero();
 
         victim.awaitReady(victim.start());
         Waits.until(victim.name + " serves again after its restart", SETTLE, () -> status(victim) == 200);
@@ -306,8 +317,9 @@ final class ReplicaProcessesTest {
         System.out.println("ReplicaProcessesTest: relays that failed while a drain or a restart settled: "
                 + unsettled.stream().filter(r -> !r.equals("ok")).toList());
         assertThat(unsettled)
-                .as("while the cell settles a relay may fail, but only as a prompt 503 WORKER_UNREACHABLE")
-                .allMatch(r -> r.equals("ok") || (r.contains(": 503 {") && r.contains("WORKER_UNREACHABLE")));
+                .as("no relay that started after a drain began failed, nor one while a replica restarted")
+                .hasSizeGreaterThan(0)
+                .allMatch("ok"::equals);
         assertThat(settled)
                 .as("once the cell settled, no relay failed")
                 .hasSizeGreaterThanOrEqualTo(4 * 6)
