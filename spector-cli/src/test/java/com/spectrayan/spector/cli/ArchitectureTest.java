@@ -44,6 +44,8 @@ final class ArchitectureTest {
             "gateway.GatewayForwarder",
             "gateway.GatewayForwarder$Exchange",
             "gateway.PinnedTarget",
+            "gateway.PinnedTarget$Fallback",
+            "gateway.PinnedTarget$Next",
             "gateway.RequestBody",
             "gateway.RequestBody$Consumer",
             "gateway.ResponseSink",
