@@ -1,0 +1,57 @@
+package com.spectrayan.spector.uplink.internal.v2;
+
+/**
+ * The bounds of uplink protocol v2 (docs/PROTOCOL.md section 9), one place for the codec, the
+ * windows and the scheduler. Each is tested at its value and one past it.
+ */
+public final class V2Limits {
+    private V2Limits() {}
+
+    /** The subprotocol name a v2 link selects. */
+    public static final String SUBPROTOCOL = "spector-uplink.v2";
+
+    /** Bytes of a frame header: length (24), type (8), flags (8), reserved bit and stream id (32). */
+    public static final int HEADER_BYTES = 9;
+
+    /** The longest payload of any frame (1 MiB); more is {@code FRAME_SIZE_ERROR}. */
+    public static final int MAX_FRAME_PAYLOAD = 1024 * 1024;
+
+    /** The longest WebSocket message on a v2 link: one full frame; more closes the link with 1009. */
+    public static final int MAX_MESSAGE_BYTES = MAX_FRAME_PAYLOAD + HEADER_BYTES;
+
+    /** The longest HEADERS payload (a request or response head as JSON). */
+    public static final int MAX_HEADERS_PAYLOAD = 256 * 1024;
+
+    /** The longest RESET payload (the code and an optional error object). */
+    public static final int MAX_RESET_PAYLOAD = 8 * 1024;
+
+    /** The longest GOAWAY reason, in UTF-8 bytes. */
+    public static final int MAX_GOAWAY_REASON = 1024;
+
+    /** The longest CALL payload (a v1 call, result or error frame as JSON). */
+    public static final int MAX_CALL_PAYLOAD = 64 * 1024;
+
+    /** The most a DATA frame carries when this side sends it: the scheduler's slice. */
+    public static final int DATA_SLICE = 16 * 1024;
+
+    /** The window a stream starts with, each way. */
+    public static final int INITIAL_STREAM_WINDOW = 256 * 1024;
+
+    /** The window the connection starts with, each way. */
+    public static final int INITIAL_CONNECTION_WINDOW = 1024 * 1024;
+
+    /** The most a stream's window grows to (by the measured bandwidth-delay product). */
+    public static final int MAX_STREAM_WINDOW = 16 * 1024 * 1024;
+
+    /** The most the connection's window grows to. */
+    public static final int MAX_CONNECTION_WINDOW = 64 * 1024 * 1024;
+
+    /** The largest window and the largest increment: 2^31 - 1. */
+    public static final int MAX_WINDOW = Integer.MAX_VALUE;
+
+    /** The largest stream id: 2^31 - 1. */
+    public static final int MAX_STREAM_ID = Integer.MAX_VALUE;
+
+    /** How often, at most, a receiver measures the round trip with PING while DATA flows. */
+    public static final long RTT_PROBE_INTERVAL_NANOS = 1_000_000_000L;
+}
