@@ -26,7 +26,7 @@ final class ComposeTest {
     private static final List<String> GATEWAYS = List.of("gateway-a", "gateway-b");
 
     private static JsonNode compose() throws Exception {
-        return Chart.YAML.readTree(Repo.read(DIR + "/docker-compose.yml"));
+        return new com.fasterxml.jackson.dataformat.yaml.YAMLMapper().readTree(Repo.read(DIR + "/docker-compose.yml"));
     }
 
     private static JsonNode service(JsonNode compose, String name) {
