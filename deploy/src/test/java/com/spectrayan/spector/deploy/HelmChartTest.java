@@ -45,6 +45,8 @@ final class HelmChartTest {
     private static final String ADR_JAVA_OPTS = "-Xms64m -Xmx256m -XX:+UseG1GC";
     private static final String GATEWAY = HelmChart.RELEASE + "-gateway";
     private static final String OWNER = HelmChart.RELEASE + "-owner";
+    private static final String TLS_SECRET = "cell-a-gateway-tls";
+    private static final String TLS_DIR = "/etc/spector/tls";
 
     static Manifests split() {
         return HelmChart.template(Map.of());
@@ -56,6 +58,10 @@ final class HelmChartTest {
             overrides.put((String) keyValues[i], keyValues[i + 1]);
         }
         return HelmChart.template(overrides);
+    }
+
+    static Manifests tlsOn() {
+        return render("gateway.tls.secretName", TLS_SECRET);
     }
 
     static Deployment gatewayDeployment(Manifests objects) {
@@ -291,7 +297,7 @@ final class HelmChartTest {
 
     @Test
     void gateway_mountsNoDataVolume() {
-        for (Manifests objects : List.of(split())) {
+        for (Manifests objects : List.of(split(), tlsOn())) {
             Deployment deployment = gatewayDeployment(objects);
 
             for (VolumeMount mount : container(deployment).getVolumeMounts()) {
@@ -607,5 +613,113 @@ final class HelmChartTest {
                         .map(s -> s.getSecretName())
                         .orElse(""))
                 .containsExactly("cell-a-worker-ca");
+    }
+
+    @Test
+    void gatewayTls_isOffByDefault() {
+        Manifests objects = split();
+        Deployment deployment = gatewayDeployment(objects);
+        Container c = container(deployment);
+
+        assertThat(HelmChart.defaults().get("gateway"))
+                .as("gateway.tls defaults: no Secret, port 7443")
+                .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.MAP)
+                .containsEntry("tls", Map.of("secretName", "", "port", 7443));
+        assertThat(env(c).keySet()).as("no TLS setting").noneMatch(k -> k.startsWith("SPECTOR_SERVER_TLS_"));
+        assertThat(c.getPorts()).extracting(ContainerPort::getName).containsExactly("http", "peer");
+        assertThat(deployment.getSpec().getTemplate().getSpec().getVolumes())
+                .as("no Secret mounted")
+                .allMatch(v -> v.getSecret() == null);
+        for (String service : List.of("cell-a-gateway", "cell-a-gateway-uplinks")) {
+            assertThat(objects.service(service).getSpec().getPorts())
+                    .as("%s has no TLS port", service)
+                    .extracting(ServicePort::getName)
+                    .containsExactly("http");
+        }
+    }
+
+    @Test
+    void gatewayTls_mountsTheSecretReadOnlyAsADirectory_andPointsTheListenerAtItsFiles() {
+        Deployment deployment = gatewayDeployment(tlsOn());
+        Container c = container(deployment);
+        var pod = deployment.getSpec().getTemplate().getSpec();
+
+        List<Volume> secrets =
+                pod.getVolumes().stream().filter(v -> v.getSecret() != null).toList();
+        assertThat(secrets).as("one Secret volume").hasSize(1);
+        Volume tls = secrets.get(0);
+        assertThat(tls.getSecret().getSecretName()).isEqualTo(TLS_SECRET);
+        assertThat(tls.getSecret().getItems())
+                .as("the whole Secret: its kubernetes.io/tls keys tls.crt and tls.key become the files")
+                .isEmpty();
+        assertThat(tls.getSecret().getOptional())
+                .as("not optional: no pod serves without its certificate")
+                .isNotEqualTo(true);
+        assertThat(tls.getSecret().getDefaultMode())
+                .as("files readable by owner and group only")
+                .isEqualTo(0440);
+        assertThat(pod.getSecurityContext().getFsGroup())
+                .as("the files' group is the gateway's (fsGroup), so uid 10001 reads them")
+                .isEqualTo(10001L);
+        assertThat(pod.getSecurityContext().getRunAsGroup())
+                .isEqualTo(pod.getSecurityContext().getFsGroup());
+
+        List<VolumeMount> mounts = c.getVolumeMounts().stream()
+                .filter(m -> m.getName().equals(tls.getName()))
+                .toList();
+        assertThat(mounts).as("the Secret is mounted once").hasSize(1);
+        VolumeMount mount = mounts.get(0);
+        assertThat(mount.getMountPath()).isEqualTo(TLS_DIR);
+        assertThat(mount.getReadOnly()).as("read-only").isTrue();
+        assertThat(mount.getSubPath())
+                .as("a directory, not subPath: a subPath mount never sees the renewed Secret")
+                .isNullOrEmpty();
+        assertThat(mount.getSubPathExpr()).isNullOrEmpty();
+
+        assertThat(env(c))
+                .as("spector.server.tls.certificate and private-key: the Secret's files in the mounted directory")
+                .containsEntry("SPECTOR_SERVER_TLS_CERTIFICATE", mount.getMountPath() + "/tls.crt")
+                .containsEntry("SPECTOR_SERVER_TLS_PRIVATE_KEY", mount.getMountPath() + "/tls.key")
+                .containsEntry("SPECTOR_SERVER_TLS_PORT", "7443");
+        assertThat(c.getSecurityContext().getReadOnlyRootFilesystem())
+                .as("the root filesystem stays read-only")
+                .isTrue();
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {7443, 8443})
+    void gatewayTlsPort_isOnThePod_onBothServices_andOpenToClients(int port) {
+        Manifests objects =
+                port == 7443 ? tlsOn() : render("gateway.tls.secretName", TLS_SECRET, "gateway.tls.port", port);
+        Container c = container(gatewayDeployment(objects));
+
+        assertThat(c.getPorts())
+                .as("the pod's TLS port")
+                .filteredOn(p -> "https".equals(p.getName()))
+                .singleElement()
+                .satisfies(p -> {
+                    assertThat(p.getContainerPort()).isEqualTo(port);
+                    assertThat(p.getProtocol()).isEqualTo("TCP");
+                });
+        assertThat(env(c)).containsEntry("SPECTOR_SERVER_TLS_PORT", Integer.toString(port));
+        for (String service : List.of("cell-a-gateway", "cell-a-gateway-uplinks")) {
+            assertThat(objects.service(service).getSpec().getPorts())
+                    .as("%s's TLS port", service)
+                    .filteredOn(p -> "https".equals(p.getName()))
+                    .singleElement()
+                    .satisfies(p -> {
+                        assertThat(p.getPort()).isEqualTo(port);
+                        assertThat(p.getTargetPort().getIntVal()).isEqualTo(port);
+                        assertThat(p.getProtocol()).isEqualTo("TCP");
+                    });
+        }
+        NetworkPolicyIngressRule clients = objects.get(NetworkPolicy.class, "cell-a-gateway-peer-from-gateway-only")
+                .getSpec()
+                .getIngress()
+                .get(0);
+        assertThat(clients.getFrom()).as("clients come from anywhere").isEmpty();
+        assertThat(policyPorts(clients))
+                .as("the client rule admits the TLS port")
+                .containsExactly(7070, port);
     }
 }

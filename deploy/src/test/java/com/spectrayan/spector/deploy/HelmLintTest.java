@@ -40,6 +40,9 @@ final class HelmLintTest {
         wss.put("worker.gateway", "wss://gw.example.com/uplink");
         wss.put("worker.caPem", "-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----\n");
         sets.add(Arguments.of("worker over wss with a CA", wss));
+        sets.add(Arguments.of("TLS on", Map.of("gateway.tls.secretName", "cell-a-gateway-tls")));
+        sets.add(Arguments.of(
+                "TLS on port 8443", Map.of("gateway.tls.secretName", "cell-a-gateway-tls", "gateway.tls.port", 8443)));
         sets.add(Arguments.of(
                 "autoscaling and network policies off",
                 Map.of(
