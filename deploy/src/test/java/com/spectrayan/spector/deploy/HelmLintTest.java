@@ -1,13 +1,25 @@
 package com.spectrayan.spector.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.LintResult;
 import com.marcnuri.helm.Release;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -19,6 +31,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * install --dry-run=client}: both topologies with 1, 3 and 5 owners, and the optional parts on.
  */
 final class HelmLintTest {
+    /** A value a template names: {@code .Values.a.b} or {@code $.Values.a.b}. */
+    private static final Pattern VALUE_REFERENCE = Pattern.compile("\\.Values((?:\\.[A-Za-z0-9_]+)+)");
+
     /** The owner counts the chart is checked with: a ring of one, the default three, and five. */
     private static final List<Integer> OWNER_COUNTS = List.of(1, 3, 5);
 
@@ -61,6 +76,65 @@ final class HelmLintTest {
                         "redis.enabled",
                         false)));
         return sets;
+    }
+
+    /** Returns the dotted paths of every value (not map) in {@code values}, under {@code prefix}. */
+    private static Set<String> leaves(String prefix, Map<?, ?> values) {
+        Set<String> leaves = new TreeSet<>();
+        values.forEach((key, value) -> {
+            String path = prefix + key;
+            if (value instanceof Map<?, ?> nested) {
+                leaves.addAll(leaves(path + ".", nested));
+            } else {
+                leaves.add(path);
+            }
+        });
+        return leaves;
+    }
+
+    /**
+     * Helm renders a value that is not there as empty, and {@code helm lint --strict} does not
+     * mind, so a misspelt {@code .Values.gateway.peerPortt} would pass everything but the test of
+     * that value: every value a template names must be in values.yaml, and every value there must
+     * be used by a template (else it is documented but does nothing).
+     */
+    @Test
+    void templates_nameOnlyValuesOfValuesYaml_andUseEachOfThem() throws IOException {
+        Set<String> named = new TreeSet<>();
+        try (Stream<Path> files = Files.list(HelmChart.dir().resolve("templates"))) {
+            for (Path file : files.toList()) {
+                Matcher m = VALUE_REFERENCE.matcher(Files.readString(file, StandardCharsets.UTF_8));
+                while (m.find()) {
+                    named.add(m.group(1).substring(1));
+                }
+            }
+        }
+        Set<String> values = leaves("", HelmChart.defaults());
+
+        assertThat(named).as("values the templates name").isNotEmpty();
+        assertThat(named)
+                .as("every value a template names is a value of values.yaml")
+                .isSubsetOf(values);
+        assertThat(values)
+                .as("every value of values.yaml is used by a template")
+                .isSubsetOf(named);
+    }
+
+    @Test
+    void chart_refusesAClusterBefore128_whoseStatefulSetPodsHaveNoPodIndexLabel() {
+        assertThatThrownBy(() -> new Helm(HelmChart.dir())
+                        .template()
+                        .withName(HelmChart.RELEASE)
+                        .withKubeVersion("1.27.9")
+                        .call())
+                .as("Chart.yaml's kubeVersion: the owners' node ids come from apps.kubernetes.io/pod-index")
+                .hasMessageContaining("chart requires kubeVersion");
+        assertThat(new Helm(HelmChart.dir())
+                        .template()
+                        .withName(HelmChart.RELEASE)
+                        .withKubeVersion("1.28.0")
+                        .call())
+                .contains("kind: StatefulSet");
     }
 
     @ParameterizedTest(name = "{0}")
