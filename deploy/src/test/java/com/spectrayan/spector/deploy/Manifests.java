@@ -15,7 +15,6 @@ import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -109,10 +108,7 @@ final class Manifests {
                 }
                 objects.add(object(index, doc));
             }
-        } catch (IOException | RuntimeException e) {
-            if (e instanceof InvalidManifestException invalid) {
-                throw invalid;
-            }
+        } catch (IOException e) {
             throw new InvalidManifestException("not a YAML stream of objects: " + e.getMessage(), e);
         }
         return new Manifests(objects);
@@ -186,14 +182,5 @@ final class Manifests {
 
     List<NetworkPolicy> networkPolicies() {
         return ofType(NetworkPolicy.class);
-    }
-
-    /** Returns a YAML file's tree (Jackson 2), duplicate keys refused. */
-    static JsonNode readTree(String yaml) {
-        try {
-            return YAML.readTree(yaml);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }
