@@ -1,196 +1,214 @@
 package com.spectrayan.spector.deploy;
 
+import static com.spectrayan.spector.deploy.HelmChart.NAMESPACE;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.PodSecurityContext;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServicePort;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.MetricSpec;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicySpec;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.IntStream;
-import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The Helm chart's rules (issue #5, seed 001 Phase 4), checked on its rendering with the default
- * values and with overrides: the gateway's own image, env, probes and resources; the owners'
- * StatefulSet, headless Service and gateway-only NetworkPolicy; the ring members built from the
- * owners' pod DNS names; {@code topology.mode=single-role} without any gateway object.
+ * The Helm chart's rules (issue #5, seed 001 Phase 4; issue #15), checked on Helm's own rendering
+ * parsed into fabric8's typed objects, with the default values and with overrides: the gateway's
+ * own image, env, probes and resources; the owners' StatefulSet, headless Service and gateway-only
+ * NetworkPolicy; the ring members built from the owners' pod DNS names; {@code
+ * topology.mode=single-role} without any gateway object. {@link HelmLintTest} lints the same chart.
  */
 final class HelmChartTest {
     private static final String ADR_JAVA_OPTS = "-Xms64m -Xmx256m -XX:+UseG1GC";
+    private static final String GATEWAY = HelmChart.RELEASE + "-gateway";
+    private static final String OWNER = HelmChart.RELEASE + "-owner";
+    private static final String TLS_SECRET = "cell-a-gateway-tls";
+    private static final String TLS_DIR = "/etc/spector/tls";
 
-    private static List<JsonNode> split() {
-        return Chart.render(Map.of());
+    static Manifests split() {
+        return HelmChart.template(Map.of());
     }
 
-    private static List<JsonNode> render(Object... keyValues) {
+    static Manifests render(Object... keyValues) {
         Map<String, Object> overrides = new LinkedHashMap<>();
         for (int i = 0; i < keyValues.length; i += 2) {
             overrides.put((String) keyValues[i], keyValues[i + 1]);
         }
-        return Chart.render(overrides);
+        return HelmChart.template(overrides);
     }
 
-    private static List<JsonNode> ofKind(List<JsonNode> objects, String kind) {
-        return objects.stream()
-                .filter(o -> o.path("kind").asText().equals(kind))
-                .toList();
+    static Manifests tlsOn() {
+        return render("gateway.tls.secretName", TLS_SECRET);
     }
 
-    private static Optional<JsonNode> find(List<JsonNode> objects, String kind, String name) {
-        return ofKind(objects, kind).stream()
-                .filter(o -> o.path("metadata").path("name").asText().equals(name))
-                .findFirst();
+    static Deployment gatewayDeployment(Manifests objects) {
+        return objects.deployment(GATEWAY);
     }
 
-    private static JsonNode get(List<JsonNode> objects, String kind, String name) {
-        return find(objects, kind, name)
-                .orElseThrow(() -> new AssertionError("the chart renders no " + kind + " named " + name));
+    static StatefulSet ownerStatefulSet(Manifests objects) {
+        return objects.statefulSet(OWNER);
     }
 
-    private static JsonNode gatewayDeployment(List<JsonNode> objects) {
-        return get(objects, "Deployment", Chart.RELEASE + "-gateway");
-    }
-
-    private static JsonNode ownerStatefulSet(List<JsonNode> objects) {
-        return get(objects, "StatefulSet", Chart.RELEASE + "-owner");
-    }
-
-    private static JsonNode container(JsonNode workload) {
-        JsonNode containers =
-                workload.path("spec").path("template").path("spec").path("containers");
-        assertThat(containers.size())
-                .as("%s has exactly one container", workload.path("metadata").path("name"))
-                .isEqualTo(1);
+    static Container container(PodTemplateSpec template, String workload) {
+        List<Container> containers = template.getSpec().getContainers();
+        assertThat(containers).as("%s has exactly one container", workload).hasSize(1);
         return containers.get(0);
     }
 
-    private static Map<String, String> env(JsonNode container) {
+    static Container container(Deployment d) {
+        return container(d.getSpec().getTemplate(), d.getMetadata().getName());
+    }
+
+    static Container container(StatefulSet s) {
+        return container(s.getSpec().getTemplate(), s.getMetadata().getName());
+    }
+
+    /** Returns the container's env by name; a {@code valueFrom} entry reads {@code <valueFrom>}. */
+    static Map<String, String> env(Container container) {
         Map<String, String> env = new LinkedHashMap<>();
-        for (JsonNode e : container.path("env")) {
-            env.put(e.path("name").asText(), e.has("value") ? e.path("value").asText() : "<valueFrom>");
+        for (EnvVar e : container.getEnv()) {
+            String previous = env.put(e.getName(), e.getValueFrom() == null ? e.getValue() : "<valueFrom>");
+            assertThat(previous).as("%s is set once", e.getName()).isNull();
         }
         return env;
     }
 
-    private static Map<String, String> labels(JsonNode labels) {
-        Map<String, String> out = new HashMap<>();
-        labels.properties().forEach(e -> out.put(e.getKey(), e.getValue().asText()));
-        return out;
+    static EnvVar envVar(Container container, String name) {
+        return container.getEnv().stream()
+                .filter(e -> e.getName().equals(name))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError(container.getName() + " has no env " + name));
     }
 
-    private static Map<String, String> podLabels(JsonNode workload) {
-        return labels(workload.path("spec").path("template").path("metadata").path("labels"));
+    static Map<String, String> podLabels(PodTemplateSpec template) {
+        return template.getMetadata().getLabels();
     }
 
-    /** Returns whether a selector's matchLabels select pods with these labels. */
-    private static boolean selects(JsonNode selector, Map<String, String> podLabels) {
-        Map<String, String> match = labels(selector.path("matchLabels"));
+    static List<Integer> ints(List<IntOrString> ports) {
+        return ports.stream().map(IntOrString::getIntVal).toList();
+    }
+
+    static List<Integer> policyPorts(NetworkPolicyIngressRule rule) {
+        return ints(rule.getPorts().stream().map(NetworkPolicyPort::getPort).toList());
+    }
+
+    /** Returns whether a selector's matchLabels (and nothing else) select pods with these labels. */
+    static boolean selects(LabelSelector selector, Map<String, String> podLabels) {
+        Map<String, String> match = selector.getMatchLabels();
         return !match.isEmpty()
-                && selector.path("matchExpressions").isMissingNode()
+                && selector.getMatchExpressions().isEmpty()
                 && podLabels.entrySet().containsAll(match.entrySet());
     }
 
     @Test
     void everyObject_hasAKindANameAndTheReleaseNamespace() {
-        for (List<JsonNode> objects : List.of(split(), render("topology.mode", "single-role"))) {
-            assertThat(objects).isNotEmpty();
-            for (JsonNode o : objects) {
-                assertThat(o.path("apiVersion").asText())
-                        .as("apiVersion of %s", o)
-                        .isNotEmpty();
-                assertThat(o.path("metadata").path("name").asText())
-                        .as("name of %s", o)
-                        .isNotEmpty();
-                assertThat(o.path("metadata").path("namespace").asText())
-                        .as("namespace of %s", o.path("metadata").path("name"))
-                        .isEqualTo(Chart.NAMESPACE);
+        for (Manifests objects : List.of(split(), render("topology.mode", "single-role"))) {
+            assertThat(objects.all()).isNotEmpty();
+            for (HasMetadata o : objects.all()) {
+                assertThat(o.getApiVersion()).as("apiVersion of %s", o).isNotEmpty();
+                assertThat(o.getMetadata().getName()).as("name of %s", o).isNotEmpty();
+                assertThat(o.getMetadata().getNamespace())
+                        .as("namespace of %s", o.getMetadata().getName())
+                        .isEqualTo(NAMESPACE);
             }
         }
     }
 
     @Test
     void splitTopology_rendersTheGatewayDeploymentServiceAndHpa() {
-        assertThat(Chart.values(Map.of()))
+        assertThat(HelmChart.defaults())
                 .as("topology.mode defaults to split")
                 .extractingByKey("topology")
                 .isEqualTo(Map.of("mode", "split"));
-        List<JsonNode> objects = split();
+        Manifests objects = split();
 
-        assertThat(find(objects, "Deployment", "cell-a-gateway"))
+        assertThat(objects.find(Deployment.class, "cell-a-gateway"))
                 .as("gateway Deployment")
                 .isPresent();
-        assertThat(find(objects, "Service", "cell-a-gateway"))
+        assertThat(objects.find(Service.class, "cell-a-gateway"))
                 .as("gateway Service")
                 .isPresent();
-        assertThat(find(objects, "HorizontalPodAutoscaler", "cell-a-gateway"))
+        assertThat(objects.find(HorizontalPodAutoscaler.class, "cell-a-gateway"))
                 .as("gateway HPA")
                 .isPresent();
-        assertThat(find(objects, "StatefulSet", "cell-a-owner"))
+        assertThat(objects.find(StatefulSet.class, "cell-a-owner"))
                 .as("owner StatefulSet")
                 .isPresent();
     }
 
     @Test
     void singleRoleTopology_rendersNoGatewayObjectAndNoGatewayOnlyPolicy() {
-        List<JsonNode> objects = render("topology.mode", "single-role");
+        Manifests objects = render("topology.mode", "single-role");
 
-        for (JsonNode o : objects) {
-            String kind = o.path("kind").asText();
-            assertThat(o.path("metadata")
-                            .path("labels")
-                            .path("app.kubernetes.io/component")
-                            .asText())
+        for (HasMetadata o : objects.all()) {
+            assertThat(o.getMetadata().getLabels())
                     .as(
                             "single-role renders no gateway object, but %s %s is one",
-                            kind, o.path("metadata").path("name"))
-                    .isNotEqualTo("gateway");
-            assertThat(o.path("metadata").path("name").asText())
+                            o.getKind(), o.getMetadata().getName())
+                    .doesNotContainEntry("app.kubernetes.io/component", "gateway");
+            assertThat(o.getMetadata().getName())
                     .as("single-role renders no gateway object")
                     .doesNotContain("gateway");
         }
-        assertThat(ofKind(objects, "HorizontalPodAutoscaler"))
+        assertThat(objects.ofType(HorizontalPodAutoscaler.class))
                 .as("single-role renders no HPA")
                 .isEmpty();
-        assertThat(ofKind(objects, "NetworkPolicy"))
+        assertThat(objects.networkPolicies())
                 .as("single-role renders no gateway-only NetworkPolicy: no gateway would be let in")
                 .isEmpty();
-        assertThat(find(objects, "StatefulSet", "cell-a-owner"))
+        assertThat(objects.find(StatefulSet.class, "cell-a-owner"))
                 .as("single-role still renders the owners")
                 .isPresent();
-        assertThat(find(objects, "Service", "cell-a-owner")).isPresent();
+        assertThat(objects.find(Service.class, "cell-a-owner")).isPresent();
     }
 
     @Test
     void gatewayImage_isTheGatewaysOwn_neverTheOwners() {
-        List<JsonNode> objects = render(
+        Manifests objects = render(
                 "gateway.image.repository", "registry.example/spector-gateway",
                 "gateway.image.tag", "abc123",
                 "owner.image.repository", "registry.example/spector-owner",
                 "owner.image.tag", "abc123");
 
-        String gatewayImage =
-                container(gatewayDeployment(objects)).path("image").asText();
-        String ownerImage = container(ownerStatefulSet(objects)).path("image").asText();
+        String gatewayImage = container(gatewayDeployment(objects)).getImage();
+        String ownerImage = container(ownerStatefulSet(objects)).getImage();
 
         assertThat(gatewayImage)
                 .as("the gateway runs gateway.image")
                 .isEqualTo("registry.example/spector-gateway:abc123");
         assertThat(ownerImage).as("the owners run owner.image").isEqualTo("registry.example/spector-owner:abc123");
-        assertThat(container(gatewayDeployment(split())).path("image").asText())
+        assertThat(container(gatewayDeployment(split())).getImage())
                 .as("by default too, the gateway's image is not the owners'")
-                .isNotEqualTo(container(ownerStatefulSet(split())).path("image").asText())
+                .isNotEqualTo(container(ownerStatefulSet(split())).getImage())
                 .contains("spector-gateway");
     }
 
     @Test
     void gatewayEnv_hasRoleRingRedisAndJavaOpts_andNothingOfTheDataPlane() {
-        List<JsonNode> objects = render("redis.uri", "redis://redis-master.cache:6379");
+        Manifests objects = render("redis.uri", "redis://redis-master.cache:6379");
         Map<String, String> env = env(container(gatewayDeployment(objects)));
 
         assertThat(env).as("SPECTOR_CELL_ROLE").containsEntry("SPECTOR_CELL_ROLE", "gateway");
@@ -212,103 +230,108 @@ final class HelmChartTest {
 
     @Test
     void gatewayProbes_hitTheActuatorHealthGroupsOnPort7070() {
-        JsonNode c = container(gatewayDeployment(split()));
+        Container c = container(gatewayDeployment(split()));
 
-        assertThat(c.path("livenessProbe").path("httpGet").path("path").asText())
+        assertThat(c.getLivenessProbe().getHttpGet().getPath())
                 .as("liveness probe path")
                 .isEqualTo("/actuator/health/liveness");
-        assertThat(c.path("livenessProbe").path("httpGet").path("port").asInt())
+        assertThat(c.getLivenessProbe().getHttpGet().getPort().getIntVal())
                 .as("liveness probe port")
                 .isEqualTo(7070);
-        assertThat(c.path("readinessProbe").path("httpGet").path("path").asText())
+        assertThat(c.getReadinessProbe().getHttpGet().getPath())
                 .as("readiness probe path")
                 .isEqualTo("/actuator/health/readiness");
-        assertThat(c.path("readinessProbe").path("httpGet").path("port").asInt())
+        assertThat(c.getReadinessProbe().getHttpGet().getPort().getIntVal())
                 .as("readiness probe port")
                 .isEqualTo(7070);
-        assertThat(c.path("ports").get(0).path("containerPort").asInt())
-                .as("container port")
-                .isEqualTo(7070);
+        assertThat(c.getPorts().get(0).getContainerPort()).as("container port").isEqualTo(7070);
+    }
+
+    @Test
+    void ownerProbes_hitTheOwnersHealthOnPort7070() {
+        Container c = container(ownerStatefulSet(split()));
+
+        for (var probe : List.of(c.getLivenessProbe(), c.getReadinessProbe())) {
+            assertThat(probe.getHttpGet().getPath()).as("owner probe path").isEqualTo("/health");
+            assertThat(probe.getHttpGet().getPort().getIntVal())
+                    .as("owner probe port")
+                    .isEqualTo(7070);
+        }
     }
 
     @Test
     void gatewayResources_areTheAdrsAfterSoakExactly() {
-        JsonNode resources = container(gatewayDeployment(split())).path("resources");
+        var resources = container(gatewayDeployment(split())).getResources();
 
-        assertThat(resources.path("requests").path("cpu").asText())
+        assertThat(String.valueOf(resources.getRequests().get("cpu")))
                 .as("requests.cpu")
                 .isEqualTo("250m");
-        assertThat(resources.path("requests").path("memory").asText())
+        assertThat(String.valueOf(resources.getRequests().get("memory")))
                 .as("requests.memory")
                 .isEqualTo("128Mi");
-        assertThat(resources.path("limits").path("cpu").asText())
+        assertThat(String.valueOf(resources.getLimits().get("cpu")))
                 .as("limits.cpu")
                 .isEqualTo("1000m");
-        assertThat(resources.path("limits").path("memory").asText())
+        assertThat(String.valueOf(resources.getLimits().get("memory")))
                 .as("limits.memory")
                 .isEqualTo("256Mi");
     }
 
     @Test
     void gatewayStop_waitsForTheLoadBalancer_thenDrains_withinTheGracePeriod() {
-        JsonNode deployment = gatewayDeployment(split());
-        JsonNode container = container(deployment);
+        Deployment deployment = gatewayDeployment(split());
+        Container container = container(deployment);
         String drain = env(container).get("SPECTOR_SERVER_DRAIN_TIMEOUT");
         assertThat(drain).as("the drain timeout reaches the gateway").isEqualTo("20s");
-        JsonNode preStop =
-                container.path("lifecycle").path("preStop").path("exec").path("command");
-        assertThat(preStop.toString())
+        assertThat(container.getLifecycle())
                 .as("a preStop delay lets endpoints drop the pod before SIGTERM")
-                .contains("sleep 5");
-        int grace = deployment
-                .path("spec")
-                .path("template")
-                .path("spec")
-                .path("terminationGracePeriodSeconds")
-                .asInt();
+                .isNotNull();
+        assertThat(container.getLifecycle().getPreStop().getExec().getCommand())
+                .as("a preStop delay lets endpoints drop the pod before SIGTERM")
+                .containsExactly("sh", "-c", "sleep 5");
+        Long grace = deployment.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds();
         assertThat(grace)
                 .as("terminationGracePeriodSeconds covers the preStop delay (5 s) plus the drain (20 s)")
-                .isGreaterThan(5 + 20);
+                .isGreaterThan(5L + 20L);
     }
 
     @Test
     void gateway_mountsNoDataVolume() {
-        JsonNode deployment = gatewayDeployment(split());
-        JsonNode podSpec = deployment.path("spec").path("template").path("spec");
+        for (Manifests objects : List.of(split(), tlsOn())) {
+            Deployment deployment = gatewayDeployment(objects);
 
-        for (JsonNode mount : container(deployment).path("volumeMounts")) {
-            assertThat(mount.path("mountPath").asText())
-                    .as("the gateway mounts no /data")
-                    .isNotEqualTo("/data")
-                    .doesNotStartWith("/data/");
-        }
-        for (JsonNode volume : podSpec.path("volumes")) {
-            assertThat(volume.path("name").asText())
-                    .as("the gateway has no data volume")
-                    .isNotEqualTo("data");
-            assertThat(volume.has("persistentVolumeClaim"))
-                    .as("the gateway claims no persistent volume")
-                    .isFalse();
+            for (VolumeMount mount : container(deployment).getVolumeMounts()) {
+                assertThat(mount.getMountPath())
+                        .as("the gateway mounts no /data")
+                        .isNotEqualTo("/data")
+                        .doesNotStartWith("/data/");
+            }
+            for (Volume volume : deployment.getSpec().getTemplate().getSpec().getVolumes()) {
+                assertThat(volume.getName())
+                        .as("the gateway has no data volume")
+                        .isNotEqualTo("data");
+                assertThat(volume.getPersistentVolumeClaim())
+                        .as("the gateway claims no persistent volume")
+                        .isNull();
+            }
         }
     }
 
     @ParameterizedTest
     @ValueSource(ints = {1, 3, 5})
     void ringMembers_nameTheOwnerStatefulSetsPodDnsNames(int replicas) {
-        List<JsonNode> objects = render("owner.replicas", replicas);
-        JsonNode sts = ownerStatefulSet(objects);
-        String stsName = sts.path("metadata").path("name").asText();
-        String serviceName = sts.path("spec").path("serviceName").asText();
-        JsonNode headless = get(objects, "Service", serviceName);
+        Manifests objects = render("owner.replicas", replicas);
+        StatefulSet sts = ownerStatefulSet(objects);
+        String stsName = sts.getMetadata().getName();
+        String serviceName = sts.getSpec().getServiceName();
+        Service headless = objects.service(serviceName);
 
-        assertThat(sts.path("spec").path("replicas").asInt())
-                .as("StatefulSet replicas")
-                .isEqualTo(replicas);
-        assertThat(headless.path("spec").path("clusterIP").asText())
+        assertThat(sts.getSpec().getReplicas()).as("StatefulSet replicas").isEqualTo(replicas);
+        assertThat(headless.getSpec().getClusterIP())
                 .as("the StatefulSet's service is headless")
                 .isEqualTo("None");
         List<String> expected = IntStream.range(0, replicas)
-                .mapToObj(i -> "owner-" + i + "=http://" + stsName + "-" + i + "." + serviceName + "." + Chart.NAMESPACE
+                .mapToObj(i -> "owner-" + i + "=http://" + stsName + "-" + i + "." + serviceName + "." + NAMESPACE
                         + ".svc:7070")
                 .toList();
         String gatewayRing = env(container(gatewayDeployment(objects))).get("SPECTOR_CELL_RING_MEMBERS");
@@ -322,17 +345,16 @@ final class HelmChartTest {
 
     @Test
     void ownerNodeIds_areTheRingIdsOfTheirPods() {
-        List<JsonNode> objects = split();
-        JsonNode c = container(ownerStatefulSet(objects));
+        Container c = container(ownerStatefulSet(split()));
         Map<String, String> env = env(c);
-        JsonNode podIndex = StreamSupport.stream(c.path("env").spliterator(), false)
-                .filter(e -> e.path("name").asText().equals("POD_INDEX"))
-                .findFirst()
-                .orElseThrow(() -> new AssertionError("the owner container has no POD_INDEX"));
+        EnvVar podIndex = envVar(c, "POD_INDEX");
 
-        assertThat(podIndex.path("valueFrom").path("fieldRef").path("fieldPath").asText())
+        assertThat(podIndex.getValueFrom().getFieldRef().getFieldPath())
                 .as("POD_INDEX is the StatefulSet pod's ordinal")
                 .isEqualTo("metadata.labels['apps.kubernetes.io/pod-index']");
+        assertThat(env.keySet().stream().toList().indexOf("POD_INDEX"))
+                .as("POD_INDEX is defined before SPECTOR_CELL_NODE_ID, which refers to it as $(POD_INDEX)")
+                .isLessThan(env.keySet().stream().toList().indexOf("SPECTOR_CELL_NODE_ID"));
         List<String> ringIds = new ArrayList<>();
         for (String member : env.getOrDefault("SPECTOR_CELL_RING_MEMBERS", "").split(",", -1)) {
             ringIds.add(member.substring(0, member.indexOf('=')));
@@ -346,186 +368,185 @@ final class HelmChartTest {
 
     @Test
     void ownerService_isHeadlessAndSelectsTheOwnerPods() {
-        List<JsonNode> objects = split();
-        JsonNode service = get(objects, "Service", "cell-a-owner");
-        Map<String, String> ownerPods = podLabels(ownerStatefulSet(objects));
+        Manifests objects = split();
+        Service service = objects.service("cell-a-owner");
+        Map<String, String> ownerPods =
+                podLabels(ownerStatefulSet(objects).getSpec().getTemplate());
 
-        assertThat(service.path("spec").path("clusterIP").asText())
-                .as("clusterIP: None")
-                .isEqualTo("None");
-        assertThat(labels(service.path("spec").path("selector")).entrySet())
+        assertThat(service.getSpec().getClusterIP()).as("clusterIP: None").isEqualTo("None");
+        assertThat(service.getSpec().getSelector().entrySet())
                 .as("the headless service selects the owner pods")
+                .isNotEmpty()
                 .isSubsetOf(ownerPods.entrySet());
-        assertThat(service.path("spec").path("ports").get(0).path("port").asInt())
-                .isEqualTo(7070);
+        assertThat(service.getSpec().getPorts().get(0).getPort()).isEqualTo(7070);
     }
 
     @Test
     void networkPolicy_letsOnlyGatewayPodsReachOwnersOn7070() {
-        List<JsonNode> objects = split();
-        Map<String, String> ownerPods = podLabels(ownerStatefulSet(objects));
-        Map<String, String> gatewayPods = podLabels(gatewayDeployment(objects));
-        List<JsonNode> policies = ofKind(objects, "NetworkPolicy");
+        Manifests objects = split();
+        Map<String, String> ownerPods =
+                podLabels(ownerStatefulSet(objects).getSpec().getTemplate());
+        Map<String, String> gatewayPods =
+                podLabels(gatewayDeployment(objects).getSpec().getTemplate());
 
-        assertThat(Chart.values(Map.of()))
+        assertThat(HelmChart.defaults())
                 .as("networkPolicy.ingressFromGatewayOnly and peerFromGatewayOnly default to true")
                 .extractingByKey("networkPolicy")
                 .isEqualTo(Map.of("ingressFromGatewayOnly", true, "peerFromGatewayOnly", true));
-        List<JsonNode> ownerPolicies = policies.stream()
-                .filter(p -> selects(p.path("spec").path("podSelector"), ownerPods))
+        List<NetworkPolicy> ownerPolicies = objects.networkPolicies().stream()
+                .filter(p -> selects(p.getSpec().getPodSelector(), ownerPods))
                 .toList();
         assertThat(ownerPolicies).as("one NetworkPolicy for the owners").hasSize(1);
-        JsonNode spec = ownerPolicies.get(0).path("spec");
-        assertThat(selects(spec.path("podSelector"), ownerPods))
+        NetworkPolicySpec spec = ownerPolicies.get(0).getSpec();
+        assertThat(selects(spec.getPodSelector(), ownerPods))
                 .as("the policy selects the owner pods")
                 .isTrue();
-        assertThat(selects(spec.path("podSelector"), gatewayPods))
+        assertThat(selects(spec.getPodSelector(), gatewayPods))
                 .as("the policy does not select the gateway pods")
                 .isFalse();
-        assertThat(spec.path("policyTypes").toString()).as("policyTypes").isEqualTo("[\"Ingress\"]");
-        JsonNode ingress = spec.path("ingress");
-        assertThat(ingress.size()).as("one ingress rule").isEqualTo(1);
-        JsonNode from = ingress.get(0).path("from");
-        assertThat(from.size()).as("one peer").isEqualTo(1);
-        JsonNode peer = from.get(0);
-        assertThat(peer.has("ipBlock") || peer.has("namespaceSelector"))
+        assertThat(spec.getPolicyTypes()).as("policyTypes").containsExactly("Ingress");
+        List<NetworkPolicyIngressRule> ingress = spec.getIngress();
+        assertThat(ingress).as("one ingress rule").hasSize(1);
+        List<NetworkPolicyPeer> from = ingress.get(0).getFrom();
+        assertThat(from).as("one peer").hasSize(1);
+        NetworkPolicyPeer peer = from.get(0);
+        assertThat(peer.getIpBlock() != null || peer.getNamespaceSelector() != null)
                 .as("the peer is pods of this namespace only (no ipBlock, no namespaceSelector)")
                 .isFalse();
-        assertThat(selects(peer.path("podSelector"), gatewayPods))
+        assertThat(peer.getPodSelector()).as("the peer is a pod selector").isNotNull();
+        assertThat(selects(peer.getPodSelector(), gatewayPods))
                 .as("the peer is the gateway pods")
                 .isTrue();
-        assertThat(selects(peer.path("podSelector"), ownerPods))
+        assertThat(selects(peer.getPodSelector(), ownerPods))
                 .as("the peer is not the owner pods")
                 .isFalse();
-        JsonNode ports = ingress.get(0).path("ports");
-        assertThat(ports.size()).as("one port").isEqualTo(1);
-        assertThat(ports.get(0).path("port").asInt()).as("port").isEqualTo(7070);
-        assertThat(ports.get(0).path("protocol").asText()).as("protocol").isEqualTo("TCP");
+        List<NetworkPolicyPort> ports = ingress.get(0).getPorts();
+        assertThat(ports).as("one port").hasSize(1);
+        assertThat(ports.get(0).getPort().getIntVal()).as("port").isEqualTo(7070);
+        assertThat(ports.get(0).getProtocol()).as("protocol").isEqualTo("TCP");
     }
 
     @Test
     void networkPolicy_switchedOff_rendersNone() {
-        assertThat(ofKind(
-                        render(
-                                "networkPolicy.ingressFromGatewayOnly",
-                                false,
-                                "networkPolicy.peerFromGatewayOnly",
-                                false),
-                        "NetworkPolicy"))
+        assertThat(render("networkPolicy.ingressFromGatewayOnly", false, "networkPolicy.peerFromGatewayOnly", false)
+                        .networkPolicies())
                 .isEmpty();
-        assertThat(ofKind(render("networkPolicy.ingressFromGatewayOnly", false), "NetworkPolicy"))
+        assertThat(render("networkPolicy.ingressFromGatewayOnly", false).networkPolicies())
                 .as("the owners' policy off, the gateways' peer policy stays")
-                .extracting(p -> p.path("metadata").path("name").asText())
+                .extracting(p -> p.getMetadata().getName())
                 .containsExactly("cell-a-gateway-peer-from-gateway-only");
     }
 
     @Test
     void gatewayPeerPort_isOpenOnlyToGatewayPods_whileClientsReach7070And7443() {
-        List<JsonNode> objects = split();
-        Map<String, String> gatewayPods = podLabels(gatewayDeployment(objects));
-        JsonNode policy = get(objects, "NetworkPolicy", "cell-a-gateway-peer-from-gateway-only");
-        JsonNode spec = policy.path("spec");
-        assertThat(selects(spec.path("podSelector"), gatewayPods))
+        Manifests objects = split();
+        Map<String, String> gatewayPods =
+                podLabels(gatewayDeployment(objects).getSpec().getTemplate());
+        NetworkPolicySpec spec = objects.get(NetworkPolicy.class, "cell-a-gateway-peer-from-gateway-only")
+                .getSpec();
+        assertThat(selects(spec.getPodSelector(), gatewayPods))
                 .as("selects the gateway pods")
                 .isTrue();
-        JsonNode ingress = spec.path("ingress");
-        assertThat(ingress.size()).as("two rules: clients, and peers").isEqualTo(2);
-        assertThat(ingress.get(0).has("from")).as("clients come from anywhere").isFalse();
-        assertThat(ingress.get(0).path("ports").findValuesAsText("port")).containsExactly("7070", "7443");
-        JsonNode peers = ingress.get(1);
-        assertThat(peers.path("from").size()).isEqualTo(1);
-        assertThat(selects(peers.path("from").get(0).path("podSelector"), gatewayPods))
+        assertThat(spec.getPolicyTypes()).as("policyTypes").containsExactly("Ingress");
+        List<NetworkPolicyIngressRule> ingress = spec.getIngress();
+        assertThat(ingress).as("two rules: clients, and peers").hasSize(2);
+        assertThat(ingress.get(0).getFrom()).as("clients come from anywhere").isEmpty();
+        assertThat(policyPorts(ingress.get(0))).containsExactly(7070, 7443);
+        NetworkPolicyIngressRule peers = ingress.get(1);
+        assertThat(peers.getFrom()).hasSize(1);
+        assertThat(peers.getFrom().get(0).getPodSelector()).isNotNull();
+        assertThat(peers.getFrom().get(0).getNamespaceSelector()).isNull();
+        assertThat(peers.getFrom().get(0).getIpBlock()).isNull();
+        assertThat(selects(peers.getFrom().get(0).getPodSelector(), gatewayPods))
                 .as("the peer port's only peers are the gateway pods")
                 .isTrue();
-        assertThat(peers.path("ports").findValuesAsText("port")).containsExactly("7090");
+        assertThat(policyPorts(peers)).containsExactly(7090);
     }
 
     @Test
     void gatewayReplicas_advertiseTheirPodIpOnThePeerPort_andGetThePeerSecretFromTheSecret() {
-        List<JsonNode> objects = render("cell.peerSecret", "peer-secret-0123456789-0123456789-01");
-        JsonNode gateway = container(gatewayDeployment(objects));
+        Manifests objects = render("cell.peerSecret", "peer-secret-0123456789-0123456789-01");
+        Container gateway = container(gatewayDeployment(objects));
         Map<String, String> env = env(gateway);
         assertThat(env).containsEntry("SPECTOR_SERVER_PEER_PORT", "7090");
-        JsonNode address = null;
-        for (JsonNode e : gateway.path("env")) {
-            if (e.path("name").asText().equals("SPECTOR_SERVER_PEER_ADDRESS")) {
-                address = e;
-            }
-        }
-        assertThat(address).as("SPECTOR_SERVER_PEER_ADDRESS is set").isNotNull();
-        assertThat(java.util.Objects.requireNonNull(address)
-                        .path("valueFrom")
-                        .path("fieldRef")
-                        .path("fieldPath")
-                        .asText())
+        EnvVar address = envVar(gateway, "SPECTOR_SERVER_PEER_ADDRESS");
+        assertThat(address.getValueFrom().getFieldRef().getFieldPath())
                 .as("from the downward API: the pod's IP")
                 .isEqualTo("status.podIP");
-        assertThat(gateway.path("ports").findValuesAsText("containerPort")).contains("7090");
-        assertThat(get(objects, "Secret", "cell-a-secrets")
-                        .path("stringData")
-                        .path("SPECTOR_CELL_PEER_SECRET")
-                        .asText())
-                .isEqualTo("peer-secret-0123456789-0123456789-01");
+        assertThat(gateway.getPorts())
+                .extracting(ContainerPort::getContainerPort)
+                .contains(7090);
+        assertThat(objects.secret("cell-a-secrets").getStringData())
+                .containsEntry("SPECTOR_CELL_PEER_SECRET", "peer-secret-0123456789-0123456789-01");
         assertThat(env).as("the secret is never an inline value").doesNotContainKey("SPECTOR_CELL_PEER_SECRET");
     }
 
     @Test
     void gatewayUplinksService_isHeadless_andSelectsTheGatewayPods() {
-        List<JsonNode> objects = split();
-        JsonNode service = get(objects, "Service", "cell-a-gateway-uplinks");
-        assertThat(service.path("spec").path("clusterIP").asText())
-                .as("headless")
-                .isEqualTo("None");
-        assertThat(labels(service.path("spec").path("selector")).entrySet())
+        Manifests objects = split();
+        Service service = objects.service("cell-a-gateway-uplinks");
+        assertThat(service.getSpec().getClusterIP()).as("headless").isEqualTo("None");
+        assertThat(service.getSpec().getSelector().entrySet())
                 .as("it selects the gateway pods")
-                .isSubsetOf(podLabels(gatewayDeployment(objects)).entrySet());
-        assertThat(service.path("spec").path("ports").findValuesAsText("port")).containsExactly("7070");
+                .isNotEmpty()
+                .isSubsetOf(podLabels(gatewayDeployment(objects).getSpec().getTemplate())
+                        .entrySet());
+        assertThat(service.getSpec().getPorts())
+                .extracting(ServicePort::getPort)
+                .containsExactly(7070);
     }
 
     @Test
     void gatewayService_selectsTheGatewayPodsOn7070() {
-        List<JsonNode> objects = split();
-        JsonNode service = get(objects, "Service", "cell-a-gateway");
+        Manifests objects = split();
+        Service service = objects.service("cell-a-gateway");
 
-        assertThat(service.path("spec").has("clusterIP"))
+        assertThat(service.getSpec().getClusterIP())
                 .as("the gateway service is not headless")
-                .isFalse();
-        assertThat(labels(service.path("spec").path("selector")).entrySet())
+                .isNull();
+        assertThat(service.getSpec().getSelector().entrySet())
                 .as("the gateway service selects the gateway pods")
-                .isSubsetOf(podLabels(gatewayDeployment(objects)).entrySet());
-        assertThat(service.path("spec").path("ports").get(0).path("targetPort").asInt())
+                .isNotEmpty()
+                .isSubsetOf(podLabels(gatewayDeployment(objects).getSpec().getTemplate())
+                        .entrySet());
+        assertThat(service.getSpec().getPorts().get(0).getTargetPort().getIntVal())
                 .isEqualTo(7070);
     }
 
     @Test
     void hpa_scalesTheGatewayDeploymentOnCpu() {
-        JsonNode hpa = get(split(), "HorizontalPodAutoscaler", "cell-a-gateway");
+        Manifests objects = split();
+        HorizontalPodAutoscaler hpa = objects.hpa("cell-a-gateway");
 
-        assertThat(hpa.path("apiVersion").asText()).isEqualTo("autoscaling/v2");
-        assertThat(hpa.path("spec").path("scaleTargetRef").path("kind").asText())
-                .isEqualTo("Deployment");
-        assertThat(hpa.path("spec").path("scaleTargetRef").path("name").asText())
-                .isEqualTo("cell-a-gateway");
-        JsonNode metric = hpa.path("spec").path("metrics").get(0);
-        assertThat(metric.path("resource").path("name").asText())
-                .as("scales on cpu")
-                .isEqualTo("cpu");
-        assertThat(metric.path("resource").path("target").path("type").asText()).isEqualTo("Utilization");
-        assertThat(hpa.path("spec").path("minReplicas").asInt())
-                .isLessThanOrEqualTo(hpa.path("spec").path("maxReplicas").asInt());
+        assertThat(hpa.getApiVersion()).isEqualTo("autoscaling/v2");
+        assertThat(hpa.getSpec().getScaleTargetRef().getKind()).isEqualTo("Deployment");
+        assertThat(hpa.getSpec().getScaleTargetRef().getName()).isEqualTo("cell-a-gateway");
+        assertThat(hpa.getSpec().getScaleTargetRef().getApiVersion()).isEqualTo("apps/v1");
+        MetricSpec metric = hpa.getSpec().getMetrics().get(0);
+        assertThat(metric.getResource().getName()).as("scales on cpu").isEqualTo("cpu");
+        assertThat(metric.getResource().getTarget().getType()).isEqualTo("Utilization");
+        assertThat(hpa.getSpec().getMinReplicas())
+                .isLessThanOrEqualTo(hpa.getSpec().getMaxReplicas());
+        assertThat(gatewayDeployment(objects).getSpec().getReplicas())
+                .as("with the HPA on, the Deployment leaves replicas to it")
+                .isNull();
+        assertThat(gatewayDeployment(render("gateway.autoscaling.enabled", false))
+                        .getSpec()
+                        .getReplicas())
+                .as("with the HPA off, gateway.replicas")
+                .isEqualTo(2);
     }
 
     @Test
     void uplinkTokens_reachTheGatewayFromASecret() {
         String tokens = "worker-1=" + "ab".repeat(32);
-        List<JsonNode> objects = render("uplink.tokens", tokens);
-        JsonNode secret = get(objects, "Secret", "cell-a-secrets");
-        JsonNode c = container(gatewayDeployment(objects));
+        Manifests objects = render("uplink.tokens", tokens);
+        Container c = container(gatewayDeployment(objects));
 
-        assertThat(secret.path("stringData").path("SPECTOR_UPLINK_TOKENS").asText())
+        assertThat(objects.secret("cell-a-secrets").getStringData())
                 .as("the Secret holds the token hashes")
-                .isEqualTo(tokens);
-        assertThat(c.path("envFrom").get(0).path("secretRef").path("name").asText())
+                .containsEntry("SPECTOR_UPLINK_TOKENS", tokens);
+        assertThat(c.getEnvFrom().get(0).getSecretRef().getName())
                 .as("the gateway reads its env from that Secret")
                 .isEqualTo("cell-a-secrets");
         assertThat(env(c)).as("the hashes are not inline in the Deployment").doesNotContainKey("SPECTOR_UPLINK_TOKENS");
@@ -533,40 +554,38 @@ final class HelmChartTest {
 
     @Test
     void gatewayAndOwners_runAsNonRoot() {
-        List<JsonNode> objects = split();
-        for (JsonNode workload : List.of(gatewayDeployment(objects), ownerStatefulSet(objects))) {
-            JsonNode sc = workload.path("spec").path("template").path("spec").path("securityContext");
-            assertThat(sc.path("runAsNonRoot").asBoolean())
-                    .as("%s runs as non-root", workload.path("metadata").path("name"))
+        Manifests objects = split();
+        for (PodTemplateSpec template : List.of(
+                gatewayDeployment(objects).getSpec().getTemplate(),
+                ownerStatefulSet(objects).getSpec().getTemplate())) {
+            PodSecurityContext sc = template.getSpec().getSecurityContext();
+            assertThat(sc.getRunAsNonRoot())
+                    .as("%s runs as non-root", template.getMetadata().getLabels())
                     .isTrue();
-            assertThat(sc.path("runAsUser").asInt()).isPositive();
+            assertThat(sc.getRunAsUser()).isPositive();
         }
     }
 
     @Test
     void worker_isOffByDefault_andWhenOnDialsTheHeadlessGatewayServiceWithTwoLinks() {
-        assertThat(find(split(), "Deployment", "cell-a-worker"))
+        assertThat(split().find(Deployment.class, "cell-a-worker"))
                 .as("no worker by default")
                 .isEmpty();
 
-        List<JsonNode> objects =
+        Manifests objects =
                 render("worker.enabled", true, "worker.token", "t0ken", "worker.targets", "echo=http://echo:8080");
-        Map<String, String> env = env(container(get(objects, "Deployment", "cell-a-worker")));
+        Map<String, String> env = env(container(objects.deployment("cell-a-worker")));
 
         assertThat(env)
                 .as("the headless Service: its name resolves to every gateway pod, so the links spread")
                 .containsEntry(
-                        "SPECTOR_WORKER_GATEWAY", "ws://cell-a-gateway-uplinks." + Chart.NAMESPACE + ".svc:7070/uplink")
+                        "SPECTOR_WORKER_GATEWAY", "ws://cell-a-gateway-uplinks." + NAMESPACE + ".svc:7070/uplink")
                 .containsEntry("SPECTOR_WORKER_UPLINKS", "2")
                 .containsEntry("SPECTOR_WORKER_TARGETS", "echo=http://echo:8080")
                 .doesNotContainKey("SPECTOR_WORKER_TOKEN")
                 .doesNotContainKey("SPECTOR_WORKER_CA_FILE");
-        assertThat(get(objects, "Secret", "cell-a-worker")
-                        .path("stringData")
-                        .path("SPECTOR_WORKER_TOKEN")
-                        .asText())
-                .isEqualTo("t0ken");
-        assertThat(find(objects, "Secret", "cell-a-worker-ca"))
+        assertThat(objects.secret("cell-a-worker").getStringData()).containsEntry("SPECTOR_WORKER_TOKEN", "t0ken");
+        assertThat(objects.find(io.fabric8.kubernetes.api.model.Secret.class, "cell-a-worker-ca"))
                 .as("no CA secret without a CA")
                 .isEmpty();
     }
@@ -574,29 +593,133 @@ final class HelmChartTest {
     @Test
     void worker_overWss_withAPrivateCa_mountsItAndNamesTheFile() {
         String ca = "-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----\n";
-        List<JsonNode> objects = render(
+        Manifests objects = render(
                 "worker.enabled", true,
                 "worker.token", "t0ken",
                 "worker.targets", "echo=http://echo:8080",
                 "worker.gateway", "wss://gw.example.com/uplink",
                 "worker.caPem", ca);
-        JsonNode deployment = get(objects, "Deployment", "cell-a-worker");
-        JsonNode worker = container(deployment);
+        Deployment deployment = objects.deployment("cell-a-worker");
+        Container worker = container(deployment);
         assertThat(env(worker))
                 .containsEntry("SPECTOR_WORKER_GATEWAY", "wss://gw.example.com/uplink")
                 .containsEntry("SPECTOR_WORKER_CA_FILE", "/etc/spector/ca/ca.pem");
-        assertThat(get(objects, "Secret", "cell-a-worker-ca")
-                        .path("stringData")
-                        .path("ca.pem")
-                        .asText())
-                .isEqualTo(ca);
-        assertThat(worker.path("volumeMounts").findValuesAsText("mountPath")).containsExactly("/etc/spector/ca");
-        assertThat(deployment
-                        .path("spec")
-                        .path("template")
-                        .path("spec")
-                        .path("volumes")
-                        .findValuesAsText("secretName"))
+        assertThat(objects.secret("cell-a-worker-ca").getStringData()).containsEntry("ca.pem", ca);
+        assertThat(worker.getVolumeMounts())
+                .extracting(VolumeMount::getMountPath)
+                .containsExactly("/etc/spector/ca");
+        assertThat(deployment.getSpec().getTemplate().getSpec().getVolumes())
+                .extracting(v -> Optional.ofNullable(v.getSecret())
+                        .map(s -> s.getSecretName())
+                        .orElse(""))
                 .containsExactly("cell-a-worker-ca");
+    }
+
+    @Test
+    void gatewayTls_isOffByDefault() {
+        Manifests objects = split();
+        Deployment deployment = gatewayDeployment(objects);
+        Container c = container(deployment);
+
+        assertThat(HelmChart.defaults().get("gateway"))
+                .as("gateway.tls defaults: no Secret, port 7443")
+                .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.MAP)
+                .containsEntry("tls", Map.of("secretName", "", "port", 7443));
+        assertThat(env(c).keySet()).as("no TLS setting").noneMatch(k -> k.startsWith("SPECTOR_SERVER_TLS_"));
+        assertThat(c.getPorts()).extracting(ContainerPort::getName).containsExactly("http", "peer");
+        assertThat(deployment.getSpec().getTemplate().getSpec().getVolumes())
+                .as("no Secret mounted")
+                .allMatch(v -> v.getSecret() == null);
+        for (String service : List.of("cell-a-gateway", "cell-a-gateway-uplinks")) {
+            assertThat(objects.service(service).getSpec().getPorts())
+                    .as("%s has no TLS port", service)
+                    .extracting(ServicePort::getName)
+                    .containsExactly("http");
+        }
+    }
+
+    @Test
+    void gatewayTls_mountsTheSecretReadOnlyAsADirectory_andPointsTheListenerAtItsFiles() {
+        Deployment deployment = gatewayDeployment(tlsOn());
+        Container c = container(deployment);
+        var pod = deployment.getSpec().getTemplate().getSpec();
+
+        List<Volume> secrets =
+                pod.getVolumes().stream().filter(v -> v.getSecret() != null).toList();
+        assertThat(secrets).as("one Secret volume").hasSize(1);
+        Volume tls = secrets.get(0);
+        assertThat(tls.getSecret().getSecretName()).isEqualTo(TLS_SECRET);
+        assertThat(tls.getSecret().getItems())
+                .as("the whole Secret: its kubernetes.io/tls keys tls.crt and tls.key become the files")
+                .isEmpty();
+        assertThat(tls.getSecret().getOptional())
+                .as("not optional: no pod serves without its certificate")
+                .isNotEqualTo(true);
+        assertThat(tls.getSecret().getDefaultMode())
+                .as("files readable by owner and group only")
+                .isEqualTo(0440);
+        assertThat(pod.getSecurityContext().getFsGroup())
+                .as("the files' group is the gateway's (fsGroup), so uid 10001 reads them")
+                .isEqualTo(10001L);
+        assertThat(pod.getSecurityContext().getRunAsGroup())
+                .isEqualTo(pod.getSecurityContext().getFsGroup());
+
+        List<VolumeMount> mounts = c.getVolumeMounts().stream()
+                .filter(m -> m.getName().equals(tls.getName()))
+                .toList();
+        assertThat(mounts).as("the Secret is mounted once").hasSize(1);
+        VolumeMount mount = mounts.get(0);
+        assertThat(mount.getMountPath()).isEqualTo(TLS_DIR);
+        assertThat(mount.getReadOnly()).as("read-only").isTrue();
+        assertThat(mount.getSubPath())
+                .as("a directory, not subPath: a subPath mount never sees the renewed Secret")
+                .isNullOrEmpty();
+        assertThat(mount.getSubPathExpr()).isNullOrEmpty();
+
+        assertThat(env(c))
+                .as("spector.server.tls.certificate and private-key: the Secret's files in the mounted directory")
+                .containsEntry("SPECTOR_SERVER_TLS_CERTIFICATE", mount.getMountPath() + "/tls.crt")
+                .containsEntry("SPECTOR_SERVER_TLS_PRIVATE_KEY", mount.getMountPath() + "/tls.key")
+                .containsEntry("SPECTOR_SERVER_TLS_PORT", "7443");
+        assertThat(c.getSecurityContext().getReadOnlyRootFilesystem())
+                .as("the root filesystem stays read-only")
+                .isTrue();
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {7443, 8443})
+    void gatewayTlsPort_isOnThePod_onBothServices_andOpenToClients(int port) {
+        Manifests objects =
+                port == 7443 ? tlsOn() : render("gateway.tls.secretName", TLS_SECRET, "gateway.tls.port", port);
+        Container c = container(gatewayDeployment(objects));
+
+        assertThat(c.getPorts())
+                .as("the pod's TLS port")
+                .filteredOn(p -> "https".equals(p.getName()))
+                .singleElement()
+                .satisfies(p -> {
+                    assertThat(p.getContainerPort()).isEqualTo(port);
+                    assertThat(p.getProtocol()).isEqualTo("TCP");
+                });
+        assertThat(env(c)).containsEntry("SPECTOR_SERVER_TLS_PORT", Integer.toString(port));
+        for (String service : List.of("cell-a-gateway", "cell-a-gateway-uplinks")) {
+            assertThat(objects.service(service).getSpec().getPorts())
+                    .as("%s's TLS port", service)
+                    .filteredOn(p -> "https".equals(p.getName()))
+                    .singleElement()
+                    .satisfies(p -> {
+                        assertThat(p.getPort()).isEqualTo(port);
+                        assertThat(p.getTargetPort().getIntVal()).isEqualTo(port);
+                        assertThat(p.getProtocol()).isEqualTo("TCP");
+                    });
+        }
+        NetworkPolicyIngressRule clients = objects.get(NetworkPolicy.class, "cell-a-gateway-peer-from-gateway-only")
+                .getSpec()
+                .getIngress()
+                .get(0);
+        assertThat(clients.getFrom()).as("clients come from anywhere").isEmpty();
+        assertThat(policyPorts(clients))
+                .as("the client rule admits the TLS port")
+                .containsExactly(7070, port);
     }
 }
