@@ -57,9 +57,18 @@ final class DemoCommand extends DaemonCommand {
     @Nullable
     String redis;
 
+    @Option(
+            names = "--access-log",
+            paramLabel = "DEST",
+            arity = "0..1",
+            fallbackValue = "stdout",
+            description = "Write the gateway's access log (JSON lines) to stdout or a file (default: off).")
+    @Nullable
+    String accessLog;
+
     @Override
     AutoCloseable launch() throws IOException {
-        Running demo = start(stateDir, redis, false);
+        Running demo = start(stateDir, redis, false, accessLog == null ? "off" : accessLog);
         printWelcome(spec.commandLine().getOut(), demo);
         return demo;
     }
@@ -94,6 +103,12 @@ final class DemoCommand extends DaemonCommand {
      * upstream {@value #UPSTREAM_PORT}.
      */
     static Running start(Path stateDir, @Nullable String redis, boolean ephemeralPorts) throws IOException {
+        return start(stateDir, redis, ephemeralPorts, "off");
+    }
+
+    /** As above, the gateway's access log going to {@code accessLog} ({@code off}, {@code stdout} or a file). */
+    static Running start(Path stateDir, @Nullable String redis, boolean ephemeralPorts, String accessLog)
+            throws IOException {
         Files.createDirectories(stateDir);
         byte[] random = new byte[48];
         new SecureRandom().nextBytes(random);
@@ -133,6 +148,7 @@ final class DemoCommand extends DaemonCommand {
         settings.put("spector.server.port", Integer.toString(ephemeralPorts ? 0 : GATEWAY_PORT));
         settings.put("spector.server.host", "127.0.0.1");
         settings.put("spector.server.drain-timeout", "2s");
+        settings.put("spector.server.access-log", accessLog);
         settings.put("spector.security.jwt.hmac-secret", secret);
         settings.put("spector.routing.redis.enabled", redis == null ? "false" : "true");
         if (redis != null) {

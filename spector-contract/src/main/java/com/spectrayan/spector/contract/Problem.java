@@ -17,9 +17,11 @@ import org.jspecify.annotations.Nullable;
  * @param code the {@link ErrorCode} name
  * @param details machine-readable members, shaped as the code says
  * @param instance the request path the problem occurred on, when known
+ * @param requestId the exchange's {@code X-Request-Id}, when the gateway answered it: the same id
+ *     is in its access log line, its response header and what the owner or worker received
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@JsonPropertyOrder({"type", "title", "status", "detail", "code", "details", "instance"})
+@JsonPropertyOrder({"type", "title", "status", "detail", "code", "details", "instance", "requestId"})
 public record Problem(
         String type,
         String title,
@@ -27,7 +29,8 @@ public record Problem(
         String detail,
         String code,
         Map<String, Object> details,
-        @Nullable String instance) {
+        @Nullable String instance,
+        @Nullable String requestId) {
 
     /** The media type of a problem body. */
     public static final String CONTENT_TYPE = "application/problem+json";
@@ -43,9 +46,26 @@ public record Problem(
         details = Map.copyOf(requireNonNull(details, "details"));
     }
 
+    /** A problem without a request id. */
+    public Problem(
+            String type,
+            String title,
+            int status,
+            String detail,
+            String code,
+            Map<String, Object> details,
+            @Nullable String instance) {
+        this(type, title, status, detail, code, details, instance, null);
+    }
+
     /** Creates the problem for a code. */
     public static Problem of(ErrorCode code, String detail, Map<String, Object> details, @Nullable String instance) {
         return new Problem(
                 TYPE_PREFIX + code.name(), code.title(), code.httpStatus(), detail, code.name(), details, instance);
+    }
+
+    /** Returns this problem about the exchange {@code requestId}. */
+    public Problem withRequestId(@Nullable String requestId) {
+        return new Problem(type, title, status, detail, code, details, instance, requestId);
     }
 }

@@ -25,6 +25,8 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.concurrent.ScheduledFuture;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -154,6 +156,21 @@ final class ClientConnection {
     private long startNanos;
     private String route = "";
     private @Nullable HttpHeaders corsRequest;
+    // The exchange as its access log line shows it (AccessLog.Entry); set at begin, filled as it runs.
+    private String requestId = "";
+    private long startMillis;
+    private String method = "";
+    private String path = "-";
+    private long bytesIn;
+    private long bytesOut;
+    private long upstreamHeadNanos = -1;
+    private @Nullable String upstream;
+    private int attempts;
+    private @Nullable String tenant;
+    private @Nullable String error;
+    private @Nullable String traceId;
+    private boolean wasReset;
+    private @Nullable String client; // the peer's ip:port, once asked
 
     private @Nullable ScheduledFuture<?> headTimer;
     private long headStartNanos; // 0 while no head is arriving
@@ -182,14 +199,28 @@ final class ClientConnection {
      * A request head arrived: the exchange's facts are set from it. Returns false when the
      * connection is already ending (the request is dropped).
      */
-    boolean begin(HttpRequest request, String route) {
+    boolean begin(HttpRequest request, String route, boolean trustedClient) {
         cancelHeadTimer();
         if (state != State.AWAITING_HEAD) {
             return false;
         }
         state = State.EXCHANGE;
         startNanos = System.nanoTime();
+        startMillis = System.currentTimeMillis();
         this.route = route;
+        HttpHeaders requestHeaders = request.headers();
+        requestId = RequestIds.take(requestHeaders, trustedClient);
+        traceId = RequestIds.traceId(requestHeaders);
+        method = request.method().name();
+        path = "-";
+        bytesIn = 0;
+        bytesOut = 0;
+        upstreamHeadNanos = -1;
+        upstream = null;
+        attempts = 0;
+        tenant = null;
+        error = null;
+        wasReset = false;
         http10 = request.protocolVersion().equals(HttpVersion.HTTP_1_0);
         keepAlive = HttpUtil.isKeepAlive(request) && !context.drain().isDraining();
         headRequest = HttpMethod.HEAD.equals(request.method());
@@ -219,6 +250,41 @@ final class ClientConnection {
     /** Sets the metrics route of the current exchange. */
     void route(String name) {
         route = name;
+    }
+
+    /** Returns the client's {@code ip:port}, as the access log names it. */
+    private String clientAddress() {
+        String a = client;
+        if (a == null) {
+            SocketAddress remote = ctx.channel().remoteAddress();
+            a = remote instanceof InetSocketAddress inet && inet.getAddress() != null
+                    ? inet.getAddress().getHostAddress() + ":" + inet.getPort()
+                    : String.valueOf(remote);
+            client = a;
+        }
+        return a;
+    }
+
+    /** Returns the current exchange's {@code X-Request-Id}. */
+    String requestId() {
+        return requestId;
+    }
+
+    /** Sets the current exchange's normalized path, for its access log line. */
+    void path(String normalized) {
+        path = normalized;
+    }
+
+    /** Sets the tenant the current exchange runs under, for its access log line. */
+    void tenant(String name) {
+        tenant = name;
+    }
+
+    /** The upstream ({@code owner-1}, {@code worker w1}) answered with its head, after {@code tries} attempts. */
+    void upstream(String name, int tries) {
+        upstream = name;
+        attempts = tries;
+        upstreamHeadNanos = System.nanoTime() - startNanos;
     }
 
     /** The current exchange's response gets the CORS headers for this request's {@code Origin}. */
@@ -270,6 +336,7 @@ final class ClientConnection {
         bodyProgressNanos = System.nanoTime();
         pullPending = false;
         ByteBuf b = content.content();
+        bytesIn += b.readableBytes();
         if (b.isReadable()) {
             e.onBodyChunk(b);
         } else {
@@ -372,7 +439,7 @@ final class ClientConnection {
         if (e != null) {
             e.onBodyFailed(error); // the exchange aborts upstream, then answers through problem() or reset()
         } else if (!responseStarted) {
-            answer(Responses.problem(error, null));
+            answer(Responses.problem(error, null, requestId));
         } else {
             close();
         }
@@ -392,7 +459,7 @@ final class ClientConnection {
                 ErrorCode.REQUEST_TIMEOUT,
                 "the request head did not arrive within " + ms + " ms (spector.server.header-timeout)",
                 Map.of("phase", "head", "timeoutMs", ms));
-        FullHttpResponse r = Responses.problem(e, null);
+        FullHttpResponse r = Responses.problem(e, null, requestId);
         Responses.closing(r);
         state = State.CLOSING;
         context.metrics().request("malformed", r.status().code(), 0);
@@ -460,6 +527,7 @@ final class ClientConnection {
         client.config().setAutoRead(false);
         owner.config().setAutoRead(false);
         ByteBuf fromOwner = Splice.removeCodec(owner.pipeline(), OWNER_CODEC);
+        headers.set(RequestIds.HEADER, requestId);
         ctx.writeAndFlush(new DefaultHttpResponse(HttpVersion.HTTP_1_1, switching, headers));
         ByteBuf fromClient = Splice.removeCodec(client.pipeline(), CLIENT_CODEC);
         cancelBodyTimer();
@@ -477,12 +545,15 @@ final class ClientConnection {
                     client.remoteAddress(),
                     splice.bytesClientToOwner(),
                     splice.bytesOwnerToClient());
+            bytesIn = splice.bytesClientToOwner();
+            bytesOut = splice.bytesOwnerToClient();
             countEnd(status);
         });
     }
 
     /** Writes a part of the response body (not flushed). */
     void chunk(ByteBuf chunk) {
+        bytesOut += chunk.readableBytes();
         ctx.write(new DefaultHttpContent(chunk));
     }
 
@@ -520,6 +591,7 @@ final class ClientConnection {
             return;
         }
         state = State.CLOSING;
+        wasReset = true;
         exchangeEnded(false);
         ctx.channel().config().setOption(ChannelOption.SO_LINGER, 0);
         ctx.close();
@@ -531,7 +603,7 @@ final class ClientConnection {
             reset();
             return;
         }
-        answer(Responses.problem(error, path));
+        answer(Responses.problem(error, path, requestId));
     }
 
     /**
@@ -546,6 +618,7 @@ final class ClientConnection {
         }
         responseStarted = true;
         status = r.status().code();
+        error = RequestIds.problemCode(r);
         if (body == Body.READING) {
             closeAfterResponse = true; // a body nobody reads: nginx closes too rather than drain it
         }
@@ -555,6 +628,7 @@ final class ClientConnection {
         if (ResponseFraming.bodyless(headRequest, status)) {
             r.content().clear(); // the encoder sends the head only; Content-Length stays the GET's
         }
+        bytesOut += r.content().readableBytes();
         boolean reusable = reusable();
         responseEnded = true;
         state = reusable ? State.EXCHANGE : State.CLOSING;
@@ -585,6 +659,7 @@ final class ClientConnection {
     }
 
     private void addEdgeHeaders(HttpHeaders h) {
+        h.set(RequestIds.HEADER, requestId);
         HttpHeaders request = corsRequest;
         if (request != null) {
             context.cors().decorate(request, h); // adds: Vary merged, an upstream's own CORS answer kept
@@ -686,7 +761,29 @@ final class ClientConnection {
     private void countEnd(int code) {
         if (counted) {
             counted = false;
-            context.metrics().request(route, code, System.nanoTime() - startNanos);
+            long took = System.nanoTime() - startNanos;
+            context.metrics().request(route, code, took);
+            AccessLog access = context.accessLog();
+            if (access.enabled()) {
+                access.log(new AccessLog.Entry(
+                        startMillis,
+                        requestId,
+                        clientAddress(),
+                        method,
+                        path,
+                        responseStarted ? status : 0,
+                        bytesIn,
+                        bytesOut,
+                        took,
+                        upstreamHeadNanos,
+                        route,
+                        upstream,
+                        attempts,
+                        tenant,
+                        wasReset ? "reset" : responseEnded ? "completed" : "client-gone",
+                        error,
+                        traceId));
+            }
         }
         if (inFlight) {
             inFlight = false;

@@ -26,6 +26,7 @@ import java.util.Set;
  * @param streamIdleTimeout how long an upgraded (spliced) connection may carry no byte ({@code
  *     spector.routing.gateway.stream-idle-timeout})
  * @param peerHop where a relay for a worker with no link here goes ({@link PeerHop#OFF}: nowhere)
+ * @param accessLog the access log ({@link AccessLog#NONE} when off)
  */
 record GatewayContext(
         GatewayForwarder forwarder,
@@ -42,4 +43,5 @@ record GatewayContext(
         Duration headerTimeout,
         Duration bodyTimeout,
         Duration streamIdleTimeout,
-        PeerHop peerHop) {}
+        PeerHop peerHop,
+        AccessLog accessLog) {}

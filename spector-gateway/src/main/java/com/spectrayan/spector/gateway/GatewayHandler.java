@@ -105,7 +105,9 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
 
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
         ClientConnection c = connection();
-        if (!c.begin(request, "malformed")) {
+        boolean trusted = peer != null
+                || context.trustedProxies().contains(clientAddress(ctx.channel().remoteAddress()));
+        if (!c.begin(request, "malformed", trusted)) {
             return; // the connection is ending: a request behind its last response is dropped
         }
         if (request.decoderResult().isFailure()) {
@@ -119,7 +121,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
                                     : HttpResponseStatus.BAD_REQUEST;
             SpectorException e =
                     SpectorException.badRequest("request", status.reasonPhrase() + ": " + cause.getMessage());
-            FullHttpResponse r = Responses.problem(e, null);
+            FullHttpResponse r = Responses.problem(e, null, c.requestId());
             r.setStatus(status);
             c.closeAfterResponse(); // the decoder discards the rest of the connection
             c.answer(r);
@@ -128,7 +130,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         String badLength = RequestHeaders.contentLengthProblem(request.headers());
         if (badLength != null) {
             c.closeAfterResponse(); // RFC 9112 §6.3: 400, then close (the framing cannot be trusted)
-            c.answer(Responses.problem(SpectorException.badRequest("Content-Length", badLength), null));
+            c.answer(Responses.problem(SpectorException.badRequest("Content-Length", badLength), null, c.requestId()));
             return;
         }
         RequestTarget target;
@@ -137,9 +139,10 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         } catch (SpectorException e) {
             log.debug("refused request target from {}: {}", ctx.channel().remoteAddress(), e.getMessage());
             c.closeAfterResponse(); // nginx closes after a 400 for a bad target or Host too
-            c.answer(Responses.problem(e, null));
+            c.answer(Responses.problem(e, null, c.requestId()));
             return;
         }
+        c.path(target.path());
         PeerRelay p = peer;
         if (p != null) {
             p.serve(ctx, c, request, target, context);
@@ -171,7 +174,9 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         if (!path.startsWith("/api/v1/")) {
             c.route("not-found");
             c.answer(Responses.problem(
-                    SpectorException.of(ErrorCode.NOT_FOUND, "no route for " + path, Map.of("path", path)), path));
+                    SpectorException.of(ErrorCode.NOT_FOUND, "no route for " + path, Map.of("path", path)),
+                    path,
+                    c.requestId()));
             return;
         }
         onForward(ctx, c, request, target);
@@ -191,14 +196,14 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         if (admin) {
             c.answer(
                     !HttpMethod.GET.equals(request.method())
-                            ? Responses.problem(SpectorException.badRequest("method", "GET only"), path)
+                            ? Responses.problem(SpectorException.badRequest("method", "GET only"), path, c.requestId())
                             : path.equals(GatewayStatus.PATH)
                                     ? context.status().answer()
                                     : context.relay().workers());
             return;
         }
         if (Upgrades.isUpgrade(request)) {
-            c.answer(Responses.problem(Upgrades.relayRefusal(), path));
+            c.answer(Responses.problem(Upgrades.relayRefusal(), path, c.requestId()));
             return;
         }
         context.tokens().removeTokenCookie(request.headers()); // a worker never holds a gateway credential
@@ -242,6 +247,10 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             refuse(c, e, path);
             return;
         }
+        String tenant = key.tenant();
+        if (tenant != null) {
+            c.tenant(tenant);
+        }
         ForwardedExchange exchange =
                 new ForwardedExchange(c, path, HttpUtil.is100ContinueExpected(request), context.streamIdleTimeout());
         c.start(exchange);
@@ -280,7 +289,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
 
     private void refuse(ClientConnection c, SpectorException e, String path) {
         c.route(e.code() == ErrorCode.UNAUTHENTICATED ? "unauthenticated" : "rejected");
-        FullHttpResponse r = Responses.problem(e, path);
+        FullHttpResponse r = Responses.problem(e, path, c.requestId());
         if (e.code() == ErrorCode.UNAUTHENTICATED) {
             r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, context.auth().challenge(e));
         }

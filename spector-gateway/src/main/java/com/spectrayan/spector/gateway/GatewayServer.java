@@ -48,6 +48,8 @@ import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.flow.FlowControlHandler;
 import io.netty.handler.timeout.IdleStateHandler;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -100,6 +102,7 @@ public final class GatewayServer implements AutoCloseable {
     private final WorkerDirectory workerDirectory;
     private final GatewayRelay relay;
     private final CellPeers peers;
+    private final AccessLog accessLog;
     private final Drain drain = new Drain();
     private final Duration drainTimeout;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -156,6 +159,12 @@ public final class GatewayServer implements AutoCloseable {
         metrics.bindUplinks(workerDirectory, relay);
         RelayRoute relayRoute = new RelayRoute(relay, workerDirectory);
         this.peers = CellPeers.create(s, redis, workerDirectory, forwarder, metrics.registry());
+        try {
+            this.accessLog = AccessLog.open(server.accessLog(), metrics.registry());
+        } catch (IOException e) {
+            throw new UncheckedIOException(
+                    "spector.server.access-log: cannot append to " + server.accessLog() + ": " + e.getMessage(), e);
+        }
         GatewayContext context = new GatewayContext(
                 forwarder,
                 new RoutingKeyExtractor(cell.id()),
@@ -179,7 +188,8 @@ public final class GatewayServer implements AutoCloseable {
                 server.headerTimeout(),
                 server.bodyTimeout(),
                 s.routing().gateway().streamIdleTimeout(),
-                peers.hop());
+                peers.hop(),
+                accessLog);
 
         Map<String, String> uplinkTokens = s.uplink().tokens();
         UplinkAcceptor uplinks = UplinkAcceptor.builder(
@@ -469,6 +479,7 @@ public final class GatewayServer implements AutoCloseable {
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
                 left,
                 uplinks);
+        accessLog.close();
         transport.close();
         ServerTls t = tls;
         if (t != null) {

@@ -169,6 +169,7 @@ final class PeerHop {
         requireNonNull(holders, "the hop is off");
         ForwardedExchange exchange =
                 new ForwardedExchange(c, path, HttpUtil.is100ContinueExpected(request), context.streamIdleTimeout());
+        c.tenant(tenant);
         c.start(exchange);
         String pathAndQuery = query == null ? path : path + "?" + query;
         HttpHeaders headers = request.headers();

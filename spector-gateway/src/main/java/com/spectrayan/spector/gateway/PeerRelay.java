@@ -68,7 +68,8 @@ final class PeerRelay {
         if (!path.startsWith(RelayRoute.PREFIX)) {
             c.answer(Responses.problem(
                     SpectorException.of(ErrorCode.NOT_FOUND, "the peer port serves /relay/ only", Map.of("path", path)),
-                    path));
+                    path,
+                    c.requestId()));
             return;
         }
         String refusal = mac.refusal(request.method().name(), request.uri(), request.headers());
@@ -85,11 +86,12 @@ final class PeerRelay {
             c.answer(Responses.problem(
                     SpectorException.of(
                             ErrorCode.UNAUTHENTICATED, "peer request refused: " + refusal, Map.of("reason", refusal)),
-                    path));
+                    path,
+                    c.requestId()));
             return;
         }
         if (Upgrades.isUpgrade(request)) {
-            c.answer(Responses.problem(Upgrades.relayRefusal(), path));
+            c.answer(Responses.problem(Upgrades.relayRefusal(), path, c.requestId()));
             return;
         }
         String workerId = RelayRoute.workerIdOf(path);
@@ -125,7 +127,8 @@ final class PeerRelay {
                         ErrorCode.WORKER_UNREACHABLE,
                         "worker " + workerId + ": this gateway replica holds no live uplink of it",
                         Map.of("workerId", workerId)),
-                path);
+                path,
+                c.requestId());
         r.setStatus(HttpResponseStatus.MISDIRECTED_REQUEST);
         r.headers().set(SpectorHeaders.PEER_REFUSED, NO_LINK);
         c.answer(r);

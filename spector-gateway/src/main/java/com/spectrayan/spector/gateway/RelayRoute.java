@@ -117,6 +117,7 @@ final class RelayRoute {
             boolean hasBody,
             RelayedExchange exchange) {
         // path is normalized (RequestTarget): no dot-segment can leave the target's base path
+        exchange.tenant(tenant);
         String query = rawQuery == null ? "" : "?" + rawQuery;
         String rest = path.substring(PREFIX.length());
         int slash = rest.indexOf('/');

@@ -168,6 +168,8 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
             cancel(response.body(), SpectorException.of(ErrorCode.DAEMON_CONNECTION_LOST, "the caller went away"));
             return;
         }
+        String workerId = RelayRoute.workerIdOf(path);
+        connection.upstream("worker " + workerId, 1);
         headSent = true;
         HttpHeaders headers = new DefaultHttpHeaders();
         for (Header h : response.headers()) {
@@ -190,6 +192,11 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
 
     private static boolean isPeerName(String name) {
         return name.regionMatches(true, 0, SpectorHeaders.PEER_PREFIX, 0, SpectorHeaders.PEER_PREFIX.length());
+    }
+
+    /** The relay runs under {@code tenant}: its access log line names it. */
+    void tenant(String tenant) {
+        connection.tenant(tenant);
     }
 
     private void pump() {

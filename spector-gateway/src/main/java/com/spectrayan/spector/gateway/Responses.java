@@ -24,9 +24,12 @@ final class Responses {
 
     private Responses() {}
 
-    /** A problem+json response for a failure; adds {@code Retry-After} when the details carry it. */
-    static FullHttpResponse problem(SpectorException error, @Nullable String instance) {
-        Problem problem = error.toProblem(instance);
+    /**
+     * A problem+json response for a failure about the exchange {@code requestId} (null when there is
+     * none); adds {@code Retry-After} when the details carry it.
+     */
+    static FullHttpResponse problem(SpectorException error, @Nullable String instance, @Nullable String requestId) {
+        Problem problem = error.toProblem(instance).withRequestId(requestId);
         FullHttpResponse r =
                 full(HttpResponseStatus.valueOf(problem.status()), Problem.CONTENT_TYPE, ProblemJson.toBytes(problem));
         Object retryAfter = error.details().get("retryAfterSeconds");

@@ -60,6 +60,7 @@ final class Keys {
     static final String SERVER_MAX_CONNECTIONS = "spector.server.max-connections";
     static final String SERVER_DRAIN_TIMEOUT = "spector.server.drain-timeout";
     static final String SERVER_TRUSTED_PROXIES = "spector.server.trusted-proxies";
+    static final String SERVER_ACCESS_LOG = "spector.server.access-log";
     static final String TLS_CERTIFICATE = "spector.server.tls.certificate";
     static final String TLS_PRIVATE_KEY = "spector.server.tls.private-key";
     static final String TLS_PORT = "spector.server.tls.port";
@@ -114,6 +115,7 @@ final class Keys {
             SERVER_MAX_CONNECTIONS,
             SERVER_DRAIN_TIMEOUT,
             SERVER_TRUSTED_PROXIES,
+            SERVER_ACCESS_LOG,
             TLS_CERTIFICATE,
             TLS_PRIVATE_KEY,
             TLS_PORT,

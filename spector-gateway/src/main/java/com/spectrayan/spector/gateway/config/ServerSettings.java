@@ -42,6 +42,8 @@ import org.jspecify.annotations.Nullable;
  *     exchanges may finish before they are cut (0: cut at once)
  * @param trustedProxies {@code spector.server.trusted-proxies}: peers whose {@code X-Forwarded-*}
  *     are believed
+ * @param accessLog {@code spector.server.access-log}: {@code stdout}, {@code off}, or the path of a
+ *     file the JSON lines are appended to
  * @param tls {@code spector.server.tls.*}, the TLS listener, or null when no certificate is set
  * @param peer {@code spector.server.peer-port} and {@code peer-address}: the listener the cell's
  *     other gateway replicas hand relays to
@@ -57,6 +59,7 @@ public record ServerSettings(
         int maxConnections,
         Duration drainTimeout,
         List<InetAddress> trustedProxies,
+        String accessLog,
         @Nullable Tls tls,
         PeerSettings peer) {
 
@@ -114,6 +117,7 @@ public record ServerSettings(
         requireNonNull(bodyTimeout, "bodyTimeout");
         requireNonNull(drainTimeout, "drainTimeout");
         requireNonNull(peer, "peer");
+        requireNonNull(accessLog, "accessLog");
         trustedProxies = List.copyOf(trustedProxies);
     }
 
@@ -188,6 +192,7 @@ public record ServerSettings(
                         "a duration in 0s.." + Durations.format(MAX_DRAIN_TIMEOUT) + ", "
                                 + SettingsReader.DURATION_EXAMPLES),
                 trustedProxies(r),
+                accessLog(r),
                 tls(r, port, openSsl),
                 PeerSettings.read(r));
     }
@@ -203,6 +208,7 @@ public record ServerSettings(
         d.put(Keys.SERVER_BODY_TIMEOUT, "60s");
         d.put(Keys.SERVER_MAX_CONNECTIONS, "10000");
         d.put(Keys.SERVER_DRAIN_TIMEOUT, "20s");
+        d.put(Keys.SERVER_ACCESS_LOG, "stdout");
         d.put(Keys.TLS_PORT, String.valueOf(DEFAULT_TLS_PORT));
         d.put(Keys.TLS_RELOAD_INTERVAL, Durations.format(TLS_RELOAD_INTERVAL));
         d.put(Keys.TLS_PROVIDER, "auto");
@@ -224,6 +230,7 @@ public record ServerSettings(
         d.put(
                 Keys.SERVER_TRUSTED_PROXIES,
                 trustedProxies.stream().map(InetAddress::getHostAddress).collect(Collectors.joining(",")));
+        d.put(Keys.SERVER_ACCESS_LOG, accessLog);
         Tls t = tls;
         d.put(Keys.TLS_CERTIFICATE, t == null ? "" : t.certificate().toString());
         d.put(Keys.TLS_PRIVATE_KEY, t == null ? "" : t.privateKey().toString());
@@ -326,6 +333,17 @@ public record ServerSettings(
             return TlsProvider.JDK;
         }
         return provider;
+    }
+
+    /** {@code stdout}, {@code off}, or a file path (no control chars; its directory is checked at start). */
+    private static String accessLog(SettingsReader r) {
+        String value = r.text(Keys.SERVER_ACCESS_LOG);
+        boolean ok = !value.isEmpty() && value.length() <= 4096 && value.chars().noneMatch(c -> c < 0x20 || c == 0x7f);
+        if (!ok) {
+            r.problem(Keys.SERVER_ACCESS_LOG, show(value), "stdout, off, or the path of a file to append to");
+            return "off";
+        }
+        return value;
     }
 
     private static String host(SettingsReader r) {

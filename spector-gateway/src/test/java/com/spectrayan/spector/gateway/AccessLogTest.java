@@ -1,0 +1,316 @@
+package com.spectrayan.spector.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.spectrayan.spector.testkit.Waits;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpHeaders;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The access log and {@code X-Request-Id} over raw sockets (issue 14): what the client got (the
+ * header, the problem's {@code requestId}), what the owner received (the same id, the client's
+ * {@code traceparent} unchanged) and the line the gateway wrote, all naming one exchange.
+ */
+final class AccessLogTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    @TempDir
+    static Path dir;
+
+    private static MockOwner mock;
+    private static Cell cell;
+    private static Cell trusting;
+    private static Path log;
+    private static Path trustingLog;
+    private static String token;
+
+    @BeforeAll
+    static void start() throws Exception {
+        mock = MockOwner.start(r -> MockOwner.response(200, "OK", "owner body", "Content-Type: text/plain"));
+        log = dir.resolve("access.log");
+        trustingLog = dir.resolve("trusting.log");
+        cell = Cell.builder()
+                .owners(1)
+                .member("mock-0", mock.baseUri())
+                .set("spector.server.access-log", log.toString())
+                .start();
+        trusting = Cell.builder()
+                .owners(1)
+                .member("mock-0", mock.baseUri())
+                .set("spector.server.access-log", trustingLog.toString())
+                .set("spector.server.trusted-proxies", "127.0.0.1")
+                .start();
+        token = Cell.token(Cell.TENANT);
+    }
+
+    @AfterAll
+    static void stop() {
+        cell.close();
+        trusting.close();
+        mock.close();
+    }
+
+    /** RFC 9110 section 5.1: a field the gateway adds travels as any other, byte for byte. */
+    @Test
+    void forwardedExchange_oneIdInTheResponseTheOwnerAndTheLine_andTheTraceparentPassesUnchanged() throws Exception {
+        String path = "/api/v1/namespaces/" + cell.namespaceOwnedBy("mock-0") + "/things";
+        int before = mock.requests().size();
+        WireClient.Response r;
+        try (WireClient c = new WireClient(cell.gateway.port())) {
+            r = c.send(WireClient.head(
+                            "GET",
+                            path + "?secret=1",
+                            token,
+                            "traceparent: " + TRACEPARENT,
+                            "X-Request-Id: forged-by-client"))
+                    .read();
+        }
+
+        assertThat(r.status()).isEqualTo(200);
+        String id = java.util.Objects.requireNonNull(r.header("X-Request-Id"), "X-Request-Id");
+        assertThat(id).as("a generated id: the client is not a trusted proxy").matches("[0-9a-f]{32}");
+        MockOwner.Request got = mock.requests().get(before);
+        assertThat(got.header("X-Request-Id"))
+                .as("the owner received the same id")
+                .isEqualTo(id);
+        assertThat(got.header("traceparent")).isEqualTo(TRACEPARENT);
+
+        JsonNode line = lineOf(log, id);
+        assertThat(line.get("method").asText()).isEqualTo("GET");
+        assertThat(line.get("path").asText()).as("normalized, no query").isEqualTo(path);
+        assertThat(line.get("status").asInt()).isEqualTo(200);
+        assertThat(line.get("bytesOut").asLong()).isEqualTo("owner body".length());
+        assertThat(line.get("bytesIn").asLong()).isZero();
+        assertThat(line.get("upstream").asText()).isEqualTo("mock-0");
+        assertThat(line.get("attempts").asInt()).isEqualTo(1);
+        assertThat(line.get("tenant").asText()).isEqualTo(Cell.TENANT);
+        assertThat(line.get("outcome").asText()).isEqualTo("completed");
+        assertThat(line.get("traceId").asText()).isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");
+        assertThat(line.get("client").asText()).startsWith("127.0.0.1:");
+        assertThat(line.get("durationMs").asDouble())
+                .isGreaterThanOrEqualTo(line.get("upstreamHeadMs").asDouble());
+        assertThat(line.has("error")).isFalse();
+    }
+
+    @Test
+    void problem_carriesTheRequestId_andTheLineItsCode() throws Exception {
+        WireClient.Response r;
+        try (WireClient c = new WireClient(cell.gateway.port())) {
+            r = c.send(WireClient.head("GET", "/nowhere", token)).read();
+        }
+
+        assertThat(r.status()).isEqualTo(404);
+        String id = java.util.Objects.requireNonNull(r.header("X-Request-Id"), "X-Request-Id");
+        JsonNode problem = JSON.readTree(r.text());
+        assertThat(problem.get("requestId").asText()).isEqualTo(id);
+        JsonNode line = lineOf(log, id);
+        assertThat(line.get("error").asText()).isEqualTo("NOT_FOUND");
+        assertThat(line.get("attempts").asInt()).isZero();
+        assertThat(line.has("upstream")).isFalse();
+    }
+
+    @Test
+    void trustedClient_keepsItsWellFormedId_andAMalformedOneIsReplaced() throws Exception {
+        String path = "/api/v1/namespaces/" + trusting.namespaceOwnedBy("mock-0") + "/things";
+        String at128 = "a".repeat(RequestIds.MAX_CHARS);
+        WireClient.Response kept;
+        WireClient.Response replaced;
+        try (WireClient c = new WireClient(trusting.gateway.port())) {
+            kept = c.send(WireClient.head("GET", path, token, "X-Request-Id: " + at128))
+                    .read();
+            replaced = c.send(WireClient.head("GET", path, token, "X-Request-Id: " + at128 + "a"))
+                    .read();
+        }
+        assertThat(kept.header("X-Request-Id")).as("at the limit").isEqualTo(at128);
+        assertThat(replaced.header("X-Request-Id")).as("one past it").matches("[0-9a-f]{32}");
+        lineOf(trustingLog, at128);
+    }
+
+    // ---- units ----
+
+    @Test
+    void requestIds_wellFormed_atTheLimitAndOnePast_andItsChars() {
+        assertThat(RequestIds.isWellFormed("x".repeat(RequestIds.MAX_CHARS))).isTrue();
+        assertThat(RequestIds.isWellFormed("x".repeat(RequestIds.MAX_CHARS + 1)))
+                .isFalse();
+        assertThat(RequestIds.isWellFormed("")).isFalse();
+        assertThat(RequestIds.isWellFormed("a-b_c.d:e+f/g=h@i")).isTrue();
+        for (String bad : List.of("a b", "a\"b", "a\\b", "a\u0000b", "é", "a,b")) {
+            assertThat(RequestIds.isWellFormed(bad)).as(bad).isFalse();
+        }
+        HttpHeaders h = new DefaultHttpHeaders().set(RequestIds.HEADER, "mine");
+        assertThat(RequestIds.take(h, true)).isEqualTo("mine");
+        String generated = RequestIds.take(h, false);
+        assertThat(generated).matches("[0-9a-f]{32}").isNotEqualTo(RequestIds.generate());
+        assertThat(h.getAll(RequestIds.HEADER))
+                .as("the request carries the id once")
+                .containsExactly(generated);
+    }
+
+    @Test
+    void traceId_onlyFromAValidTraceparent() {
+        assertThat(trace(TRACEPARENT)).isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");
+        assertThat(trace("00-00000000000000000000000000000000-00f067aa0ba902b7-01"))
+                .as("all zero")
+                .isNull();
+        assertThat(trace("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"))
+                .as("upper case")
+                .isNull();
+        assertThat(trace("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
+                .as("version ff")
+                .isNull();
+        assertThat(trace(TRACEPARENT + "-x"))
+                .as("version 00 is exactly 55 chars")
+                .isNull();
+        assertThat(trace("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future"))
+                .as("a later version may be longer")
+                .isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");
+        assertThat(trace("00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01"))
+                .isNull();
+        assertThat(trace(null)).isNull();
+    }
+
+    private static @Nullable String trace(@Nullable String traceparent) {
+        HttpHeaders h = new DefaultHttpHeaders();
+        if (traceparent != null) {
+            h.set("traceparent", traceparent);
+        }
+        return RequestIds.traceId(h);
+    }
+
+    @Test
+    void format_isOneJsonObjectPerLine_withEveryStringEscaped() throws Exception {
+        StringBuilder b = new StringBuilder();
+        AccessLog.format(
+                new AccessLog.Entry(
+                        0,
+                        "id",
+                        "127.0.0.1:1",
+                        "GET",
+                        "/a\"b\\c\n\u0001\u007f😀",
+                        200,
+                        1,
+                        2,
+                        1_234_567,
+                        -1,
+                        "r",
+                        null,
+                        0,
+                        "t\tx",
+                        "completed",
+                        null,
+                        null),
+                b);
+        String line = b.toString();
+        assertThat(line).endsWith("}\n").doesNotContain("upstream").doesNotContain("upstreamHeadMs");
+        assertThat(line.indexOf('\n')).as("one line").isEqualTo(line.length() - 1);
+        JsonNode n = JSON.readTree(line);
+        assertThat(n.get("path").asText()).isEqualTo("/a\"b\\c\n\u0001\u007f😀");
+        assertThat(n.get("tenant").asText()).isEqualTo("t\tx");
+        assertThat(n.get("durationMs").asText()).isEqualTo("1.234");
+        assertThat(n.get("time").asText()).isEqualTo("1970-01-01T00:00:00Z");
+    }
+
+    @Test
+    void fullQueue_dropsAndCounts_neverBlocks_andWritesEverythingItKept() throws Exception {
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        StringBuilder written = new StringBuilder();
+        java.io.Writer blocking = new java.io.Writer() {
+            @Override
+            public void write(char[] c, int off, int len) {
+                entered.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                synchronized (written) {
+                    written.append(c, off, len);
+                }
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+        };
+        AccessLog access = AccessLog.writingTo(blocking, new SimpleMeterRegistry());
+        try {
+            access.log(entry("first"));
+            assertThat(entered.await(10, java.util.concurrent.TimeUnit.SECONDS))
+                    .as("the writer took the first line")
+                    .isTrue();
+            long started = System.nanoTime();
+            for (int i = 0; i < AccessLog.QUEUE_ENTRIES; i++) {
+                access.log(entry("queued-" + i));
+            }
+            access.log(entry("one-too-many"));
+            assertThat(System.nanoTime() - started).as("log() never blocks").isLessThan(5_000_000_000L);
+            assertThat(access.dropped()).as("exactly the one past the queue").isEqualTo(1);
+            release.countDown();
+            Waits.until("every kept line is written", () -> {
+                synchronized (written) {
+                    return written.toString().lines().count() == AccessLog.QUEUE_ENTRIES + 1;
+                }
+            });
+            synchronized (written) {
+                assertThat(written.toString()).doesNotContain("one-too-many");
+            }
+        } finally {
+            release.countDown();
+            access.close();
+        }
+    }
+
+    private static AccessLog.Entry entry(String id) {
+        return new AccessLog.Entry(
+                0, id, "c", "GET", "/", 200, 0, 0, 0, -1, "r", null, 0, null, "completed", null, null);
+    }
+
+    /** Waits for the line of exchange {@code id} in {@code file} and returns it. */
+    private static JsonNode lineOf(Path file, String id) {
+        List<JsonNode> found = new ArrayList<>();
+        Waits.until("the access log line of " + id, () -> {
+            found.clear();
+            for (String l : read(file)) {
+                try {
+                    JsonNode n = JSON.readTree(l);
+                    if (n.get("requestId").asText().equals(id)) {
+                        found.add(n);
+                    }
+                } catch (IOException e) {
+                    throw new UncheckedIOException("not a JSON line: " + l, e);
+                }
+            }
+            return !found.isEmpty();
+        });
+        assertThat(found).as("one line per exchange").hasSize(1);
+        return found.get(0);
+    }
+
+    private static List<String> read(Path file) {
+        try {
+            return Files.exists(file) ? Files.readAllLines(file, StandardCharsets.UTF_8) : List.of();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
