@@ -15,6 +15,16 @@ public final class SpectorHeaders {
     public static final String FENCE = "X-Spector-Fence";
     /** On an owner's 421: the node that owns the key. Never taken from a client. */
     public static final String OWNER = "X-Spector-Owner";
+    /**
+     * On an owner's 421: {@code moved} (the default when absent or unknown): the key's owner changed,
+     * the gateway corrects its caches; {@code ask}: retarget this one request to {@link #OWNER}
+     * without caching it (a migration in progress; Redis Cluster's ASK).
+     */
+    public static final String REDIRECT = "X-Spector-Redirect";
+    /** The {@link #REDIRECT} value of a one-request retarget. */
+    public static final String REDIRECT_ASK = "ask";
+    /** The {@link #REDIRECT} value of an ownership change (the default). */
+    public static final String REDIRECT_MOVED = "moved";
     /** On every owner response: the node that answered. */
     public static final String NODE = "X-Spector-Node";
     /** The attempt number of a forwarded request: 1, 2 or 3. Never taken from a client. */

@@ -49,7 +49,8 @@ import java.util.Map;
  *       (the new owner is learned, so the client's retry lands); so does a body that outgrows it
  *       while the retry is still connecting (that retry could only send a truncated body).
  *   <li><b>Retargets.</b> At most {@link ForwarderSpec#retryMax()}; an owner's hint is reported to
- *       the resolver (L1, L2, invalidation). The exchange stops early when the hint names a node
+ *       the resolver (L1, L2, invalidation), unless the 421 says {@code X-Spector-Redirect: ask}
+ *       (a move in progress: this request goes to the named owner, nothing is cached). The exchange stops early when the hint names a node
  *       already tried at the same or an older epoch, or an epoch older than one already seen. The
  *       gateway never relays a 421. A pooled connection that closes before any answer is retried
  *       once on a fresh one (not a retarget).

@@ -399,9 +399,11 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
                 h.get(SpectorHeaders.FENCE),
                 forwarder.members::containsKey);
         String owner = hint.owner();
+        // ASK: this one request goes to the named owner; nothing is cached (a move in progress)
+        boolean ask = SpectorHeaders.REDIRECT_ASK.equalsIgnoreCase(h.get(SpectorHeaders.REDIRECT));
         if (owner != null && !hint.member()) {
             log.warn("owner {} named an unknown owner '{}' for {}", a.entry().owner(), owner, request.key());
-        } else if (owner != null && hint.reportable()) {
+        } else if (owner != null && hint.reportable() && !ask) {
             var unused = forwarder.resolver.reportMisdirected(request.routingKey(), owner, hint.epoch(), hint.fence());
             learnedOwner = true;
         }
