@@ -28,6 +28,8 @@ public enum ErrorCode {
             shape("reason", String.class, "attempts", Integer.class, "retryAfterSeconds", Long.class)),
     OWNER_UNREACHABLE(ErrorKind.TRANSPORT, 502, 1, "Owner unreachable", shape("owner", String.class)),
     OWNER_TIMEOUT(ErrorKind.TRANSPORT, 504, 1, "Owner timeout", shape("owner", String.class, "timeoutMs", Long.class)),
+    OWNER_DOWN(
+            ErrorKind.TRANSPORT, 503, 1, "Owner down", shape("owner", String.class, "retryAfterSeconds", Long.class)),
     WORKER_UNREACHABLE(ErrorKind.TRANSPORT, 503, 1, "Worker unreachable", shape("workerId", String.class)),
     RELAY_TARGET_MISSING(ErrorKind.DOMAIN, 503, 1, "Relay target missing", shape("target", String.class)),
     DAEMON_STOPPING(ErrorKind.TRANSPORT, 503, 1, "Daemon stopping", shape()),

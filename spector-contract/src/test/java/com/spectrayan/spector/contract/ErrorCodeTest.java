@@ -28,6 +28,7 @@ final class ErrorCodeTest {
         "DAEMON_CONNECTION_LOST, TRANSPORT, 503, 1",
         "NOT_IMPLEMENTED, DOMAIN, 501, 1",
         "UPLINK_LIMIT, DOMAIN, 409, 1",
+        "OWNER_DOWN, TRANSPORT, 503, 1",
         "INTERNAL, INTERNAL, 500, 1",
     })
     void registry_row_matchesTheDesignTable(String name, ErrorKind kind, int http, int exit) {

@@ -150,6 +150,11 @@ final class GatewayMetrics {
                 ForwarderMetrics::replayRefusals);
         counter("spector.forwarder.too.large", "Requests refused 413", m, ForwarderMetrics::tooLarge);
         counter(
+                "spector.forwarder.owner.down",
+                "Requests answered 503 at once: passive health marked their owner down",
+                m,
+                ForwarderMetrics::ownerDown);
+        counter(
                 "spector.forwarder.owner.timeouts",
                 "Attempts with no response head in time",
                 m,

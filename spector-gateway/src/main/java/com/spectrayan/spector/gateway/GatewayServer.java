@@ -25,6 +25,7 @@ import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
 import com.spectrayan.spector.uplink.transport.UplinkAcceptor;
 import com.spectrayan.spector.uplink.transport.WebSocketFrameChannel;
+import io.micrometer.core.instrument.Gauge;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -147,6 +148,12 @@ public final class GatewayServer implements AutoCloseable {
         this.metrics = new GatewayMetrics();
         metrics.bindRouting(routingMetrics);
         metrics.bindForwarder(forwarder, transport);
+        for (String owner : cell.ringMembers().keySet()) {
+            Gauge.builder("spector.owner.up", forwarder, f -> f.isOwnerDown(owner) ? 0 : 1)
+                    .description("1 while the owner is up, 0 while passive health has it marked down")
+                    .tag("owner", owner)
+                    .register(metrics.registry());
+        }
         metrics.bindNetty(workers);
         Health health = new Health(ownership, redis, drain::isDraining);
         Set<String> trusted = new HashSet<>();
@@ -183,7 +190,8 @@ public final class GatewayServer implements AutoCloseable {
                         transport,
                         relayRoute,
                         drain,
-                        clientConnections::get),
+                        clientConnections::get,
+                        forwarder::isOwnerDown),
                 BearerTokens.from(s.security().jwt()),
                 server.headerTimeout(),
                 server.bodyTimeout(),

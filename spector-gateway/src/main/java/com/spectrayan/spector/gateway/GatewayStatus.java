@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.IntSupplier;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -32,6 +33,7 @@ final class GatewayStatus {
     private final RelayRoute relays;
     private final Drain drain;
     private final IntSupplier clientConnections;
+    private final Predicate<String> ownerDown;
 
     GatewayStatus(
             String cellId,
@@ -41,7 +43,8 @@ final class GatewayStatus {
             UpstreamHttpTransport transport,
             RelayRoute relays,
             Drain drain,
-            IntSupplier clientConnections) {
+            IntSupplier clientConnections,
+            Predicate<String> ownerDown) {
         this.cellId = cellId;
         this.members = Map.copyOf(members);
         this.resolver = resolver;
@@ -50,6 +53,7 @@ final class GatewayStatus {
         this.relays = relays;
         this.drain = drain;
         this.clientConnections = clientConnections;
+        this.ownerDown = ownerDown;
     }
 
     FullHttpResponse answer() {
@@ -69,7 +73,8 @@ final class GatewayStatus {
         List<Map<String, Object>> memberRows = new ArrayList<>();
         for (String id : ring.members()) {
             URI url = members.get(id);
-            memberRows.add(Responses.object("id", id, "url", url == null ? "" : url.toString()));
+            memberRows.add(Responses.object(
+                    "id", id, "url", url == null ? "" : url.toString(), "state", ownerDown.test(id) ? "down" : "up"));
         }
         body.put("ring", Responses.object("epoch", ring.epoch(), "members", memberRows));
 

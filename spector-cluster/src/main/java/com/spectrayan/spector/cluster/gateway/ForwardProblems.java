@@ -71,6 +71,15 @@ final class ForwardProblems {
                 Map.of("owner", owner));
     }
 
+    /** Passive health marked the owner down: 503 at once, {@code Retry-After} the backoff left (at least 1 s). */
+    static SpectorException ownerDown(String owner, Duration left) {
+        long seconds = Math.max(1, (left.toMillis() + 999) / 1000);
+        return SpectorException.of(
+                ErrorCode.OWNER_DOWN,
+                "owner " + owner + " is marked down after failed attempts; retry in " + seconds + " s",
+                Map.of("owner", owner, "retryAfterSeconds", seconds));
+    }
+
     /** The owner took no request body byte for owner-timeout: 504. */
     SpectorException sendStalled(String owner) {
         return SpectorException.of(

@@ -19,6 +19,7 @@ public final class ForwarderMetrics {
     private final LongAdder tooLarge = new LongAdder();
     private final LongAdder ownerTimeouts = new LongAdder();
     private final LongAdder ownerUnreachable = new LongAdder();
+    private final LongAdder ownerDown = new LongAdder();
     private final LongAdder bytesToOwners = new LongAdder();
     private final LongAdder bytesToClients = new LongAdder();
 
@@ -77,6 +78,11 @@ public final class ForwarderMetrics {
         return ownerUnreachable.sum();
     }
 
+    /** Requests answered 503 at once because passive health marked their owner down. */
+    public long ownerDown() {
+        return ownerDown.sum();
+    }
+
     /** Request body bytes written to owners. */
     public long bytesToOwners() {
         return bytesToOwners.sum();
@@ -126,6 +132,10 @@ public final class ForwarderMetrics {
 
     void countOwnerUnreachable() {
         ownerUnreachable.increment();
+    }
+
+    void countOwnerDown() {
+        ownerDown.increment();
     }
 
     void countToOwner(long bytes) {

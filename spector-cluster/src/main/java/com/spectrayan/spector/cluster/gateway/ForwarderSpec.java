@@ -16,6 +16,11 @@ import java.time.Duration;
  * @param headDeadline longest wait for the response head across all attempts
  * @param responseIdleTimeout longest quiet time inside a non-streaming response body
  * @param streamIdleTimeout longest quiet time inside an event stream ({@code text/event-stream})
+ * @param ownerDownAfter attempts in a row without a connection, or losing it before the head, that
+ *     mark an owner down ({@code ...owner-down-after}); 0 turns passive health off ({@link
+ *     OwnerHealth})
+ * @param ownerDownBackoff how long an owner first stays down ({@code ...owner-down-backoff})
+ * @param ownerDownBackoffMax the longest it stays down, the backoff doubling per failed probe
  */
 public record ForwarderSpec(
         int retryMax,
@@ -25,7 +30,10 @@ public record ForwarderSpec(
         Duration ownerTimeout,
         Duration headDeadline,
         Duration responseIdleTimeout,
-        Duration streamIdleTimeout) {
+        Duration streamIdleTimeout,
+        int ownerDownAfter,
+        Duration ownerDownBackoff,
+        Duration ownerDownBackoffMax) {
 
     /** Default gateway-wide replay budget: 64 concurrent full replay buffers. */
     public static final long DEFAULT_REPLAY_BUDGET_BYTES = 64L * 1024 * 1024;
@@ -35,6 +43,42 @@ public record ForwarderSpec(
 
     /** Default quiet time inside a non-streaming body. */
     public static final Duration DEFAULT_RESPONSE_IDLE_TIMEOUT = Duration.ofSeconds(60);
+
+    /** Default failures in a row that mark an owner down. */
+    public static final int DEFAULT_OWNER_DOWN_AFTER = 3;
+
+    /** The most failures in a row {@code owner-down-after} may ask for. */
+    public static final int MAX_OWNER_DOWN_AFTER = 100;
+
+    /** Default first backoff of an owner marked down. */
+    public static final Duration DEFAULT_OWNER_DOWN_BACKOFF = Duration.ofSeconds(1);
+
+    /** Default longest backoff of an owner marked down. */
+    public static final Duration DEFAULT_OWNER_DOWN_BACKOFF_MAX = Duration.ofSeconds(30);
+
+    /** The limits with passive health at its defaults. */
+    public ForwarderSpec(
+            int retryMax,
+            long maxBodyBytes,
+            long replayBufferBytes,
+            long replayBudgetBytes,
+            Duration ownerTimeout,
+            Duration headDeadline,
+            Duration responseIdleTimeout,
+            Duration streamIdleTimeout) {
+        this(
+                retryMax,
+                maxBodyBytes,
+                replayBufferBytes,
+                replayBudgetBytes,
+                ownerTimeout,
+                headDeadline,
+                responseIdleTimeout,
+                streamIdleTimeout,
+                DEFAULT_OWNER_DOWN_AFTER,
+                DEFAULT_OWNER_DOWN_BACKOFF,
+                DEFAULT_OWNER_DOWN_BACKOFF_MAX);
+    }
 
     public ForwarderSpec {
         Limits.RETARGETS.check(retryMax);
@@ -51,6 +95,15 @@ public record ForwarderSpec(
         positive("headDeadline", headDeadline);
         positive("responseIdleTimeout", responseIdleTimeout);
         positive("streamIdleTimeout", streamIdleTimeout);
+        if (ownerDownAfter < 0 || ownerDownAfter > MAX_OWNER_DOWN_AFTER) {
+            throw new IllegalArgumentException(
+                    "ownerDownAfter: " + ownerDownAfter + " (expected: 0.." + MAX_OWNER_DOWN_AFTER + ")");
+        }
+        positive("ownerDownBackoff", ownerDownBackoff);
+        if (ownerDownBackoffMax.compareTo(ownerDownBackoff) < 0) {
+            throw new IllegalArgumentException("ownerDownBackoffMax: " + ownerDownBackoffMax
+                    + " (expected: >= ownerDownBackoff " + ownerDownBackoff + ")");
+        }
     }
 
     /** The design's defaults. */

@@ -79,6 +79,7 @@ public final class GatewayForwarder {
     final Ticker ticker;
     final ReplayBudget replayBudget;
     final ForwardProblems problems;
+    final OwnerHealth health;
 
     /**
      * Creates a forwarder that reads time from the system ticker.
@@ -114,6 +115,12 @@ public final class GatewayForwarder {
         this.ticker = requireNonNull(ticker, "ticker");
         this.replayBudget = new ReplayBudget(spec.replayBudgetBytes());
         this.problems = new ForwardProblems(spec);
+        this.health = new OwnerHealth(spec, ticker);
+    }
+
+    /** Answers whether passive health has marked ring member {@code owner} down. */
+    public boolean isOwnerDown(String owner) {
+        return health.isDown(owner);
     }
 
     /**

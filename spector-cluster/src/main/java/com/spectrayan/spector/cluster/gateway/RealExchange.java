@@ -75,6 +75,9 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
 
     private int attempts;
     private int fallbacks;
+    /** The owner this exchange probes for passive health, or null ({@link OwnerHealth}). */
+    private @Nullable String probe;
+
     private boolean learnedOwner;
     private boolean staleRetryUsed;
     private long bodyBytes;
@@ -254,6 +257,15 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     }
 
     private void attempt(RouteEntry entry, URI uri) {
+        if (pinned == null) {
+            OwnerHealth.Admission admission = forwarder.health.admit(entry.owner());
+            if (admission == OwnerHealth.Admission.REFUSE) {
+                metrics.countOwnerDown();
+                fail(ForwardProblems.ownerDown(entry.owner(), forwarder.health.downFor(entry.owner())), false);
+                return;
+            }
+            probe = admission == OwnerHealth.Admission.PROBE ? entry.owner() : null;
+        }
         attempts++;
         epochsSeen.merge(entry.owner(), entry.epoch(), Math::max);
         connect(entry, uri);
@@ -332,6 +344,11 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         if (state.isOver() || a != current) {
             return;
         }
+        if (pinned == null && !a.responseStarted() && isOwnerFailure(a, cause)) {
+            String owner = a.entry().owner();
+            forwarder.health.failed(owner, owner.equals(probe));
+            probe = null;
+        }
         if (!state.isStreaming()
                 && !(cause instanceof HeadTimeoutException)
                 && a.isReused()
@@ -368,6 +385,10 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     @Override
     public void onResponseHead(Attempt a, HttpResponse response) {
         int code = response.status().code();
+        if (pinned == null) {
+            forwarder.health.succeeded(a.entry().owner()); // any head: the owner is alive
+            probe = null;
+        }
         if (code == 101) {
             if (request.upgrade() == null) {
                 onFailed(a, new IllegalStateException("101 to a request that asked for none"));
@@ -542,6 +563,19 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         }
     }
 
+    /**
+     * Answers whether a failed attempt counts against its owner's health: no connection, or the
+     * connection closed or reset before the head. A timeout (the owner is slow, not gone), a full
+     * pool (this gateway's limit) and a reused connection that turned out closed (retried on a new
+     * one) do not.
+     */
+    private static boolean isOwnerFailure(Attempt a, Throwable cause) {
+        if (cause instanceof HeadTimeoutException || UpstreamHttpTransport.isPoolExhausted(cause)) {
+            return false;
+        }
+        return a.state() == Attempt.State.CONNECTING || !a.isReused();
+    }
+
     /** Answers whether a pinned exchange may go to its fallback: one is set, not spent, the body replayable. */
     private boolean mayFallBack() {
         PinnedTarget p = pinned;
@@ -647,6 +681,11 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             a.finish(false);
         }
         body.discard();
+        String p = probe;
+        if (p != null) { // the probe ended with neither a head nor a failure: the next request probes
+            probe = null;
+            forwarder.health.probeEnded(p);
+        }
     }
 
     private void cancelHeadDeadline() {

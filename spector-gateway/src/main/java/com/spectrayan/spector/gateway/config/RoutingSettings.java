@@ -3,6 +3,7 @@ package com.spectrayan.spector.gateway.config;
 import static com.spectrayan.spector.gateway.config.SettingsReader.show;
 import static java.util.Objects.requireNonNull;
 
+import com.spectrayan.spector.cluster.gateway.ForwarderSpec;
 import com.spectrayan.spector.contract.Limits;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -89,17 +90,26 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
      * @param replayBufferBytes {@code replay-buffer-bytes}, the body kept for a replay, at most the cap
      * @param ownerTimeout {@code owner-timeout}, the wait for an owner's response head
      * @param streamIdleTimeout {@code stream-idle-timeout}, the quiet time that closes an SSE stream
+     * @param ownerDownAfter {@code owner-down-after}: failed attempts in a row that mark an owner
+     *     down (0: passive health off)
+     * @param ownerDownBackoff {@code owner-down-backoff}: how long an owner first stays down
+     * @param ownerDownBackoffMax {@code owner-down-backoff-max}: the longest, doubling per failed probe
      */
     public record Gateway(
             int retryMax,
             long maxBufferedBodyBytes,
             long replayBufferBytes,
             Duration ownerTimeout,
-            Duration streamIdleTimeout) {
+            Duration streamIdleTimeout,
+            int ownerDownAfter,
+            Duration ownerDownBackoff,
+            Duration ownerDownBackoffMax) {
         /** Refuses nulls. */
         public Gateway {
             requireNonNull(ownerTimeout, "ownerTimeout");
             requireNonNull(streamIdleTimeout, "streamIdleTimeout");
+            requireNonNull(ownerDownBackoff, "ownerDownBackoff");
+            requireNonNull(ownerDownBackoffMax, "ownerDownBackoffMax");
         }
     }
 
@@ -128,7 +138,30 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
                 maxBody,
                 replay,
                 r.positive(Keys.OWNER_TIMEOUT, null, "10s"),
-                r.positive(Keys.STREAM_IDLE_TIMEOUT, null, "5m"));
+                r.positive(Keys.STREAM_IDLE_TIMEOUT, null, "5m"),
+                (int) r.integer(
+                        Keys.OWNER_DOWN_AFTER,
+                        0,
+                        ForwarderSpec.MAX_OWNER_DOWN_AFTER,
+                        "an integer in 0.." + ForwarderSpec.MAX_OWNER_DOWN_AFTER + " (0: passive health off)"),
+                r.duration(
+                        Keys.OWNER_DOWN_BACKOFF,
+                        null,
+                        Duration.ofMillis(10),
+                        Duration.ofMinutes(10),
+                        "a duration in 10ms..10m, e.g. 1s"),
+                r.duration(
+                        Keys.OWNER_DOWN_BACKOFF_MAX,
+                        null,
+                        Duration.ofMillis(10),
+                        Duration.ofHours(1),
+                        "a duration in 10ms..1h, e.g. 30s"));
+        if (gateway.ownerDownBackoffMax().compareTo(gateway.ownerDownBackoff()) < 0) {
+            r.problem(
+                    Keys.OWNER_DOWN_BACKOFF_MAX,
+                    Durations.format(gateway.ownerDownBackoffMax()),
+                    "at least " + Keys.OWNER_DOWN_BACKOFF + " (" + Durations.format(gateway.ownerDownBackoff()) + ")");
+        }
         return new RoutingSettings(caffeine, redis, gateway);
     }
 
@@ -145,6 +178,9 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
         d.put(Keys.REPLAY_BUFFER, String.valueOf(Limits.REPLAY_BYTES.max()));
         d.put(Keys.OWNER_TIMEOUT, Durations.format(Limits.OWNER_TIMEOUT));
         d.put(Keys.STREAM_IDLE_TIMEOUT, Durations.format(Limits.STREAM_IDLE_TIMEOUT));
+        d.put(Keys.OWNER_DOWN_AFTER, String.valueOf(ForwarderSpec.DEFAULT_OWNER_DOWN_AFTER));
+        d.put(Keys.OWNER_DOWN_BACKOFF, Durations.format(ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF));
+        d.put(Keys.OWNER_DOWN_BACKOFF_MAX, Durations.format(ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF_MAX));
     }
 
     /** Returns this section's keys with their effective values, in the documented order; a password is redacted. */
@@ -161,6 +197,9 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
         d.put(Keys.REPLAY_BUFFER, String.valueOf(gateway.replayBufferBytes()));
         d.put(Keys.OWNER_TIMEOUT, Durations.format(gateway.ownerTimeout()));
         d.put(Keys.STREAM_IDLE_TIMEOUT, Durations.format(gateway.streamIdleTimeout()));
+        d.put(Keys.OWNER_DOWN_AFTER, String.valueOf(gateway.ownerDownAfter()));
+        d.put(Keys.OWNER_DOWN_BACKOFF, Durations.format(gateway.ownerDownBackoff()));
+        d.put(Keys.OWNER_DOWN_BACKOFF_MAX, Durations.format(gateway.ownerDownBackoffMax()));
         return d;
     }
 

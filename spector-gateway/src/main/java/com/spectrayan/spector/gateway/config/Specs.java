@@ -36,7 +36,10 @@ public final class Specs {
                 g.ownerTimeout(),
                 headDeadline(g.ownerTimeout(), g.retryMax()),
                 ForwarderSpec.DEFAULT_RESPONSE_IDLE_TIMEOUT,
-                g.streamIdleTimeout());
+                g.streamIdleTimeout(),
+                g.ownerDownAfter(),
+                g.ownerDownBackoff(),
+                g.ownerDownBackoffMax());
     }
 
     /** Returns the owner connection pools' limits: no key sets them yet, so the design's defaults. */
