@@ -42,7 +42,7 @@ final class ErrorCodeTest {
 
     @Test
     void registry_hasExactlyTheDesignCodes() {
-        assertThat(ErrorCode.values()).hasSize(16);
+        assertThat(ErrorCode.values()).hasSize(17);
         assertThat(ErrorCode.fromWire("NOPE")).isNull();
     }
 

@@ -81,6 +81,8 @@ final class AccessLog implements AutoCloseable {
      * @param route the metrics route
      * @param upstream the owner or worker that answered, or null
      * @param attempts the upstream attempts (0 for a local answer)
+     * @param retargets why it took more than one, comma-separated ({@code moved}, {@code ask},
+     *     {@code stale-connection}, {@code fallback}), or null
      * @param tenant the tenant the exchange ran under, or null
      * @param outcome {@code completed}, {@code reset} (the gateway cut the response) or {@code
      *     client-gone}
@@ -101,6 +103,7 @@ final class AccessLog implements AutoCloseable {
             String route,
             @Nullable String upstream,
             int attempts,
+            @Nullable String retargets,
             @Nullable String tenant,
             String outcome,
             @Nullable String error,
@@ -235,6 +238,9 @@ final class AccessLog implements AutoCloseable {
             string(b, "upstream", e.upstream());
         }
         b.append(",\"attempts\":").append(e.attempts());
+        if (e.retargets() != null) {
+            string(b, "retargets", e.retargets());
+        }
         if (e.tenant() != null) {
             string(b, "tenant", e.tenant());
         }

@@ -166,6 +166,7 @@ final class ClientConnection {
     private long upstreamHeadNanos = -1;
     private @Nullable String upstream;
     private int attempts;
+    private @Nullable String retargets;
     private @Nullable String tenant;
     private @Nullable String error;
     private @Nullable String traceId;
@@ -218,6 +219,7 @@ final class ClientConnection {
         upstreamHeadNanos = -1;
         upstream = null;
         attempts = 0;
+        retargets = null;
         tenant = null;
         error = null;
         wasReset = false;
@@ -281,9 +283,10 @@ final class ClientConnection {
     }
 
     /** The upstream ({@code owner-1}, {@code worker w1}) answered with its head, after {@code tries} attempts. */
-    void upstream(String name, int tries) {
+    void upstream(String name, int tries, String causes) {
         upstream = name;
         attempts = tries;
+        retargets = causes.isEmpty() ? null : causes;
         upstreamHeadNanos = System.nanoTime() - startNanos;
     }
 
@@ -779,6 +782,7 @@ final class ClientConnection {
                         route,
                         upstream,
                         attempts,
+                        retargets,
                         tenant,
                         wasReset ? "reset" : responseEnded ? "completed" : "client-gone",
                         error,

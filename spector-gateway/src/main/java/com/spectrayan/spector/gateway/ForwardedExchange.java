@@ -173,7 +173,7 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
 
     @Override
     public void onHead(ForwardResponse response) {
-        connection.upstream(response.owner(), response.attempts());
+        connection.upstream(response.owner(), response.attempts(), response.retargets());
         // A response without a body (HEAD, 204, 304, ...) drops whatever the owner still sends.
         responseBodyless =
                 !connection.head(response.status(), response.headers(), response.contentLength(), response.streaming());

@@ -169,7 +169,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
             return;
         }
         String workerId = RelayRoute.workerIdOf(path);
-        connection.upstream("worker " + workerId, 1);
+        connection.upstream("worker " + workerId, 1, "");
         headSent = true;
         HttpHeaders headers = new DefaultHttpHeaders();
         for (Header h : response.headers()) {

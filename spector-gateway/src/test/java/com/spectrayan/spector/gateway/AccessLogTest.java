@@ -106,6 +106,7 @@ final class AccessLogTest {
         assertThat(line.get("durationMs").asDouble())
                 .isGreaterThanOrEqualTo(line.get("upstreamHeadMs").asDouble());
         assertThat(line.has("error")).isFalse();
+        assertThat(line.has("retargets")).as("one attempt").isFalse();
     }
 
     @Test
@@ -212,6 +213,7 @@ final class AccessLogTest {
                         "r",
                         null,
                         0,
+                        "moved,stale-connection",
                         "t\tx",
                         "completed",
                         null,
@@ -223,6 +225,7 @@ final class AccessLogTest {
         JsonNode n = JSON.readTree(line);
         assertThat(n.get("path").asText()).isEqualTo("/a\"b\\c\n\u0001\u007f😀");
         assertThat(n.get("tenant").asText()).isEqualTo("t\tx");
+        assertThat(n.get("retargets").asText()).isEqualTo("moved,stale-connection");
         assertThat(n.get("durationMs").asText()).isEqualTo("1.234");
         assertThat(n.get("time").asText()).isEqualTo("1970-01-01T00:00:00Z");
     }
@@ -282,7 +285,7 @@ final class AccessLogTest {
 
     private static AccessLog.Entry entry(String id) {
         return new AccessLog.Entry(
-                0, id, "c", "GET", "/", 200, 0, 0, 0, -1, "r", null, 0, null, "completed", null, null);
+                0, id, "c", "GET", "/", 200, 0, 0, 0, -1, "r", null, 0, null, null, "completed", null, null);
     }
 
     /** Waits for the line of exchange {@code id} in {@code file} and returns it. */

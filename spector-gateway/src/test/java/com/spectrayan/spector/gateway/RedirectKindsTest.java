@@ -2,10 +2,14 @@ package com.spectrayan.spector.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.spectrayan.spector.testkit.Waits;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The two kinds of 421 (RFC 9110 section 15.5.20; issue 13), over raw sockets to two scripted
@@ -14,6 +18,10 @@ import org.junit.jupiter.api.Test;
  * one asks the old owner again. Both count against {@code retry-max}.
  */
 final class RedirectKindsTest {
+    @TempDir
+    static Path dir;
+
+    private static Path log;
     private static MockOwner oldOwner;
     private static MockOwner newOwner;
     private static Cell cell;
@@ -21,6 +29,7 @@ final class RedirectKindsTest {
 
     @BeforeAll
     static void start() throws Exception {
+        log = dir.resolve("access.log");
         oldOwner = MockOwner.start(r -> MockOwner.response(
                 421,
                 "Misdirected Request",
@@ -34,6 +43,7 @@ final class RedirectKindsTest {
                 .owners(1)
                 .member("mock-old", oldOwner.baseUri())
                 .member("mock-new", newOwner.baseUri())
+                .set("spector.server.access-log", log.toString())
                 .start();
         token = Cell.token(Cell.TENANT);
     }
@@ -59,6 +69,10 @@ final class RedirectKindsTest {
         assertThat(newOwner.requests().stream().filter(r -> r.path().equals(path)))
                 .as("and is retargeted to the owner the ASK named")
                 .hasSize(2);
+        Waits.untilAsserted(() -> assertThat(lines(path))
+                .as("the access log says why each took two attempts")
+                .hasSize(2)
+                .allSatisfy(l -> assertThat(l).contains("\"attempts\":2,\"retargets\":\"ask\"")));
     }
 
     @Test
@@ -74,6 +88,16 @@ final class RedirectKindsTest {
                 .hasSize(1);
         assertThat(newOwner.requests().stream().filter(r -> r.path().equals(path)))
                 .hasSize(2);
+    }
+
+    private static List<String> lines(String path) {
+        try {
+            return Files.readAllLines(log).stream()
+                    .filter(l -> l.contains("\"path\":\"" + path + "\""))
+                    .toList();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private static List<Integer> twice(String path) {

@@ -16,6 +16,8 @@ import io.netty.handler.codec.http.HttpResponseStatus;
  * @param streaming whether the body is an event stream ({@code text/event-stream}): flushed per
  *     read, no Content-Length, only the idle timer applies
  * @param contentLength the owner's Content-Length, or -1 when chunked
+ * @param retargets why the exchange took more than one attempt, in order, comma-separated
+ *     ({@code moved}, {@code ask}, {@code stale-connection}, {@code fallback}); empty when it took one
  */
 public record ForwardResponse(
         HttpResponseStatus status,
@@ -23,10 +25,23 @@ public record ForwardResponse(
         String owner,
         int attempts,
         boolean streaming,
-        long contentLength) {
+        long contentLength,
+        String retargets) {
     public ForwardResponse {
         requireNonNull(status, "status");
         requireNonNull(headers, "headers");
         requireNonNull(owner, "owner");
+        requireNonNull(retargets, "retargets");
+    }
+
+    /** A response of an exchange that took the attempts it took, without saying why. */
+    public ForwardResponse(
+            HttpResponseStatus status,
+            HttpHeaders headers,
+            String owner,
+            int attempts,
+            boolean streaming,
+            long contentLength) {
+        this(status, headers, owner, attempts, streaming, contentLength, "");
     }
 }

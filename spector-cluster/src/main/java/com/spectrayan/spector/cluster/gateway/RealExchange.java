@@ -75,6 +75,8 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
 
     private int attempts;
     private int fallbacks;
+    /** Why the exchange took more attempts than one, comma-separated, for the access log. */
+    private String retargets = "";
     /** The owner this exchange probes for passive health, or null ({@link OwnerHealth}). */
     private @Nullable String probe;
 
@@ -358,6 +360,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             // A pooled connection closed under us before any answer: retry once on a new one.
             staleRetryUsed = true;
             metrics.countRetryStaleConnection();
+            retarget("stale-connection");
             a.finish(false);
             connect(a.entry(), a.uri());
             return;
@@ -428,6 +431,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             var unused = forwarder.resolver.reportMisdirected(request.routingKey(), owner, hint.epoch(), hint.fence());
             learnedOwner = true;
         }
+        retarget(ask ? "ask" : "moved");
         RetargetPolicy.Decision decision = RetargetPolicy.decide(
                 attempts, spec.retryMax(), hint, a.entry().epoch(), epochsSeen, replay.isReplayable());
         if (decision instanceof RetargetPolicy.Retarget retarget) {
@@ -454,7 +458,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         }
         a.armIdle(pinned != null ? ownerTimeout : streaming ? spec.streamIdleTimeout() : spec.responseIdleTimeout());
         sink.onHead(new ForwardResponse(
-                response.status(), in, a.entry().owner(), attempts, streaming, streaming ? -1 : length));
+                response.status(), in, a.entry().owner(), attempts, streaming, streaming ? -1 : length, retargets));
     }
 
     /**
@@ -582,6 +586,10 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         return p != null && p.fallback() != null && fallbacks < PinnedTarget.MAX_FALLBACKS && replay.isReplayable();
     }
 
+    private void retarget(String cause) {
+        retargets = retargets.isEmpty() ? cause : retargets + "," + cause;
+    }
+
     private boolean isRefusal(HttpResponse response) {
         PinnedTarget.Fallback f =
                 Objects.requireNonNull(Objects.requireNonNull(pinned).fallback());
@@ -591,6 +599,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     /** Asks the pinned target's fallback where to go after {@code refused}; the body waits meanwhile. */
     private void fallBack(Attempt refused, String why) {
         fallbacks++;
+        retarget("fallback");
         PinnedTarget.Fallback f =
                 Objects.requireNonNull(Objects.requireNonNull(pinned).fallback());
         f.next(new PinnedTarget.Next(refused.entry().owner(), refused.uri()), why)
