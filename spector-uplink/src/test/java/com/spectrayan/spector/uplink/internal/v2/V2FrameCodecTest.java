@@ -24,10 +24,15 @@ import com.spectrayan.spector.uplink.internal.v2.V2Frame.WindowUpdate;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -114,6 +119,32 @@ final class V2FrameCodecTest {
         } finally {
             release(List.of(read, expected));
         }
+    }
+
+    @Test
+    void goldenVectors_areTheExamplesOfProtocolMd() throws IOException {
+        // Surefire runs in the module's directory.
+        String doc = Files.readString(Path.of("..", "docs", "PROTOCOL.md"), StandardCharsets.UTF_8);
+        String examples = doc.substring(doc.indexOf("**Examples** (golden vectors"), doc.indexOf("### 9.3 Heads"));
+        List<byte[]> documented = new ArrayList<>();
+        for (String row : examples.lines().toList()) {
+            if (!row.startsWith("| ") || row.startsWith("| frame ")) {
+                continue;
+            }
+            String bytesCell = row.substring(row.lastIndexOf('|', row.length() - 2) + 1);
+            List<byte[]> parts = new ArrayList<>();
+            Matcher part = Pattern.compile("`([^`]*)`").matcher(bytesCell);
+            while (part.find()) {
+                String text = part.group(1);
+                parts.add(text.matches("[0-9a-f ]+") ? hex(text) : utf8(text));
+            }
+            documented.add(concat(parts.toArray(new byte[0][])));
+        }
+
+        assertThat(documented)
+                .as("the Examples table of section 9.2, row by row")
+                .containsExactlyElementsOf(
+                        goldenVectors().map(a -> (byte[]) a.get()[2]).toList());
     }
 
     @Test
