@@ -1,5 +1,8 @@
 package com.spectrayan.spector.uplink.internal.v2;
 
+import com.spectrayan.spector.contract.Bound;
+import com.spectrayan.spector.contract.ErrorCode;
+
 /**
  * The bounds of uplink protocol v2 (docs/PROTOCOL.md section 9), one place for the codec, the
  * windows and the scheduler. Each is tested at its value and one past it.
@@ -54,4 +57,8 @@ public final class V2Limits {
 
     /** How often, at most, a receiver measures the round trip with PING while DATA flows. */
     public static final long RTT_PROBE_INTERVAL_NANOS = 1_000_000_000L;
+
+    /** Chars of a request head's {@code upgrade} token (section 9.3), e.g. {@code websocket}. */
+    public static final Bound UPGRADE_TOKEN_CHARS =
+            new Bound("upgradeTokenChars", 1, 64, "chars", ErrorCode.BAD_REQUEST);
 }

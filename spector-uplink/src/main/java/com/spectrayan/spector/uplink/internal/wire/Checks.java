@@ -50,6 +50,21 @@ public final class Checks {
         return value;
     }
 
+    /**
+     * Refuses a string outside the bound or with a char that is not an RFC 9110 {@code tchar}
+     * (section 5.6.2): a header name, an {@code Upgrade} protocol.
+     */
+    public static String token(String field, String value, Bound bound) {
+        length(field, value, bound);
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (!isTchar(c)) {
+                throw badChar(field, i, c, "an RFC 9110 token");
+            }
+        }
+        return value;
+    }
+
     /** Refuses a target name outside the bound or the pattern {@link #TARGET_PATTERN}. */
     public static String target(String field, String value, Bound bound) {
         length(field, value, bound);

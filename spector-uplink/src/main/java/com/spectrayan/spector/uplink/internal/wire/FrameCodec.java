@@ -124,11 +124,7 @@ public final class FrameCodec {
         } else {
             throw new IllegalStateException("a frame is a call, result, error or push: " + frame);
         }
-        try {
-            return MAPPER.writeValueAsBytes(node);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("a JSON tree always serialises", e);
-        }
+        return writeJson(node);
     }
 
     /**
@@ -180,15 +176,68 @@ public final class FrameCodec {
         if (length > MAX_FRAME_CHARS) { // a char is 1 to 3 bytes: only then count the chars
             return decode(new String(bytes, offset, length, StandardCharsets.UTF_8));
         }
+        return frame(readObject(bytes, offset, length));
+    }
+
+    /**
+     * Reads one JSON object from UTF-8 bytes by the rules of a frame's text (section 2: no trailing
+     * content, no duplicate member names, nesting at most {@value #MAX_NESTING_DEPTH}; bytes that
+     * are not UTF-8 are refused): the JSON payloads of protocol v2 (heads, a RESET's error object).
+     * The caller bounds the length first.
+     *
+     * @throws CorruptFrameException naming {@code frame} when the bytes are not one JSON object
+     */
+    public static ObjectNode readObject(byte[] utf8, int offset, int length) {
         JsonNode root;
         try {
-            root = MAPPER.readTree(bytes, offset, length);
+            root = MAPPER.readTree(utf8, offset, length);
         } catch (JsonProcessingException e) {
             throw CorruptFrameException.malformed(malformed(e), e);
         } catch (IOException e) {
             throw CorruptFrameException.malformed("unreadable: " + e.getMessage(), e);
         }
-        return frame(root);
+        if (root == null || root.isMissingNode() || !root.isObject()) {
+            throw CorruptFrameException.of(
+                    CorruptFrameException.FRAME, Inputs.kind(root) + " (expected: a JSON object)");
+        }
+        return (ObjectNode) root;
+    }
+
+    /** Returns a JSON tree as UTF-8 bytes, with no bound: the JSON payloads of protocol v2. */
+    public static byte[] writeJson(JsonNode node) {
+        try {
+            return MAPPER.writeValueAsBytes(node);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("a JSON tree always serialises", e);
+        }
+    }
+
+    /**
+     * Returns an error frame's members but {@code type} and {@code id}, as UTF-8 JSON: {@code
+     * {"code":CODE,"message":TEXT,"details":{...}}}, the error object of a protocol v2 RESET.
+     */
+    public static byte[] encodeErrorObject(Frame.ErrorFrame error) {
+        ObjectNode node = JsonNodeFactory.instance.objectNode();
+        node.put("code", error.code().name()).put("message", error.message());
+        node.set("details", error.details());
+        return writeJson(node);
+    }
+
+    /**
+     * Reads an error object ({@link #encodeErrorObject}) as the error frame of call {@code id},
+     * with the checks of an error frame's members: an unknown code reads as INTERNAL, and members
+     * the schema does not name (a {@code type} or {@code id} among them) are ignored.
+     *
+     * @throws CorruptFrameException naming the member that broke
+     */
+    public static Frame.ErrorFrame decodeErrorObject(byte[] utf8, int offset, int length, long id) {
+        ObjectNode root = readObject(utf8, offset, length);
+        String problem = FrameRules.idProblem(id);
+        if (problem != null) {
+            throw new IllegalArgumentException("id: " + problem);
+        }
+        root.put("type", "error").put("id", id);
+        return (Frame.ErrorFrame) frame(root);
     }
 
     /** Checks a parsed frame's members and makes the frame. */

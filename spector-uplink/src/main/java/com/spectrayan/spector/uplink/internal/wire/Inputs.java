@@ -38,7 +38,7 @@ public final class Inputs {
     }
 
     /** Returns an optional string member, or null when it is absent. */
-    static @Nullable String optionalText(ObjectNode object, String field) {
+    public static @Nullable String optionalText(ObjectNode object, String field) {
         JsonNode node = member(object, field);
         if (node == null) {
             return null;

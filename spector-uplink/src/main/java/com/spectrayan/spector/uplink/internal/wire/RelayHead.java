@@ -52,17 +52,29 @@ public record RelayHead(int status, List<Header> headers, long length) {
     public static final int SWITCHING_PROTOCOLS = 101;
 
     /** The member holding the declared length. */
-    static final String LENGTH = "length";
+    public static final String LENGTH = "length";
 
     public RelayHead {
+        headers = checkedHead(status, headers, length, false);
+    }
+
+    /**
+     * Checks a response head's fields, in the order the constructor does, and returns the headers
+     * filtered ({@link RelayHeaders#forResponse}) and bounded. Shared with protocol v2's response
+     * head, which allows 101 on a stream whose request named an upgrade.
+     *
+     * @param switching whether status 101 is allowed (never for a v1 relay)
+     * @throws SpectorException BAD_REQUEST naming the field that broke
+     */
+    public static List<Header> checkedHead(int status, List<Header> headers, long length, boolean switching) {
         if (status < MIN_STATUS || status > MAX_STATUS) {
             throw SpectorException.badRequest("status", status + " (expected: " + MIN_STATUS + ".." + MAX_STATUS + ")");
         }
-        if (status == SWITCHING_PROTOCOLS) {
+        if (status == SWITCHING_PROTOCOLS && !switching) {
             throw SpectorException.badRequest(
                     "status", "101 (expected: not 101, the relay carries no protocol switch)");
         }
-        headers = HeaderLists.checked(RelayHeaders.forResponse(headers));
+        List<Header> checked = HeaderLists.checked(RelayHeaders.forResponse(headers));
         if (length != ResponseFraming.UNKNOWN_LENGTH) {
             if (!Limits.RELAY_LENGTH_BYTES.allows(length)) {
                 throw SpectorException.badRequest(
@@ -76,6 +88,7 @@ public record RelayHead(int status, List<Header> headers, long length) {
                                 + (status == 205 ? "15.3.6" : "8.6") + ")");
             }
         }
+        return checked;
     }
 
     /** A head without a declared length: its body's length is unknown. */

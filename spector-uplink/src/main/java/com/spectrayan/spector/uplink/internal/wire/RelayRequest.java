@@ -71,20 +71,33 @@ public record RelayRequest(
 
     public RelayRequest {
         Checks.id("relayId", requireNonNull(relayId, "relayId"), Limits.RELAY_ID_CHARS);
+        headers = checkedExchange(target, method, url, headers, tenant, leaseId);
+        if (hasBody && (method.equals("GET") || method.equals("HEAD"))) {
+            throw SpectorException.badRequest("hasBody", "true with " + method + " (expected: false for GET and HEAD)");
+        }
+    }
+
+    /**
+     * Checks every field but {@code relayId} and {@code hasBody}, in the order the constructor
+     * does, and returns the headers filtered ({@link RelayHeaders#forRequest}) and bounded. Shared
+     * with protocol v2's request head, which has the same fields and bounds.
+     *
+     * @throws SpectorException BAD_REQUEST naming the field that broke
+     */
+    public static List<Header> checkedExchange(
+            String target, String method, String url, List<Header> headers, String tenant, @Nullable String leaseId) {
         Checks.target("target", requireNonNull(target, "target"), Limits.TARGET_CHARS);
         if (!METHODS.contains(requireNonNull(method, "method"))) {
             throw SpectorException.badRequest(
                     "method", shown(method) + " (expected: one of " + String.join(", ", METHODS) + ")");
         }
         checkUrl(requireNonNull(url, "url"));
-        headers = HeaderLists.checked(RelayHeaders.forRequest(headers));
+        List<Header> checked = HeaderLists.checked(RelayHeaders.forRequest(headers));
         Checks.printable("tenant", requireNonNull(tenant, "tenant"), Limits.TENANT_CHARS);
         if (leaseId != null) {
             Checks.id("leaseId", leaseId, Limits.LEASE_ID_CHARS);
         }
-        if (hasBody && (method.equals("GET") || method.equals("HEAD"))) {
-            throw SpectorException.badRequest("hasBody", "true with " + method + " (expected: false for GET and HEAD)");
-        }
+        return checked;
     }
 
     /**
@@ -94,27 +107,61 @@ public record RelayRequest(
      */
     public static RelayRequest parse(JsonNode input) {
         ObjectNode in = Inputs.object(input, "input");
-        return new RelayRequest(
-                Inputs.text(in, "relayId"),
+        String relayId = Inputs.text(in, "relayId");
+        return parseExchange(
+                in,
+                (target, method, url, headers, tenant, leaseId) -> new RelayRequest(
+                        relayId, target, method, url, headers, tenant, leaseId, Inputs.bool(in, "hasBody")));
+    }
+
+    /** Makes a record of the fields {@link #checkedExchange} checks. */
+    @FunctionalInterface
+    public interface ExchangeFactory<T> {
+        /** Returns the record of these fields, checking them (a refusal is BAD_REQUEST). */
+        T make(String target, String method, String url, List<Header> headers, String tenant, @Nullable String leaseId);
+    }
+
+    /**
+     * Reads the members {@link #checkedExchange} checks, by JSON type, and makes a record of them
+     * with {@code factory}. Shared with protocol v2's request head.
+     *
+     * @throws SpectorException BAD_REQUEST naming the member that is missing or of the wrong type
+     */
+    public static <T> T parseExchange(ObjectNode in, ExchangeFactory<T> factory) {
+        return factory.make(
                 Inputs.text(in, "target"),
                 Inputs.text(in, "method"),
                 Inputs.text(in, "url"),
                 HeaderLists.parse(in),
                 Inputs.text(in, "tenant"),
-                Inputs.optionalText(in, "leaseId"),
-                Inputs.bool(in, "hasBody"));
+                Inputs.optionalText(in, "leaseId"));
     }
 
     /** Returns the input as sent; {@code leaseId} is left out when null. */
     public ObjectNode toJson() {
-        ObjectNode node = JsonNodeFactory.instance.objectNode();
-        node.put("relayId", relayId).put("target", target).put("method", method).put("url", url);
+        ObjectNode node = JsonNodeFactory.instance.objectNode().put("relayId", relayId);
+        putExchange(node, target, method, url, headers, tenant, leaseId);
+        return node.put("hasBody", hasBody);
+    }
+
+    /**
+     * Writes the fields {@link #checkedExchange} checks into {@code node}, in the order of the
+     * input; {@code leaseId} is left out when null. Shared with protocol v2's request head.
+     */
+    public static ObjectNode putExchange(
+            ObjectNode node,
+            String target,
+            String method,
+            String url,
+            List<Header> headers,
+            String tenant,
+            @Nullable String leaseId) {
+        node.put("target", target).put("method", method).put("url", url);
         node.set(HeaderLists.FIELD, HeaderLists.toJson(headers));
         node.put("tenant", tenant);
         if (leaseId != null) {
             node.put("leaseId", leaseId);
         }
-        node.put("hasBody", hasBody);
         return node;
     }
 
