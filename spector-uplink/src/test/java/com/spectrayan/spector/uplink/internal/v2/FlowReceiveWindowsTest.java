@@ -1,5 +1,7 @@
 package com.spectrayan.spector.uplink.internal.v2;
 
+import static com.spectrayan.spector.uplink.internal.v2.FlowErrors.assertConnectionError;
+import static com.spectrayan.spector.uplink.internal.v2.FlowErrors.assertStreamError;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -8,6 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The receive side's windows: overruns, when credit goes back, and growth (PROTOCOL.md sections
@@ -39,11 +43,7 @@ final class FlowReceiveWindowsTest {
         windows.open(1);
         windows.onData(1, STREAM - 10);
 
-        assertThatThrownBy(() -> windows.onData(1, 11)).isInstanceOfSatisfying(FlowControlException.class, e -> {
-            assertThat(e.kind()).isEqualTo(FlowControlException.Kind.FLOW_CONTROL_ERROR);
-            assertThat(e.connectionLevel()).isFalse();
-            assertThat(e.streamId()).isEqualTo(1);
-        });
+        assertStreamError(() -> windows.onData(1, 11), FlowControlException.Kind.FLOW_CONTROL_ERROR, 1);
         assertThat(windows.connectionAvailable())
                 .as("counted against the connection")
                 .isEqualTo(CONNECTION - STREAM - 1);
@@ -51,10 +51,7 @@ final class FlowReceiveWindowsTest {
 
     @Test
     void close_afterAStreamOverrun_creditsTheConnectionForAllItsBytes() {
-        windows.open(1);
-        windows.open(3);
-        windows.onData(3, STREAM);
-        windows.onData(1, STREAM);
+        twoFullStreams();
         assertThatThrownBy(() -> windows.onData(1, 1)).isInstanceOf(FlowControlException.class);
 
         // stream 1's 256 KiB + 1 byte, never taken, go back to the connection (512 KiB is half of 1 MiB)
@@ -66,35 +63,22 @@ final class FlowReceiveWindowsTest {
 
     @Test
     void onData_exactlyTheConnectionWindow_isTaken_andOneBytePast_isAConnectionFlowControlError() {
-        windows.open(1);
-        windows.open(3);
-        windows.onData(1, STREAM);
-        windows.onData(3, STREAM);
+        twoFullStreams();
         windows.close(1); // 256 KiB taken for the connection, below its threshold: still unreturned
         long left = windows.connectionAvailable();
         assertThat(left).isEqualTo(CONNECTION - 2 * STREAM);
 
         // DATA for closed stream 1 still counts against the connection (section 9.4)
-        assertThatThrownBy(() -> windows.onData(1, (int) left + 1))
-                .isInstanceOfSatisfying(FlowControlException.class, e -> {
-                    assertThat(e.kind()).isEqualTo(FlowControlException.Kind.FLOW_CONTROL_ERROR);
-                    assertThat(e.connectionLevel()).isTrue();
-                    assertThat(e.streamId()).isZero();
-                });
+        assertConnectionError(() -> windows.onData(1, (int) left + 1), FlowControlException.Kind.FLOW_CONTROL_ERROR, 0);
         assertThat(windows.onData(1, (int) left)).containsExactly(new WindowCredit(0, STREAM + (int) left));
     }
 
     @Test
     void onData_overrunningBothWindows_isTheConnectionsError() {
-        windows.open(1);
-        windows.open(3);
-        windows.onData(1, STREAM);
-        windows.onData(3, STREAM);
+        twoFullStreams();
 
-        assertThatThrownBy(() -> windows.onData(1, V2Limits.MAX_FRAME_PAYLOAD))
-                .isInstanceOfSatisfying(
-                        FlowControlException.class,
-                        e -> assertThat(e.connectionLevel()).isTrue());
+        assertConnectionError(
+                () -> windows.onData(1, V2Limits.MAX_FRAME_PAYLOAD), FlowControlException.Kind.FLOW_CONTROL_ERROR, 0);
     }
 
     @Test
@@ -102,11 +86,7 @@ final class FlowReceiveWindowsTest {
         windows.open(3);
 
         for (int never : new int[] {5, 2}) {
-            assertThatThrownBy(() -> windows.onData(never, 1)).isInstanceOfSatisfying(FlowControlException.class, e -> {
-                assertThat(e.kind()).isEqualTo(FlowControlException.Kind.PROTOCOL_ERROR);
-                assertThat(e.connectionLevel()).isTrue();
-                assertThat(e.streamId()).isEqualTo(never);
-            });
+            assertConnectionError(() -> windows.onData(never, 1), FlowControlException.Kind.PROTOCOL_ERROR, never);
         }
     }
 
@@ -144,10 +124,7 @@ final class FlowReceiveWindowsTest {
 
     @Test
     void consumed_halfTheConnectionWindow_returnsTheConnectionsUpdateAfterTheStreams() {
-        windows.open(1);
-        windows.open(3);
-        windows.onData(1, STREAM);
-        windows.onData(3, STREAM);
+        twoFullStreams();
         windows.consumed(1, STREAM);
         List<WindowCredit> credits = windows.consumed(3, STREAM - 1);
         assertThat(credits).containsExactly(new WindowCredit(3, STREAM - 1));
@@ -168,10 +145,7 @@ final class FlowReceiveWindowsTest {
 
     @Test
     void close_bytesNeverTaken_creditTheConnection() {
-        windows.open(1);
-        windows.open(3);
-        windows.onData(1, STREAM);
-        windows.onData(3, STREAM);
+        twoFullStreams();
 
         assertThat(windows.close(1)).isEmpty();
         assertThat(windows.close(3)).containsExactly(new WindowCredit(0, 2 * STREAM));
@@ -220,34 +194,34 @@ final class FlowReceiveWindowsTest {
         assertThat(windows.rttNanos()).isEqualTo(TimeUnit.MILLISECONDS.toNanos(20));
     }
 
-    @Test
-    void onPingAck_streamTookExactlyHalfItsWindow_doesNotGrow() {
-        windows.open(1);
-        long ping = probe(1);
-        flowAndTake(1, STREAM / 2);
-
-        assertThat(windows.onPingAck(ping)).isEmpty();
-        assertThat(windows.streamWindow(1)).isEqualTo(STREAM);
+    /** Rounds in which no stream took more than half its window (as the probe's ack saw it). */
+    enum QuietRound {
+        /** The consumer took exactly half the window: not more. */
+        EXACTLY_HALF_TAKEN,
+        /** The bytes arrived but the reader stopped: nothing taken. */
+        RECEIVED_NEVER_TAKEN,
+        /** The window was taken whole, but the ack answers another PING. */
+        ACK_OF_ANOTHER_PING
     }
 
-    @Test
-    void onPingAck_stalledReader_doesNotGrow() {
+    @ParameterizedTest
+    @EnumSource(QuietRound.class)
+    void onPingAck_noStreamTookMoreThanHalfItsWindow_growsNothing(QuietRound round) {
         windows.open(1);
         long ping = probe(1);
-        windows.onData(1, STREAM - 1); // received, never taken
+        long ack = ping;
+        switch (round) {
+            case EXACTLY_HALF_TAKEN -> flowAndTake(1, STREAM / 2);
+            case RECEIVED_NEVER_TAKEN -> windows.onData(1, STREAM - 1);
+            case ACK_OF_ANOTHER_PING -> {
+                flowAndTake(1, STREAM);
+                ack = ping ^ 1;
+            }
+        }
 
-        assertThat(windows.onPingAck(ping)).isEmpty();
+        assertThat(windows.onPingAck(ack)).isEmpty();
         assertThat(windows.streamWindow(1)).isEqualTo(STREAM);
-    }
-
-    @Test
-    void onPingAck_anotherPingsAck_growsNothing() {
-        windows.open(1);
-        long ping = probe(1);
-        flowAndTake(1, STREAM);
-
-        assertThat(windows.onPingAck(ping ^ 1)).isEmpty();
-        assertThat(windows.streamWindow(1)).isEqualTo(STREAM);
+        assertThat(windows.connectionWindow()).isEqualTo(CONNECTION);
     }
 
     @Test
@@ -255,9 +229,7 @@ final class FlowReceiveWindowsTest {
         windows.open(1);
         List<Integer> sizes = new ArrayList<>();
         for (int round = 0; round < 10; round++) {
-            long ping = probe(1);
-            flowAndTake(1, windows.streamWindow(1) / 2 + 1);
-            windows.onPingAck(ping);
+            busyRound(1);
             sizes.add(windows.streamWindow(1));
         }
 
@@ -273,19 +245,14 @@ final class FlowReceiveWindowsTest {
         windows.open(1);
         growToCap(1);
 
-        long ping = probe(1);
-        flowAndTake(1, V2Limits.MAX_STREAM_WINDOW / 2 + 1);
-
-        assertThat(windows.onPingAck(ping)).isEmpty();
+        assertThat(busyRound(1)).isEmpty();
     }
 
     @Test
     void growth_neverShrinks_whenTrafficFalls() {
         windows.open(1);
         for (int round = 0; round < 3; round++) {
-            long ping = probe(1);
-            flowAndTake(1, windows.streamWindow(1) / 2 + 1);
-            windows.onPingAck(ping);
+            busyRound(1);
         }
         int grown = windows.streamWindow(1);
         int connection = windows.connectionWindow();
@@ -315,10 +282,7 @@ final class FlowReceiveWindowsTest {
         assertThat(windows.connectionWindow()).isEqualTo(V2Limits.MAX_CONNECTION_WINDOW);
 
         assertThat(windows.open(5)).as("2 x (32 MiB + 256 KiB) is past the cap").isEmpty();
-        long ping = probe(5);
-        flowAndTake(5, STREAM / 2 + 1);
-
-        assertThat(windows.onPingAck(ping)).isEmpty();
+        assertThat(busyRound(5)).isEmpty();
         assertThat(windows.streamWindow(5)).isEqualTo(STREAM);
         assertThat(windows.connectionWindow()).isEqualTo(V2Limits.MAX_CONNECTION_WINDOW);
     }
@@ -330,9 +294,7 @@ final class FlowReceiveWindowsTest {
         growToCap(1);
         // stream 3 at 8 MiB; then 2 x (16 + 16) = 64 MiB: it may still reach 16 MiB, exactly
         for (int round = 0; round < 5; round++) {
-            long ping = probe(3);
-            flowAndTake(3, windows.streamWindow(3) / 2 + 1);
-            windows.onPingAck(ping);
+            busyRound(3);
         }
         assertThat(windows.streamWindow(3)).isEqualTo(8 * MIB);
         windows.open(5); // 16 + 8 + 0.25 MiB open: stream 3 has room for 32 - 16.25 = 15.75 MiB
@@ -349,6 +311,14 @@ final class FlowReceiveWindowsTest {
         assertThat(windows.connectionWindow()).isEqualTo(V2Limits.MAX_CONNECTION_WINDOW);
     }
 
+    /** Opens streams 1 and 3 and fills both windows, nothing taken: half the connection's is left. */
+    private void twoFullStreams() {
+        windows.open(1);
+        windows.open(3);
+        windows.onData(1, STREAM);
+        windows.onData(3, STREAM);
+    }
+
     /** Lets DATA flow on {@code id} past the probe interval and returns the probe's PING payload. */
     private long probe(int id) {
         ticker.advance(V2Limits.RTT_PROBE_INTERVAL_NANOS, TimeUnit.NANOSECONDS);
@@ -356,12 +326,17 @@ final class FlowReceiveWindowsTest {
         return windows.pingDue().orElseThrow();
     }
 
+    /** One probe during which {@code id}'s consumer takes one byte more than half its window. */
+    private List<WindowCredit> busyRound(int id) {
+        long ping = probe(id);
+        flowAndTake(id, windows.streamWindow(id) / 2 + 1);
+        return windows.onPingAck(ping);
+    }
+
     /** Grows {@code id}'s window to the cap with as many probes as it takes. */
     private void growToCap(int id) {
         for (int round = 0; round < 20 && windows.streamWindow(id) < V2Limits.MAX_STREAM_WINDOW; round++) {
-            long ping = probe(id);
-            flowAndTake(id, windows.streamWindow(id) / 2 + 1);
-            windows.onPingAck(ping);
+            busyRound(id);
         }
         assertThat(windows.streamWindow(id)).isEqualTo(V2Limits.MAX_STREAM_WINDOW);
     }

@@ -1,5 +1,7 @@
 package com.spectrayan.spector.uplink.internal.v2;
 
+import static com.spectrayan.spector.uplink.internal.v2.FlowErrors.assertConnectionError;
+import static com.spectrayan.spector.uplink.internal.v2.FlowErrors.assertStreamError;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -75,12 +77,10 @@ final class FlowSendWindowsTest {
     void onWindowUpdate_streamOnePastMaxWindow_isAStreamFlowControlError() {
         windows.open(1);
 
-        assertThatThrownBy(() -> windows.onWindowUpdate(1, MAX - V2Limits.INITIAL_STREAM_WINDOW + 1))
-                .isInstanceOfSatisfying(FlowControlException.class, e -> {
-                    assertThat(e.kind()).isEqualTo(FlowControlException.Kind.FLOW_CONTROL_ERROR);
-                    assertThat(e.connectionLevel()).isFalse();
-                    assertThat(e.streamId()).isEqualTo(1);
-                });
+        assertStreamError(
+                () -> windows.onWindowUpdate(1, MAX - V2Limits.INITIAL_STREAM_WINDOW + 1),
+                FlowControlException.Kind.FLOW_CONTROL_ERROR,
+                1);
         assertThat(windows.streamWindow(1)).as("unchanged").isEqualTo(V2Limits.INITIAL_STREAM_WINDOW);
     }
 
@@ -93,12 +93,10 @@ final class FlowSendWindowsTest {
 
     @Test
     void onWindowUpdate_connectionOnePastMaxWindow_isAConnectionFlowControlError() {
-        assertThatThrownBy(() -> windows.onWindowUpdate(0, MAX - V2Limits.INITIAL_CONNECTION_WINDOW + 1))
-                .isInstanceOfSatisfying(FlowControlException.class, e -> {
-                    assertThat(e.kind()).isEqualTo(FlowControlException.Kind.FLOW_CONTROL_ERROR);
-                    assertThat(e.connectionLevel()).isTrue();
-                    assertThat(e.streamId()).isZero();
-                });
+        assertConnectionError(
+                () -> windows.onWindowUpdate(0, MAX - V2Limits.INITIAL_CONNECTION_WINDOW + 1),
+                FlowControlException.Kind.FLOW_CONTROL_ERROR,
+                0);
         assertThat(windows.connectionWindow()).isEqualTo(V2Limits.INITIAL_CONNECTION_WINDOW);
     }
 
@@ -117,19 +115,12 @@ final class FlowSendWindowsTest {
     void onWindowUpdate_incrementZeroOnAStream_isAStreamProtocolError() {
         windows.open(1);
 
-        assertThatThrownBy(() -> windows.onWindowUpdate(1, 0)).isInstanceOfSatisfying(FlowControlException.class, e -> {
-            assertThat(e.kind()).isEqualTo(FlowControlException.Kind.PROTOCOL_ERROR);
-            assertThat(e.connectionLevel()).isFalse();
-            assertThat(e.streamId()).isEqualTo(1);
-        });
+        assertStreamError(() -> windows.onWindowUpdate(1, 0), FlowControlException.Kind.PROTOCOL_ERROR, 1);
     }
 
     @Test
     void onWindowUpdate_incrementZeroOnTheConnection_isAConnectionProtocolError() {
-        assertThatThrownBy(() -> windows.onWindowUpdate(0, 0)).isInstanceOfSatisfying(FlowControlException.class, e -> {
-            assertThat(e.kind()).isEqualTo(FlowControlException.Kind.PROTOCOL_ERROR);
-            assertThat(e.connectionLevel()).isTrue();
-        });
+        assertConnectionError(() -> windows.onWindowUpdate(0, 0), FlowControlException.Kind.PROTOCOL_ERROR, 0);
     }
 
     @Test
@@ -150,12 +141,8 @@ final class FlowSendWindowsTest {
         windows.open(3);
 
         for (int never : new int[] {5, 2}) { // above the highest opened; even (reserved)
-            assertThatThrownBy(() -> windows.onWindowUpdate(never, 1))
-                    .isInstanceOfSatisfying(FlowControlException.class, e -> {
-                        assertThat(e.kind()).isEqualTo(FlowControlException.Kind.PROTOCOL_ERROR);
-                        assertThat(e.connectionLevel()).isTrue();
-                        assertThat(e.streamId()).isEqualTo(never);
-                    });
+            assertConnectionError(
+                    () -> windows.onWindowUpdate(never, 1), FlowControlException.Kind.PROTOCOL_ERROR, never);
         }
     }
 
