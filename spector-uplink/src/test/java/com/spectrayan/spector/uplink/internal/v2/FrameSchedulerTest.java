@@ -407,6 +407,21 @@ final class FrameSchedulerTest {
     }
 
     @Test
+    void onStreamWritable_oneByteAboveTheLowWaterMark_isNotCalledYet() {
+        sink.allow(0);
+        scheduler.open(1);
+        scheduler.enqueue(1, buf(V2Limits.STREAM_QUEUE_HIGH_WATER + 1), false);
+        int slicesToLowWater = (V2Limits.STREAM_QUEUE_HIGH_WATER - V2Limits.STREAM_QUEUE_LOW_WATER) / SLICE;
+
+        batch(slicesToLowWater);
+        assertThat(scheduler.queuedBytes(1)).isEqualTo(V2Limits.STREAM_QUEUE_LOW_WATER + 1);
+        assertThat(resumed).isEmpty();
+
+        batch(1);
+        assertThat(resumed).containsExactly(1);
+    }
+
+    @Test
     void reset_releasesQueuedBuffers_andRefusesLaterData() {
         sink.allow(0);
         scheduler.open(1);
