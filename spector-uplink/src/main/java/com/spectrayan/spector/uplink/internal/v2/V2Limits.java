@@ -61,4 +61,27 @@ public final class V2Limits {
     /** Chars of a request head's {@code upgrade} token (section 9.3), e.g. {@code websocket}. */
     public static final Bound UPGRADE_TOKEN_CHARS =
             new Bound("upgradeTokenChars", 1, 64, "chars", ErrorCode.BAD_REQUEST);
+
+    /**
+     * Bytes of DATA a stream may have queued in the scheduler before its producer is told to pause
+     * ({@code FrameScheduler.isWritable(streamId)} turns false): 256 KiB, the initial stream window,
+     * so a producer stays one window ahead of the socket without holding a whole body.
+     */
+    public static final int STREAM_QUEUE_HIGH_WATER = 256 * 1024;
+
+    /** Bytes queued at or below which a paused producer is told to resume: 64 KiB, four slices. */
+    public static final int STREAM_QUEUE_LOW_WATER = 64 * 1024;
+
+    /**
+     * The most a stream may have queued: the high-water mark plus one more chunk of at most a
+     * frame's payload. A producer that enqueues past it ignored the high-water mark: its stream's
+     * queue is released and the stream fails (fail closed, never grow the buffer).
+     */
+    public static final int STREAM_QUEUE_MAX_BYTES = STREAM_QUEUE_HIGH_WATER + MAX_FRAME_PAYLOAD;
+
+    /**
+     * The most control frames that wait for the socket to turn writable: 1024. More means the
+     * peer provokes answers (PING acks, resets) faster than it reads them: the link is closed.
+     */
+    public static final int MAX_QUEUED_CONTROL_FRAMES = 1024;
 }
