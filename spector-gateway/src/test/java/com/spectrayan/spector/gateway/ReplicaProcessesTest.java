@@ -269,7 +269,8 @@ final class ReplicaProcessesTest {
                             HttpResponse<String> r = echo(via, "loop=" + i);
                             result = r.statusCode() == 200
                                     ? "ok"
-                                    : via.name + ", sent " + sent + ": " + r.statusCode() + " " + r.body();
+                                    : via.name + ", sent " + sent + ": " + r.statusCode() + " " + r.body() + "\n  "
+                                            + via.name + "'s uplink log: " + uplinkLines(via);
                         } catch (IOException e) {
                             result = via.name + ", sent " + sent + ": " + e;
                         } catch (InterruptedException e) {
@@ -338,6 +339,14 @@ final class ReplicaProcessesTest {
         int before = settled.size();
         isSettled.set(true);
         Waits.until("the loop ran six settled relays", () -> settled.size() >= before + 6);
+    }
+
+    /** The replica's last log lines about uplinks, for a failure's message. */
+    private static List<String> uplinkLines(GatewayProcess g) {
+        List<String> lines = g.output().stream()
+                .filter(l -> l.contains("uplink") || l.contains("worker " + WORKER))
+                .toList();
+        return lines.subList(Math.max(0, lines.size() - 8), lines.size());
     }
 
     private static long ms(long sinceNanos) {

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Idle SSE streams through one gateway (issue 14): the gateway's memory per held stream, and its
+# health check's latency while it holds them.
+#   bench/sse-idle.sh [streams=9000] [hold=20]
+# Everything on 127.0.0.1: a reference owner (:19171) whose /api/v1/events the streams read, one
+# gateway (:19170) started as `bin/spector gateway` starts it (the launcher's JVM flags, access log
+# off), and SseIdleMain holding the streams. The gateway holds two sockets per stream (client and
+# owner), so this machine's 20 000 open files per process cap it near 9 500 streams.
+# Prints the gateway's RSS, heap (after a GC) and Netty direct memory before and while holding, and
+# the growth per stream; then the health check's median and slowest of 50 tries.
+set -euo pipefail
+root=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
+streams=${1:-9000}
+hold=${2:-20}
+source "$root/bench/processes.sh"
+bench_jar=$root/bench/target/benchmarks.jar
+[ -f "$bench_jar" ] || (cd "$root" && ./mvnw -B -q package -pl bench -am -DskipTests) >&2
+
+credentials
+start_owner 19171
+
+env SPECTOR_CELL_ROLE=gateway SPECTOR_CELL_RING_MEMBERS=owner-0=http://127.0.0.1:19171 \
+  SPECTOR_SERVER_PORT=19170 SPECTOR_SERVER_HOST=127.0.0.1 SPECTOR_ROUTING_REDIS_ENABLED=false \
+  SPECTOR_SECURITY_JWT_HMAC_SECRET="$(cat "$work/secret")" SPECTOR_SERVER_ACCESS_LOG=off \
+  "${java[@]}" gateway > "$work/gateway.log" 2>&1 &
+gateway=$!
+pids+=($gateway)
+wait_for http://127.0.0.1:19170/actuator/health
+
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$gateway/status"; }
+metric() { # sum of a Prometheus series, e.g. metric 'jvm_memory_used_bytes{area="heap"'
+  curl -s http://127.0.0.1:19170/actuator/prometheus | grep -F "$1" | awk '{s+=$2} END {printf "%d", s}'
+}
+heap_after_gc() { jcmd "$gateway" GC.run >/dev/null 2>&1; sleep 1; metric 'jvm_memory_used_bytes{area="heap"'; }
+direct() { metric 'jvm_buffer_memory_used_bytes{id="direct"'; }
+
+# warm: a few streams opened and closed, so the pools, classes and JIT of the path exist before
+java -cp "$bench_jar" com.spectrayan.spector.bench.SseIdleMain 127.0.0.1 19170 /api/v1/events 50 1 \
+  "$auth" "X-Spector-Namespace: bench" >/dev/null
+sleep 2
+rss0=$(rss_kib); heap0=$(heap_after_gc); direct0=$(direct)
+
+fifo=$work/client.out
+java -Xmx512m -cp "$bench_jar" com.spectrayan.spector.bench.SseIdleMain 127.0.0.1 19170 /api/v1/events \
+  "$streams" "$hold" "$auth" "X-Spector-Namespace: bench" > "$fifo" 2>&1 &
+client=$!
+pids+=($client)
+for i in $(seq 1 1200); do grep -q "ESTABLISHED\|FAILED" "$fifo" 2>/dev/null && break; sleep 0.1; done
+head -n 1 "$fifo"
+grep -q ESTABLISHED "$fifo" || { cat "$work/gateway.log" | tail -5; exit 1; }
+sleep 3
+rss1=$(rss_kib); heap1=$(heap_after_gc); direct1=$(direct)
+
+times=()
+for i in $(seq 1 50); do
+  times+=("$(curl -s -o /dev/null -w '%{time_total}' http://127.0.0.1:19170/actuator/health)")
+done
+health_median=$(printf '%s\n' "${times[@]}" | median)
+health_max=$(printf '%s\n' "${times[@]}" | sort -n | tail -n 1)
+
+per() { echo $(( ($2 - $1) / streams )); }
+printf 'streams held          %d\n' "$streams"
+printf 'gateway RSS           %d KiB -> %d KiB: %d bytes/stream\n' "$rss0" "$rss1" "$(( (rss1 - rss0) * 1024 / streams ))"
+printf 'heap used after GC    %d -> %d bytes: %d bytes/stream\n' "$heap0" "$heap1" "$(per "$heap0" "$heap1")"
+printf 'Netty direct memory   %d -> %d bytes: %d bytes/stream\n' "$direct0" "$direct1" "$(per "$direct0" "$direct1")"
+printf 'health check          median %s s, slowest %s s (50 tries)\n' "$health_median" "$health_max"
+wait "$client" || true
+tail -n 1 "$fifo"
