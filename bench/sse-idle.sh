@@ -9,6 +9,7 @@
 # Prints the gateway's RSS, heap (after a GC) and Netty direct memory before and while holding, and
 # the growth per stream; then the health check's median and slowest of 50 tries.
 set -euo pipefail
+[ -n "${DEBUG:-}" ] && set -x
 root=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
 streams=${1:-9000}
 hold=${2:-20}
@@ -29,14 +30,14 @@ wait_for http://127.0.0.1:19170/actuator/health
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$gateway/status"; }
 metric() { # sum of a Prometheus series, e.g. metric 'jvm_memory_used_bytes{area="heap"'
-  curl -s http://127.0.0.1:19170/actuator/prometheus | grep -F "$1" | awk '{s+=$2} END {printf "%d", s}'
+  curl -s http://127.0.0.1:19170/actuator/prometheus | { grep -F "$1" || true; } | awk '{s+=$2} END {printf "%d", s}'
 }
 heap_after_gc() { jcmd "$gateway" GC.run >/dev/null 2>&1; sleep 1; metric 'jvm_memory_used_bytes{area="heap"'; }
 direct() { metric 'jvm_buffer_memory_used_bytes{id="direct"'; }
 
 # warm: a few streams opened and closed, so the pools, classes and JIT of the path exist before
 java -cp "$bench_jar" com.spectrayan.spector.bench.SseIdleMain 127.0.0.1 19170 /api/v1/events 50 1 \
-  "$auth" "X-Spector-Namespace: bench" >/dev/null
+  "$auth" "X-Spector-Namespace: bench" | head -n 1
 sleep 2
 rss0=$(rss_kib); heap0=$(heap_after_gc); direct0=$(direct)
 

@@ -18,7 +18,6 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpVersion;
-import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -99,8 +98,7 @@ public final class SseIdleMain {
                                             settled.countDown();
                                         } else if (answered) {
                                             events.incrementAndGet();
-                                        }
-                                        ReferenceCountUtil.release(msg);
+                                        } // SimpleChannelInboundHandler releases msg
                                     }
 
                                     @Override

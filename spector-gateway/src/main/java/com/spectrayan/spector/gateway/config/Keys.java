@@ -29,6 +29,7 @@ final class Keys {
     static final String REPLAY_BUFFER = "spector.routing.gateway.replay-buffer-bytes";
     static final String OWNER_TIMEOUT = "spector.routing.gateway.owner-timeout";
     static final String STREAM_IDLE_TIMEOUT = "spector.routing.gateway.stream-idle-timeout";
+    static final String OWNER_CONNECTIONS = "spector.routing.gateway.owner-connections";
     static final String OWNER_DOWN_AFTER = "spector.routing.gateway.owner-down-after";
     static final String OWNER_DOWN_BACKOFF = "spector.routing.gateway.owner-down-backoff";
     static final String OWNER_DOWN_BACKOFF_MAX = "spector.routing.gateway.owner-down-backoff-max";
@@ -91,6 +92,7 @@ final class Keys {
             REPLAY_BUFFER,
             OWNER_TIMEOUT,
             STREAM_IDLE_TIMEOUT,
+            OWNER_CONNECTIONS,
             OWNER_DOWN_AFTER,
             OWNER_DOWN_BACKOFF,
             OWNER_DOWN_BACKOFF_MAX,

@@ -4,6 +4,7 @@ import static com.spectrayan.spector.gateway.config.SettingsReader.show;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.cluster.gateway.ForwarderSpec;
+import com.spectrayan.spector.cluster.gateway.TransportSpec;
 import com.spectrayan.spector.contract.Limits;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -82,6 +83,9 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
         }
     }
 
+    /** The most {@code owner-connections}: past it a gateway runs out of file descriptors first. */
+    static final int MAX_OWNER_CONNECTIONS = 65_536;
+
     /**
      * The {@code spector.routing.gateway.*} keys: the forwarder's limits.
      *
@@ -90,6 +94,8 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
      * @param replayBufferBytes {@code replay-buffer-bytes}, the body kept for a replay, at most the cap
      * @param ownerTimeout {@code owner-timeout}, the wait for an owner's response head
      * @param streamIdleTimeout {@code stream-idle-timeout}, the quiet time that closes an SSE stream
+     * @param ownerConnections {@code owner-connections}: connections to one owner per event loop
+     *     (an SSE stream holds one for its life)
      * @param ownerDownAfter {@code owner-down-after}: failed attempts in a row that mark an owner
      *     down (0: passive health off)
      * @param ownerDownBackoff {@code owner-down-backoff}: how long an owner first stays down
@@ -101,6 +107,7 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
             long replayBufferBytes,
             Duration ownerTimeout,
             Duration streamIdleTimeout,
+            int ownerConnections,
             int ownerDownAfter,
             Duration ownerDownBackoff,
             Duration ownerDownBackoffMax) {
@@ -140,6 +147,11 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
                 r.positive(Keys.OWNER_TIMEOUT, null, "10s"),
                 r.positive(Keys.STREAM_IDLE_TIMEOUT, null, "5m"),
                 (int) r.integer(
+                        Keys.OWNER_CONNECTIONS,
+                        1,
+                        MAX_OWNER_CONNECTIONS,
+                        "an integer in 1.." + MAX_OWNER_CONNECTIONS + ", connections per owner per event loop"),
+                (int) r.integer(
                         Keys.OWNER_DOWN_AFTER,
                         0,
                         ForwarderSpec.MAX_OWNER_DOWN_AFTER,
@@ -178,6 +190,7 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
         d.put(Keys.REPLAY_BUFFER, String.valueOf(Limits.REPLAY_BYTES.max()));
         d.put(Keys.OWNER_TIMEOUT, Durations.format(Limits.OWNER_TIMEOUT));
         d.put(Keys.STREAM_IDLE_TIMEOUT, Durations.format(Limits.STREAM_IDLE_TIMEOUT));
+        d.put(Keys.OWNER_CONNECTIONS, String.valueOf(TransportSpec.defaults().maxConnectionsPerOwner()));
         d.put(Keys.OWNER_DOWN_AFTER, String.valueOf(ForwarderSpec.DEFAULT_OWNER_DOWN_AFTER));
         d.put(Keys.OWNER_DOWN_BACKOFF, Durations.format(ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF));
         d.put(Keys.OWNER_DOWN_BACKOFF_MAX, Durations.format(ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF_MAX));
@@ -197,6 +210,7 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
         d.put(Keys.REPLAY_BUFFER, String.valueOf(gateway.replayBufferBytes()));
         d.put(Keys.OWNER_TIMEOUT, Durations.format(gateway.ownerTimeout()));
         d.put(Keys.STREAM_IDLE_TIMEOUT, Durations.format(gateway.streamIdleTimeout()));
+        d.put(Keys.OWNER_CONNECTIONS, String.valueOf(gateway.ownerConnections()));
         d.put(Keys.OWNER_DOWN_AFTER, String.valueOf(gateway.ownerDownAfter()));
         d.put(Keys.OWNER_DOWN_BACKOFF, Durations.format(gateway.ownerDownBackoff()));
         d.put(Keys.OWNER_DOWN_BACKOFF_MAX, Durations.format(gateway.ownerDownBackoffMax()));

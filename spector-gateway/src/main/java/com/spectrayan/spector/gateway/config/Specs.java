@@ -42,10 +42,20 @@ public final class Specs {
                 g.ownerDownBackoffMax());
     }
 
-    /** Returns the owner connection pools' limits: no key sets them yet, so the design's defaults. */
+    /**
+     * Returns the owner connection pools' limits: {@code owner-connections} per owner per event
+     * loop, the rest the design's defaults.
+     */
     public static TransportSpec transport(GatewaySettings settings) {
-        requireNonNull(settings, "settings");
-        return TransportSpec.defaults();
+        TransportSpec d = TransportSpec.defaults();
+        return new TransportSpec(
+                d.connectTimeout(),
+                requireNonNull(settings, "settings").routing().gateway().ownerConnections(),
+                d.maxPendingAcquires(),
+                d.acquireTimeout(),
+                d.maxIdleTime(),
+                d.maxResponseHeaderBytes(),
+                d.maxInitialLineBytes());
     }
 
     /** The wait for a response head across the first attempt and every retarget. */

@@ -225,6 +225,57 @@ final class GatewaySettingsTest {
                 .contains("spector.routing.gateway.retry-maxx");
     }
 
+    // ---- owner connections and passive health ----
+
+    @Test
+    void ownerConnections_atItsBoundsAndOnePast_andInTheTransportSpec() {
+        assertThat(Specs.transport(withProps(Map.of("spector.routing.gateway.owner-connections", "1")))
+                        .maxConnectionsPerOwner())
+                .isEqualTo(1);
+        assertThat(Specs.transport(withProps(Map.of("spector.routing.gateway.owner-connections", "65536")))
+                        .maxConnectionsPerOwner())
+                .isEqualTo(65_536);
+        for (String bad : List.of("0", "65537")) {
+            assertThat(refused(Map.of("spector.routing.gateway.owner-connections", bad))
+                            .problems())
+                    .as(bad)
+                    .singleElement()
+                    .satisfies(p -> assertThat(p).contains("spector.routing.gateway.owner-connections"));
+        }
+        assertThat(Specs.transport(withProps(Map.of())).maxConnectionsPerOwner())
+                .as("default")
+                .isEqualTo(256);
+    }
+
+    @Test
+    void ownerDown_boundsAndOnePast_andTheBackoffMaxAtLeastTheBackoff() {
+        var spec = Specs.forwarder(withProps(Map.of(
+                "spector.routing.gateway.owner-down-after", "100",
+                "spector.routing.gateway.owner-down-backoff", "10ms",
+                "spector.routing.gateway.owner-down-backoff-max", "1h")));
+        assertThat(spec.ownerDownAfter()).isEqualTo(100);
+        assertThat(spec.ownerDownBackoff()).isEqualTo(Duration.ofMillis(10));
+        assertThat(spec.ownerDownBackoffMax()).isEqualTo(Duration.ofHours(1));
+        assertThat(Specs.forwarder(withProps(Map.of("spector.routing.gateway.owner-down-after", "0")))
+                        .ownerDownAfter())
+                .as("0: off")
+                .isZero();
+        assertThat(refused(Map.of("spector.routing.gateway.owner-down-after", "101"))
+                        .problems())
+                .singleElement()
+                .satisfies(p -> assertThat(p).contains("owner-down-after"));
+        assertThat(refused(Map.of("spector.routing.gateway.owner-down-backoff", "9ms"))
+                        .problems())
+                .singleElement()
+                .satisfies(p -> assertThat(p).contains("owner-down-backoff"));
+        assertThat(refused(Map.of(
+                                "spector.routing.gateway.owner-down-backoff", "2s",
+                                "spector.routing.gateway.owner-down-backoff-max", "1s"))
+                        .problems())
+                .singleElement()
+                .satisfies(p -> assertThat(p).contains("owner-down-backoff-max"));
+    }
+
     // ---- Durations ----
 
     @Test
