@@ -22,7 +22,7 @@ start_owner 19171
 
 env SPECTOR_CELL_ROLE=gateway SPECTOR_CELL_RING_MEMBERS=owner-0=http://127.0.0.1:19171 \
   SPECTOR_SERVER_PORT=19170 SPECTOR_SERVER_HOST=127.0.0.1 SPECTOR_ROUTING_REDIS_ENABLED=false \
-  SPECTOR_SECURITY_JWT_HMAC_SECRET="$(cat "$work/secret")" SPECTOR_SERVER_ACCESS_LOG=off \
+  SPECTOR_SECURITY_JWT_HMAC_SECRET="$(cat "$work/secret")" SPECTOR_SERVER_ACCESS_LOG=off SPECTOR_ROUTING_GATEWAY_OWNER_CONNECTIONS=8192 \
   "${java[@]}" gateway > "$work/gateway.log" 2>&1 &
 gateway=$!
 pids+=($gateway)
@@ -30,7 +30,7 @@ wait_for http://127.0.0.1:19170/actuator/health
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$gateway/status"; }
 metric() { # sum of a Prometheus series, e.g. metric 'jvm_memory_used_bytes{area="heap"'
-  curl -s http://127.0.0.1:19170/actuator/prometheus | { grep -F "$1" || true; } | awk '{s+=$2} END {printf "%d", s}'
+  curl -s http://127.0.0.1:19170/actuator/prometheus | { grep -F "$1" || true; } | awk '{s+=$NF} END {printf "%d", s}'
 }
 heap_after_gc() { jcmd "$gateway" GC.run >/dev/null 2>&1; sleep 1; metric 'jvm_memory_used_bytes{area="heap"'; }
 direct() { metric 'jvm_buffer_memory_used_bytes{id="direct"'; }
