@@ -227,7 +227,7 @@ final class AccessLogTest {
         assertThat(n.get("tenant").asText()).isEqualTo("t\tx");
         assertThat(n.get("retargets").asText()).isEqualTo("moved,stale-connection");
         assertThat(n.get("durationMs").asText()).isEqualTo("1.234");
-        assertThat(n.get("time").asText()).isEqualTo("1970-01-01T00:00:00Z");
+        assertThat(n.get("time").asText()).isEqualTo("1970-01-01T00:00:00.000Z");
     }
 
     @Test
