@@ -5,11 +5,11 @@ import static java.util.Objects.requireNonNull;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.util.internal.PlatformDependent;
-import java.io.BufferedWriter;
+import java.io.BufferedOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.OutputStreamWriter;
-import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -117,7 +117,7 @@ final class AccessLog implements AutoCloseable {
 
     private final @Nullable Queue<Entry> queue;
 
-    private final @Nullable Writer out;
+    private final @Nullable OutputStream out;
     private final @Nullable Thread writer;
     private final @Nullable Counter dropped;
     private final boolean ownsOut;
@@ -131,7 +131,7 @@ final class AccessLog implements AutoCloseable {
         this.ownsOut = false;
     }
 
-    private AccessLog(Writer out, boolean ownsOut, String name, MeterRegistry registry) {
+    private AccessLog(OutputStream out, boolean ownsOut, String name, MeterRegistry registry) {
         this.queue = PlatformDependent.newFixedMpscQueue(QUEUE_ENTRIES);
         this.out = out;
         this.ownsOut = ownsOut;
@@ -156,21 +156,22 @@ final class AccessLog implements AutoCloseable {
             return NONE;
         }
         if (destination.equals(STDOUT)) {
-            return new AccessLog(writer(System.out), false, STDOUT, registry);
+            // fd 1 itself, not System.out: its PrintStream takes a lock and encodes per call
+            return new AccessLog(buffered(new FileOutputStream(FileDescriptor.out)), false, STDOUT, registry);
         }
         Path file = Path.of(destination);
         OutputStream stream = Files.newOutputStream(
                 file, StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE);
-        return new AccessLog(writer(stream), true, file.toAbsolutePath().toString(), registry);
+        return new AccessLog(buffered(stream), true, file.toAbsolutePath().toString(), registry);
     }
 
     /** A log writing to {@code out} (tests; the caller keeps {@code out}). */
-    static AccessLog writingTo(Writer out, MeterRegistry registry) {
+    static AccessLog writingTo(OutputStream out, MeterRegistry registry) {
         return new AccessLog(out, false, "a writer", registry);
     }
 
-    private static Writer writer(OutputStream stream) {
-        return new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), 64 * 1024);
+    private static OutputStream buffered(OutputStream stream) {
+        return new BufferedOutputStream(stream, 64 * 1024);
     }
 
     /** Answers whether lines are written: when not, callers skip building an {@link Entry}. */
@@ -197,8 +198,8 @@ final class AccessLog implements AutoCloseable {
 
     private void run() {
         Queue<Entry> q = requireNonNull(queue);
-        Writer w = requireNonNull(out);
-        StringBuilder line = new StringBuilder(512);
+        OutputStream w = requireNonNull(out);
+        Line line = new Line();
         Clock clock = new Clock();
         try {
             while (!closed || !q.isEmpty()) {
@@ -211,9 +212,9 @@ final class AccessLog implements AutoCloseable {
                     continue;
                 }
                 for (int n = 0; e != null && n < BATCH; n++) {
-                    line.setLength(0);
+                    line.reset();
                     format(e, line, clock);
-                    w.append(line);
+                    w.write(line.bytes, 0, line.length);
                     e = n + 1 < BATCH ? q.poll() : null;
                 }
             }
@@ -223,45 +224,47 @@ final class AccessLog implements AutoCloseable {
         }
     }
 
-    /** Formats one line: a JSON object and a newline. */
-    static void format(Entry e, StringBuilder b) {
-        format(e, b, new Clock());
+    /** Formats one line, a JSON object and a newline, as text (tests). */
+    static String format(Entry e) {
+        Line line = new Line();
+        format(e, line, new Clock());
+        return new String(line.bytes, 0, line.length, StandardCharsets.UTF_8);
     }
 
-    private static void format(Entry e, StringBuilder b, Clock clock) {
-        b.append("{\"time\":\"");
+    private static void format(Entry e, Line b, Clock clock) {
+        b.ascii("{\"time\":\"");
         clock.append(e.startMillis(), b);
-        b.append('"');
-        string(b, "requestId", e.requestId());
-        string(b, "client", e.client());
-        string(b, "method", e.method());
-        string(b, "path", e.path());
-        b.append(",\"status\":").append(e.status());
-        b.append(",\"bytesIn\":").append(e.bytesIn());
-        b.append(",\"bytesOut\":").append(e.bytesOut());
-        millis(b, "durationMs", e.durationNanos());
+        b.ascii("\"");
+        b.string("requestId", e.requestId());
+        b.string("client", e.client());
+        b.string("method", e.method());
+        b.string("path", e.path());
+        b.number("status", e.status());
+        b.number("bytesIn", e.bytesIn());
+        b.number("bytesOut", e.bytesOut());
+        b.millis("durationMs", e.durationNanos());
         if (e.upstreamHeadNanos() >= 0) {
-            millis(b, "upstreamHeadMs", e.upstreamHeadNanos());
+            b.millis("upstreamHeadMs", e.upstreamHeadNanos());
         }
-        string(b, "route", e.route());
+        b.string("route", e.route());
         if (e.upstream() != null) {
-            string(b, "upstream", e.upstream());
+            b.string("upstream", e.upstream());
         }
-        b.append(",\"attempts\":").append(e.attempts());
+        b.number("attempts", e.attempts());
         if (e.retargets() != null) {
-            string(b, "retargets", e.retargets());
+            b.string("retargets", e.retargets());
         }
         if (e.tenant() != null) {
-            string(b, "tenant", e.tenant());
+            b.string("tenant", e.tenant());
         }
-        string(b, "outcome", e.outcome());
+        b.string("outcome", e.outcome());
         if (e.error() != null) {
-            string(b, "error", e.error());
+            b.string("error", e.error());
         }
         if (e.traceId() != null) {
-            string(b, "traceId", e.traceId());
+            b.string("traceId", e.traceId());
         }
-        b.append("}\n");
+        b.ascii("}\n");
     }
 
     /**
@@ -272,59 +275,130 @@ final class AccessLog implements AutoCloseable {
         private long second = Long.MIN_VALUE;
         private String prefix = "";
 
-        void append(long epochMillis, StringBuilder b) {
+        void append(long epochMillis, Line b) {
             long s = Math.floorDiv(epochMillis, 1000);
             if (s != second) {
                 String full = Instant.ofEpochSecond(s).toString(); // ...:29Z, no fraction
                 prefix = full.substring(0, full.length() - 1);
                 second = s;
             }
-            long ms = Math.floorMod(epochMillis, 1000L);
-            b.append(prefix).append('.');
-            if (ms < 100) {
-                b.append('0');
-            }
-            if (ms < 10) {
-                b.append('0');
-            }
-            b.append(ms).append('Z');
+            b.ascii(prefix);
+            b.ascii(".");
+            b.digits(Math.floorMod(epochMillis, 1000L), 3);
+            b.ascii("Z");
         }
     }
 
-    private static void millis(StringBuilder b, String name, long nanos) {
-        long micros = nanos / 1000;
-        b.append(",\"").append(name).append("\":").append(micros / 1000).append('.');
-        long frac = micros % 1000;
-        if (frac < 100) {
-            b.append('0');
-        }
-        if (frac < 10) {
-            b.append('0');
-        }
-        b.append(frac);
-    }
+    /**
+     * One line's UTF-8 bytes, written straight into a reused array (no {@code String}, no encoder):
+     * JSON strings escaped as RFC 8259 section 7 says, every char below U+0020, DEL and a lone or
+     * paired surrogate as {@code \\uXXXX} (so the line is always valid UTF-8), others as their
+     * UTF-8 bytes. Confined to the writer thread.
+     */
+    static final class Line {
+        byte[] bytes = new byte[1024];
+        int length;
 
-    /** Appends {@code ,"name":"value"} with the value escaped as JSON (RFC 8259 section 7). */
-    private static void string(StringBuilder b, String name, String value) {
-        b.append(",\"").append(name).append("\":\"");
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                case '\n' -> b.append("\\n");
-                case '\r' -> b.append("\\r");
-                case '\t' -> b.append("\\t");
-                default -> {
-                    if (c < 0x20 || c == 0x7f || Character.isSurrogate(c)) {
-                        b.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
+        void reset() {
+            length = 0;
+        }
+
+        private void room(int n) {
+            if (length + n > bytes.length) {
+                bytes = java.util.Arrays.copyOf(bytes, Math.max(bytes.length * 2, length + n));
+            }
+        }
+
+        /** Appends text known to be ASCII and free of anything JSON must escape. */
+        void ascii(String s) {
+            int n = s.length();
+            room(n);
+            for (int i = 0; i < n; i++) {
+                bytes[length++] = (byte) s.charAt(i);
+            }
+        }
+
+        /** Appends {@code ,"name":"value"} with the value escaped. */
+        void string(String name, String value) {
+            ascii(",\"");
+            ascii(name);
+            ascii("\":\"");
+            int n = value.length();
+            room(n * 6);
+            for (int i = 0; i < n; i++) {
+                char c = value.charAt(i);
+                if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+                    bytes[length++] = (byte) c;
+                } else if (c == '"' || c == '\\') {
+                    bytes[length++] = '\\';
+                    bytes[length++] = (byte) c;
+                } else if (c == '\n') {
+                    bytes[length++] = '\\';
+                    bytes[length++] = 'n';
+                } else if (c == '\r') {
+                    bytes[length++] = '\\';
+                    bytes[length++] = 'r';
+                } else if (c == '\t') {
+                    bytes[length++] = '\\';
+                    bytes[length++] = 't';
+                } else if (c < 0x20 || c == 0x7f || Character.isSurrogate(c)) {
+                    bytes[length++] = '\\';
+                    bytes[length++] = 'u';
+                    for (int shift = 12; shift >= 0; shift -= 4) {
+                        bytes[length++] = (byte) Character.forDigit((c >> shift) & 0xf, 16);
                     }
+                } else if (c < 0x800) {
+                    bytes[length++] = (byte) (0xc0 | (c >> 6));
+                    bytes[length++] = (byte) (0x80 | (c & 0x3f));
+                } else {
+                    bytes[length++] = (byte) (0xe0 | (c >> 12));
+                    bytes[length++] = (byte) (0x80 | ((c >> 6) & 0x3f));
+                    bytes[length++] = (byte) (0x80 | (c & 0x3f));
                 }
             }
+            bytes[length++] = '"';
         }
-        b.append('"');
+
+        /** Appends {@code ,"name":n}. */
+        void number(String name, long n) {
+            ascii(",\"");
+            ascii(name);
+            ascii("\":");
+            if (n < 0) {
+                ascii("-");
+                n = -n;
+            }
+            digits(n, 1);
+        }
+
+        /** Appends {@code ,"name":m.uuu}: nanoseconds as milliseconds with three decimals. */
+        void millis(String name, long nanos) {
+            long micros = nanos / 1000;
+            ascii(",\"");
+            ascii(name);
+            ascii("\":");
+            digits(micros / 1000, 1);
+            ascii(".");
+            digits(micros % 1000, 3);
+        }
+
+        /** Appends {@code n >= 0} in decimal, padded with zeros to {@code width} digits. */
+        void digits(long n, int width) {
+            room(20);
+            int start = length;
+            do {
+                bytes[length++] = (byte) ('0' + (n % 10));
+                n /= 10;
+            } while (n > 0);
+            while (length - start < width) {
+                bytes[length++] = '0';
+            }
+            for (int i = start, j = length - 1; i < j; i++, j--) {
+                byte t = bytes[i];
+                bytes[i] = bytes[j];
+                bytes[j] = t;
+            }
+        }
     }
 
     /** Writes what is queued (at most {@link #CLOSE_TIMEOUT}) and stops the writer. */
@@ -340,7 +414,7 @@ final class AccessLog implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        Writer w = out;
+        OutputStream w = out;
         if (w != null) {
             try {
                 if (ownsOut) {

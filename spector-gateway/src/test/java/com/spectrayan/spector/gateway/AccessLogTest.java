@@ -197,34 +197,30 @@ final class AccessLogTest {
 
     @Test
     void format_isOneJsonObjectPerLine_withEveryStringEscaped() throws Exception {
-        StringBuilder b = new StringBuilder();
-        AccessLog.format(
-                new AccessLog.Entry(
-                        0,
-                        "id",
-                        "127.0.0.1:1",
-                        "GET",
-                        "/a\"b\\c\n\u0001\u007f😀",
-                        200,
-                        1,
-                        2,
-                        1_234_567,
-                        -1,
-                        "r",
-                        null,
-                        0,
-                        "moved,stale-connection",
-                        "t\tx",
-                        "completed",
-                        null,
-                        null),
-                b);
-        String line = b.toString();
+        String line = AccessLog.format(new AccessLog.Entry(
+                0,
+                "id",
+                "127.0.0.1:1",
+                "GET",
+                "/a\"b\\c\n\u0001\u007f😀",
+                200,
+                1,
+                2,
+                1_234_567,
+                -1,
+                "r",
+                null,
+                0,
+                "moved,stale-connection",
+                "t\txé€",
+                "completed",
+                null,
+                null));
         assertThat(line).endsWith("}\n").doesNotContain("upstream").doesNotContain("upstreamHeadMs");
         assertThat(line.indexOf('\n')).as("one line").isEqualTo(line.length() - 1);
         JsonNode n = JSON.readTree(line);
         assertThat(n.get("path").asText()).isEqualTo("/a\"b\\c\n\u0001\u007f😀");
-        assertThat(n.get("tenant").asText()).isEqualTo("t\tx");
+        assertThat(n.get("tenant").asText()).isEqualTo("t\txé€");
         assertThat(n.get("retargets").asText()).isEqualTo("moved,stale-connection");
         assertThat(n.get("durationMs").asText()).isEqualTo("1.234");
         assertThat(n.get("time").asText()).isEqualTo("1970-01-01T00:00:00.000Z");
@@ -235,9 +231,14 @@ final class AccessLogTest {
         java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
         StringBuilder written = new StringBuilder();
-        java.io.Writer blocking = new java.io.Writer() {
+        java.io.OutputStream blocking = new java.io.OutputStream() {
             @Override
-            public void write(char[] c, int off, int len) {
+            public void write(int b) {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) {
                 entered.countDown();
                 try {
                     release.await();
@@ -245,15 +246,9 @@ final class AccessLogTest {
                     Thread.currentThread().interrupt();
                 }
                 synchronized (written) {
-                    written.append(c, off, len);
+                    written.append(new String(b, off, len, StandardCharsets.UTF_8));
                 }
             }
-
-            @Override
-            public void flush() {}
-
-            @Override
-            public void close() {}
         };
         AccessLog access = AccessLog.writingTo(blocking, new SimpleMeterRegistry());
         try {
