@@ -1,6 +1,6 @@
-package com.spectrayan.spector.cli;
+package com.spectrayan.spector.gateway;
 
-import com.spectrayan.spector.gateway.GatewayServer;
+import com.spectrayan.spector.gateway.auth.HmacTokens;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,28 +19,33 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The training run behind {@code bin/spector gateway}'s class-data archive: the launcher runs
- * {@code java -XX:ArchiveClassesAtExit=FILE -cp JAR com.spectrayan.spector.cli.GatewayTraining}
- * once per jar (and JVM), and every later start maps the classes this run loaded instead of
- * loading them from the jar (bench/README.md, start-up and idle memory).
+ * The training run behind the gateway's class-data archive (AppCDS): {@code bin/spector gateway}
+ * runs {@code java -XX:ArchiveClassesAtExit=FILE -cp JAR com.spectrayan.spector.gateway.GatewayTraining}
+ * once per jar (and JVM), the gateway image once at build time, and every later start maps the
+ * classes this run loaded instead of loading them from the jars (bench/README.md, start-up and idle
+ * memory).
  *
  * <p>Design notes. The run loads what a healthy, serving gateway loads in its first seconds and
  * nothing else: on a JVM that maps archives at a random address (JDK 17.0.x's default) every
  * archived page is touched at start, so a class archived but never used costs resident memory. It
  * starts a gateway the way {@code spector gateway} does, but from settings of its own (loopback,
- * any free port, Redis off, edge auth with a random key, one owner: {@link #owner}, a stub on a
- * loopback port), so that nothing in the user's environment changes what it does or makes it fail.
+ * any free port, Redis off, edge auth with a random key, one owner: a stub on a loopback port
+ * that answers {@code 200}), so that nothing in the user's environment changes what it does or makes it fail.
  * It answers the probes and a scrape, then forwards {@link #FORWARDS} authorised requests (a GET
  * and a POST with a body, the second one over the pooled owner connection). It sends no request
  * that fails: the error path (problem+json, and with it Jackson's ObjectMapper) would add about
  * 6 MiB to every start for a cost that the first error pays once instead. The gateway is not
  * closed: the JVM's exit writes the archive, and the drain path's classes are loaded when a real
- * gateway stops. Every wait is bounded by {@link #IO_TIMEOUT}; the run fails (exit 1, no archive
- * kept by the launcher) when the gateway does not start or any answer is not a 200.
+ * gateway stops. Every wait is bounded by {@link #IO_TIMEOUT}; the run fails (exit 1: the launcher
+ * keeps no archive, the image build stops) when the gateway does not start or any answer is not a
+ * 200.
  */
-final class GatewayTraining {
+public final class GatewayTraining implements AutoCloseable {
     /** Connect and read timeout of each training request, and of the stub owner's reads. */
     static final Duration IO_TIMEOUT = Duration.ofSeconds(5);
+
+    /** The validity of the training's bearer token. */
+    static final Duration TOKEN_TTL = Duration.ofMinutes(1);
 
     /** The namespace of the training's forwarded requests. */
     static final String NAMESPACE = "training";
@@ -55,28 +60,35 @@ final class GatewayTraining {
     static final List<String> LOCAL_PATHS = List.of(
             "/actuator/health", "/actuator/health/readiness", "/actuator/health/liveness", "/actuator/prometheus");
 
-    private GatewayTraining() {}
+    private final ServerSocket ownerSocket;
+    private final GatewayServer gateway;
+    private final List<String> answers;
+
+    private GatewayTraining(ServerSocket ownerSocket, GatewayServer gateway, List<String> answers) {
+        this.ownerSocket = ownerSocket;
+        this.gateway = gateway;
+        this.answers = List.copyOf(answers);
+    }
 
     /** Runs the training and exits 0, or 1 with the reason on standard error. */
     public static void main(String[] args) {
         int code;
         try {
-            List<String> answers = run();
+            GatewayTraining training = run();
             code = 0;
-            System.err.println("spector: trained the class-data archive on " + answers);
+            System.err.println("spector: trained the class-data archive on " + training.answers());
         } catch (IOException | RuntimeException e) {
             System.err.println("spector: class-data training failed: " + e);
             code = 1;
         }
-        System.exit(code);
+        System.exit(code); // the gateway is left running: see the class comment
     }
 
     /**
-     * Starts a gateway and its stub owner, sends the training requests and returns {@code "METHOD
-     * PATH STATUS"} for each, in order; leaves the gateway running (see the class comment), so the
-     * caller exits the JVM.
+     * Starts a gateway and its stub owner and sends the training requests; the returned run holds
+     * them (its {@link #close()} stops them: a test's, never the training process's).
      */
-    static List<String> run() throws IOException {
+    static GatewayTraining run() throws IOException {
         String secret = randomSecret();
         ServerSocket ownerSocket = new ServerSocket(0, 8, InetAddress.getLoopbackAddress());
         Thread owner = new Thread(() -> owner(ownerSocket), "spector-training-owner");
@@ -93,17 +105,41 @@ final class GatewayTraining {
                         "spector.server.peer-port", "-1",
                         "spector.routing.redis.enabled", "false",
                         "spector.security.jwt.hmac-secret", secret));
-        GatewayServer gateway = GatewayServer.start(settings);
-        int port = gateway.port();
+        GatewayServer gateway;
+        try {
+            gateway = GatewayServer.start(settings);
+        } catch (RuntimeException e) {
+            ownerSocket.close();
+            throw e;
+        }
         List<String> answers = new ArrayList<>();
-        for (String path : LOCAL_PATHS) {
-            answers.add(expectOk(port, "GET", path, null, null));
+        try {
+            int port = gateway.port();
+            for (String path : LOCAL_PATHS) {
+                answers.add(expectOk(port, "GET", path, null, null));
+            }
+            String token = HmacTokens.mint(secret.getBytes(StandardCharsets.UTF_8), NAMESPACE, TOKEN_TTL);
+            for (Forward f : FORWARDS) {
+                answers.add(expectOk(port, f.method(), "/api/v1/namespaces/" + NAMESPACE + "/echo", token, f.body()));
+            }
+        } catch (IOException | RuntimeException e) {
+            gateway.close();
+            ownerSocket.close();
+            throw e;
         }
-        String token = TokenCommand.mint(secret, NAMESPACE, Duration.ofMinutes(1));
-        for (Forward f : FORWARDS) {
-            answers.add(expectOk(port, f.method(), "/api/v1/namespaces/" + NAMESPACE + "/echo", token, f.body()));
-        }
+        return new GatewayTraining(ownerSocket, gateway, answers);
+    }
+
+    /** {@code "METHOD PATH STATUS"} of each training request, in the order sent. */
+    List<String> answers() {
         return answers;
+    }
+
+    /** Stops the trained gateway and the stub owner. */
+    @Override
+    public void close() throws IOException {
+        gateway.close();
+        ownerSocket.close();
     }
 
     private static String expectOk(int port, String method, String path, @Nullable String token, @Nullable String body)
