@@ -4,7 +4,8 @@
 #   bench/edge-ab.sh OLD_JAR NEW_JAR [rounds=3] [seconds=10] [connections=32]
 # OLD_JAR / NEW_JAR: spector-cli-*-all.jar of each build (e.g. from a `git worktree` of the old
 # commit: ./mvnw -B package -pl spector-cli -am -DskipTests). Environment: WARM_S (JVM warm-up
-# per build and size, default 30), JAVA_OPTS for both gateways.
+# per build and size, default 30), JAVA_OPTS for both gateways, OLD_JAVA_OPTS / NEW_JAVA_OPTS for
+# one of them (two JVM flag sets on one jar: pass the same jar twice).
 # Pinning as ../shared/bench/compare.sh: wrk on CPU 0, the backend and the proxies on CPU 1.
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n '2,8p' "$0"; exit 2; }
@@ -42,11 +43,12 @@ AUTH="Authorization: Bearer $token"
 $PP nginx -e $L/startup.err -p "$BENCH_DIR" -c "$BENCH_DIR/backend.conf"
 $PP nginx -e $L/startup.err -p "$BENCH_DIR" -c "$BENCH_DIR/nginxproxy.conf"
 for build in old new; do
-  jar=$old_jar; [ $build = new ] && jar=$new_jar
+  jar=$old_jar; opts=${OLD_JAVA_OPTS:-${JAVA_OPTS:--Xms64m -Xmx256m}}
+  [ $build = new ] && { jar=$new_jar; opts=${NEW_JAVA_OPTS:-${JAVA_OPTS:--Xms64m -Xmx256m}}; }
   setsid $PP env SPECTOR_CELL_ROLE=gateway SPECTOR_CELL_RING_MEMBERS=bench=http://127.0.0.1:19000 \
     SPECTOR_SERVER_PORT=${PORT[$build]} SPECTOR_SERVER_HOST=127.0.0.1 SPECTOR_ROUTING_REDIS_ENABLED=false \
     SPECTOR_SECURITY_JWT_HMAC_SECRET="$secret" \
-    java ${JAVA_OPTS:--Xms64m -Xmx256m} -Dio.netty.leakDetection.level=disabled -jar "$jar" gateway \
+    java $opts -Dio.netty.leakDetection.level=disabled -jar "$jar" gateway \
     > $L/$build.log 2>&1 &
   started+=($!); PID[$build]=$!
 done

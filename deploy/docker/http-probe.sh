@@ -1,7 +1,7 @@
 #!/bin/bash
 # http-probe.sh PATH [PORT]: exits 0 when GET http://127.0.0.1:PORT/PATH answers 200, 1 otherwise.
-# The images' HEALTHCHECK and the gateway's CDS training run use it; it needs only bash (its
-# /dev/tcp), since the JRE base image is not promised to carry curl or wget.
+# The images' HEALTHCHECK uses it; it needs only bash (its /dev/tcp), since the JRE base image is
+# not promised to carry curl or wget.
 set -u
 path="${1:?usage: http-probe.sh PATH [PORT]}"
 port="${2:-${SPECTOR_SERVER_PORT:-7070}}"

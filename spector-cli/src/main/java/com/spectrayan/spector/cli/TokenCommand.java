@@ -1,19 +1,12 @@
 package com.spectrayan.spector.cli;
 
-import com.nimbusds.jose.JOSEException;
-import com.nimbusds.jose.JWSAlgorithm;
-import com.nimbusds.jose.JWSHeader;
-import com.nimbusds.jose.crypto.MACSigner;
-import com.nimbusds.jwt.JWTClaimsSet;
-import com.nimbusds.jwt.SignedJWT;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.gateway.auth.HmacTokens;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.Date;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -66,19 +59,6 @@ final class TokenCommand implements Callable<Integer> {
         if (key.length < 32) {
             throw SpectorException.badRequest("secret", key.length + " bytes (expected: >= 32)");
         }
-        Instant now = Instant.now();
-        JWTClaimsSet claims = new JWTClaimsSet.Builder()
-                .subject(tenant)
-                .claim("tenant", tenant)
-                .issueTime(Date.from(now))
-                .expirationTime(Date.from(now.plus(ttl)))
-                .build();
-        SignedJWT jwt = new SignedJWT(new JWSHeader(JWSAlgorithm.HS256), claims);
-        try {
-            jwt.sign(new MACSigner(key));
-        } catch (JOSEException e) {
-            throw new IllegalStateException("HS256 signing failed", e);
-        }
-        return jwt.serialize();
+        return HmacTokens.mint(key, tenant, ttl);
     }
 }

@@ -1,7 +1,5 @@
 package com.spectrayan.spector.gateway;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.spectrayan.spector.contract.Problem;
 import com.spectrayan.spector.contract.ProblemJson;
 import com.spectrayan.spector.contract.SpectorException;
@@ -20,8 +18,6 @@ import org.jspecify.annotations.Nullable;
 
 /** Builds the responses the gateway originates: problem+json errors and small JSON or text bodies. */
 final class Responses {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     private Responses() {}
 
     /**
@@ -44,18 +40,14 @@ final class Responses {
         return full(status, "application/json", json.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** A JSON response with {@code body} (maps, lists, strings, numbers) serialised by Jackson. */
+    /** A JSON response with {@code body} (maps, lists, strings, numbers, booleans; {@link PlainJson}). */
     static FullHttpResponse jsonOf(HttpResponseStatus status, Object body) {
         return jsonOf(status, "application/json", body);
     }
 
     /** As {@link #jsonOf(HttpResponseStatus, Object)}, with a JSON media type of its own. */
     static FullHttpResponse jsonOf(HttpResponseStatus status, String contentType, Object body) {
-        try {
-            return full(status, contentType, JSON.writeValueAsBytes(body));
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("maps of plain values are always serialisable", e);
-        }
+        return full(status, contentType, PlainJson.write(body).getBytes(StandardCharsets.UTF_8));
     }
 
     /** A JSON object's members in the order given: {@code object("a", 1, "b", 2)}. */

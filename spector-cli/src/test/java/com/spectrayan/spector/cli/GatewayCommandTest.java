@@ -1,0 +1,73 @@
+package com.spectrayan.spector.cli;
+
+import static java.util.Objects.requireNonNull;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code spector gateway}'s start without picocli ({@link GatewayCommand#plain}): which argument
+ * lists take it, and that a failure there reads and exits as it does through picocli.
+ */
+final class GatewayCommandTest {
+    @Test
+    void plain_gatewayAloneOrWithConfig_isTakenWithoutPicocli() {
+        assertThat(GatewayCommand.plain("gateway"))
+                .isNotNull()
+                .extracting(c -> c.config)
+                .isNull();
+        assertThat(GatewayCommand.plain("gateway", "--config", "a.yaml"))
+                .isNotNull()
+                .extracting(c -> c.config)
+                .isEqualTo(Path.of("a.yaml"));
+        assertThat(GatewayCommand.plain("gateway", "--config=b.yaml"))
+                .isNotNull()
+                .extracting(c -> c.config)
+                .isEqualTo(Path.of("b.yaml"));
+    }
+
+    @Test
+    void plain_anythingElse_isLeftToPicocli() {
+        assertThat(GatewayCommand.plain()).isNull();
+        assertThat(GatewayCommand.plain("owner")).isNull();
+        assertThat(GatewayCommand.plain("gateway", "--help")).isNull();
+        assertThat(GatewayCommand.plain("gateway", "-V")).isNull();
+        assertThat(GatewayCommand.plain("gateway", "--config")).isNull();
+        assertThat(GatewayCommand.plain("gateway", "--config", "-h")).isNull();
+        assertThat(GatewayCommand.plain("gateway", "--config", "a.yaml", "extra"))
+                .isNull();
+        assertThat(GatewayCommand.plain("gateway", "--configs", "a.yaml")).isNull();
+        assertThat(GatewayCommand.plain("gateway", "a.yaml")).isNull();
+        assertThat(GatewayCommand.plain("gateway", "--config", "bad\u0000path")).isNull();
+    }
+
+    @Test
+    void runPlain_badSettings_sameMessageAndExitCodeAsThroughPicocli(@TempDir Path dir) {
+        String missing = dir.resolve("missing.yaml").toString();
+        StringWriter plainErr = new StringWriter();
+        int plainCode = SpectorCli.runPlain(
+                requireNonNull(GatewayCommand.plain("gateway", "--config", missing)), new PrintWriter(plainErr, true));
+        StringWriter picocliErr = new StringWriter();
+        int picocliCode = SpectorCli.run(
+                new PrintWriter(new StringWriter(), true),
+                new PrintWriter(picocliErr, true),
+                "gateway",
+                "--config",
+                missing);
+
+        assertThat(plainCode).isEqualTo(picocliCode).isNotZero();
+        assertThat(plainErr.toString()).isEqualTo(picocliErr.toString()).contains("missing.yaml");
+    }
+
+    @Test
+    void commandLine_namedSubcommand_buildsThatOneAlone() {
+        assertThat(SpectorCli.commandLine("route", "--help").getSubcommands()).containsOnlyKeys("route");
+        assertThat(SpectorCli.commandLine("--help").getSubcommands())
+                .containsOnlyKeys("route", "gateway", "owner", "worker", "status", "demo", "token");
+        assertThat(SpectorCli.commandLine("nonsense").getSubcommands()).hasSize(7);
+    }
+}
