@@ -192,6 +192,16 @@ public final class V2Connection {
         return closed;
     }
 
+    /** Returns the DATA bytes queued on {@code streamId}, waiting for credit or the socket; on the event loop. */
+    int queuedBytes(int streamId) {
+        return scheduler.queuedBytes(streamId);
+    }
+
+    /** Returns the window this side grants the peer on {@code streamId} (0 when not open); on the event loop. */
+    int receiveWindow(int streamId) {
+        return receiveWindows.streamWindow(streamId);
+    }
+
     // ---- the API ----
 
     /**
@@ -211,7 +221,7 @@ public final class V2Connection {
         }
         byte[] json = head.toFrame(1, endStream).json(); // checks END_STREAM before anything is queued
         V2Stream stream = new V2Stream(this, 0, head.upgrade() != null, handler);
-        if (!run(stream, () -> open(stream, json, endStream))) {
+        if (!run(null, () -> open(stream, json, endStream))) {
             stream.ended = true; // the loop is gone; nothing was opened
         }
         return stream;
@@ -283,8 +293,9 @@ public final class V2Connection {
         stream.headSent = true;
         streams.put(id, stream);
         scheduler.open(id);
+        List<WindowCredit> credits = receiveWindows.open(id); // all bookkeeping before the first write
         control(new V2Frame.Headers(id, json, endStream));
-        sendCredits(receiveWindows.open(id), null);
+        sendCredits(credits, null);
         if (endStream) {
             scheduler.reset(id); // nothing to send: the sending side is done at the head
             localEnded(stream);
@@ -621,8 +632,9 @@ public final class V2Connection {
             return; // closed: dropped
         }
         highestStreamId = id;
-        sendCredits(receiveWindows.open(id), null);
+        List<WindowCredit> credits = receiveWindows.open(id);
         scheduler.open(id);
+        sendCredits(credits, null);
         if (id >= goAwayAbove || !Limits.ACTIVE_RELAYS_PER_CONNECTION.allows(streams.size() + 1L)) {
             refuse(id, V2ErrorCode.REFUSED_STREAM);
             return;
