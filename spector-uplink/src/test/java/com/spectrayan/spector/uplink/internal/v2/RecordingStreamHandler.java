@@ -32,6 +32,7 @@ final class RecordingStreamHandler implements V2StreamHandler {
     private long toSend;
     private long sent;
     private boolean endAfter;
+    private boolean endWritten;
 
     RecordingStreamHandler autoConsume(boolean on) {
         autoConsume = on;
@@ -116,8 +117,23 @@ final class RecordingStreamHandler implements V2StreamHandler {
                 chunk.writeByte(pattern(s.id(), sent + i));
             }
             sent += n;
-            s.write(chunk, endAfter && sent == toSend);
+            endWritten = endAfter && sent == toSend;
+            s.write(chunk, endWritten);
         }
+        if (endAfter && !endWritten && sent == toSend && s.isWritable()) {
+            endWritten = true;
+            s.write(ByteBufAllocator.DEFAULT.buffer(0), true);
+        }
+    }
+
+    /** Returns the bytes the producer was asked to send so far. */
+    long target() {
+        return toSend;
+    }
+
+    /** Returns whether the producer wrote END_STREAM. */
+    boolean endWritten() {
+        return endWritten;
     }
 
     /** Returns byte {@code at} of the body {@link #send} writes on stream {@code id}. */
@@ -132,6 +148,10 @@ final class RecordingStreamHandler implements V2StreamHandler {
             b[i] = pattern(id, i);
         }
         return b;
+    }
+
+    long unconsumed() {
+        return unconsumed;
     }
 
     long sent() {
