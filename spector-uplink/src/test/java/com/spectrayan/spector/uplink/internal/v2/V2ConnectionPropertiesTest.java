@@ -2,9 +2,7 @@ package com.spectrayan.spector.uplink.internal.v2;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.spectrayan.spector.testkit.NettyLeakExtension;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
-import io.netty.util.ResourceLeakDetector;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -40,20 +38,12 @@ final class V2ConnectionPropertiesTest {
 
     @BeforeContainer
     static void paranoid() {
-        NettyLeakExtension.collectLeaks(); // installs the recording detector; earlier leaks are not ours
-        if (ResourceLeakDetector.getLevel() != ResourceLeakDetector.Level.PARANOID) {
-            throw new IllegalStateException("leak detection is " + ResourceLeakDetector.getLevel()
-                    + " (expected: PARANOID, as the parent pom sets)");
-        }
+        PropertyLeaks.paranoid();
     }
 
     @AfterContainer
     static void noLeak() {
-        List<String> leaks = NettyLeakExtension.collectLeaks();
-        if (!leaks.isEmpty()) {
-            throw new AssertionError(
-                    "3 (no leak): Netty buffers never released (" + leaks.size() + "):\n" + String.join("\n", leaks));
-        }
+        PropertyLeaks.noLeak("3 (no leak)");
     }
 
     @Property(tries = 300)
