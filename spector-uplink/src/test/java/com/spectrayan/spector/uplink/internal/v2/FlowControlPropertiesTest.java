@@ -3,11 +3,9 @@ package com.spectrayan.spector.uplink.internal.v2;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.testkit.FakeTicker;
-import com.spectrayan.spector.testkit.NettyLeakExtension;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.util.ResourceLeakDetector;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,20 +51,12 @@ final class FlowControlPropertiesTest {
 
     @BeforeContainer
     static void paranoid() {
-        NettyLeakExtension.collectLeaks(); // installs the recording detector; earlier leaks are not ours
-        if (ResourceLeakDetector.getLevel() != ResourceLeakDetector.Level.PARANOID) {
-            throw new IllegalStateException("leak detection is " + ResourceLeakDetector.getLevel()
-                    + " (expected: PARANOID, -Dio.netty.leakDetection.level=PARANOID as the parent pom sets)");
-        }
+        PropertyLeaks.paranoid();
     }
 
     @AfterContainer
     static void noLeak() {
-        List<String> leaks = NettyLeakExtension.collectLeaks();
-        if (!leaks.isEmpty()) {
-            throw new AssertionError(
-                    "5 (no leak): Netty buffers never released (" + leaks.size() + "):\n" + String.join("\n", leaks));
-        }
+        PropertyLeaks.noLeak("5 (no leak)");
     }
 
     @Property(tries = 2000)
