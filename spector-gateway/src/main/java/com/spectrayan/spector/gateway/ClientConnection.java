@@ -172,6 +172,7 @@ final class ClientConnection {
     private @Nullable String traceId;
     private boolean wasReset;
     private @Nullable String client; // the peer's ip:port, once asked
+    private @Nullable String clientIp; // the peer's ip, once asked
 
     private @Nullable ScheduledFuture<?> headTimer;
     private long headStartNanos; // 0 while no head is arriving
@@ -259,12 +260,23 @@ final class ClientConnection {
         String a = client;
         if (a == null) {
             SocketAddress remote = ctx.channel().remoteAddress();
-            a = remote instanceof InetSocketAddress inet && inet.getAddress() != null
-                    ? inet.getAddress().getHostAddress() + ":" + inet.getPort()
-                    : String.valueOf(remote);
+            a = remote instanceof InetSocketAddress inet ? clientIp() + ":" + inet.getPort() : clientIp();
             client = a;
         }
         return a;
+    }
+
+    /** Returns the client's IP, as {@code X-Forwarded-For} and the trusted-proxy rule name it; made once. */
+    String clientIp() {
+        String ip = clientIp;
+        if (ip == null) {
+            SocketAddress remote = ctx.channel().remoteAddress();
+            ip = remote instanceof InetSocketAddress inet && inet.getAddress() != null
+                    ? inet.getAddress().getHostAddress()
+                    : String.valueOf(remote);
+            clientIp = ip;
+        }
+        return ip;
     }
 
     /** Returns the current exchange's {@code X-Request-Id}. */

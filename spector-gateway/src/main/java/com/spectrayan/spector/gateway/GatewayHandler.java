@@ -23,8 +23,6 @@ import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -52,6 +50,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     private final String scheme;
     private final @Nullable PeerRelay peer;
     private @Nullable ClientConnection connection;
+    private @Nullable Boolean trusted; // the connection's client, decided at its first request
 
     /**
      * A handler for a connection of the plain listener ({@code tls} false) or the TLS one, on the
@@ -105,9 +104,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
 
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
         ClientConnection c = connection();
-        boolean trusted = peer != null
-                || context.trustedProxies().contains(clientAddress(ctx.channel().remoteAddress()));
-        if (!c.begin(request, "malformed", trusted)) {
+        if (!c.begin(request, "malformed", trusted(c))) {
             return; // the connection is ending: a request behind its last response is dropped
         }
         if (request.decoderResult().isFailure()) {
@@ -254,7 +251,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         ForwardedExchange exchange =
                 new ForwardedExchange(c, path, HttpUtil.is100ContinueExpected(request), context.streamIdleTimeout());
         c.start(exchange);
-        String client = clientAddress(ctx.channel().remoteAddress());
+        String client = c.clientIp();
         ForwardRequest forward = new ForwardRequest(
                 request.method(),
                 withQuery(path, forwardedQuery(target)),
@@ -331,11 +328,14 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         ctx.close();
     }
 
-    private static String clientAddress(@Nullable SocketAddress address) {
-        if (address instanceof InetSocketAddress inet && inet.getAddress() != null) {
-            return inet.getAddress().getHostAddress();
+    /** Answers, once per connection, whether its client may set X-Forwarded-* and X-Request-Id. */
+    private boolean trusted(ClientConnection c) {
+        Boolean t = trusted;
+        if (t == null) {
+            t = peer != null || context.trustedProxies().contains(c.clientIp());
+            trusted = t;
         }
-        return String.valueOf(address);
+        return t;
     }
 
     /**
