@@ -30,7 +30,8 @@ public enum ErrorCode {
     OWNER_TIMEOUT(ErrorKind.TRANSPORT, 504, 1, "Owner timeout", shape("owner", String.class, "timeoutMs", Long.class)),
     OWNER_DOWN(
             ErrorKind.TRANSPORT, 503, 1, "Owner down", shape("owner", String.class, "retryAfterSeconds", Long.class)),
-    WORKER_UNREACHABLE(ErrorKind.TRANSPORT, 503, 1, "Worker unreachable", shape("workerId", String.class)),
+    WORKER_UNREACHABLE(
+            ErrorKind.TRANSPORT, 503, 1, "Worker unreachable", shape("workerId", String.class, "reason", String.class)),
     RELAY_TARGET_MISSING(ErrorKind.DOMAIN, 503, 1, "Relay target missing", shape("target", String.class)),
     DAEMON_STOPPING(ErrorKind.TRANSPORT, 503, 1, "Daemon stopping", shape()),
     DAEMON_CONNECTION_LOST(ErrorKind.TRANSPORT, 503, 1, "Daemon connection lost", shape()),

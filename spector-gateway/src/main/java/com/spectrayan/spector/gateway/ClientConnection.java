@@ -312,11 +312,17 @@ final class ClientConnection {
         closeAfterResponse = true;
     }
 
-    /** Hands the current request to an exchange; its body (if any) is read only when it asks. */
+    /**
+     * Hands the current request to an exchange; its body (if any) is read only when it asks. A
+     * second call for the same request replaces an exchange that ended without reading the body
+     * nor answering.
+     */
     void start(Exchange e) {
         exchange = e;
-        inFlight = true; // what a drain waits for: forwarded and relayed exchanges, not local answers
-        context.drain().exchangeStarted();
+        if (!inFlight) { // a second start hands the same request on (a relay that found no link)
+            inFlight = true; // what a drain waits for: forwarded and relayed exchanges, not local answers
+            context.drain().exchangeStarted();
+        }
         if (body == Body.READING) {
             pauseBody();
         }

@@ -219,6 +219,25 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         RelayedExchange relayed = new RelayedExchange(
                 c, ctx.executor(), path, HttpUtil.is100ContinueExpected(request), context.metrics());
         c.start(relayed);
+        if (workerId != null && hop != PeerHop.OFF) {
+            // The link seen a moment ago went before the relay started: the hop finds where it is now.
+            relayed.onNoLink(() -> {
+                try {
+                    hop.forward(
+                            ctx,
+                            c,
+                            request,
+                            path,
+                            forwardedQuery(target),
+                            workerId,
+                            RelayRoute.tenantOf(request, claims),
+                            RelayRoute.leaseOf(request),
+                            context);
+                } catch (SpectorException e) {
+                    c.problem(e, path);
+                }
+            });
+        }
         try {
             context.relay().start(request, path, forwardedQuery(target), claims, c.bodyPending(), relayed);
         } catch (SpectorException e) {

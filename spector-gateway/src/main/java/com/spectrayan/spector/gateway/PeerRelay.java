@@ -102,6 +102,9 @@ final class PeerRelay {
         RelayedExchange relayed = new RelayedExchange(
                 c, ctx.executor(), path, HttpUtil.is100ContinueExpected(request), context.metrics());
         c.start(relayed);
+        if (workerId != null) {
+            relayed.onNoLink(() -> refuse(c, workerId, path)); // the link went in between: the caller tries another
+        }
         try {
             String lease = request.headers().get(SpectorHeaders.PEER_LEASE);
             if (lease != null) {

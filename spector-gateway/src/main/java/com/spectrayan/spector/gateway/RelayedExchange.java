@@ -6,6 +6,7 @@ import com.spectrayan.spector.contract.SpectorHeaders;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.gateway.GatewayRelay;
 import com.spectrayan.spector.uplink.wire.Header;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -49,6 +50,13 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     private boolean waitingWritable;
     private boolean finished;
 
+    /**
+     * What to do instead of failing when the relay found no live link of its worker before it sent
+     * anything ({@link GatewayRelay#isNoLink}): the link this replica saw a moment ago went in between.
+     * Null: fail 503 as any relay that cannot start.
+     */
+    private @Nullable Runnable onNoLink;
+
     RelayedExchange(
             ClientConnection connection,
             EventExecutor loop,
@@ -67,10 +75,22 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         return signal;
     }
 
+    /**
+     * Takes the relay elsewhere when it finds no live link before sending anything (the peer hop,
+     * or the peer port's 421 no-link) instead of answering 503. Call before {@link #onRelayed}.
+     */
+    void onNoLink(Runnable elsewhere) {
+        this.onNoLink = elsewhere;
+    }
+
     /** Answers the relay's outcome (called on any thread). */
     void onRelayed(CompletionStage<RelayedResponse> relayed) {
         relayed.whenComplete((response, error) -> loop.execute(() -> {
-            if (error != null) {
+            Runnable elsewhere = onNoLink;
+            if (error != null && elsewhere != null && !finished && !pulled && GatewayRelay.isNoLink(error)) {
+                finished = true; // nothing was read of the body nor sent: the next exchange takes the request
+                elsewhere.run();
+            } else if (error != null) {
                 fail(unwrap(error));
             } else {
                 respond(response);

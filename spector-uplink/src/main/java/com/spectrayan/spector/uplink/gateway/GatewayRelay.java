@@ -93,8 +93,7 @@ public final class GatewayRelay {
         requireNonNull(workerId, "workerId");
         requireNonNull(call, "call");
         if (directory.live(workerId) == null) {
-            return CompletableFuture.failedFuture(
-                    Failures.unreachable(workerId, "worker " + workerId + " has no live uplink", null));
+            return CompletableFuture.failedFuture(Failures.noLink(workerId));
         }
         RelayLimiter limiter;
         CompletableFuture<Void> permit;
@@ -118,6 +117,15 @@ public final class GatewayRelay {
                 scheduler);
         exchange.start();
         return exchange.result();
+    }
+
+    /**
+     * Answers whether a relay failed because its worker had no live link when it was about to
+     * start: nothing reached the worker nor was read of the request body, so the caller may take
+     * the request to another replica that holds one.
+     */
+    public static boolean isNoLink(Throwable failure) {
+        return Failures.isNoLink(failure);
     }
 
     /** Returns the relays to a worker that hold a slot now. */

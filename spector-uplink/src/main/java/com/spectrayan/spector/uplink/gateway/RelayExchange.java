@@ -200,7 +200,7 @@ final class RelayExchange implements RelayHooks {
         }
         WorkerLink link = directory.live(workerId);
         if (link == null) {
-            fail(Failures.unreachable(workerId, "worker " + workerId + " has no live uplink", null), false);
+            fail(Failures.noLink(workerId), false);
             return;
         }
         RelayedRequest request = call.request();

@@ -72,9 +72,13 @@ final class GatewayRelayTest {
         SpectorException e = spectorFailure(relay.relay("w2", get()), ErrorCode.WORKER_UNREACHABLE, "no live link");
         w1.client.close("gone");
         Waits.until("the closed link leaves the directory", () -> directory.live("w1") == null);
-        spectorFailure(relay.relay("w1", get()), ErrorCode.WORKER_UNREACHABLE, "closed link");
+        SpectorException closed = spectorFailure(relay.relay("w1", get()), ErrorCode.WORKER_UNREACHABLE, "closed link");
 
         assertThat(e.getMessage()).as("names the worker").contains("w2");
+        assertThat(List.of(e, closed))
+                .as("marked as nothing sent, so the caller may take the relay to another replica")
+                .allMatch(GatewayRelay::isNoLink);
+        assertThat(e.details()).containsEntry("reason", "no-link");
         assertThat(worker.seen(RelayRequest.OP))
                 .as("nothing sent to a worker without a live link")
                 .isEmpty();
@@ -480,7 +484,10 @@ final class GatewayRelayTest {
         CompletionStage<RelayedResponse> stage = relay.relay("w1", get());
         worker.take(RelayRequest.OP);
         w1.ends.workerEnd().close("worker gone");
-        spectorFailure(stage, ErrorCode.WORKER_UNREACHABLE, "drop before head");
+        SpectorException e = spectorFailure(stage, ErrorCode.WORKER_UNREACHABLE, "drop before head");
+        assertThat(GatewayRelay.isNoLink(e))
+                .as("relay.request went out: the worker may have seen it, so it is no refusal to retry")
+                .isFalse();
     }
 
     @Test

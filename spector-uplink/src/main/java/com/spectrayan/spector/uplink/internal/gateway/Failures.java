@@ -16,6 +16,27 @@ public final class Failures {
         return SpectorException.of(ErrorCode.WORKER_UNREACHABLE, message, Map.of("workerId", workerId), cause);
     }
 
+    /** The {@code reason} detail of {@link #noLink}. */
+    public static final String NO_LINK = "no-link";
+
+    /**
+     * No live uplink of the worker when the relay was about to start: nothing was sent, so the
+     * caller may take the relay elsewhere ({@link #isNoLink}). WORKER_UNREACHABLE, kind transport.
+     */
+    public static SpectorException noLink(String workerId) {
+        return SpectorException.of(
+                ErrorCode.WORKER_UNREACHABLE,
+                "worker " + workerId + " has no live uplink",
+                Map.of("workerId", workerId, "reason", NO_LINK));
+    }
+
+    /** Answers whether {@code failure} (perhaps wrapped) is a {@link #noLink}: nothing reached a worker. */
+    public static boolean isNoLink(Throwable failure) {
+        return unwrap(failure) instanceof SpectorException e
+                && e.code() == ErrorCode.WORKER_UNREACHABLE
+                && NO_LINK.equals(e.details().get("reason"));
+    }
+
     /** A worker that broke the relay protocol: INTERNAL naming it. */
     public static SpectorException invalidResponse(String workerId, @Nullable Throwable cause) {
         return SpectorException.of(
