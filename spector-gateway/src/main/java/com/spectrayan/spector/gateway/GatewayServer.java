@@ -24,6 +24,7 @@ import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
 import com.spectrayan.spector.uplink.transport.UplinkAcceptor;
+import com.spectrayan.spector.uplink.transport.V2FrameChannel;
 import com.spectrayan.spector.uplink.transport.WebSocketFrameChannel;
 import io.micrometer.core.instrument.Gauge;
 import io.netty.bootstrap.ServerBootstrap;
@@ -344,10 +345,12 @@ public final class GatewayServer implements AutoCloseable {
      */
     private FrameChannel.Receiver onUplink(String workerId, int slot, FrameChannel channel) {
         String remote = "in-memory";
-        if (channel instanceof WebSocketFrameChannel ws) {
+        Channel c = channel instanceof WebSocketFrameChannel ws
+                ? ws.channel()
+                : channel instanceof V2FrameChannel v2 ? v2.channel() : null;
+        if (c != null) {
             // An uplink is no longer an HTTP connection: its idle close, Expect handling and
             // exchanges end with the upgrade, and the drain closes it through its worker link.
-            Channel c = ws.channel();
             for (String name : HTTP_ONLY_HANDLERS) {
                 if (c.pipeline().get(name) != null) {
                     c.pipeline().remove(name);
@@ -365,10 +368,11 @@ public final class GatewayServer implements AutoCloseable {
         var unused = link.refresh(workers.next(), Limits.STATUS_TIMEOUT); // learn its targets at once
         link.startRefresh(workers.next(), STATUS_REFRESH_INTERVAL, Limits.STATUS_TIMEOUT);
         log.info(
-                "worker {} connected uplink slot {} from {} ({} links now)",
+                "worker {} connected uplink slot {} from {} over {} ({} links now)",
                 workerId,
                 slot,
                 remote,
+                channel instanceof V2FrameChannel ? "spector-uplink.v2" : "spector-uplink.v1",
                 workerDirectory.links(workerId).size());
         return client;
     }

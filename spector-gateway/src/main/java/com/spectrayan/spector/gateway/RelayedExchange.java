@@ -9,7 +9,6 @@ import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.gateway.GatewayRelay;
 import com.spectrayan.spector.uplink.wire.Header;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -40,7 +39,9 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     private final GatewayMetrics metrics;
     private final AbortSignal signal = new AbortSignal();
     private final ArrayDeque<ByteBuf> queued = new ArrayDeque<>(); // at most one read batch
-    private @Nullable CompletableFuture<@Nullable ByteBuffer> pending;
+    /** The relay's outstanding read of the request body, and whether it takes the buffer as it is. */
+    private @Nullable CompletableFuture<@Nullable ByteBuf> pending;
+
     private @Nullable BodySource responseBody;
     private @Nullable SpectorException bodyFailure;
     private boolean bodyEnded;
@@ -102,7 +103,13 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
 
     @Override
     public CompletionStage<@Nullable ByteBuffer> next() {
-        CompletableFuture<@Nullable ByteBuffer> f = new CompletableFuture<>();
+        return nextBuf().thenApply(b -> b == null ? null : copy(b));
+    }
+
+    /** The client's next part as the socket read it: no copy (the relay writes it on, or releases it). */
+    @Override
+    public CompletionStage<@Nullable ByteBuf> nextBuf() {
+        CompletableFuture<@Nullable ByteBuf> f = new CompletableFuture<>();
         loop.execute(() -> {
             SpectorException failure = bodyFailure;
             ByteBuf b = queued.poll();
@@ -113,7 +120,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
                 f.completeExceptionally(failure);
             } else if (b != null) {
                 metrics.relayedToWorker(b.readableBytes());
-                f.complete(copy(b));
+                complete(f, b);
             } else if (bodyEnded || discarded) {
                 f.complete(null);
             } else {
@@ -144,11 +151,11 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
             b.release();
             return;
         }
-        CompletableFuture<@Nullable ByteBuffer> p = pending;
+        CompletableFuture<@Nullable ByteBuf> p = pending;
         if (p != null) {
             pending = null;
             metrics.relayedToWorker(b.readableBytes());
-            p.complete(copy(b));
+            complete(p, b);
         } else {
             queued.add(b);
         }
@@ -157,7 +164,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     @Override
     public void onBodyEnd() {
         bodyEnded = true;
-        CompletableFuture<@Nullable ByteBuffer> p = pending;
+        CompletableFuture<@Nullable ByteBuf> p = pending;
         if (p != null) {
             pending = null;
             p.complete(null);
@@ -168,7 +175,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     public void onBodyFailed(SpectorException error) {
         bodyFailure = error;
         releaseQueued();
-        CompletableFuture<@Nullable ByteBuffer> p = pending;
+        CompletableFuture<@Nullable ByteBuf> p = pending;
         pending = null;
         if (p != null) {
             p.completeExceptionally(error);
@@ -224,9 +231,12 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         if (finished || body == null) {
             return;
         }
-        body.next()
+        body.nextBuf()
                 .whenComplete((part, error) -> loop.execute(() -> {
                     if (finished) {
+                        if (part != null) {
+                            part.release();
+                        }
                         return;
                     }
                     if (error != null) {
@@ -235,8 +245,8 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
                         finished = true;
                         connection.end();
                     } else {
-                        metrics.relayedFromWorker(part.remaining());
-                        connection.chunk(Unpooled.wrappedBuffer(part));
+                        metrics.relayedFromWorker(part.readableBytes());
+                        connection.chunk(part); // as the uplink read it: no copy
                         connection.flush();
                         if (connection.isWritable()) {
                             pump();
@@ -275,7 +285,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     public void onClosed() {
         releaseQueued();
         SpectorException gone = SpectorException.of(ErrorCode.DAEMON_CONNECTION_LOST, "the caller went away");
-        CompletableFuture<@Nullable ByteBuffer> p = pending;
+        CompletableFuture<@Nullable ByteBuf> p = pending;
         pending = null;
         if (p != null) {
             p.completeExceptionally(gone);
@@ -303,6 +313,13 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         ByteBuf b;
         while ((b = queued.poll()) != null) {
             b.release();
+        }
+    }
+
+    /** Hands a part to the relay's read; a read nobody waits for any more does not keep it. */
+    private static void complete(CompletableFuture<@Nullable ByteBuf> read, ByteBuf part) {
+        if (!read.complete(part)) {
+            part.release();
         }
     }
 

@@ -12,21 +12,34 @@ import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.internal.gateway.Failures;
 import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.uplink.internal.gateway.RelayHooks;
+import com.spectrayan.spector.uplink.internal.v2.RequestHead;
+import com.spectrayan.spector.uplink.internal.v2.ResponseHead;
+import com.spectrayan.spector.uplink.internal.v2.V2Connection;
+import com.spectrayan.spector.uplink.internal.v2.V2ErrorCode;
+import com.spectrayan.spector.uplink.internal.v2.V2Stream;
+import com.spectrayan.spector.uplink.internal.v2.V2StreamHandler;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
+import com.spectrayan.spector.uplink.wire.Frame;
+import com.spectrayan.spector.uplink.wire.Header;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.IntConsumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -221,6 +234,11 @@ final class RelayExchange implements RelayHooks {
             return;
         }
         RealGatewayWorkerClient c = link.relayClient();
+        V2Connection v2 = c.v2();
+        if (v2 != null) {
+            startV2(link, c, v2);
+            return;
+        }
         synchronized (this) {
             if (finished) {
                 return;
@@ -237,6 +255,214 @@ final class RelayExchange implements RelayHooks {
             pump();
         }
     }
+
+    // ---- protocol v2: the relay as one stream (docs/PROTOCOL.md section 9.4) ----
+
+    /**
+     * Opens the relay's stream on a v2 link: the request head, then the body as DATA within the
+     * stream's window; the response arrives through {@link V2Relay}. The endings stay this
+     * exchange's (the deadline, the caller's abort, the first ending wins); a cancel is the
+     * stream's RESET {@code CANCEL}.
+     */
+    private void startV2(WorkerLink link, RealGatewayWorkerClient c, V2Connection v2) {
+        RelayedRequest request = call.request();
+        boolean hasBody = request.body() != null;
+        RequestHead head;
+        try {
+            head = new RequestHead(
+                    call.target(),
+                    request.method(),
+                    request.url().toString(),
+                    request.headers(),
+                    request.tenant(),
+                    request.leaseId(),
+                    null);
+            head.toFrame(1, !hasBody); // the END_STREAM rule (section 9.3), before anything is sent
+        } catch (SpectorException e) {
+            fail(e, false);
+            return;
+        }
+        V2Relay relay = new V2Relay(v2);
+        synchronized (this) {
+            if (finished) {
+                return;
+            }
+            client = c;
+            this.link = link;
+            link.relayStarted();
+            requestSent = true;
+            uploading = hasBody;
+            v2Relay = relay;
+        }
+        assertNoLock();
+        relay.stream = v2.openStream(head, !hasBody, relay);
+        if (hasBody) {
+            relay.pumpLater();
+        }
+    }
+
+    /**
+     * The stream of one v2 relay: its handler (on the link's event loop) and the upload, which
+     * also runs on that loop, where {@link V2Stream#isWritable()} is answered.
+     */
+    private final class V2Relay implements V2StreamHandler {
+        private final V2Connection connection;
+
+        /** Set once {@code openStream} returned; every callback that needs it comes later, on the loop. */
+        volatile @Nullable V2Stream stream;
+
+        V2Relay(V2Connection connection) {
+            this.connection = connection;
+        }
+
+        /** Runs {@link #pump} on the link's loop. */
+        void pumpLater() {
+            try {
+                connection.channel().eventLoop().execute(this::pump);
+            } catch (RejectedExecutionException e) {
+                fail(
+                        Failures.unreachable(workerId, "worker " + workerId + " uplink was lost during the relay", e),
+                        false);
+            }
+        }
+
+        /** On the loop: reads the caller's next part while the stream takes more. */
+        private void pump() {
+            V2Stream s = stream;
+            BodySource source = call.request().body();
+            if (s == null || source == null || !s.isWritable()) {
+                return;
+            }
+            synchronized (RelayExchange.this) {
+                if (finished || !uploading || endSent || reading || eof) {
+                    return;
+                }
+                reading = true;
+            }
+            assertNoLock();
+            source.nextBuf().whenComplete((part, error) -> {
+                try {
+                    connection.channel().eventLoop().execute(() -> partRead(s, part, error));
+                } catch (RejectedExecutionException e) {
+                    if (part != null) {
+                        part.release();
+                    }
+                }
+            });
+        }
+
+        private void partRead(V2Stream s, @Nullable ByteBuf part, @Nullable Throwable error) {
+            boolean send;
+            synchronized (RelayExchange.this) {
+                reading = false;
+                if (error != null || part == null) {
+                    eof = true; // ended or failed: never read or cancel it again
+                }
+                send = !finished && uploading && !endSent;
+                if (send && error == null && part == null) {
+                    endSent = true;
+                }
+            }
+            assertNoLock();
+            if (error != null) {
+                fail(Failures.unwrap(error), true);
+                return;
+            }
+            if (!send) {
+                if (part != null) {
+                    part.release();
+                }
+                return;
+            }
+            if (part == null) {
+                s.write(Unpooled.EMPTY_BUFFER, true);
+                return;
+            }
+            s.write(part, false);
+            pump();
+        }
+
+        @Override
+        public void onResponseHead(ResponseHead head, boolean endStream) {
+            V2Stream s = stream;
+            headArrived(head.status(), head.headers(), head.length(), n -> {
+                if (s != null) {
+                    s.consumed(n);
+                }
+            });
+            if (endStream) {
+                responseEnded();
+            }
+        }
+
+        @Override
+        public void onData(ByteBuf data, boolean endStream) {
+            if (!dataArrived(data)) {
+                return;
+            }
+            if (endStream) {
+                responseEnded();
+            }
+        }
+
+        @Override
+        public void onReset(V2ErrorCode code, Frame.@Nullable ErrorFrame error) {
+            if (code == V2ErrorCode.RELAY_ERROR && error != null) {
+                fail(error.toException(), false, true); // the worker's own error, behind what it sent
+            } else if (code == V2ErrorCode.REFUSED_STREAM) {
+                fail(
+                        Failures.unreachable(
+                                workerId, "worker " + workerId + " refused the relay (REFUSED_STREAM)", null),
+                        false);
+            } else {
+                fail(
+                        Failures.invalidResponse(
+                                workerId, new IllegalStateException("the worker reset the relay " + code)),
+                        false);
+            }
+        }
+
+        @Override
+        public void onLinkClosed(@Nullable Throwable cause) {
+            fail(
+                    Failures.unreachable(workerId, "worker " + workerId + " uplink was lost during the relay", cause),
+                    false);
+        }
+
+        @Override
+        public void onWritabilityChanged() {
+            pump();
+        }
+
+        /** The response is complete (END_STREAM from the worker): the relay ends well, or short of its length. */
+        private void responseEnded() {
+            SpectorException shortBody = null;
+            boolean uploadOpen;
+            synchronized (RelayExchange.this) {
+                if (finished) {
+                    return;
+                }
+                if (body != null
+                        && declaredLength != ResponseFraming.UNKNOWN_LENGTH
+                        && receivedBytes < declaredLength) {
+                    shortBody = Failures.lengthUnderrun(workerId, declaredLength, receivedBytes);
+                }
+                uploadOpen = uploading && !endSent;
+            }
+            if (shortBody != null) {
+                fail(shortBody, true, true); // section 9.4: a declared length is a promise
+                return;
+            }
+            V2Stream s = stream;
+            if (uploadOpen && s != null) {
+                s.reset(V2ErrorCode.NO_ERROR, null); // answered before the whole body: stop sending it
+            }
+            succeeded();
+        }
+    }
+
+    /** The v2 relay's stream, once it opened; null on v1. Guarded by this. */
+    private @Nullable V2Relay v2Relay;
 
     // ---- the request body ----
 
@@ -354,6 +580,11 @@ final class RelayExchange implements RelayHooks {
 
     @Override
     public void onRelayHead(RelayHead head) {
+        headArrived(head.status(), head.headers(), head.length(), taken -> {});
+    }
+
+    /** The worker's response head (either version); {@code onTaken} hears each read of the body. */
+    private void headArrived(int status, List<Header> headers, long length, IntConsumer onTaken) {
         RelayedResponse response;
         synchronized (this) {
             if (finished) {
@@ -361,13 +592,12 @@ final class RelayExchange implements RelayHooks {
             }
             if (!headSeen) {
                 headSeen = true;
-                int status = head.status();
                 boolean noBody =
                         ResponseFraming.bodyless(call.request().method().equals("HEAD"), status);
-                ResponseBody b = noBody ? null : new ResponseBody(reason -> fail(reason, true));
+                ResponseBody b = noBody ? null : new ResponseBody(reason -> fail(reason, true), onTaken);
                 body = b;
-                declaredLength = head.length();
-                response = new RelayedResponse(status, head.headers(), head.length(), b);
+                declaredLength = length;
+                response = new RelayedResponse(status, headers, length, b);
             } else {
                 response = null;
             }
@@ -409,7 +639,7 @@ final class RelayExchange implements RelayHooks {
             fail(requireNonNull(broken, "broken"), true);
             return;
         }
-        long unread = b.offer(part);
+        long unread = b.offer(Unpooled.wrappedBuffer(part));
         if (unread > maxUnreadBytes) {
             fail(
                     SpectorException.of(
@@ -418,6 +648,55 @@ final class RelayExchange implements RelayHooks {
                                     + maxUnreadBytes + " bytes unread",
                             Map.of("limitBytes", maxUnreadBytes)),
                     true);
+        }
+    }
+
+    /**
+     * A DATA frame's bytes (v2), owned from here: queued for the caller, or released. Answers
+     * whether the relay goes on. The stream's window bounds what may queue, so unlike v1 a reader
+     * that falls behind holds the worker back instead of failing.
+     */
+    private boolean dataArrived(ByteBuf data) {
+        ResponseBody b = null;
+        SpectorException broken = null;
+        synchronized (this) {
+            if (finished) {
+                data.release();
+                return false;
+            }
+            ResponseBody current = body;
+            if (current == null) {
+                broken = Failures.invalidResponse(
+                        workerId, new IllegalStateException("DATA for a response without a body"));
+            } else {
+                receivedBytes += data.readableBytes();
+                if (declaredLength != ResponseFraming.UNKNOWN_LENGTH && receivedBytes > declaredLength) {
+                    broken = Failures.lengthOverrun(workerId, declaredLength, receivedBytes);
+                } else {
+                    b = current;
+                }
+            }
+        }
+        assertNoLock();
+        if (b == null) {
+            data.release();
+            failV2(requireNonNull(broken, "broken"), V2ErrorCode.PROTOCOL_ERROR);
+            return false;
+        }
+        b.offer(data);
+        return true;
+    }
+
+    /** Ends a v2 relay the worker broke: its stream is reset {@code code} (section 9.4), the relay fails. */
+    private void failV2(SpectorException failure, V2ErrorCode code) {
+        V2Relay relay;
+        synchronized (this) {
+            relay = v2Relay;
+        }
+        V2Stream s = relay == null ? null : relay.stream;
+        fail(failure, false);
+        if (s != null) {
+            s.reset(code, null);
         }
     }
 
@@ -457,6 +736,11 @@ final class RelayExchange implements RelayHooks {
             fail(shortBody, false, true);
             return;
         }
+        succeeded();
+    }
+
+    /** The relay ended well: the body ends after what is queued. */
+    private void succeeded() {
         Ending e = finish();
         if (e == null) {
             return;
@@ -519,7 +803,11 @@ final class RelayExchange implements RelayHooks {
                         wait.cancel(false);
                     }
                     RealGatewayWorkerClient c = e.client();
-                    if (cancel && e.requestSent() && c != null) {
+                    V2Relay relay = e.v2Relay();
+                    V2Stream s = relay == null ? null : relay.stream;
+                    if (cancel && e.requestSent() && s != null) {
+                        s.reset(V2ErrorCode.CANCEL, null); // section 9.4: the worker aborts the target
+                    } else if (cancel && e.requestSent() && c != null && relay == null) {
                         c.relayCancel(relayId);
                     }
                     ResponseBody b = e.body();
@@ -548,7 +836,8 @@ final class RelayExchange implements RelayHooks {
             boolean releasePermit,
             @Nullable CompletableFuture<Void> permitWait,
             @Nullable ScheduledFuture<?> timer,
-            @Nullable WorkerLink link) {}
+            @Nullable WorkerLink link,
+            @Nullable V2Relay v2Relay) {}
 
     /**
      * Step 1 of an ending: marks the relay finished and takes the slot from it, under the lock.
@@ -562,7 +851,7 @@ final class RelayExchange implements RelayHooks {
         uploading = false;
         boolean release = permitHeld;
         permitHeld = false;
-        return new Ending(!headSeen, body, client, requestSent, release, permitWait, timer, link);
+        return new Ending(!headSeen, body, client, requestSent, release, permitWait, timer, link, v2Relay);
     }
 
     /**

@@ -1,54 +1,75 @@
 package com.spectrayan.spector.uplink.gateway;
 
 import com.spectrayan.spector.uplink.BodySource;
+import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Consumer;
+import java.util.function.IntConsumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The caller's view of a relayed response body: parts queue as relay-chunk pushes arrive, and
- * the caller pulls them. The exchange bounds how much may queue.
+ * The caller's view of a relayed response body: parts queue as they arrive (v1's relay-chunk
+ * pushes, v2's DATA frames), and the caller pulls them. The exchange bounds how much may queue: v1
+ * by failing a reader that fell behind, v2 by the stream's window, whose credit goes back only as
+ * the reader takes the bytes ({@code onTaken}).
+ *
+ * <p>Ownership: the body owns each part it was offered until a reader takes it ({@link #nextBuf}
+ * hands it on as it is; {@link #next} copies it out and releases it); a part dropped by a failure,
+ * a cancel, or offered after the end is released here.
  *
  * <p>Concurrency: the state is guarded by {@code this}; a reader's future is completed, and {@code
- * onReaderCancel} runs, only after the lock is released, so a reader's callback may call back in.
+ * onReaderCancel} and {@code onTaken} run, only after the lock is released, so a reader's callback
+ * may call back in.
  */
 final class ResponseBody implements BodySource {
     private final Consumer<Throwable> onReaderCancel;
-    private final ArrayDeque<ByteBuffer> parts = new ArrayDeque<>(); // Guarded by this.
+    private final IntConsumer onTaken;
+    private final ArrayDeque<ByteBuf> parts = new ArrayDeque<>(); // Guarded by this.
     private long buffered; // Guarded by this.
     private boolean ended; // Guarded by this.
     private @Nullable Throwable failure; // Guarded by this.
-    private @Nullable CompletableFuture<@Nullable ByteBuffer> waiting; // Guarded by this.
+    private @Nullable CompletableFuture<@Nullable ByteBuf> waiting; // Guarded by this.
 
     ResponseBody(Consumer<Throwable> onReaderCancel) {
-        this.onReaderCancel = onReaderCancel;
+        this(onReaderCancel, taken -> {});
     }
 
-    /** Queues a part (or hands it to a waiting reader); returns the bytes now unread. */
-    long offer(ByteBuffer part) {
-        CompletableFuture<@Nullable ByteBuffer> reader;
+    /** A body that tells {@code onTaken} how many bytes each read took (v2: the credit to return). */
+    ResponseBody(Consumer<Throwable> onReaderCancel, IntConsumer onTaken) {
+        this.onReaderCancel = onReaderCancel;
+        this.onTaken = onTaken;
+    }
+
+    /** Queues a part it now owns (or hands it to a waiting reader); returns the bytes now unread. */
+    long offer(ByteBuf part) {
+        CompletableFuture<@Nullable ByteBuf> reader;
         synchronized (this) {
-            if (ended || failure != null || !part.hasRemaining()) {
+            if (ended || failure != null || !part.isReadable()) {
+                part.release();
                 return buffered;
             }
             reader = waiting;
             waiting = null;
             if (reader == null) {
                 parts.add(part);
-                buffered += part.remaining();
+                buffered += part.readableBytes();
                 return buffered;
             }
         }
-        reader.complete(part);
+        int n = part.readableBytes();
+        if (!reader.complete(part)) {
+            part.release();
+        }
+        onTaken.accept(n);
         return 0;
     }
 
     /** Ends the body after the queued parts. */
     void end() {
-        CompletableFuture<@Nullable ByteBuffer> reader;
+        CompletableFuture<@Nullable ByteBuf> reader;
         synchronized (this) {
             if (ended || failure != null) {
                 return;
@@ -73,19 +94,22 @@ final class ResponseBody implements BodySource {
     }
 
     private void fail(Throwable why, boolean dropQueued) {
-        CompletableFuture<@Nullable ByteBuffer> reader;
+        CompletableFuture<@Nullable ByteBuf> reader;
+        ArrayDeque<ByteBuf> dropped = null;
         synchronized (this) {
             if (ended || failure != null) {
                 return;
             }
             failure = why;
-            if (dropQueued) {
+            if (dropQueued && !parts.isEmpty()) {
+                dropped = new ArrayDeque<>(parts);
                 parts.clear();
                 buffered = 0;
             }
             reader = waiting; // a reader waits only when nothing is queued
             waiting = null;
         }
+        release(dropped);
         if (reader != null) {
             reader.completeExceptionally(why);
         }
@@ -93,37 +117,60 @@ final class ResponseBody implements BodySource {
 
     @Override
     public CompletionStage<@Nullable ByteBuffer> next() {
+        return nextBuf().thenApply(part -> {
+            if (part == null) {
+                return null;
+            }
+            try {
+                ByteBuffer out = ByteBuffer.allocate(part.readableBytes());
+                part.readBytes(out);
+                return out.flip();
+            } finally {
+                part.release();
+            }
+        });
+    }
+
+    @Override
+    public CompletionStage<@Nullable ByteBuf> nextBuf() {
+        ByteBuf part;
         synchronized (this) {
             if (waiting != null) {
                 return CompletableFuture.failedFuture(
                         new IllegalStateException("next() called while a previous next() is outstanding"));
             }
-            ByteBuffer part = parts.poll();
-            if (part != null) {
-                buffered -= part.remaining();
-                return CompletableFuture.completedFuture(part);
+            part = parts.poll();
+            if (part == null) {
+                Throwable failed = failure;
+                if (failed != null) {
+                    return CompletableFuture.failedFuture(failed);
+                }
+                if (ended) {
+                    return CompletableFuture.completedFuture(null);
+                }
+                CompletableFuture<@Nullable ByteBuf> reader = new CompletableFuture<>();
+                waiting = reader;
+                return reader;
             }
-            Throwable failed = failure;
-            if (failed != null) {
-                return CompletableFuture.failedFuture(failed);
-            }
-            if (ended) {
-                return CompletableFuture.completedFuture(null);
-            }
-            CompletableFuture<@Nullable ByteBuffer> reader = new CompletableFuture<>();
-            waiting = reader;
-            return reader;
+            buffered -= part.readableBytes();
         }
+        onTaken.accept(part.readableBytes());
+        return CompletableFuture.completedFuture(part);
     }
 
     @Override
     public void cancel(Throwable reason) {
+        ArrayDeque<ByteBuf> dropped = null;
         synchronized (this) {
             if (ended || failure != null) {
+                dropped = new ArrayDeque<>(parts);
                 parts.clear();
                 buffered = 0;
-                return;
             }
+        }
+        if (dropped != null) {
+            release(dropped);
+            return;
         }
         fail(reason);
         onReaderCancel.accept(reason);
@@ -132,5 +179,13 @@ final class ResponseBody implements BodySource {
     /** Returns the bytes queued and not yet read. */
     synchronized long unread() {
         return buffered;
+    }
+
+    private static void release(@Nullable ArrayDeque<ByteBuf> dropped) {
+        if (dropped != null) {
+            for (ByteBuf b : dropped) {
+                b.release();
+            }
+        }
     }
 }

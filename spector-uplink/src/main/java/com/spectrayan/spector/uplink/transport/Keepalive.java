@@ -29,11 +29,10 @@ final class Keepalive {
         return new IdleStateHandler(idle.toNanos(), 0, 0, TimeUnit.NANOSECONDS);
     }
 
-    /** Pings over {@code frames} every {@code interval} until the channel closes. */
-    static void pingEvery(Duration interval, WebSocketFrameChannel frames) {
-        Channel ch = frames.channel();
+    /** Runs {@code ping} (a WebSocket ping of either version's link) every {@code interval} until {@code ch} closes. */
+    static void pingEvery(Duration interval, Channel ch, Runnable ping) {
         long nanos = interval.toNanos();
-        ScheduledFuture<?> pings = ch.eventLoop().scheduleAtFixedRate(frames::ping, nanos, nanos, TimeUnit.NANOSECONDS);
+        ScheduledFuture<?> pings = ch.eventLoop().scheduleAtFixedRate(ping, nanos, nanos, TimeUnit.NANOSECONDS);
         ch.closeFuture().addListener(f -> pings.cancel(false));
     }
 }

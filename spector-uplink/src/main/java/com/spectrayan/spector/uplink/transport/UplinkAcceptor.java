@@ -3,6 +3,8 @@ package com.spectrayan.spector.uplink.transport;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.internal.v2.V2Connection;
+import com.spectrayan.spector.uplink.internal.v2.V2Limits;
 import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -126,12 +128,19 @@ public final class UplinkAcceptor {
     private final UplinkHandler uplinkHandler;
     private final Admission admission;
     private final Duration idleTimeout;
+    private final boolean v2;
 
     private UplinkAcceptor(Builder builder) {
         this.tokenCheck = builder.tokenCheck;
         this.uplinkHandler = builder.uplinkHandler;
         this.admission = builder.admission;
         this.idleTimeout = builder.idleTimeout;
+        this.v2 = builder.v2;
+    }
+
+    /** The subprotocols this gateway speaks, as its refusals name them (best first). */
+    private String versions() {
+        return v2 ? V2Limits.SUBPROTOCOL + ", " + FrameCodec.SUBPROTOCOL : FrameCodec.SUBPROTOCOL;
     }
 
     /** Starts an acceptor that checks tokens with {@code tokenCheck} and hands uplinks to {@code onUplink}. */
@@ -150,6 +159,7 @@ public final class UplinkAcceptor {
         private final UplinkHandler uplinkHandler;
         private Admission admission = (workerId, slot) -> null;
         private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
+        private boolean v2 = true;
 
         private Builder(TokenCheck tokenCheck, UplinkHandler uplinkHandler) {
             this.tokenCheck = requireNonNull(tokenCheck, "tokenCheck");
@@ -169,6 +179,15 @@ public final class UplinkAcceptor {
                 throw new IllegalArgumentException("idleTimeout must be positive: " + timeout);
             }
             this.idleTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * Sets whether a worker that offers {@code spector-uplink.v2} gets it (default true); off,
+         * every link speaks v1 (docs/PROTOCOL.md section 9.1).
+         */
+        public Builder v2(boolean on) {
+            this.v2 = on;
             return this;
         }
 
@@ -263,18 +282,20 @@ public final class UplinkAcceptor {
                 return;
             }
             List<String> offered = offered(request.headers().getAll(HttpHeaderNames.SEC_WEBSOCKET_PROTOCOL));
-            if (!offered.contains(FrameCodec.SUBPROTOCOL)) {
+            // Section 9.1: v2 when both ends speak it, else v1; the worker's order does not matter.
+            boolean speakV2 = v2 && offered.contains(V2Limits.SUBPROTOCOL);
+            if (!speakV2 && !offered.contains(FrameCodec.SUBPROTOCOL)) {
                 refuse(
                         ctx,
                         HttpResponseStatus.BAD_REQUEST,
                         "BAD_REQUEST",
-                        "no common uplink protocol: this gateway speaks " + FrameCodec.SUBPROTOCOL + ", offered "
+                        "no common uplink protocol: this gateway speaks " + versions() + ", offered "
                                 + (offered.isEmpty() ? "none" : String.join(", ", offered)));
                 return;
             }
             WebSocketServerHandshaker handshaker = new WebSocketServerHandshakerFactory(
                             PATH,
-                            FrameCodec.SUBPROTOCOL,
+                            speakV2 ? V2Limits.SUBPROTOCOL : FrameCodec.SUBPROTOCOL,
                             WebSocketDecoderConfig.newBuilder()
                                     .maxFramePayloadLength(WebSocketFrameChannel.MAX_MESSAGE_BYTES)
                                     .allowExtensions(false)
@@ -290,6 +311,10 @@ public final class UplinkAcceptor {
                 return;
             }
             Channel channel = ctx.channel();
+            if (speakV2) {
+                acceptV2(ctx, request, handshaker, workerId, slot);
+                return;
+            }
             WebSocketFrameChannel frames = new WebSocketFrameChannel(channel, opened -> {
                 try {
                     return uplinkHandler.onUplink(workerId, slot, opened);
@@ -307,6 +332,36 @@ public final class UplinkAcceptor {
                             new io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator(
                                     WebSocketFrameChannel.MAX_MESSAGE_BYTES))
                     .addAfter("uplink-aggregator", "uplink-frames", frames.handler());
+            ctx.pipeline().remove(this);
+            handshaker.handshake(channel, request).addListener(f -> {
+                if (!f.isSuccess()) {
+                    log.warn("uplink handshake failed for worker {}", workerId, f.cause());
+                    channel.close();
+                    return;
+                }
+                frames.open();
+            });
+        }
+
+        /** Completes a v2 handshake: the idle check, then the v2 link, whose receiver is made at the 101. */
+        private void acceptV2(
+                ChannelHandlerContext ctx,
+                FullHttpRequest request,
+                WebSocketServerHandshaker handshaker,
+                String workerId,
+                int slot) {
+            Channel channel = ctx.channel();
+            ctx.pipeline().addAfter(ctx.name(), "uplink-idle", Keepalive.idleCheck(idleTimeout));
+            V2FrameChannel frames =
+                    V2FrameChannel.install(channel, V2Connection.Role.GATEWAY, "uplink-idle", opened -> {
+                        try {
+                            return uplinkHandler.onUplink(workerId, slot, opened);
+                        } catch (RuntimeException e) {
+                            log.error("uplink handler failed for worker {}", workerId, e);
+                            opened.connection().close(WebSocketCloseStatus.INTERNAL_SERVER_ERROR, "gateway failed");
+                            return null;
+                        }
+                    });
             ctx.pipeline().remove(this);
             handshaker.handshake(channel, request).addListener(f -> {
                 if (!f.isSuccess()) {
@@ -347,7 +402,7 @@ public final class UplinkAcceptor {
             response.headers()
                     .set(HttpHeaderNames.CONTENT_TYPE, "application/problem+json")
                     .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE)
-                    .set(VERSIONS_HEADER, FrameCodec.SUBPROTOCOL)
+                    .set(VERSIONS_HEADER, versions())
                     .set(REFUSAL_HEADER, detail);
             if (status.equals(HttpResponseStatus.UNAUTHORIZED)) {
                 response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");

@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.internal.v2.V2Connection;
+import com.spectrayan.spector.uplink.internal.v2.V2Limits;
 import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.wire.Frame;
 import io.netty.bootstrap.Bootstrap;
@@ -128,6 +130,10 @@ public final class UplinkDialer implements AutoCloseable {
     private final boolean spread;
     private final Resolver resolver;
     private final Function<? super WebSocketFrameChannel, ? extends FrameChannel.Receiver> onConnected;
+
+    /** The receiver of a link of either version; set, the dialer offers v2 first (section 9.1). */
+    private final @Nullable Function<? super FrameChannel, ? extends FrameChannel.Receiver> onUplink;
+
     private final Consumer<Throwable> onAttemptFailed;
     private final AtomicInteger attempts = new AtomicInteger();
 
@@ -162,8 +168,16 @@ public final class UplinkDialer implements AutoCloseable {
         this.resolver = b.resolver;
         this.tls = "wss".equals(uri.getScheme()) ? UplinkTls.of(b.caFile) : null;
         this.onConnected = b.onConnected;
+        this.onUplink = b.offerV2 ? b.onUplink : null;
+        Function<? super FrameChannel, ? extends FrameChannel.Receiver> any = b.onUplink;
+        if (any != null && !b.offerV2) {
+            this.onConnectedOverride = any;
+        }
         this.onAttemptFailed = b.onAttemptFailed;
     }
+
+    /** The v1 receiver when {@code onUplink} was set with v2 off; null to use {@code onConnected}. */
+    private @Nullable Function<? super WebSocketFrameChannel, ? extends FrameChannel.Receiver> onConnectedOverride;
 
     /** Starts a dialer for {@code uri} ({@code wss://host[:port]/uplink} or {@code ws://...}) on {@code group}. */
     public static Builder builder(URI uri, String workerId, String token, EventLoopGroup group) {
@@ -200,6 +214,10 @@ public final class UplinkDialer implements AutoCloseable {
             if (c == null) {
                 return false;
             }
+            V2FrameChannel v2 = c.attr(Attrs.V2).get();
+            if (v2 != null) {
+                return v2.isOpen();
+            }
             WebSocketFrameChannel frames = c.attr(Attrs.FRAMES).get();
             return frames != null && frames.isOpen(); // upgraded, not merely TCP-connected
         }
@@ -225,7 +243,10 @@ public final class UplinkDialer implements AutoCloseable {
         }
         if (c != null) {
             WebSocketFrameChannel frames = c.attr(Attrs.FRAMES).get();
-            if (frames != null && frames.isOpen()) {
+            V2FrameChannel v2 = c.attr(Attrs.V2).get();
+            if (v2 != null && v2.isOpen()) {
+                v2.close("worker stopping");
+            } else if (frames != null && frames.isOpen()) {
                 frames.close("worker stopping");
             } else {
                 c.close();
@@ -264,7 +285,11 @@ public final class UplinkDialer implements AutoCloseable {
                         if (t != null) {
                             ch.pipeline().addLast("tls", t.newHandler(ch.alloc(), host(), port(), handshakeTimeout));
                         }
-                        initPipeline(ch, config, idleTimeout, frames);
+                        if (onUplink != null) {
+                            initPipelineNegotiating(ch, config, idleTimeout, frames);
+                        } else {
+                            initPipeline(ch, config, idleTimeout, frames);
+                        }
                     }
                 });
         SocketAddress remote;
@@ -364,7 +389,8 @@ public final class UplinkDialer implements AutoCloseable {
                 .set(UplinkAcceptor.LINK_HEADER, Integer.toString(slot));
         return WebSocketClientProtocolConfig.newBuilder()
                 .webSocketUri(uri)
-                .subprotocol(subprotocol)
+                // Section 9.1: v2 first when this worker speaks it; the gateway picks one.
+                .subprotocol(onUplink != null ? V2Limits.SUBPROTOCOL + ", " + subprotocol : subprotocol)
                 .version(WebSocketVersion.V13)
                 // FrameCodec refuses text that is not UTF-8 as it parses; Netty's validator walked
                 // every byte a second time (about 80% of a worker's loop during an upload).
@@ -393,6 +419,81 @@ public final class UplinkDialer implements AutoCloseable {
                 .addLast(frames.handler());
     }
 
+    /**
+     * The pipeline of a dialer that offers v2: as {@link #initPipeline}, but the uplink's frame
+     * handling is chosen when the handshake completes, by the subprotocol the gateway selected.
+     */
+    void initPipelineNegotiating(
+            Channel ch, WebSocketClientProtocolConfig config, Duration idleTimeout, WebSocketFrameChannel frames) {
+        ch.pipeline()
+                .addLast(new HttpClientCodec())
+                .addLast(new HttpObjectAggregator(64 * 1024))
+                .addLast(new WebSocketClientProtocolHandler(config))
+                .addLast("uplink-idle", Keepalive.idleCheck(idleTimeout))
+                .addLast("uplink-negotiated", new Negotiated(frames));
+    }
+
+    /**
+     * Installs the version the gateway selected, at the handshake's end and before any frame of it
+     * is read (the event comes on the loop ahead of the bytes after the 101): v2's link, or v1's
+     * frame channel.
+     */
+    private final class Negotiated extends io.netty.channel.ChannelInboundHandlerAdapter {
+        private final WebSocketFrameChannel frames;
+
+        Negotiated(WebSocketFrameChannel frames) {
+            this.frames = frames;
+        }
+
+        @Override
+        public void userEventTriggered(io.netty.channel.ChannelHandlerContext ctx, Object evt) {
+            if (evt != WebSocketClientProtocolHandler.ClientHandshakeStateEvent.HANDSHAKE_COMPLETE) {
+                ctx.fireUserEventTriggered(evt);
+                return;
+            }
+            Channel ch = ctx.channel();
+            WebSocketClientProtocolHandler ws = ch.pipeline().get(WebSocketClientProtocolHandler.class);
+            String selected = ws == null ? null : ws.handshaker().actualSubprotocol();
+            if (V2Limits.SUBPROTOCOL.equals(selected)) {
+                V2FrameChannel v2 = V2FrameChannel.install(
+                        ch, V2Connection.Role.WORKER, "uplink-negotiated", opened -> connectedV2(ch, opened));
+                ch.attr(Attrs.V2).set(v2);
+                ctx.pipeline().remove(this);
+                v2.open();
+            } else {
+                ctx.pipeline()
+                        .addAfter(
+                                ctx.name(),
+                                "uplink-aggregator",
+                                new WebSocketFrameAggregator(WebSocketFrameChannel.MAX_MESSAGE_BYTES))
+                        .addAfter("uplink-aggregator", "uplink-frames", frames.handler());
+                ctx.pipeline().remove(this);
+                frames.open();
+            }
+            ctx.fireUserEventTriggered(evt);
+        }
+    }
+
+    /** Takes a v2 link whose handshake completed; returns its receiver, or null after closing it. */
+    private FrameChannel.@Nullable Receiver connectedV2(Channel ch, V2FrameChannel v2) {
+        synchronized (lock) {
+            if (closed || current != ch) {
+                v2.close("worker stopping");
+                return null;
+            }
+            failuresInARow = 0;
+        }
+        Keepalive.pingEvery(pingInterval, ch, v2::ping);
+        log.info("uplink of worker {} connected to {} over {}", workerId, uri, V2Limits.SUBPROTOCOL);
+        try {
+            return requireNonNull(requireNonNull(onUplink, "onUplink").apply(v2), "the receiver onUplink returned");
+        } catch (RuntimeException e) {
+            log.error("uplink callback failed; closing the uplink", e);
+            v2.close("worker failed to start the uplink");
+            return null;
+        }
+    }
+
     /** Takes a connection whose handshake completed; returns its receiver, or null after closing it. */
     private FrameChannel.@Nullable Receiver connected(Channel ch, WebSocketFrameChannel frames) {
         synchronized (lock) {
@@ -402,10 +503,14 @@ public final class UplinkDialer implements AutoCloseable {
             }
             failuresInARow = 0;
         }
-        Keepalive.pingEvery(pingInterval, frames);
+        Keepalive.pingEvery(pingInterval, frames.channel(), frames::ping);
         log.info("uplink of worker {} connected to {}", workerId, uri);
         try {
-            return requireNonNull(onConnected.apply(frames), "the receiver onConnected returned");
+            Function<? super FrameChannel, ? extends FrameChannel.Receiver> any = onUplink;
+            Function<? super WebSocketFrameChannel, ? extends FrameChannel.Receiver> v1 = onConnectedOverride;
+            FrameChannel.Receiver r =
+                    any != null ? any.apply(frames) : v1 != null ? v1.apply(frames) : onConnected.apply(frames);
+            return requireNonNull(r, "the receiver onConnected returned");
         } catch (RuntimeException e) {
             log.error("uplink callback failed; closing the uplink", e);
             frames.close("worker failed to start the uplink");
@@ -415,10 +520,12 @@ public final class UplinkDialer implements AutoCloseable {
 
     private void ended(Channel ch) {
         WebSocketFrameChannel frames = ch.attr(Attrs.FRAMES).get();
-        boolean wasOpen = frames != null && frames.wasOpened();
-        Throwable failure = frames == null ? null : frames.failure();
-        boolean goingAway = wasOpen && frames.peerCloseCode() == WebSocketCloseStatus.ENDPOINT_UNAVAILABLE.code();
-        String peerReason = frames == null ? null : frames.peerCloseReason();
+        V2FrameChannel v2 = ch.attr(Attrs.V2).get();
+        boolean wasOpen = v2 != null || (frames != null && frames.wasOpened());
+        Throwable failure = v2 != null ? v2.failure() : frames == null ? null : frames.failure();
+        int peerCode = v2 != null ? v2.peerCloseCode() : frames == null ? -1 : frames.peerCloseCode();
+        boolean goingAway = wasOpen && peerCode == WebSocketCloseStatus.ENDPOINT_UNAVAILABLE.code();
+        String peerReason = v2 != null ? v2.peerCloseReason() : frames == null ? null : frames.peerCloseReason();
         long delay;
         synchronized (lock) {
             if (current == ch) {
@@ -508,6 +615,8 @@ public final class UplinkDialer implements AutoCloseable {
         private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
         private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
         private Function<? super WebSocketFrameChannel, ? extends FrameChannel.Receiver> onConnected = c -> IGNORING;
+        private @Nullable Function<? super FrameChannel, ? extends FrameChannel.Receiver> onUplink;
+        private boolean offerV2 = true;
         private Consumer<Throwable> onAttemptFailed = e -> {};
         private @Nullable Path caFile;
         private int slot;
@@ -567,6 +676,24 @@ public final class UplinkDialer implements AutoCloseable {
          */
         public Builder onConnected(Function<? super WebSocketFrameChannel, ? extends FrameChannel.Receiver> callback) {
             this.onConnected = requireNonNull(callback, "callback");
+            return this;
+        }
+
+        /**
+         * Sets the callback that takes each connected uplink of either protocol version and returns
+         * its receiver (a {@link V2FrameChannel} when the gateway selected {@code spector-uplink.v2},
+         * else a {@link WebSocketFrameChannel}); with it the dialer offers {@code
+         * spector-uplink.v2, spector-uplink.v1} (docs/PROTOCOL.md section 9.1) unless {@link
+         * #offerV2} turned v2 off. It replaces {@link #onConnected}.
+         */
+        public Builder onUplink(Function<? super FrameChannel, ? extends FrameChannel.Receiver> callback) {
+            this.onUplink = requireNonNull(callback, "callback");
+            return this;
+        }
+
+        /** Sets whether a dialer with {@link #onUplink} offers v2 (default true); off, it speaks v1 only. */
+        public Builder offerV2(boolean on) {
+            this.offerV2 = on;
             return this;
         }
 
@@ -645,6 +772,10 @@ public final class UplinkDialer implements AutoCloseable {
     private static final class Attrs {
         static final io.netty.util.AttributeKey<WebSocketFrameChannel> FRAMES =
                 io.netty.util.AttributeKey.valueOf(UplinkDialer.class, "frames");
+
+        /** The v2 link, once the handshake selected v2. */
+        static final io.netty.util.AttributeKey<V2FrameChannel> V2 =
+                io.netty.util.AttributeKey.valueOf(UplinkDialer.class, "v2");
 
         private Attrs() {}
     }

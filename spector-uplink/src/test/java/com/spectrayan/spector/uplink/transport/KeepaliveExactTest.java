@@ -78,7 +78,8 @@ final class KeepaliveExactTest {
                     @Override
                     protected void initChannel(Channel ch) {
                         WebSocketFrameChannel frames = new WebSocketFrameChannel(ch, opened -> {
-                            Keepalive.pingEvery(workerPing, opened); // as the dialer does once connected
+                            Keepalive.pingEvery(
+                                    workerPing, opened.channel(), opened::ping); // as the dialer does once connected
                             RecordingReceiver end = RecordingReceiver.of(opened);
                             workerEnds.add(end);
                             return end;

@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.gateway.GatewayWorkerClient;
+import com.spectrayan.spector.uplink.internal.v2.V2Carrier;
+import com.spectrayan.spector.uplink.internal.v2.V2Connection;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayCancel;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
@@ -44,6 +46,10 @@ import org.jspecify.annotations.Nullable;
 public final class RealGatewayWorkerClient implements GatewayWorkerClient {
     private final String workerId;
     private final FrameChannel channel;
+
+    /** The v2 link under the channel, or null on a v1 link: a relay then runs as a v2 stream. */
+    private final @Nullable V2Connection v2;
+
     private final AtomicLong ids = new AtomicLong();
     private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
@@ -55,6 +61,12 @@ public final class RealGatewayWorkerClient implements GatewayWorkerClient {
     private RealGatewayWorkerClient(String workerId, FrameChannel channel) {
         this.workerId = requireNonNull(workerId, "workerId");
         this.channel = requireNonNull(channel, "channel");
+        this.v2 = channel instanceof V2Carrier carrier ? carrier.connection() : null;
+    }
+
+    /** Returns the v2 link this client's channel carries, or null when the link speaks v1. */
+    public @Nullable V2Connection v2() {
+        return v2;
     }
 
     /**

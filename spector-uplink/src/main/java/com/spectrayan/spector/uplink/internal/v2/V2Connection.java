@@ -145,6 +145,11 @@ public final class V2Connection {
     private boolean closeSent;
     private boolean closed;
 
+    /** The peer's WebSocket close, once it arrived (written on the loop, read from any thread). */
+    private volatile int peerCloseCode = -1;
+
+    private volatile @Nullable String peerCloseReason;
+
     private V2Connection(Channel channel, Role role, Listener listener) {
         this.channel = channel;
         this.role = role;
@@ -166,10 +171,45 @@ public final class V2Connection {
         if (!channel.eventLoop().inEventLoop()) {
             throw new IllegalStateException("install: on the channel's event loop");
         }
+        return install(channel, role, listener, null);
+    }
+
+    /**
+     * As {@link #install(Channel, Role, Listener)}, with the v2 handlers placed right after the
+     * handler named {@code after} (null: at the end), ahead of any handler behind it.
+     */
+    public static V2Connection install(Channel channel, Role role, Listener listener, @Nullable String after) {
+        requireNonNull(channel, "channel");
+        requireNonNull(role, "role");
+        requireNonNull(listener, "listener");
+        if (!channel.eventLoop().inEventLoop()) {
+            throw new IllegalStateException("install: on the channel's event loop");
+        }
         V2Connection connection = new V2Connection(channel, role, listener);
-        channel.pipeline().addLast("v2-aggregator", new WebSocketFrameAggregator(V2Limits.MAX_MESSAGE_BYTES));
-        channel.pipeline().addLast("v2-frames", connection.new Handler());
+        WebSocketFrameAggregator aggregator = new WebSocketFrameAggregator(V2Limits.MAX_MESSAGE_BYTES);
+        if (after == null) {
+            channel.pipeline().addLast("v2-aggregator", aggregator);
+            channel.pipeline().addLast("v2-frames", connection.new Handler());
+        } else {
+            channel.pipeline().addAfter(after, "v2-aggregator", aggregator);
+            channel.pipeline().addAfter("v2-aggregator", "v2-frames", connection.new Handler());
+        }
         return connection;
+    }
+
+    /** Returns the status code of the WebSocket close the peer sent, or -1 when none arrived. */
+    public int peerCloseCode() {
+        return peerCloseCode;
+    }
+
+    /** Returns the reason of the WebSocket close the peer sent, or null when none arrived. */
+    public @Nullable String peerCloseReason() {
+        return peerCloseReason;
+    }
+
+    /** Returns the highest stream id opened on this link (0 before the first); on the event loop. */
+    public int highestStreamId() {
+        return highestStreamId;
     }
 
     /** Returns this end's role. */
@@ -919,6 +959,8 @@ public final class V2Connection {
         }
 
         private void peerClosed(ChannelHandlerContext context, int code, String reason) {
+            peerCloseCode = code;
+            peerCloseReason = reason;
             boolean clean = code == WebSocketCloseStatus.NORMAL_CLOSURE.code()
                     || code == WebSocketCloseStatus.ENDPOINT_UNAVAILABLE.code()
                     || code == -1;
