@@ -62,6 +62,22 @@ final class WorkerCommand extends DaemonCommand {
             description = "Links to keep to the gateway, 1..8 (default: ${DEFAULT-VALUE}).")
     int uplinks = WorkerDaemon.DEFAULT_UPLINKS;
 
+    @Option(
+            names = "--uplink-protocol",
+            paramLabel = "v2|v1",
+            description = "v2 (the default) offers uplink protocol v2, then v1, and speaks what the gateway picks;"
+                    + " v1 speaks v1 only.")
+    String uplinkProtocol = "v2";
+
+    /** Answers whether {@code --uplink-protocol} asks for v2; BAD_REQUEST for anything but v2 or v1. */
+    static boolean protocolV2(String value) {
+        return switch (value) {
+            case "v2" -> true;
+            case "v1" -> false;
+            default -> throw SpectorException.badRequest("uplink-protocol", "'" + value + "' (expected: v2 or v1)");
+        };
+    }
+
     @Override
     AutoCloseable launch() throws IOException {
         Map<String, URI> upstreams = new LinkedHashMap<>();
@@ -77,7 +93,8 @@ final class WorkerCommand extends DaemonCommand {
         }
         WorkerDaemon.Builder worker = WorkerDaemon.builder(gateway, id, Secrets.read(tokenFile), upstreams)
                 .adminPort(adminPort)
-                .uplinks(uplinks);
+                .uplinks(uplinks)
+                .v2(protocolV2(uplinkProtocol));
         Path ca = caFile;
         if (ca != null) {
             worker.caFile(ca);

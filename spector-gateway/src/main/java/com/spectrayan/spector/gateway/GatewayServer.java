@@ -24,8 +24,7 @@ import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
 import com.spectrayan.spector.uplink.transport.UplinkAcceptor;
-import com.spectrayan.spector.uplink.transport.V2FrameChannel;
-import com.spectrayan.spector.uplink.transport.WebSocketFrameChannel;
+import com.spectrayan.spector.uplink.transport.UplinkChannels;
 import io.micrometer.core.instrument.Gauge;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -208,6 +207,7 @@ public final class GatewayServer implements AutoCloseable {
                         },
                         this::onUplink)
                 .admission(workerDirectory::refusal)
+                .v2(s.uplink().v2())
                 .build();
         HttpDecoderConfig decoder = new HttpDecoderConfig()
                 .setMaxInitialLineLength(server.maxInitialLineLength())
@@ -345,9 +345,7 @@ public final class GatewayServer implements AutoCloseable {
      */
     private FrameChannel.Receiver onUplink(String workerId, int slot, FrameChannel channel) {
         String remote = "in-memory";
-        Channel c = channel instanceof WebSocketFrameChannel ws
-                ? ws.channel()
-                : channel instanceof V2FrameChannel v2 ? v2.channel() : null;
+        Channel c = UplinkChannels.nettyChannel(channel);
         if (c != null) {
             // An uplink is no longer an HTTP connection: its idle close, Expect handling and
             // exchanges end with the upgrade, and the drain closes it through its worker link.
@@ -372,7 +370,7 @@ public final class GatewayServer implements AutoCloseable {
                 workerId,
                 slot,
                 remote,
-                channel instanceof V2FrameChannel ? "spector-uplink.v2" : "spector-uplink.v1",
+                UplinkChannels.protocol(channel),
                 workerDirectory.links(workerId).size());
         return client;
     }

@@ -90,7 +90,8 @@ public final class WorkerDaemon implements AutoCloseable {
                     .channelType(socket)
                     .slot(k)
                     .spreadOverAddresses(true)
-                    .onConnected(channel -> {
+                    .offerV2(b.v2)
+                    .onUplink(channel -> {
                         UplinkSession s = UplinkSession.start(channel, UplinkSession.Role.GATEWAY_UPLINK, options);
                         sessions.set(k, s);
                         log.info(
@@ -208,6 +209,7 @@ public final class WorkerDaemon implements AutoCloseable {
         private int adminPort = -1;
         private int uplinks = DEFAULT_UPLINKS;
         private @Nullable Path caFile;
+        private boolean v2 = true;
 
         private Builder(URI gateway, String workerId, String token, Map<String, URI> upstreams) {
             this.gateway = requireNonNull(gateway, "gateway");
@@ -228,6 +230,15 @@ public final class WorkerDaemon implements AutoCloseable {
                 throw new IllegalArgumentException("uplinks " + n + " is outside 1.." + MAX_UPLINKS);
             }
             this.uplinks = n;
+            return this;
+        }
+
+        /**
+         * Sets whether the links offer uplink protocol v2 before v1 (default true; docs/PROTOCOL.md
+         * section 9.1): a gateway that speaks v2 picks it, an older one v1. Off, they speak v1 only.
+         */
+        public Builder v2(boolean on) {
+            this.v2 = on;
             return this;
         }
 

@@ -38,6 +38,7 @@ final class Keys {
     static final String RELAY_DEADLINE = "spector.uplink.relay.deadline";
     static final String RELAY_MAX_PER_WORKER = "spector.uplink.relay.max-per-worker";
     static final String MAX_LINKS_PER_WORKER = "spector.uplink.max-links-per-worker";
+    static final String UPLINK_V2 = "spector.uplink.v2";
 
     static final String SECURITY_ENABLED = "spector.security.enabled";
     static final String JWT_HMAC_SECRET = "spector.security.jwt.hmac-secret";
@@ -100,6 +101,7 @@ final class Keys {
             RELAY_DEADLINE,
             RELAY_MAX_PER_WORKER,
             MAX_LINKS_PER_WORKER,
+            UPLINK_V2,
             SECURITY_ENABLED,
             JWT_HMAC_SECRET,
             JWT_PUBLIC_KEY,

@@ -26,9 +26,10 @@ import java.util.stream.Collectors;
  * @param relayMaxPerWorker {@code spector.uplink.relay.max-per-worker}, the relays running at once per worker
  *     (across its links)
  * @param maxLinksPerWorker {@code spector.uplink.max-links-per-worker}, the uplinks one worker may hold at once
+ * @param v2 {@code spector.uplink.v2}: whether a worker that offers protocol v2 gets it (else every link speaks v1)
  */
 public record UplinkSettings(
-        Map<String, String> tokens, Duration relayDeadline, int relayMaxPerWorker, int maxLinksPerWorker) {
+        Map<String, String> tokens, Duration relayDeadline, int relayMaxPerWorker, int maxLinksPerWorker, boolean v2) {
 
     /** The most relays at once per worker, {@code spector.uplink.relay.max-per-worker}. */
     static final int MAX_RELAYS_PER_WORKER_LIMIT = 64;
@@ -62,7 +63,8 @@ public record UplinkSettings(
                         Keys.MAX_LINKS_PER_WORKER,
                         1,
                         WorkerDirectory.MAX_LINKS_PER_WORKER,
-                        "an integer in 1.." + WorkerDirectory.MAX_LINKS_PER_WORKER));
+                        "an integer in 1.." + WorkerDirectory.MAX_LINKS_PER_WORKER),
+                r.bool(Keys.UPLINK_V2));
     }
 
     /** Puts the defaults of the keys that have one: the design's numbers, as {@link Limits} holds them. */
@@ -70,6 +72,7 @@ public record UplinkSettings(
         d.put(Keys.RELAY_DEADLINE, Durations.format(Limits.RELAY_DEADLINE));
         d.put(Keys.RELAY_MAX_PER_WORKER, String.valueOf(Limits.RELAYS_PER_WORKER));
         d.put(Keys.MAX_LINKS_PER_WORKER, String.valueOf(WorkerDirectory.DEFAULT_MAX_LINKS_PER_WORKER));
+        d.put(Keys.UPLINK_V2, "true");
     }
 
     /** Returns this section's keys with their effective values, in the documented order; hashes are redacted. */
@@ -81,6 +84,7 @@ public record UplinkSettings(
         d.put(Keys.RELAY_DEADLINE, Durations.format(relayDeadline));
         d.put(Keys.RELAY_MAX_PER_WORKER, String.valueOf(relayMaxPerWorker));
         d.put(Keys.MAX_LINKS_PER_WORKER, String.valueOf(maxLinksPerWorker));
+        d.put(Keys.UPLINK_V2, String.valueOf(v2));
         return d;
     }
 

@@ -681,7 +681,7 @@ public final class UplinkDialer implements AutoCloseable {
 
         /**
          * Sets the callback that takes each connected uplink of either protocol version and returns
-         * its receiver (a {@link V2FrameChannel} when the gateway selected {@code spector-uplink.v2},
+         * its receiver (a v2 frame channel when the gateway selected {@code spector-uplink.v2},
          * else a {@link WebSocketFrameChannel}); with it the dialer offers {@code
          * spector-uplink.v2, spector-uplink.v1} (docs/PROTOCOL.md section 9.1) unless {@link
          * #offerV2} turned v2 off. It replaces {@link #onConnected}.

@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * <p>Threading: the receiver is called on the link's event loop, one call at a time, in order;
  * {@link #send} may be called from any thread (its frame is queued onto the loop in call order).
  */
-public final class V2FrameChannel implements FrameChannel, V2Carrier {
+final class V2FrameChannel implements FrameChannel, V2Carrier {
     private static final Logger log = LoggerFactory.getLogger(V2FrameChannel.class);
 
     private final Channel channel;
@@ -74,7 +74,7 @@ public final class V2FrameChannel implements FrameChannel, V2Carrier {
      * handler named {@code after}, or at the end when null) and returns its frame channel; the
      * receiver is made by {@code receivers} at {@link #open}. On the channel's event loop.
      */
-    public static V2FrameChannel install(
+    static V2FrameChannel install(
             Channel channel,
             V2Connection.Role role,
             @Nullable String after,
