@@ -4,6 +4,7 @@ import static com.spectrayan.spector.uplink.testing.TestBodies.pattern;
 import static com.spectrayan.spector.uplink.testing.TestBodies.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
@@ -20,6 +21,7 @@ import com.spectrayan.spector.uplink.testing.ArrayBody;
 import com.spectrayan.spector.uplink.testing.TestBodies;
 import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.wire.Header;
+import com.spectrayan.spector.uplink.wire.StatusReport;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
@@ -321,6 +323,26 @@ final class V2ServedRelayTest {
 
         answers.forEach(a -> a.complete(new RelayedResponse(204, List.of(), null)));
         Waits.done(again.head, "the last relay answers");
+        awaitNoRelays(pair);
+    }
+
+    /** Section 9.8: status.get travels as a CALL on the v2 link and counts the v2 relays. */
+    @Test
+    void statusGet_overACall_countsTheOpenV2Relays() {
+        CompletableFuture<RelayedResponse> answer = new CompletableFuture<>();
+        V2LinkPair pair = connect(request -> answer);
+        GatewayStream stream = pair.open(head("GET"), true);
+        takeRequest();
+
+        pair.gateway.sendCall(new Frame.Call(1, "status.get", JsonNodeFactory.instance.objectNode()));
+
+        Waits.until("status.get is answered", () -> !pair.gatewayListener.calls.isEmpty());
+        Frame result = pair.gatewayListener.calls.get(0);
+        assertThat(result).isInstanceOf(Frame.Result.class);
+        assertThat(StatusReport.parse(((Frame.Result) result).output()).activeRelays())
+                .isEqualTo(1);
+        answer.complete(new RelayedResponse(204, List.of(), null));
+        Waits.done(stream.head, "the relay answers");
         awaitNoRelays(pair);
     }
 
