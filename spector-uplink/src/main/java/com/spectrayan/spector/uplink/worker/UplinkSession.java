@@ -9,6 +9,10 @@ import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.RelayTarget;
+import com.spectrayan.spector.uplink.internal.v2.RequestHead;
+import com.spectrayan.spector.uplink.internal.v2.V2ErrorCode;
+import com.spectrayan.spector.uplink.internal.v2.V2Stream;
+import com.spectrayan.spector.uplink.internal.v2.V2StreamAcceptor;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayCancel;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
@@ -20,8 +24,10 @@ import java.net.URI;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -53,8 +59,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A session is the receiver of its connection ({@link FrameChannel.Receiver}): return it to the
  * transport that handed the connection over, which then delivers the frames and the close to it.
+ *
+ * <p>On a link of protocol v2 (docs/PROTOCOL.md section 9) the session is also the link's taker
+ * of streams ({@link V2StreamAcceptor}): each stream the gateway opens is a relay ({@link
+ * V2ServedRelay}) that passes the same checks as a {@code relay.request} (the role, the startup
+ * gate, a free slot, a known target), counts in {@link #activeRelays()} with the v1 relays, and
+ * ends, its target aborted, when the link closes. The stream's own state lives on the link's
+ * event loop; its checks and its slot, like everything else here, on the session's executor.
  */
-public final class UplinkSession implements FrameChannel.Receiver {
+public final class UplinkSession implements FrameChannel.Receiver, V2StreamAcceptor {
     /** Which connection a session serves; only the gateway's uplink may relay. */
     public enum Role {
         /**
@@ -79,7 +92,11 @@ public final class UplinkSession implements FrameChannel.Receiver {
 
     // State below is touched only on `serial`.
     private final Map<String, ServedRelay> relays = new HashMap<>();
-    private final ArrayDeque<Frame.Call> held = new ArrayDeque<>();
+    /** The v2 relays past their checks and not yet settled (identity: the relay is the key). */
+    private final Set<V2ServedRelay> streamRelays = new HashSet<>();
+    /** Calls and v2 streams that arrived before the startup gate settled, in arrival order. */
+    private final ArrayDeque<Runnable> held = new ArrayDeque<>();
+
     private boolean gateOpen;
     private @Nullable Throwable gateFailure;
     private boolean closed;
@@ -121,6 +138,28 @@ public final class UplinkSession implements FrameChannel.Receiver {
     @Override
     public void onFrame(Frame frame) {
         serial.execute(() -> received(frame));
+    }
+
+    /**
+     * Takes a stream the gateway opened on a v2 link (on the link's event loop): its relay becomes
+     * the stream's handler at once, and its checks run on the session's executor behind the
+     * startup gate, as a {@code relay.request}'s do. A stream refused there is reset: {@code
+     * RELAY_ERROR} with v1's error object (FORBIDDEN on a local admin connection,
+     * RELAY_TARGET_MISSING, BAD_REQUEST for a URL that is not a URI, INTERNAL when the worker
+     * failed to start, NOT_IMPLEMENTED for an upgrade), or {@code REFUSED_STREAM} past {@link
+     * Limits#ACTIVE_RELAYS_PER_CONNECTION}.
+     */
+    @Override
+    public void onStream(V2Stream stream, RequestHead head, boolean endStream) {
+        requireNonNull(stream, "stream");
+        requireNonNull(head, "head");
+        if (role != Role.GATEWAY_UPLINK) {
+            stream.resetRelayError(forbidden("a relay stream"));
+            return;
+        }
+        V2ServedRelay relay = new V2ServedRelay(this, stream, head, endStream);
+        stream.handler(relay);
+        serial.execute(() -> streamArrived(relay));
     }
 
     /** Takes the connection's close: every relay still open ends, its target aborted. */
@@ -168,18 +207,30 @@ public final class UplinkSession implements FrameChannel.Receiver {
             return;
         }
         if (!gateOpen) {
-            held.add(call);
+            held.add(() -> handle(call));
             return;
         }
         handle(call);
     }
 
+    private void streamArrived(V2ServedRelay relay) {
+        if (closed) {
+            relay.connectionLost(SpectorException.of(ErrorCode.DAEMON_CONNECTION_LOST, "uplink connection closed"));
+            return;
+        }
+        if (!gateOpen) {
+            held.add(() -> handleStream(relay));
+            return;
+        }
+        handleStream(relay);
+    }
+
     private void gateSettled(@Nullable Throwable failure) {
         gateOpen = true;
         gateFailure = failure;
-        Frame.Call call;
-        while (!closed && (call = held.poll()) != null) {
-            handle(call);
+        Runnable deferred;
+        while (!closed && (deferred = held.poll()) != null) {
+            deferred.run();
         }
         held.clear();
     }
@@ -194,6 +245,9 @@ public final class UplinkSession implements FrameChannel.Receiver {
                 ErrorCode.DAEMON_CONNECTION_LOST,
                 "uplink connection closed" + (cause == null ? "" : ": " + cause.getMessage()));
         for (ServedRelay relay : new ArrayList<>(relays.values())) {
+            relay.connectionLost(lost);
+        }
+        for (V2ServedRelay relay : new ArrayList<>(streamRelays)) {
             relay.connectionLost(lost);
         }
     }
@@ -237,16 +291,25 @@ public final class UplinkSession implements FrameChannel.Receiver {
 
     private void requireUplink(String op) {
         if (role != Role.GATEWAY_UPLINK) {
-            throw SpectorException.of(
-                    ErrorCode.FORBIDDEN,
-                    op + " is only for the gateway's uplink",
-                    Map.of("reason", "not the gateway uplink session"));
+            throw forbidden(op);
         }
+    }
+
+    private static SpectorException forbidden(String what) {
+        return SpectorException.of(
+                ErrorCode.FORBIDDEN,
+                what + " is only for the gateway's uplink",
+                Map.of("reason", "not the gateway uplink session"));
     }
 
     private StatusReport statusReport() {
         return new StatusReport(
-                options.workerId(), List.copyOf(options.relayTargets().keySet()), relays.size(), options.startedAt());
+                options.workerId(), List.copyOf(options.relayTargets().keySet()), relayCount(), options.startedAt());
+    }
+
+    /** Returns the relays active on this connection, v1 and v2 together. */
+    private int relayCount() {
+        return relays.size() + streamRelays.size();
     }
 
     // ---- relay.request, relay.body, relay.cancel: checked here, run by ServedRelay ----
@@ -258,8 +321,8 @@ public final class UplinkSession implements FrameChannel.Receiver {
                     "relayId",
                     "'" + input.relayId() + "' is already active on this connection (expected: an unused id)");
         }
-        if (!Limits.ACTIVE_RELAYS_PER_CONNECTION.allows(relays.size() + 1L)) {
-            throw Limits.ACTIVE_RELAYS_PER_CONNECTION.refusal(relays.size() + 1L);
+        if (!Limits.ACTIVE_RELAYS_PER_CONNECTION.allows(relayCount() + 1L)) {
+            throw Limits.ACTIVE_RELAYS_PER_CONNECTION.refusal(relayCount() + 1L);
         }
         RelayTarget target = options.relayTargets().get(input.target());
         if (target == null) {
@@ -276,8 +339,54 @@ public final class UplinkSession implements FrameChannel.Receiver {
         }
         ServedRelay relay = new ServedRelay(this, call.id(), input);
         relays.put(relay.relayId(), relay);
-        activeRelays = relays.size();
+        activeRelays = relayCount();
         relay.start(target, input, url);
+    }
+
+    /**
+     * Runs a v2 stream's checks, those of {@code relay.request}, and starts its relay; a stream
+     * that fails one is reset. A stream the gateway reset while it was held is skipped.
+     */
+    private void handleStream(V2ServedRelay relay) {
+        if (relay.isSettled()) {
+            return; // reset or lost while held; its end was (or will be) counted by streamEnded
+        }
+        RequestHead head = relay.head();
+        if (gateFailure != null) {
+            relay.refuse(SpectorException.of(ErrorCode.INTERNAL, "worker failed to start: " + message(gateFailure)));
+            return;
+        }
+        if (!Limits.ACTIVE_RELAYS_PER_CONNECTION.allows(relayCount() + 1L)) {
+            relay.refuse(
+                    V2ErrorCode.REFUSED_STREAM,
+                    message(Limits.ACTIVE_RELAYS_PER_CONNECTION.refusal(relayCount() + 1L)));
+            return;
+        }
+        RelayTarget target = options.relayTargets().get(head.target());
+        if (target == null) {
+            relay.refuse(SpectorException.of(
+                    ErrorCode.RELAY_TARGET_MISSING,
+                    "no relay target '" + head.target() + "' on worker " + options.workerId(),
+                    Map.of("target", head.target())));
+            return;
+        }
+        if (head.upgrade() != null) {
+            relay.refuse(SpectorException.of(
+                    ErrorCode.NOT_IMPLEMENTED,
+                    "upgrade '" + head.upgrade() + "' is not relayed by worker " + options.workerId() + " yet",
+                    Map.of("feature", "upgrade")));
+            return;
+        }
+        URI url;
+        try {
+            url = new URI(head.url());
+        } catch (java.net.URISyntaxException e) {
+            relay.refuse(SpectorException.badRequest("url", "not a URI: " + e.getReason()));
+            return;
+        }
+        streamRelays.add(relay);
+        activeRelays = relayCount();
+        relay.start(target, url);
     }
 
     private void relayBody(Frame.Call call) {
@@ -304,7 +413,15 @@ public final class UplinkSession implements FrameChannel.Receiver {
     /** Frees a settled relay's id and slot. */
     void ended(ServedRelay relay) {
         relays.remove(relay.relayId(), relay);
-        activeRelays = relays.size();
+        activeRelays = relayCount();
+    }
+
+    /** Frees a settled v2 relay's slot (from the link's event loop: hops onto the session's executor). */
+    void streamEnded(V2ServedRelay relay) {
+        serial.execute(() -> {
+            streamRelays.remove(relay);
+            activeRelays = relayCount();
+        });
     }
 
     /** Answers whether the connection closed (a settled relay then sends no answer). */

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.wire.Frame;
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -74,6 +75,14 @@ public final class V2Stream {
 
     void assignId(int streamId) {
         this.id = streamId;
+    }
+
+    /**
+     * Returns the event loop the stream's state lives on (its link channel's): where an owner runs
+     * what must be on the loop, such as {@link #isWritable()} and its own stream-side state.
+     */
+    public EventLoop eventLoop() {
+        return connection.channel().eventLoop();
     }
 
     /** Returns whether the request head named an upgrade (section 9.7): a 101 may answer it. */

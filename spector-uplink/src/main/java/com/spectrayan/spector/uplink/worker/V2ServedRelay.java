@@ -1,0 +1,649 @@
+package com.spectrayan.spector.uplink.worker;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.ResponseFraming;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.AbortSignal;
+import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.RelayTarget;
+import com.spectrayan.spector.uplink.RelayedRequest;
+import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.internal.v2.RequestHead;
+import com.spectrayan.spector.uplink.internal.v2.ResponseHead;
+import com.spectrayan.spector.uplink.internal.v2.V2ErrorCode;
+import com.spectrayan.spector.uplink.internal.v2.V2Limits;
+import com.spectrayan.spector.uplink.internal.v2.V2Stream;
+import com.spectrayan.spector.uplink.internal.v2.V2StreamHandler;
+import com.spectrayan.spector.uplink.internal.wire.RelayHead;
+import com.spectrayan.spector.uplink.wire.Frame;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.EventLoop;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One relay the worker serves on a v2 stream (docs/PROTOCOL.md section 9.4), from the gateway's
+ * request head until it settles: the target's call, the request body fed by the stream's DATA
+ * ({@link StreamBody}), the response head and the response body pumped into the stream under its
+ * writability. It is the stream's {@link V2StreamHandler}.
+ *
+ * <p>Design notes.
+ *
+ * <ul>
+ *   <li><b>Concurrency: confinement to the link's event loop.</b> Every field is read and written
+ *       on the stream's event loop ({@link V2Stream#eventLoop()}) only, where the handler's
+ *       callbacks arrive; the session's requests ({@link #start}, {@link #refuse}, {@link
+ *       #connectionLost}) and every completion from the target hop onto it. Target code (the call,
+ *       each read and the cancel of the response body, the abort signal's listeners, the
+ *       completion of the request body's reads) runs on {@link WorkerOptions#executor()}, never on
+ *       the loop. {@link #isSettled()} is the one field read across threads (volatile). No lock.
+ *   <li><b>States</b> (one per relay, forward only):
+ *       <pre>
+ *   HELD ---start---&gt; CALLED ---head sent, body follows---&gt; STREAMING ---END_STREAM---&gt; SETTLED
+ *     |                 |  \---head with END_STREAM----------------------------------&gt; SETTLED
+ *     +-----------------+--------------+--- refused, failed, reset, link closed -------&gt; SETTLED
+ * </pre>
+ *       HELD: accepted by the link, its DATA queued (bounded by the stream window), waiting for
+ *       the session's checks (the startup gate, the slot, the target).
+ *   <li><b>Credit.</b> The request body queues DATA buffers as they arrive, never more than the
+ *       stream window the link grants (256 KiB at first); {@link V2Stream#consumed} returns their
+ *       credit only when the target takes them, so a target that stops reading holds back its own
+ *       stream and nothing fails for being slow.
+ *   <li><b>The response.</b> The head goes out with END_STREAM when the response has no body
+ *       ({@link ResponseFraming#bodyless} for the method, a null body, or a declared length of 0).
+ *       Otherwise each part of the body ({@link BodySource#nextBuf()}) is read only while the
+ *       stream is writable, written in pieces of at most {@link #WRITE_BYTES}, and resumed at
+ *       {@link V2StreamHandler#onWritabilityChanged}; its end is an empty DATA with END_STREAM. A
+ *       declared length is a promise (section 9.4): a part past it, or an end short of it, resets
+ *       the stream {@code RELAY_ERROR} INTERNAL instead of sending what the gateway would refuse.
+ *   <li><b>Failures.</b> Before the head the stream is reset {@code RELAY_ERROR} with the
+ *       target's {@link SpectorException}, or INTERNAL for any other failure; after it, {@code
+ *       RELAY_ERROR} INTERNAL (the gateway then resets its client, as in v1). A peer reset or the
+ *       link's loss aborts the request's {@link AbortSignal} and cancels the response body.
+ *   <li><b>After it settled</b> the stream may still be open in the gateway's direction (the
+ *       target answered without reading the whole request): its DATA is released and credited at
+ *       once, so the gateway's upload ends and the stream closes.
+ * </ul>
+ *
+ * <p>Deadlines: as v1's worker side, none of its own; the gateway's relay deadline resets the
+ * stream {@code CANCEL}, and the link's keepalive closes a link that went silent, either of which
+ * ends the relay here.
+ */
+final class V2ServedRelay implements V2StreamHandler {
+    private static final Logger log = LoggerFactory.getLogger(V2ServedRelay.class);
+
+    /**
+     * Bytes of one response write at most: the room the stream's queue has past its high-water
+     * mark ({@link V2Limits#STREAM_QUEUE_MAX_BYTES} minus {@link V2Limits#STREAM_QUEUE_HIGH_WATER},
+     * 1 MiB), so a write made while the stream is writable never breaks the queue's bound.
+     */
+    static final int WRITE_BYTES = V2Limits.STREAM_QUEUE_MAX_BYTES - V2Limits.STREAM_QUEUE_HIGH_WATER;
+
+    /** The relay's states (see the class's drawing). */
+    private enum State {
+        HELD,
+        CALLED,
+        STREAMING,
+        SETTLED
+    }
+
+    private final UplinkSession session;
+    private final V2Stream stream;
+    private final RequestHead head;
+    private final EventLoop loop;
+    private final Executor executor;
+    private final AbortSignal signal = new AbortSignal();
+    private final @Nullable StreamBody body;
+
+    // Event-loop state (see the class's design notes).
+    private State state = State.HELD;
+    /** The target's response body while this relay reads it or may still have to cancel it. */
+    private @Nullable BodySource responseBody;
+    /** The declared length of the response body, or {@link ResponseFraming#UNKNOWN_LENGTH}. */
+    private long declared = ResponseFraming.UNKNOWN_LENGTH;
+    /** Bytes of the response body taken from the target so far. */
+    private long taken;
+    /** Whether a read of the response body is outstanding. */
+    private boolean reading;
+    /** The rest of the part read last, not yet written (the stream turned unwritable). */
+    private @Nullable ByteBuf pending;
+
+    /** Written on the loop when the relay settles; read by the session on its executor. */
+    private volatile boolean settled;
+
+    /**
+     * Creates the relay of a stream the link accepted; called on the loop, by the session as it takes the stream.
+     *
+     * @param endStream whether the request has no body (END_STREAM on its head)
+     */
+    V2ServedRelay(UplinkSession session, V2Stream stream, RequestHead head, boolean endStream) {
+        this.session = session;
+        this.stream = stream;
+        this.head = head;
+        this.loop = stream.eventLoop();
+        this.executor = session.executor();
+        this.body = endStream ? null : new StreamBody();
+    }
+
+    /** Returns the request head the gateway opened the stream with. */
+    RequestHead head() {
+        return head;
+    }
+
+    /** Answers whether the relay settled (read across threads, may lag by one hop). */
+    boolean isSettled() {
+        return settled;
+    }
+
+    @Override
+    public String toString() {
+        return "relay on stream " + stream.id();
+    }
+
+    // ---- what the session asks (from its executor) ----
+
+    /** Calls the target with the relayed request; its response is sent when it arrives. */
+    void start(RelayTarget target, URI url) {
+        if (!onLoop(() -> call(target, url))) {
+            signal.abort(lost("the link's event loop is gone"));
+        }
+    }
+
+    /** Resets the stream {@code RELAY_ERROR} with {@code failure}, before any target was called. */
+    void refuse(SpectorException failure) {
+        onLoop(() -> {
+            if (state != State.SETTLED) {
+                stream.resetRelayError(failure);
+                settle(failure);
+            }
+        });
+    }
+
+    /** Resets the stream with {@code code} and no error object, before any target was called. */
+    void refuse(V2ErrorCode code, String why) {
+        onLoop(() -> {
+            if (state != State.SETTLED) {
+                stream.reset(code, null);
+                settle(new CancellationException(toString() + " refused " + code + ": " + why));
+            }
+        });
+    }
+
+    /** Ends the relay because the session saw the connection close: the target is aborted. */
+    void connectionLost(SpectorException lost) {
+        if (!onLoop(() -> settle(lost))) {
+            signal.abort(lost); // the loop is gone, and with it every buffer this relay held
+        }
+    }
+
+    // ---- the stream's callbacks (on the loop) ----
+
+    @Override
+    public void onData(ByteBuf data, boolean endStream) {
+        StreamBody b = body;
+        if (b == null) {
+            data.release(); // the link refuses DATA after END_STREAM; never here
+            return;
+        }
+        b.offer(data, endStream);
+    }
+
+    @Override
+    public void onReset(V2ErrorCode code, Frame.@Nullable ErrorFrame error) {
+        Throwable reason = code == V2ErrorCode.CANCEL
+                ? new CancellationException(toString() + " cancelled by the gateway")
+                : lost("stream " + stream.id() + " reset " + code);
+        log.debug("{}: reset {} ({})", this, code, state);
+        settle(reason);
+    }
+
+    @Override
+    public void onLinkClosed(@Nullable Throwable cause) {
+        settle(lost("uplink connection closed" + (cause == null ? "" : ": " + UplinkSession.message(cause))));
+    }
+
+    @Override
+    public void onWritabilityChanged() {
+        if (state == State.STREAMING) {
+            writeOut();
+        }
+    }
+
+    // ---- the call and the head ----
+
+    private void call(RelayTarget target, URI url) {
+        if (state != State.HELD) {
+            return;
+        }
+        state = State.CALLED;
+        RelayedRequest request =
+                new RelayedRequest(head.method(), url, head.headers(), head.tenant(), head.leaseId(), body, signal);
+        try {
+            CompletableFuture.supplyAsync(() -> target.handle(request), executor)
+                    .thenCompose(Function.identity())
+                    .whenComplete((response, failure) -> {
+                        if (!onLoop(() -> responded(response, failure)) && response != null) {
+                            cancelAsync(response.body(), lost("the link's event loop is gone"));
+                        }
+                    });
+        } catch (RejectedExecutionException e) {
+            failedBeforeHead(internal("failed: " + UplinkSession.message(e)), e);
+        }
+    }
+
+    private void responded(@Nullable RelayedResponse response, @Nullable Throwable failure) {
+        if (state != State.CALLED) {
+            if (response != null) {
+                cancelAsync(response.body(), new CancellationException(toString() + " already ended"));
+            }
+            return;
+        }
+        if (failure != null || response == null) {
+            Throwable cause = failure == null
+                    ? new IllegalStateException("the target answered no response")
+                    : UplinkSession.unwrap(failure);
+            SpectorException answer = cause instanceof SpectorException spector
+                    ? spector
+                    : internal("failed: " + UplinkSession.message(cause));
+            failedBeforeHead(answer, cause);
+            return;
+        }
+        BodySource responseBody = response.body();
+        int status = response.status();
+        boolean bodyless = ResponseFraming.bodyless(head.method().equals("HEAD"), status);
+        ResponseHead responseHead;
+        try {
+            if (status == RelayHead.SWITCHING_PROTOCOLS) {
+                throw SpectorException.badRequest("status", "101 (expected: not 101, this relay does not upgrade)");
+            }
+            responseHead = new ResponseHead(
+                    status, response.headers(), ResponseFraming.contentLength(status, response.contentLength()));
+        } catch (SpectorException e) {
+            cancelAsync(responseBody, e);
+            failedBeforeHead(internal("answered a response outside the bounds: " + e.getMessage()), e);
+            return;
+        }
+        long length = responseHead.length();
+        if (!bodyless && responseBody == null && length > 0) {
+            SpectorException e = internal("declared " + length + " bytes and answered no body");
+            failedBeforeHead(e, e);
+            return;
+        }
+        boolean endStream = bodyless || responseBody == null || length == 0;
+        stream.sendHeaders(responseHead, endStream);
+        if (endStream) {
+            cancelAsync(
+                    responseBody,
+                    new CancellationException("a " + status + " response to " + head.method() + " with length " + length
+                            + " carries no body"));
+            settle(null);
+            return;
+        }
+        state = State.STREAMING;
+        this.responseBody = responseBody;
+        this.declared = length;
+        writeOut();
+    }
+
+    private void failedBeforeHead(SpectorException answer, Throwable cause) {
+        log.warn("{}: target '{}' failed before its response: {}", this, head.target(), UplinkSession.message(cause));
+        stream.resetRelayError(answer);
+        settle(cause);
+    }
+
+    // ---- the response body ----
+
+    /** Writes what is pending while the stream is writable, then reads the next part. */
+    private void writeOut() {
+        ByteBuf p;
+        while ((p = pending) != null && stream.isWritable()) {
+            if (p.readableBytes() <= WRITE_BYTES) {
+                pending = null;
+                stream.write(p, false);
+            } else {
+                stream.write(p.readRetainedSlice(WRITE_BYTES), false);
+            }
+        }
+        if (pending == null && !reading && state == State.STREAMING && stream.isWritable()) {
+            read(requireNonNull(responseBody, "responseBody"));
+        }
+    }
+
+    private void read(BodySource source) {
+        reading = true;
+        try {
+            executor.execute(() -> {
+                CompletionStage<@Nullable ByteBuf> part;
+                try {
+                    part = source.nextBuf();
+                } catch (RuntimeException e) {
+                    part = CompletableFuture.failedFuture(e);
+                }
+                part.whenComplete((buf, failure) -> {
+                    if (!onLoop(() -> pulled(buf, failure)) && buf != null) {
+                        buf.release();
+                    }
+                });
+            });
+        } catch (RejectedExecutionException e) {
+            reading = false;
+            failedAfterHead("response body could not be read: " + UplinkSession.message(e), e, true);
+        }
+    }
+
+    private void pulled(@Nullable ByteBuf part, @Nullable Throwable failure) {
+        reading = false;
+        if (state != State.STREAMING) {
+            if (part != null) {
+                part.release();
+            }
+            return;
+        }
+        if (failure != null) {
+            Throwable cause = UplinkSession.unwrap(failure);
+            responseBody = null; // it failed: nothing to cancel
+            failedAfterHead("response body failed: " + UplinkSession.message(cause), cause, false);
+            return;
+        }
+        if (part == null) {
+            responseBody = null;
+            if (declared != ResponseFraming.UNKNOWN_LENGTH && taken < declared) {
+                SpectorException e =
+                        internal("response body ended after " + taken + " of the " + declared + " bytes it declared");
+                failedAfterHead(UplinkSession.message(e), e, false);
+                return;
+            }
+            stream.write(Unpooled.EMPTY_BUFFER, true);
+            settle(null);
+            return;
+        }
+        int n = part.readableBytes();
+        if (declared != ResponseFraming.UNKNOWN_LENGTH && taken + n > declared) {
+            part.release();
+            SpectorException e = internal(
+                    "response body ran past the " + declared + " bytes it declared (at least " + (taken + n) + ")");
+            failedAfterHead(UplinkSession.message(e), e, true);
+            return;
+        }
+        taken += n;
+        if (n == 0) {
+            part.release();
+        } else {
+            pending = part;
+        }
+        writeOut();
+    }
+
+    private void failedAfterHead(String message, Throwable cause, boolean cancelBody) {
+        log.warn("{}: target '{}' failed after its response head: {}", this, head.target(), message);
+        if (!cancelBody) {
+            responseBody = null;
+        }
+        stream.resetRelayError(internal(message));
+        settle(cause);
+    }
+
+    // ---- settling ----
+
+    /**
+     * Ends the relay once: frees its slot, closes the request body (releasing what it queued),
+     * releases the unwritten part, and, when {@code abort} is given, aborts the request's signal
+     * and cancels the response body.
+     */
+    private void settle(@Nullable Throwable abort) {
+        if (state == State.SETTLED) {
+            return;
+        }
+        state = State.SETTLED;
+        settled = true;
+        session.streamEnded(this);
+        Throwable reason = abort != null ? abort : new CancellationException(toString() + " ended");
+        StreamBody b = body;
+        if (b != null) {
+            b.close(reason);
+        }
+        ByteBuf p = pending;
+        pending = null;
+        if (p != null) {
+            p.release();
+        }
+        if (abort != null) {
+            try {
+                executor.execute(() -> signal.abort(abort));
+            } catch (RejectedExecutionException e) {
+                signal.abort(abort); // the pool is gone: abort here rather than never
+            }
+            BodySource source = responseBody;
+            responseBody = null;
+            cancelAsync(source, abort);
+        }
+    }
+
+    private void cancelAsync(@Nullable BodySource source, Throwable reason) {
+        if (source == null) {
+            return;
+        }
+        try {
+            executor.execute(() -> {
+                try {
+                    source.cancel(reason);
+                } catch (RuntimeException e) {
+                    log.warn("a relay target's body failed to cancel: {}", e.getMessage());
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            log.warn("{}: the target's body could not be cancelled: {}", this, e.getMessage());
+        }
+    }
+
+    private boolean onLoop(Runnable task) {
+        if (loop.inEventLoop()) {
+            task.run();
+            return true;
+        }
+        try {
+            loop.execute(task);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    private SpectorException internal(String message) {
+        return SpectorException.of(ErrorCode.INTERNAL, "relay target '" + head.target() + "' " + message);
+    }
+
+    private static SpectorException lost(String message) {
+        return SpectorException.of(ErrorCode.DAEMON_CONNECTION_LOST, message);
+    }
+
+    /**
+     * The relayed request's body, fed by the stream's DATA and pulled by the target: buffers are
+     * queued as they arrive and handed out as they are ({@link #nextBuf()}, the reader owns each)
+     * or copied ({@link #next()}); their credit returns when the reader takes them. Its state is
+     * the relay's, on the loop; the reads complete on the executor.
+     */
+    final class StreamBody implements BodySource {
+        private final ArrayDeque<ByteBuf> queued = new ArrayDeque<>();
+        private boolean endSeen;
+        private boolean endDelivered;
+        private @Nullable Throwable failure;
+        private @Nullable Read reader;
+
+        /** Bytes queued and not yet taken. */
+        private long queuedCount;
+
+        /** {@link #queuedCount} as last written, for a reader on another thread (tests). */
+        private volatile long queuedBytes;
+
+        @Override
+        public CompletionStage<@Nullable ByteBuffer> next() {
+            CompletableFuture<@Nullable ByteBuffer> read = new CompletableFuture<>();
+            Read r = new Read(null, read);
+            if (!onLoop(() -> read(r))) {
+                read.completeExceptionally(lost("the link's event loop is gone"));
+            }
+            return read;
+        }
+
+        @Override
+        public CompletionStage<@Nullable ByteBuf> nextBuf() {
+            CompletableFuture<@Nullable ByteBuf> read = new CompletableFuture<>();
+            Read r = new Read(read, null);
+            if (!onLoop(() -> read(r))) {
+                read.completeExceptionally(lost("the link's event loop is gone"));
+            }
+            return read;
+        }
+
+        @Override
+        public void cancel(Throwable reason) {
+            onLoop(() -> close(reason));
+        }
+
+        /** Returns the bytes that arrived and the reader has not taken (across threads, may lag). */
+        long queuedBytes() {
+            return queuedBytes;
+        }
+
+        private void read(Read read) {
+            ByteBuf part;
+            if (endDelivered) {
+                deliver(read, null, null);
+            } else if (failure != null) {
+                deliver(read, null, failure);
+            } else if (reader != null) {
+                deliver(read, null, new IllegalStateException("one read at a time"));
+            } else if ((part = queued.poll()) != null) {
+                queuedCount -= part.readableBytes();
+                queuedBytes = queuedCount;
+                take(read, part);
+            } else if (endSeen) {
+                endDelivered = true;
+                deliver(read, null, null);
+            } else {
+                reader = read;
+            }
+        }
+
+        /** Takes one DATA frame's bytes (the relay owns them), END_STREAM when {@code end}. */
+        void offer(ByteBuf data, boolean end) {
+            int n = data.readableBytes();
+            if (failure != null) {
+                data.release(); // the relay ended or the reader stopped: drained, credited at once
+                stream.consumed(n);
+                return;
+            }
+            Read waiting = reader;
+            if (n == 0) {
+                data.release();
+            } else if (waiting != null) {
+                reader = null;
+                take(waiting, data);
+                waiting = null;
+            } else {
+                queued.add(data);
+                queuedCount += n;
+                queuedBytes = queuedCount;
+            }
+            if (end) {
+                endSeen = true;
+                if (waiting != null) {
+                    reader = null;
+                    endDelivered = true;
+                    deliver(waiting, null, null);
+                }
+            }
+        }
+
+        private void take(Read read, ByteBuf part) {
+            stream.consumed(part.readableBytes()); // the target took it: the gateway's window moves on
+            deliver(read, part, null);
+        }
+
+        /** The relay settled or the reader stopped: releases and credits what is queued. */
+        void close(Throwable reason) {
+            if (failure == null) {
+                failure = reason;
+            }
+            int released = 0;
+            ByteBuf part;
+            while ((part = queued.poll()) != null) {
+                released += part.readableBytes();
+                part.release();
+            }
+            queuedCount = 0;
+            queuedBytes = 0;
+            if (released > 0) {
+                stream.consumed(released);
+            }
+            Read waiting = reader;
+            reader = null;
+            if (waiting != null) {
+                deliver(waiting, null, endDelivered ? null : reason);
+            }
+        }
+
+        /** Completes a read on the executor; a part nobody takes is released. */
+        private void deliver(Read read, @Nullable ByteBuf part, @Nullable Throwable error) {
+            try {
+                executor.execute(() -> read.complete(part, error));
+            } catch (RejectedExecutionException e) {
+                if (part != null) {
+                    part.release();
+                }
+                read.complete(null, e);
+            }
+        }
+    }
+
+    /** One outstanding read of the request body: as a buffer ({@code buf}) or as a copy ({@code heap}). */
+    private record Read(
+            @Nullable CompletableFuture<@Nullable ByteBuf> buf,
+            @Nullable CompletableFuture<@Nullable ByteBuffer> heap) {
+        void complete(@Nullable ByteBuf part, @Nullable Throwable error) {
+            CompletableFuture<@Nullable ByteBuf> b = buf;
+            CompletableFuture<@Nullable ByteBuffer> h = heap;
+            if (error != null) {
+                if (b != null) {
+                    b.completeExceptionally(error);
+                } else if (h != null) {
+                    h.completeExceptionally(error);
+                }
+                return;
+            }
+            if (b != null) {
+                if (!b.complete(part) && part != null) {
+                    part.release(); // the reader gave up on the read
+                }
+                return;
+            }
+            ByteBuffer copy = null;
+            if (part != null) {
+                try {
+                    copy = ByteBuffer.allocate(part.readableBytes());
+                    part.readBytes(copy);
+                    copy.flip();
+                } finally {
+                    part.release();
+                }
+            }
+            if (h != null) {
+                h.complete(copy);
+            }
+        }
+    }
+}
