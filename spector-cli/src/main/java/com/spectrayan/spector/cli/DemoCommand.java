@@ -66,9 +66,20 @@ final class DemoCommand extends DaemonCommand {
     @Nullable
     String accessLog;
 
+    @Option(
+            names = "--uplink-protocol",
+            paramLabel = "v2|v1",
+            description = "The demo worker's uplink protocol: v2 (the default: offered first) or v1 only.")
+    String uplinkProtocol = "v2";
+
     @Override
     AutoCloseable launch() throws IOException {
-        Running demo = start(stateDir, redis, false, accessLog == null ? "off" : accessLog);
+        Running demo = start(
+                stateDir,
+                redis,
+                false,
+                accessLog == null ? "off" : accessLog,
+                WorkerCommand.protocolV2(uplinkProtocol));
         printWelcome(spec.commandLine().getOut(), demo);
         return demo;
     }
@@ -108,6 +119,12 @@ final class DemoCommand extends DaemonCommand {
 
     /** As above, the gateway's access log going to {@code accessLog} ({@code off}, {@code stdout} or a file). */
     static Running start(Path stateDir, @Nullable String redis, boolean ephemeralPorts, String accessLog)
+            throws IOException {
+        return start(stateDir, redis, ephemeralPorts, accessLog, true);
+    }
+
+    /** As above, the demo worker offering uplink protocol v2 first ({@code v2}) or speaking v1 only. */
+    static Running start(Path stateDir, @Nullable String redis, boolean ephemeralPorts, String accessLog, boolean v2)
             throws IOException {
         Files.createDirectories(stateDir);
         byte[] random = new byte[48];
@@ -167,11 +184,13 @@ final class DemoCommand extends DaemonCommand {
                 .hmacSecret(secret.getBytes(StandardCharsets.UTF_8))
                 .build());
         demo.upstreamPort = upstream.port();
-        demo.parts.add(WorkerDaemon.start(
-                URI.create("ws://127.0.0.1:" + gateway.port() + "/uplink"),
-                DEMO_WORKER,
-                workerToken,
-                Map.of("echo", URI.create("http://127.0.0.1:" + upstream.port() + "/api/v1/namespaces/demo"))));
+        demo.parts.add(WorkerDaemon.builder(
+                        URI.create("ws://127.0.0.1:" + gateway.port() + "/uplink"),
+                        DEMO_WORKER,
+                        workerToken,
+                        Map.of("echo", URI.create("http://127.0.0.1:" + upstream.port() + "/api/v1/namespaces/demo")))
+                .v2(v2)
+                .start());
         demo.parts.add(gateway);
         demo.parts.addAll(owners);
         demo.parts.add(upstream);
