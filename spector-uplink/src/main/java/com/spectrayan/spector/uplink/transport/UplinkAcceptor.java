@@ -303,6 +303,9 @@ public final class UplinkAcceptor {
                                     // FrameCodec refuses text that is not UTF-8 (1007) as it parses;
                                     // Netty's validator walked every byte a second time.
                                     .withUTF8Validator(false)
+                                    // Section 9.1: a v2 worker sends its frames unmasked (its
+                                    // choice; masked ones are taken too).
+                                    .allowMaskMismatch(speakV2)
                                     .build())
                     .newHandshaker(request);
             if (handshaker == null) {

@@ -21,11 +21,13 @@ import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocket13FrameEncoder;
 import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakeException;
 import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameEncoder;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
@@ -134,6 +136,9 @@ public final class UplinkDialer implements AutoCloseable {
     /** The receiver of a link of either version; set, the dialer offers v2 first (section 9.1). */
     private final @Nullable Function<? super FrameChannel, ? extends FrameChannel.Receiver> onUplink;
 
+    /** Whether a v2 link masks its frames (RFC 6455 section 5.3); by default it does not (section 9.1). */
+    private final boolean maskV2;
+
     private final Consumer<Throwable> onAttemptFailed;
     private final AtomicInteger attempts = new AtomicInteger();
 
@@ -169,6 +174,7 @@ public final class UplinkDialer implements AutoCloseable {
         this.tls = "wss".equals(uri.getScheme()) ? UplinkTls.of(b.caFile) : null;
         this.onConnected = b.onConnected;
         this.onUplink = b.offerV2 ? b.onUplink : null;
+        this.maskV2 = b.maskV2;
         Function<? super FrameChannel, ? extends FrameChannel.Receiver> any = b.onUplink;
         if (any != null && !b.offerV2) {
             this.onConnectedOverride = any;
@@ -455,6 +461,9 @@ public final class UplinkDialer implements AutoCloseable {
             WebSocketClientProtocolHandler ws = ch.pipeline().get(WebSocketClientProtocolHandler.class);
             String selected = ws == null ? null : ws.handshaker().actualSubprotocol();
             if (V2Limits.SUBPROTOCOL.equals(selected)) {
+                if (!maskV2) {
+                    unmasked(ch);
+                }
                 V2FrameChannel v2 = V2FrameChannel.install(
                         ch, V2Connection.Role.WORKER, "uplink-negotiated", opened -> connectedV2(ch, opened));
                 ch.attr(Attrs.V2).set(v2);
@@ -471,6 +480,19 @@ public final class UplinkDialer implements AutoCloseable {
                 frames.open();
             }
             ctx.fireUserEventTriggered(evt);
+        }
+    }
+
+    /**
+     * Swaps the WebSocket encoder for one that does not mask (section 9.1). RFC 6455 section 10.3's
+     * masking keeps a browser's script from steering the bytes a cleartext intermediary parses; an
+     * uplink carries no script's bytes, and on {@code wss://} no intermediary reads them. Unmasked,
+     * a DATA frame's bytes go to the socket as they are instead of being copied and XORed.
+     */
+    private static void unmasked(Channel ch) {
+        io.netty.channel.ChannelHandlerContext encoder = ch.pipeline().context(WebSocketFrameEncoder.class);
+        if (encoder != null) {
+            ch.pipeline().replace(encoder.name(), encoder.name(), new WebSocket13FrameEncoder(false));
         }
     }
 
@@ -617,6 +639,7 @@ public final class UplinkDialer implements AutoCloseable {
         private Function<? super WebSocketFrameChannel, ? extends FrameChannel.Receiver> onConnected = c -> IGNORING;
         private @Nullable Function<? super FrameChannel, ? extends FrameChannel.Receiver> onUplink;
         private boolean offerV2 = true;
+        private boolean maskV2;
         private Consumer<Throwable> onAttemptFailed = e -> {};
         private @Nullable Path caFile;
         private int slot;
@@ -694,6 +717,15 @@ public final class UplinkDialer implements AutoCloseable {
         /** Sets whether a dialer with {@link #onUplink} offers v2 (default true); off, it speaks v1 only. */
         public Builder offerV2(boolean on) {
             this.offerV2 = on;
+            return this;
+        }
+
+        /**
+         * Sets whether a v2 link masks the frames it sends (default false: section 9.1). Turn it on
+         * behind an intermediary that parses WebSocket frames and insists on RFC 6455's masks.
+         */
+        public Builder maskV2(boolean on) {
+            this.maskV2 = on;
             return this;
         }
 
