@@ -492,17 +492,16 @@ final class V2ServedRelay implements V2StreamHandler {
         @Override
         public CompletionStage<@Nullable ByteBuffer> next() {
             CompletableFuture<@Nullable ByteBuffer> read = new CompletableFuture<>();
-            Read r = new Read(null, read);
-            if (!onLoop(() -> read(r))) {
-                read.completeExceptionally(lost("the link's event loop is gone"));
-            }
-            return read;
+            return startRead(read, new Read(null, read));
         }
 
         @Override
         public CompletionStage<@Nullable ByteBuf> nextBuf() {
             CompletableFuture<@Nullable ByteBuf> read = new CompletableFuture<>();
-            Read r = new Read(read, null);
+            return startRead(read, new Read(read, null));
+        }
+
+        private <T> CompletionStage<T> startRead(CompletableFuture<T> read, Read r) {
             if (!onLoop(() -> read(r))) {
                 read.completeExceptionally(lost("the link's event loop is gone"));
             }

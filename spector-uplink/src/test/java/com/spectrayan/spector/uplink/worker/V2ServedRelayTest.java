@@ -348,17 +348,22 @@ final class V2ServedRelayTest {
 
     // ---- the startup gate ----
 
-    @Test
-    void streamBeforeTheGate_heldThenServedWhenTheGateOpens() {
-        CompletableFuture<Void> gate = new CompletableFuture<>();
+    /** Connects a worker whose target answers 204 behind {@code gate}, and opens a GET the worker took. */
+    private GatewayStream openBehind(CompletableFuture<Void> gate) {
         V2LinkPair pair = connect(
                 UplinkSession.Role.GATEWAY_UPLINK,
                 options(request -> CompletableFuture.completedFuture(new RelayedResponse(204, List.of(), null)))
                         .startupGate(gate)
                         .build());
-
         GatewayStream stream = pair.open(head("GET"), true);
         Waits.until("the worker took the stream", () -> pair.onWorkerLoop(pair.worker::openStreams) == 1);
+        return stream;
+    }
+
+    @Test
+    void streamBeforeTheGate_heldThenServedWhenTheGateOpens() {
+        CompletableFuture<Void> gate = new CompletableFuture<>();
+        GatewayStream stream = openBehind(gate);
         assertThat(requests).as("held behind the gate").isEmpty();
         assertThat(stream.head).isNotDone();
 
@@ -372,14 +377,7 @@ final class V2ServedRelayTest {
     @Test
     void streamBeforeTheGate_gateFails_resetRelayErrorInternal() {
         CompletableFuture<Void> gate = new CompletableFuture<>();
-        V2LinkPair pair = connect(
-                UplinkSession.Role.GATEWAY_UPLINK,
-                options(request -> CompletableFuture.completedFuture(new RelayedResponse(204, List.of(), null)))
-                        .startupGate(gate)
-                        .build());
-
-        GatewayStream stream = pair.open(head("GET"), true);
-        Waits.until("the worker took the stream", () -> pair.onWorkerLoop(pair.worker::openStreams) == 1);
+        GatewayStream stream = openBehind(gate);
         gate.completeExceptionally(new IllegalStateException("no config"));
 
         assertThat(relayError(stream, ErrorCode.INTERNAL))
