@@ -158,7 +158,7 @@ final class V2ServedRelay implements V2StreamHandler {
     /** Calls the target with the relayed request; its response is sent when it arrives. */
     void start(RelayTarget target, URI url) {
         if (!onLoop(() -> call(target, url))) {
-            signal.abort(lost("the link's event loop is gone"));
+            loopGone(lost("the link's event loop is gone"));
         }
     }
 
@@ -185,8 +185,15 @@ final class V2ServedRelay implements V2StreamHandler {
     /** Ends the relay because the session saw the connection close: the target is aborted. */
     void connectionLost(SpectorException lost) {
         if (!onLoop(() -> settle(lost))) {
-            signal.abort(lost); // the loop is gone, and with it every buffer this relay held
+            loopGone(lost);
         }
+    }
+
+    /** Ends the relay whose loop no longer runs tasks: the loop took every buffer with it. */
+    private void loopGone(SpectorException lost) {
+        settled = true;
+        session.streamEnded(this);
+        signal.abort(lost);
     }
 
     // ---- the stream's callbacks (on the loop) ----
@@ -492,17 +499,16 @@ final class V2ServedRelay implements V2StreamHandler {
         @Override
         public CompletionStage<@Nullable ByteBuffer> next() {
             CompletableFuture<@Nullable ByteBuffer> read = new CompletableFuture<>();
-            Read r = new Read(null, read);
-            if (!onLoop(() -> read(r))) {
-                read.completeExceptionally(lost("the link's event loop is gone"));
-            }
-            return read;
+            return startRead(read, new Read(null, read));
         }
 
         @Override
         public CompletionStage<@Nullable ByteBuf> nextBuf() {
             CompletableFuture<@Nullable ByteBuf> read = new CompletableFuture<>();
-            Read r = new Read(read, null);
+            return startRead(read, new Read(read, null));
+        }
+
+        private <T> CompletionStage<T> startRead(CompletableFuture<T> read, Read r) {
             if (!onLoop(() -> read(r))) {
                 read.completeExceptionally(lost("the link's event loop is gone"));
             }

@@ -14,6 +14,7 @@ import com.spectrayan.spector.uplink.wire.Frame;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -40,6 +41,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -105,27 +108,12 @@ final class V2LinkPair implements AutoCloseable {
         Channel server = new ServerBootstrap()
                 .group(group)
                 .channel(NioServerSocketChannel.class)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        ch.pipeline()
-                                .addLast(new HttpServerCodec())
-                                .addLast(new HttpObjectAggregator(64 * 1024))
-                                .addLast(new WebSocketServerProtocolHandler(serverConfig))
-                                .addLast(new ChannelInboundHandlerAdapter() {
-                                    @Override
-                                    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-                                        if (evt instanceof WebSocketServerProtocolHandler.HandshakeComplete) {
-                                            ctx.pipeline().remove(this);
-                                            gatewayEnd.complete(V2Connection.install(
-                                                    ctx.channel(), V2Connection.Role.GATEWAY, gatewayListener));
-                                        } else {
-                                            ctx.fireUserEventTriggered(evt);
-                                        }
-                                    }
-                                });
-                    }
-                })
+                .childHandler(pipeline(
+                        HttpServerCodec::new,
+                        () -> new WebSocketServerProtocolHandler(serverConfig),
+                        evt -> evt instanceof WebSocketServerProtocolHandler.HandshakeComplete,
+                        ch -> gatewayEnd.complete(
+                                V2Connection.install(ch, V2Connection.Role.GATEWAY, gatewayListener))))
                 .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
                 .syncUninterruptibly()
                 .channel();
@@ -142,37 +130,53 @@ final class V2LinkPair implements AutoCloseable {
         new Bootstrap()
                 .group(group)
                 .channel(NioSocketChannel.class)
-                .handler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        ch.pipeline()
-                                .addLast(new HttpClientCodec())
-                                .addLast(new HttpObjectAggregator(64 * 1024))
-                                .addLast(new WebSocketClientProtocolHandler(clientConfig))
-                                .addLast(new ChannelInboundHandlerAdapter() {
-                                    @Override
-                                    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-                                        if (evt
-                                                == WebSocketClientProtocolHandler.ClientHandshakeStateEvent
-                                                        .HANDSHAKE_COMPLETE) {
-                                            ctx.pipeline().remove(this);
-                                            SessionLink link = new SessionLink();
-                                            link.connection =
-                                                    V2Connection.install(ctx.channel(), V2Connection.Role.WORKER, link);
-                                            link.session = UplinkSession.start(link, role, options);
-                                            workerEnd.complete(link);
-                                        } else {
-                                            ctx.fireUserEventTriggered(evt);
-                                        }
-                                    }
-                                });
-                    }
-                })
+                .handler(pipeline(
+                        HttpClientCodec::new,
+                        () -> new WebSocketClientProtocolHandler(clientConfig),
+                        evt -> evt == WebSocketClientProtocolHandler.ClientHandshakeStateEvent.HANDSHAKE_COMPLETE,
+                        ch -> {
+                            SessionLink link = new SessionLink();
+                            link.connection = V2Connection.install(ch, V2Connection.Role.WORKER, link);
+                            link.session = UplinkSession.start(link, role, options);
+                            workerEnd.complete(link);
+                        }))
                 .connect(InetAddress.getLoopbackAddress(), port);
         V2Connection g = Waits.done(gatewayEnd, "the gateway end completes its WebSocket handshake");
         SessionLink w = Waits.done(workerEnd, "the worker end completes its WebSocket handshake");
         return new V2LinkPair(
                 group, server, g, requireNonNull(w.connection), requireNonNull(w.session), gatewayListener);
+    }
+
+    /**
+     * Returns the initializer of one end's pipeline: the HTTP codec, an aggregator for the
+     * handshake, the WebSocket protocol handler, then {@code install} on the event loop once
+     * {@code handshakeDone} accepts a user event (the handshake completed).
+     */
+    private static ChannelInitializer<SocketChannel> pipeline(
+            Supplier<ChannelHandler> httpCodec,
+            Supplier<ChannelHandler> webSocket,
+            Predicate<Object> handshakeDone,
+            Consumer<Channel> install) {
+        return new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+                ch.pipeline()
+                        .addLast(httpCodec.get())
+                        .addLast(new HttpObjectAggregator(64 * 1024))
+                        .addLast(webSocket.get())
+                        .addLast(new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                                if (handshakeDone.test(evt)) {
+                                    ctx.pipeline().remove(this);
+                                    install.accept(ctx.channel());
+                                } else {
+                                    ctx.fireUserEventTriggered(evt);
+                                }
+                            }
+                        });
+            }
+        };
     }
 
     /** Opens a stream at the gateway with {@code head}; {@code endStream} when it has no body. */
