@@ -2,14 +2,19 @@ package com.spectrayan.spector.uplink.transport;
 
 import static java.util.Objects.requireNonNull;
 
+import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.v2.RequestHead;
 import com.spectrayan.spector.uplink.internal.v2.V2Carrier;
 import com.spectrayan.spector.uplink.internal.v2.V2Connection;
 import com.spectrayan.spector.uplink.internal.v2.V2ErrorCode;
 import com.spectrayan.spector.uplink.internal.v2.V2Frame;
+import com.spectrayan.spector.uplink.internal.v2.V2Limits;
 import com.spectrayan.spector.uplink.internal.v2.V2Stream;
 import com.spectrayan.spector.uplink.internal.v2.V2StreamAcceptor;
+import com.spectrayan.spector.uplink.internal.wire.RelayBody;
+import com.spectrayan.spector.uplink.internal.wire.RelayCancel;
+import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import com.spectrayan.spector.uplink.wire.CorruptFrameException;
 import com.spectrayan.spector.uplink.wire.Frame;
 import io.netty.channel.Channel;
@@ -197,7 +202,19 @@ final class V2FrameChannel implements FrameChannel, V2Carrier {
                 }
                 return;
             }
+            if (frame instanceof Frame.Call c && isRelayOp(c.op())) {
+                // Section 9.8: on a v2 link a relay is a stream; v1's relay operations are refused.
+                connection.sendCall(Frame.ErrorFrame.of(
+                        c.id(),
+                        SpectorException.badRequest(
+                                "op", c.op() + " on a " + V2Limits.SUBPROTOCOL + " link (relays are streams)")));
+                return;
+            }
             r.onFrame(frame);
+        }
+
+        private static boolean isRelayOp(String op) {
+            return op.equals(RelayRequest.OP) || op.equals(RelayBody.OP) || op.equals(RelayCancel.OP);
         }
 
         @Override

@@ -5,10 +5,14 @@ import static com.spectrayan.spector.testkit.Waits.take;
 import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.uplink.internal.v2.V2Limits;
 import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
+import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import com.spectrayan.spector.uplink.worker.UplinkSession;
 import com.spectrayan.spector.uplink.worker.WorkerOptions;
@@ -30,10 +34,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -49,6 +56,9 @@ class UplinkNegotiationTest {
     private final BlockingQueue<FrameChannel> gatewayEnds = new LinkedBlockingQueue<>();
     private final BlockingQueue<RealGatewayWorkerClient> clients = new LinkedBlockingQueue<>();
     private final BlockingQueue<FrameChannel> workerEnds = new LinkedBlockingQueue<>();
+
+    /** The gateway's client of the last link {@link #connectedAndAnswering} saw (the link's receiver). */
+    private @Nullable RealGatewayWorkerClient lastClient;
 
     @AfterEach
     void close() throws Exception {
@@ -108,6 +118,7 @@ class UplinkNegotiationTest {
         FrameChannel gatewayEnd = take(gatewayEnds, "the gateway accepts the uplink", WAIT);
         FrameChannel workerEnd = take(workerEnds, "the worker's end opens", WAIT);
         RealGatewayWorkerClient client = take(clients, "the gateway's client", WAIT);
+        lastClient = client;
         StatusReport status = done(client.statusGet(), "status.get over the link");
         assertThat(status.workerId()).as("the worker's own answer").isEqualTo("w1");
         return List.of(gatewayEnd, workerEnd);
@@ -163,6 +174,24 @@ class UplinkNegotiationTest {
                     .contains(UplinkAcceptor.VERSIONS_HEADER + ": " + V2Limits.SUBPROTOCOL + ", "
                             + FrameCodec.SUBPROTOCOL);
         }
+    }
+
+    /** Section 9.8: v1's relay operations as CALLs on a v2 link are answered BAD_REQUEST; the link stays. */
+    @Test
+    void v2Link_v1RelayOperationAsACall_isBadRequest_andTheLinkCarriesOn() {
+        dial(gateway(true), b -> b.onUplink(this::session));
+        List<FrameChannel> ends = connectedAndAnswering();
+        RealGatewayWorkerClient client = java.util.Objects.requireNonNull(lastClient, "connected");
+        Map<String, CompletionStage<Void>> calls = Map.of(
+                "relay.cancel", client.relayCancel("g1"), "relay.body", client.relayBody(new RelayBody.End("g1")));
+        calls.forEach((op, call) -> {
+            Throwable failure = Waits.failure(call, op + " over a v2 link");
+            assertThat(failure).as(op).isInstanceOf(SpectorException.class).hasMessageContaining("relays are streams");
+            assertThat(((SpectorException) failure).code()).isEqualTo(ErrorCode.BAD_REQUEST);
+        });
+        assertThat(ends.get(0).isOpen())
+                .as("a refused call does not close the link")
+                .isTrue();
     }
 
     /** Section 9.8: a drain's GOAWAY and 1001 reach a v2 worker, which re-dials at once. */
