@@ -45,6 +45,11 @@ for v in v2 v1; do
     D[ssh-R]=$(down "http://127.0.0.1:19023/api/v1/namespaces/demo/$stream")
     U[ssh-R]=$(up "http://127.0.0.1:19023/api/v1/namespaces/demo/objects/bench")
   fi
+  # warm up the JIT first: a cold JVM spends as much CPU compiling as relaying in the first GiB
+  for w in 1 2 3; do
+    curl -sf -o /dev/null -H "$auth" "http://127.0.0.1:7070/relay/demo-worker/echo/stream?bytes=$((200 * 1024 * 1024))&chunk=262144"
+    curl -sf -o /dev/null -H "$auth" -T "$state/upload" "http://127.0.0.1:7070/relay/demo-worker/echo/objects/warm"
+  done
   D[relay-$v]=$(down "http://127.0.0.1:7070/relay/demo-worker/echo/$stream")
   U[relay-$v]=$(up "http://127.0.0.1:7070/relay/demo-worker/echo/objects/bench")
   SMALL[$v]=$(small)

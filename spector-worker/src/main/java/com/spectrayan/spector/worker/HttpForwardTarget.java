@@ -14,7 +14,6 @@ import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.wire.Header;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
@@ -97,7 +96,7 @@ public final class HttpForwardTarget implements RelayTarget {
         private final EventLoop loop;
         private final ArrayDeque<ByteBuf> parts = new ArrayDeque<>(); // bounded: read only on demand
         private @Nullable Channel channel;
-        private @Nullable CompletableFuture<@Nullable ByteBuffer> pending;
+        private @Nullable CompletableFuture<@Nullable ByteBuf> pending;
         private boolean requestComplete;
         private boolean responseComplete;
         private boolean interim; // between an interim 1xx head and its (empty) end
@@ -156,10 +155,13 @@ public final class HttpForwardTarget implements RelayTarget {
         }
 
         private void pumpRequest(BodySource body) {
-            body.next()
+            body.nextBuf() // the uplink's buffers as they came: no copy on the way to the upstream
                     .whenComplete((part, error) -> loop.execute(() -> {
                         Channel ch = channel;
                         if (done || ch == null) {
+                            if (part != null) {
+                                part.release();
+                            }
                             return;
                         }
                         if (error != null) {
@@ -168,14 +170,13 @@ public final class HttpForwardTarget implements RelayTarget {
                             ch.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
                             requestComplete = true;
                         } else {
-                            ch.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(part)))
-                                    .addListener(w -> {
-                                        if (w.isSuccess()) {
-                                            pumpRequest(body);
-                                        } else {
-                                            fail(w.cause());
-                                        }
-                                    });
+                            ch.writeAndFlush(new DefaultHttpContent(part)).addListener(w -> {
+                                if (w.isSuccess()) {
+                                    pumpRequest(body);
+                                } else {
+                                    fail(w.cause());
+                                }
+                            });
                         }
                     }));
         }
@@ -208,17 +209,17 @@ public final class HttpForwardTarget implements RelayTarget {
                 if (done || discarding || !c.content().isReadable()) {
                     c.release();
                 } else {
-                    CompletableFuture<@Nullable ByteBuffer> p = pending;
+                    CompletableFuture<@Nullable ByteBuf> p = pending;
                     if (p != null) {
                         pending = null;
-                        p.complete(copy(c.content()));
+                        hand(p, c.content());
                     } else {
                         parts.add(c.content());
                     }
                 }
                 if (last) {
                     responseComplete = true;
-                    CompletableFuture<@Nullable ByteBuffer> p = pending;
+                    CompletableFuture<@Nullable ByteBuf> p = pending;
                     if (p != null && parts.isEmpty()) {
                         pending = null;
                         p.complete(null);
@@ -257,12 +258,18 @@ public final class HttpForwardTarget implements RelayTarget {
 
         @Override
         public CompletionStage<@Nullable ByteBuffer> next() {
-            CompletableFuture<@Nullable ByteBuffer> f = new CompletableFuture<>();
+            return nextBuf().thenApply(b -> b == null ? null : copy(b));
+        }
+
+        /** The upstream's next part as its socket read it: no copy (the reader writes it on or releases it). */
+        @Override
+        public CompletionStage<@Nullable ByteBuf> nextBuf() {
+            CompletableFuture<@Nullable ByteBuf> f = new CompletableFuture<>();
             loop.execute(() -> {
                 ByteBuf b = parts.poll();
                 Throwable failed = failure;
                 if (b != null) {
-                    f.complete(copy(b));
+                    hand(f, b);
                 } else if (failed != null) {
                     f.completeExceptionally(failed);
                 } else if (responseComplete) {
@@ -312,7 +319,7 @@ public final class HttpForwardTarget implements RelayTarget {
             }
             failure = why;
             head.completeExceptionally(why);
-            CompletableFuture<@Nullable ByteBuffer> p = pending;
+            CompletableFuture<@Nullable ByteBuf> p = pending;
             pending = null;
             if (p != null) {
                 p.completeExceptionally(why);
@@ -338,7 +345,14 @@ public final class HttpForwardTarget implements RelayTarget {
             }
         }
 
-        private ByteBuffer copy(ByteBuf b) {
+        /** Hands a part to a read; one nobody waits for any more does not keep it. */
+        private static void hand(CompletableFuture<@Nullable ByteBuf> read, ByteBuf part) {
+            if (!read.complete(part)) {
+                part.release();
+            }
+        }
+
+        private static ByteBuffer copy(ByteBuf b) {
             try {
                 ByteBuffer out = ByteBuffer.allocate(b.readableBytes());
                 b.readBytes(out);

@@ -55,8 +55,12 @@ public final class V2Limits {
     /** The largest stream id: 2^31 - 1. */
     public static final int MAX_STREAM_ID = Integer.MAX_VALUE;
 
-    /** How often, at most, a receiver measures the round trip with PING while DATA flows. */
-    public static final long RTT_PROBE_INTERVAL_NANOS = 1_000_000_000L;
+    /**
+     * How often, at most, a receiver measures the round trip with PING while DATA flows: every 50
+     * ms, so a window doubles from 256 KiB to its 16 MiB cap within a third of a second of a bulk
+     * relay (six probes), not six seconds.
+     */
+    public static final long RTT_PROBE_INTERVAL_NANOS = 50_000_000L;
 
     /** Chars of a request head's {@code upgrade} token (section 9.3), e.g. {@code websocket}. */
     public static final Bound UPGRADE_TOKEN_CHARS =
