@@ -2,6 +2,7 @@ package com.spectrayan.spector.uplink.gateway;
 
 import com.spectrayan.spector.uplink.BodySource;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
@@ -25,6 +26,16 @@ import org.jspecify.annotations.Nullable;
  * may call back in.
  */
 final class ResponseBody implements BodySource {
+    /**
+     * The most bytes one {@link #nextBuf} hands out when several parts wait: they go as one
+     * composite (no copy), so a reader that writes to a socket makes one write and one flush for
+     * what arrived while it wrote the last, not one per 16 KiB DATA frame.
+     */
+    static final int MAX_COALESCED_BYTES = 256 * 1024;
+
+    /** The most parts one {@link #nextBuf} coalesces (the composite's components). */
+    static final int MAX_COALESCED_PARTS = 64;
+
     private final Consumer<Throwable> onReaderCancel;
     private final IntConsumer onTaken;
     private final ArrayDeque<ByteBuf> parts = new ArrayDeque<>(); // Guarded by this.
@@ -151,6 +162,18 @@ final class ResponseBody implements BodySource {
                 CompletableFuture<@Nullable ByteBuf> reader = new CompletableFuture<>();
                 waiting = reader;
                 return reader;
+            }
+            ByteBuf next = parts.peek();
+            if (next != null && part.readableBytes() + next.readableBytes() <= MAX_COALESCED_BYTES) {
+                CompositeByteBuf batch = part.alloc().compositeBuffer(MAX_COALESCED_PARTS);
+                batch.addComponent(true, part);
+                while (next != null
+                        && batch.numComponents() < MAX_COALESCED_PARTS
+                        && batch.readableBytes() + next.readableBytes() <= MAX_COALESCED_BYTES) {
+                    batch.addComponent(true, parts.poll());
+                    next = parts.peek();
+                }
+                part = batch;
             }
             buffered -= part.readableBytes();
         }
