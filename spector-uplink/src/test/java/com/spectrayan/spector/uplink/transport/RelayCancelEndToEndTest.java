@@ -240,7 +240,7 @@ final class RelayCancelEndToEndTest {
                 .isNotNull();
         until("both relays reached the target", WAIT, () -> h.targetCalls.size() == 2);
 
-        h.workerEnd(W1).channel().close(); // The TCP connection drops: no WebSocket close.
+        h.workerSocket(W1).close(); // The TCP connection drops: no WebSocket close.
 
         SpectorException before = spector(beforeHead, ErrorCode.WORKER_UNREACHABLE, "the relay before its head");
         assertThat(before.getMessage()).as("it names the worker").contains("w1");
