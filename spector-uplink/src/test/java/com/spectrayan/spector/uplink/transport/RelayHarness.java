@@ -130,12 +130,28 @@ final class RelayHarness implements AutoCloseable {
                 .relayTarget("app", this::app)
                 .relayTarget(LONGEST_TARGET, this::app)
                 .build();
+        return dial(workerId, protocol, channel -> UplinkSession.start(channel, role, options));
+    }
+
+    /**
+     * Connects worker {@code workerId} over v2 with a receiver of the test's own (a raw worker that
+     * writes what it wants onto {@link #workerSocket}); returns the gateway's end.
+     */
+    RecordingChannel connectRaw(
+            String workerId, java.util.function.Function<FrameChannel, FrameChannel.Receiver> receiver) {
+        return dial(workerId, Protocol.V2, receiver);
+    }
+
+    private RecordingChannel dial(
+            String workerId,
+            Protocol protocol,
+            java.util.function.Function<FrameChannel, FrameChannel.Receiver> receiver) {
         BlockingQueue<FrameChannel> ends = workerEnds.computeIfAbsent(workerId, id -> new LinkedBlockingQueue<>());
         java.util.function.Function<FrameChannel, FrameChannel.Receiver> serve = channel -> {
-            UplinkSession session = UplinkSession.start(channel, role, options);
+            FrameChannel.Receiver r = receiver.apply(channel);
             lastWorkerEnds.put(workerId, channel);
             ends.add(channel);
-            return session;
+            return r;
         };
         UplinkDialer.Builder builder = UplinkDialer.builder(gateway.uri(), workerId, TestGateway.TOKEN, group)
                 .reconnect(Duration.ofMillis(100), Duration.ofMillis(400));
