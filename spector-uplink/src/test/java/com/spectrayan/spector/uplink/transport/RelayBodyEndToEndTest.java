@@ -237,15 +237,7 @@ final class RelayBodyEndToEndTest {
         byte[] data = pattern(4 * MIB, 3);
         CompletableFuture<Void> startReading = new CompletableFuture<>();
         CompletableFuture<byte[]> received = new CompletableFuture<>();
-        seed.route("/slow", request -> {
-            BodySource b = request.body();
-            if (b == null) {
-                throw new IllegalStateException("no body");
-            }
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            startReading.thenRun(() -> readSlowly(b, out, received));
-            return received.thenApply(bytes -> new RelayedResponse(204, List.of(), null));
-        });
+        slowRoute(startReading, received);
         RecordingChannel wire = h.connect();
 
         CompletionStage<RelayedResponse> put = h.relay().relay(W1, call("PUT", "/slow", new ArrayBody(data, CHUNK)));
@@ -279,12 +271,7 @@ final class RelayBodyEndToEndTest {
         byte[] data = pattern(4 * MIB, 3);
         CompletableFuture<Void> startReading = new CompletableFuture<>();
         CompletableFuture<byte[]> received = new CompletableFuture<>();
-        seed.route("/slow", request -> {
-            BodySource b = requireNonNull(request.body());
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            startReading.thenRun(() -> readSlowly(b, out, received));
-            return received.thenApply(bytes -> new RelayedResponse(204, List.of(), null));
-        });
+        slowRoute(startReading, received);
         RecordingChannel wire = h.connect(Protocol.V2);
 
         CompletionStage<RelayedResponse> put = h.relay().relay(W1, call("PUT", "/slow", new ArrayBody(data, CHUNK)));
@@ -311,6 +298,16 @@ final class RelayBodyEndToEndTest {
         assertThat(wire.v2().dataBytes(stream, true))
                 .as("DATA carried the body once")
                 .isEqualTo(data.length);
+    }
+
+    /** Routes {@code /slow} to a target that starts reading its body slowly once {@code startReading} completes. */
+    private void slowRoute(CompletableFuture<Void> startReading, CompletableFuture<byte[]> received) {
+        seed.route("/slow", request -> {
+            BodySource b = requireNonNull(request.body());
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            startReading.thenRun(() -> readSlowly(b, out, received));
+            return received.thenApply(bytes -> new RelayedResponse(204, List.of(), null));
+        });
     }
 
     /** Reads one part every 10 ms: a slow reader, timed by the scheduler (no sleep). */

@@ -217,7 +217,11 @@ final class RelayCancelEndToEndTest {
         upload.offer(pattern(100 * KIB, 1));
 
         CompletionStage<RelayedResponse> put = h.relay().relay(W1, call("PUT", "/upload", upload));
-        until("the target reads the first part of the upload", WAIT, () -> partsRead.get() == 1);
+        // v2 hands the 100 KiB part over in the DATA slices it crossed in (16 KiB), so more than one read.
+        until(
+                "the target reads the first part of the upload",
+                WAIT,
+                () -> protocol == Protocol.V2 ? partsRead.get() >= 1 : partsRead.get() == 1);
         IOException broken = new IOException("the caller's connection broke mid-upload");
         upload.fail(broken);
 

@@ -175,10 +175,9 @@ final class RelayV2ViolationEndToEndTest {
     /** Section 9.4 (RFC 9110 section 8.6): DATA past the declared length: PROTOCOL_ERROR, the body INTERNAL naming the worker. */
     @Test
     void dataOneBytePastTheDeclaredLength_resetsTheStreamProtocolError_andFailsTheBodyInternal() {
-        CompletionStage<RelayedResponse> stage = h.relay().relay(W1, call("GET", "/x", null));
-        int s = opened("past the length");
-        write(head(s, "{\"status\":200,\"headers\":[],\"length\":5}", false));
-        RelayedResponse response = done(stage, "the head", WAIT);
+        int[] stream = new int[1];
+        RelayedResponse response = declaringFive("past the length", stream);
+        int s = stream[0];
         assertThat(response.contentLength()).isEqualTo(5);
         write(data(s, utf8("123456"), false));
         SpectorException e = spector(readAll(body(response, "GET")), ErrorCode.INTERNAL, "one byte past the length");
@@ -186,13 +185,20 @@ final class RelayV2ViolationEndToEndTest {
         resetByTheGateway(s, V2ErrorCode.PROTOCOL_ERROR, "past the length");
     }
 
+    /** Opens a GET whose raw response head declares 5 bytes; returns the caller's response, {@code stream[0]} its stream. */
+    private RelayedResponse declaringFive(String what, int[] stream) {
+        CompletionStage<RelayedResponse> stage = h.relay().relay(W1, call("GET", "/x", null));
+        stream[0] = opened(what);
+        write(head(stream[0], "{\"status\":200,\"headers\":[],\"length\":5}", false));
+        return done(stage, what + ": the head", WAIT);
+    }
+
     /** Section 9.4: END_STREAM one byte short of the declared length fails the body INTERNAL naming the worker. */
     @Test
     void endStreamOneByteShortOfTheDeclaredLength_failsTheBodyInternal() {
-        CompletionStage<RelayedResponse> stage = h.relay().relay(W1, call("GET", "/x", null));
-        int s = opened("short of the length");
-        write(head(s, "{\"status\":200,\"headers\":[],\"length\":5}", false));
-        RelayedResponse response = done(stage, "the head", WAIT);
+        int[] stream = new int[1];
+        RelayedResponse response = declaringFive("short of the length", stream);
+        int s = stream[0];
         write(data(s, utf8("1234"), true));
         Throwable f = failure(readAll(body(response, "GET")), "one byte short", WAIT);
         SpectorException e = spector(f, ErrorCode.INTERNAL, "one byte short of the length");
