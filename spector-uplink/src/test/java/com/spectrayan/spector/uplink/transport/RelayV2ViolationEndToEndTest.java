@@ -257,6 +257,13 @@ final class RelayV2ViolationEndToEndTest {
         int s = opened("unopened stream");
         write(head(s + 2, HEAD_200, true));
         spector(stage, ErrorCode.WORKER_UNREACHABLE, "a relay on the link the gateway closed");
+        // The relay may fail (the link's close) before the GOAWAY's write reaches the recorder.
+        until(
+                "the gateway writes its GOAWAY",
+                WAIT,
+                () -> !wire.v2()
+                        .seen(f -> f.sent() && f.type() == V2FrameCodec.TYPE_GOAWAY)
+                        .isEmpty());
         List<V2FrameRecorder.Seen> goAways = wire.v2().seen(f -> f.sent() && f.type() == V2FrameCodec.TYPE_GOAWAY);
         assertThat(goAways).as("the gateway's GOAWAY").hasSize(1);
         assertThat(goAways.get(0).code()).isEqualTo(V2ErrorCode.PROTOCOL_ERROR);
