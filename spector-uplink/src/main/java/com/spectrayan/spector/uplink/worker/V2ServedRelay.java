@@ -368,9 +368,8 @@ final class V2ServedRelay implements V2StreamHandler {
         if (part == null) {
             responseBody = null;
             if (declared != ResponseFraming.UNKNOWN_LENGTH && taken < declared) {
-                SpectorException e =
-                        internal("response body ended after " + taken + " of the " + declared + " bytes it declared");
-                failedAfterHead(UplinkSession.message(e), e, false);
+                String message = "response body ended after " + taken + " of the " + declared + " bytes it declared";
+                failedAfterHead(message, internal(message), false); // failedAfterHead names the target
                 return;
             }
             stream.write(Unpooled.EMPTY_BUFFER, true);
@@ -380,9 +379,9 @@ final class V2ServedRelay implements V2StreamHandler {
         int n = part.readableBytes();
         if (declared != ResponseFraming.UNKNOWN_LENGTH && taken + n > declared) {
             part.release();
-            SpectorException e = internal(
-                    "response body ran past the " + declared + " bytes it declared (at least " + (taken + n) + ")");
-            failedAfterHead(UplinkSession.message(e), e, true);
+            String message =
+                    "response body ran past the " + declared + " bytes it declared (at least " + (taken + n) + ")";
+            failedAfterHead(message, internal(message), true); // failedAfterHead names the target
             return;
         }
         taken += n;

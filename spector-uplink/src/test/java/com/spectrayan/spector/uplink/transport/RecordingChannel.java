@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.FrameChannel;
+import com.spectrayan.spector.uplink.internal.v2.V2Carrier;
+import com.spectrayan.spector.uplink.internal.v2.V2Connection;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
@@ -28,8 +30,12 @@ import org.jspecify.annotations.Nullable;
  * so megabytes are not kept), counts the {@code relay.body} calls sent and not yet answered (the
  * gateway's window as it sees it), and lets a test write raw frames and wait for their answers.
  * It sees the received frames when its {@link #receiving} receiver is the one the transport got.
+ *
+ * <p>On a v2 link ({@link #over} of a {@link V2FrameChannel}) it is a {@link V2Carrier} too, so the
+ * gateway's client over it runs its relays as streams; it then sees only the calls (CALL frames,
+ * e.g. {@code status.get}), and {@link #v2()} the link's v2 frames.
  */
-final class RecordingChannel implements FrameChannel {
+class RecordingChannel implements FrameChannel {
     /** Ids of raw calls a test writes: far from the client's own ids, which count from 1. */
     private static final long RAW_IDS = 1_000_000_000L;
 
@@ -72,8 +78,53 @@ final class RecordingChannel implements FrameChannel {
     private final ConcurrentHashMap<Long, Boolean> openBodies = new ConcurrentHashMap<>();
     private final AtomicInteger maxUnansweredBodies = new AtomicInteger();
 
-    RecordingChannel(FrameChannel inner) {
+    private RecordingChannel(FrameChannel inner) {
         this.inner = requireNonNull(inner, "inner");
+    }
+
+    /**
+     * Returns the recording end over the gateway's end of a real uplink: on a v2 link a {@link
+     * V2Carrier} whose link's frames a {@link V2FrameRecorder} in its pipeline records.
+     */
+    static RecordingChannel over(FrameChannel inner) {
+        return inner instanceof V2FrameChannel v2 ? new V2(v2) : new RecordingChannel(inner);
+    }
+
+    /** Returns the recorder of the link's v2 frames; fails on a v1 link. */
+    V2FrameRecorder v2() {
+        throw new AssertionError("the uplink speaks v1: no v2 frames to record");
+    }
+
+    /** Answers whether the link negotiated v2. */
+    boolean isV2() {
+        return false;
+    }
+
+    /** The recording end of a v2 link. */
+    private static final class V2 extends RecordingChannel implements V2Carrier {
+        private final V2FrameChannel link;
+        private final V2FrameRecorder recorder;
+
+        V2(V2FrameChannel link) {
+            super(link);
+            this.link = link;
+            this.recorder = V2FrameRecorder.install(link.channel());
+        }
+
+        @Override
+        public V2Connection connection() {
+            return link.connection();
+        }
+
+        @Override
+        V2FrameRecorder v2() {
+            return recorder;
+        }
+
+        @Override
+        boolean isV2() {
+            return true;
+        }
     }
 
     @Override

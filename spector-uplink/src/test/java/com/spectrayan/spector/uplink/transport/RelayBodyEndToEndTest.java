@@ -33,6 +33,8 @@ import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
+import com.spectrayan.spector.uplink.internal.v2.V2ErrorCode;
+import com.spectrayan.spector.uplink.internal.v2.V2Limits;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayCancel;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
@@ -55,10 +57,14 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Seed 000's Tests lines on relayed bodies and the relay.body window: 20 MiB each way, the window of 4, a target that stops reading, streamed parts, a reader that falls behind, a body frame right behind its request: one test per line, end to end over
- * {@link RelaySeedFixture}.
+ * {@link RelaySeedFixture}. The lines that hold on either version run over v1 and v2 ({@link
+ * Protocol}); the window of 4 relay.body calls, the unread cap and raw relay.body calls are v1's
+ * own, and each has its v2 counterpart below (the stream window of section 9.5 in their place).
  */
 final class RelayBodyEndToEndTest {
     @RegisterExtension
@@ -69,8 +75,10 @@ final class RelayBodyEndToEndTest {
     // ---- seed: a 20 MiB PUT body arrives at the target byte for byte, and a 20 MiB response
     // body comes back byte for byte in relay-chunk pushes of at most 256 KiB
 
-    @Test
-    void twentyMibPut_arrivesByteForByte_andTwentyMibGet_comesBackByteForByte_inRelayChunksOfAtMost256KiB() {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Protocol.class)
+    void twentyMibPut_arrivesByteForByte_andTwentyMibGet_comesBackByteForByte_inRelayChunksOfAtMost256KiB(
+            Protocol protocol) {
         byte[] data = pattern(20 * MIB, 0);
         CompletableFuture<byte[]> stored = new CompletableFuture<>();
         seed.route("/blob", request -> {
@@ -87,7 +95,8 @@ final class RelayBodyEndToEndTest {
             // Parts of 1 MiB: the worker must cut them into pushes of at most 256 KiB.
             return respond(200, new ArrayBody(data, MIB));
         });
-        RecordingChannel wire = h.connect();
+        RecordingChannel wire = h.connect(protocol);
+        boolean v2 = protocol == Protocol.V2;
 
         RelayedResponse put =
                 done(h.relay().relay(W1, call("PUT", "/blob", new ArrayBody(data, MIB))), "a 20 MiB PUT relays", WAIT);
@@ -95,6 +104,17 @@ final class RelayBodyEndToEndTest {
         assertThat(done(stored, "the target reads the PUT body", WAIT))
                 .as("the target got the 20 MiB byte for byte")
                 .isEqualTo(data);
+        if (v2) {
+            int putStream = wire.v2().lastStreamId();
+            dataSlices(wire.v2().seen(s -> s.sent() && s.isData() && s.streamId() == putStream), data.length, "PUT");
+            RelayedResponse get = done(h.relay().relay(W1, call("GET", "/blob", null)), "a 20 MiB GET relays", WAIT);
+            assertThat(Waits.done(readAll(body(get, "GET /blob")), "the 20 MiB GET body", Duration.ofSeconds(50)))
+                    .as("the 20 MiB comes back byte for byte")
+                    .isEqualTo(data);
+            int getStream = wire.v2().lastStreamId();
+            dataSlices(wire.v2().seen(s -> !s.sent() && s.isData() && s.streamId() == getStream), data.length, "GET");
+            return;
+        }
         List<Seen> bodies = wire.sent(RelayBody.OP).stream()
                 .filter(s -> s.chunkBytes() >= 0)
                 .toList();
@@ -122,11 +142,22 @@ final class RelayBodyEndToEndTest {
                 .isEqualTo(data.length);
     }
 
+    /** v2: a body's DATA frames carry all its bytes, cut into slices of at most 16 KiB (section 9.6). */
+    private static void dataSlices(List<V2FrameRecorder.Seen> frames, long total, String what) {
+        assertThat(frames.stream().mapToInt(V2FrameRecorder.Seen::length).max().orElse(0))
+                .as("v2: the %s body crossed in DATA slices of at most 16 KiB", what)
+                .isEqualTo(V2Limits.DATA_SLICE);
+        assertThat(frames.stream().mapToLong(V2FrameRecorder.Seen::length).sum())
+                .as("v2: the %s body's DATA carry all of it", what)
+                .isEqualTo(total);
+    }
+
     // ---- seed: while a 20 MiB relay runs, a lease.renew forwarded to the same worker answers
     // (DESIGN.md section 5: a status.get on the same uplink)
 
-    @Test
-    void statusGet_onTheSameUplink_answersWithinItsTimeout_whileATwentyMibUploadRuns() {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Protocol.class)
+    void statusGet_onTheSameUplink_answersWithinItsTimeout_whileATwentyMibUploadRuns(Protocol protocol) {
         byte[] data = pattern(20 * MIB, 7);
         CompletableFuture<Void> gate = new CompletableFuture<>();
         CompletableFuture<byte[]> received = new CompletableFuture<>();
@@ -137,12 +168,17 @@ final class RelayBodyEndToEndTest {
             readGated(b, out, read, 19L * MIB, gate, received);
             return received.thenApply(bytes -> new RelayedResponse(204, List.of(), null));
         });
-        RecordingChannel wire = h.connect();
+        RecordingChannel wire = h.connect(protocol);
         CompletionStage<RelayedResponse> put = h.relay().relay(W1, call("PUT", "/big", new ArrayBody(data, MIB)));
         until(
-                "the 20 MiB upload is under way",
+                "the 20 MiB upload is under way (2 MiB sent: 8 relay.body calls, or DATA on v2)",
                 WAIT,
-                () -> wire.sent(RelayBody.OP).size() >= 8);
+                () -> protocol == Protocol.V2
+                        ? wire.v2().seen(s -> s.sent() && s.isData()).stream()
+                                        .mapToLong(V2FrameRecorder.Seen::length)
+                                        .sum()
+                                >= 8L * CHUNK
+                        : wire.sent(RelayBody.OP).size() >= 8);
 
         long start = System.nanoTime();
         StatusReport status = done(
@@ -194,20 +230,14 @@ final class RelayBodyEndToEndTest {
     // ---- seed: the gateway never has more than 4 relay.body calls unanswered, checked with a
     // target that reads its body slowly
 
+    // v1 only: the window of 4 unanswered relay.body calls is v1's flow control; v2 has a credit
+    // window per stream instead (section 9.5), whose bound the test after this one checks.
     @Test
     void upload_toATargetThatReadsSlowly_neverHasMoreThanFourRelayBodyCallsUnanswered() {
         byte[] data = pattern(4 * MIB, 3);
         CompletableFuture<Void> startReading = new CompletableFuture<>();
         CompletableFuture<byte[]> received = new CompletableFuture<>();
-        seed.route("/slow", request -> {
-            BodySource b = request.body();
-            if (b == null) {
-                throw new IllegalStateException("no body");
-            }
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            startReading.thenRun(() -> readSlowly(b, out, received));
-            return received.thenApply(bytes -> new RelayedResponse(204, List.of(), null));
-        });
+        slowRoute(startReading, received);
         RecordingChannel wire = h.connect();
 
         CompletionStage<RelayedResponse> put = h.relay().relay(W1, call("PUT", "/slow", new ArrayBody(data, CHUNK)));
@@ -231,6 +261,55 @@ final class RelayBodyEndToEndTest {
                 .isEqualTo(Limits.UNANSWERED_BODIES);
     }
 
+    /**
+     * v2's counterpart of the window of 4 (section 9.5): while the target reads nothing, the gateway
+     * sends exactly the stream's initial window (256 KiB) and no byte more; once it reads slowly,
+     * the whole body arrives.
+     */
+    @Test
+    void v2Upload_toATargetThatReadsNothingThenSlowly_neverSendsPastTheStreamWindow_andTheBodyArrivesWhole() {
+        byte[] data = pattern(4 * MIB, 3);
+        CompletableFuture<Void> startReading = new CompletableFuture<>();
+        CompletableFuture<byte[]> received = new CompletableFuture<>();
+        slowRoute(startReading, received);
+        RecordingChannel wire = h.connect(Protocol.V2);
+
+        CompletionStage<RelayedResponse> put = h.relay().relay(W1, call("PUT", "/slow", new ArrayBody(data, CHUNK)));
+        until(
+                "the gateway fills the stream's window while the target reads nothing",
+                WAIT,
+                () -> wire.v2().dataBytes(wire.v2().lastStreamId(), true) >= V2Limits.INITIAL_STREAM_WINDOW);
+        int stream = wire.v2().lastStreamId();
+        done(h.link(W1).admin().statusGet(), "a round trip on the link while the window is full", WAIT);
+        assertThat(wire.v2().dataBytes(stream, true))
+                .as("DATA the gateway sent while the target read nothing: exactly the initial stream window")
+                .isEqualTo(V2Limits.INITIAL_STREAM_WINDOW);
+        assertThat(put.toCompletableFuture())
+                .as("the upload waits for credit, it does not fail")
+                .isNotDone();
+        startReading.complete(null);
+
+        assertThat(done(put, "the slow upload ends", WAIT).status())
+                .as("status")
+                .isEqualTo(204);
+        assertThat(done(received, "the target read the body", WAIT))
+                .as("the body arrives whole")
+                .isEqualTo(data);
+        assertThat(wire.v2().dataBytes(stream, true))
+                .as("DATA carried the body once")
+                .isEqualTo(data.length);
+    }
+
+    /** Routes {@code /slow} to a target that starts reading its body slowly once {@code startReading} completes. */
+    private void slowRoute(CompletableFuture<Void> startReading, CompletableFuture<byte[]> received) {
+        seed.route("/slow", request -> {
+            BodySource b = requireNonNull(request.body());
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            startReading.thenRun(() -> readSlowly(b, out, received));
+            return received.thenApply(bytes -> new RelayedResponse(204, List.of(), null));
+        });
+    }
+
     /** Reads one part every 10 ms: a slow reader, timed by the scheduler (no sleep). */
     private void readSlowly(BodySource b, ByteArrayOutputStream out, CompletableFuture<byte[]> received) {
         b.next().whenComplete((part, error) -> {
@@ -248,10 +327,12 @@ final class RelayBodyEndToEndTest {
     // ---- seed: a target that answers 401 without reading its body: the caller gets the 401,
     // every relay.body is answered, and the gateway stops reading the caller's body
 
-    @Test
-    void targetAnswers401WithoutReading_callerGets401_everyRelayBodyAnswered_andTheCallersBodyNoLongerRead() {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Protocol.class)
+    void targetAnswers401WithoutReading_callerGets401_everyRelayBodyAnswered_andTheCallersBodyNoLongerRead(
+            Protocol protocol) {
         seed.route("/guarded", request -> respond(401, ArrayBody.of("no"), new Header("www-authenticate", "Bearer")));
-        RecordingChannel wire = h.connect();
+        RecordingChannel wire = h.connect(protocol);
         ArrayBody upload = ArrayBody.endless(64 * KIB);
 
         RelayedResponse response = done(h.relay().relay(W1, call("POST", "/guarded", upload)), "the POST relays", WAIT);
@@ -263,6 +344,23 @@ final class RelayBodyEndToEndTest {
         Throwable cancel =
                 done(upload.cancelled(), "the gateway cancels the caller's body once the call settled", WAIT);
         assertThat(cancel).as("the cancel's reason").isNotNull();
+        if (protocol == Protocol.V2) {
+            // v2: no calls to answer; the response's END_STREAM ends the relay, and the gateway
+            // resets the stream NO_ERROR to stop the upload (RFC 9113 section 8.1). What it read
+            // is bounded by the stream's window, not by a count of calls.
+            int stream = wire.v2().lastStreamId();
+            until(
+                    "v2: the gateway resets the stream to stop its upload",
+                    WAIT,
+                    () -> !wire.v2().resets(stream, true).isEmpty());
+            assertThat(wire.v2().resets(stream, true)).containsExactly(V2ErrorCode.NO_ERROR);
+            int v2Reads = upload.reads();
+            done(h.link(W1).admin().statusGet(), "a round trip on the link after the relay ended", WAIT);
+            assertThat(upload.reads())
+                    .as("the gateway stopped reading the endless caller body: no read after the relay ended")
+                    .isEqualTo(v2Reads);
+            return;
+        }
         long requestId = wire.requestId(wire.lastRelayId());
         assertThat(resultOf(answer(wire, requestId, "relay.request"), "relay.request"))
                 .as("relay.request answers {} once the 401's body ended")
@@ -286,11 +384,13 @@ final class RelayBodyEndToEndTest {
     // ---- seed: a response the target streams in parts reaches the gateway caller part by part,
     // before the target's body ends
 
-    @Test
-    void streamedResponse_reachesTheCallerPartByPart_beforeTheTargetsBodyEnds() {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Protocol.class)
+    void streamedResponse_reachesTheCallerPartByPart_beforeTheTargetsBodyEnds(Protocol protocol) {
         FedBody stream = new FedBody();
         seed.route("/stream", request -> respond(200, stream));
-        RecordingChannel wire = h.connect();
+        RecordingChannel wire = h.connect(protocol);
+        boolean v2 = protocol == Protocol.V2;
         stream.offer(utf8("part one"));
 
         RelayedResponse response = done(h.relay().relay(W1, call("GET", "/stream", null)), "the GET relays", WAIT);
@@ -298,10 +398,14 @@ final class RelayBodyEndToEndTest {
         assertThat(text(bytesOf(requireNonNull(done(b.next(), "the first part", WAIT)))))
                 .as("the first part reaches the caller while the target's body has not ended")
                 .isEqualTo("part one");
-        long requestId = wire.requestId(wire.lastRelayId());
-        assertThat(wire.answer(requestId))
-                .as("relay.request is not answered yet")
-                .isNotDone();
+        long requestId = v2 ? 0 : wire.requestId(wire.lastRelayId());
+        int streamId = v2 ? wire.v2().lastStreamId() : 0;
+        java.util.function.Supplier<Boolean> ended = () -> v2
+                ? wire.v2().received(streamId).stream().anyMatch(V2FrameRecorder.Seen::endStream)
+                : wire.answer(requestId).isDone();
+        assertThat(ended.get())
+                .as("relay.request is not answered yet (v2: no END_STREAM from the worker yet)")
+                .isFalse();
 
         CompletionStage<@Nullable ByteBuffer> second = b.next();
         take(stream.readsStarted, "the worker reads the target's first part", WAIT);
@@ -313,9 +417,9 @@ final class RelayBodyEndToEndTest {
         assertThat(text(bytesOf(requireNonNull(done(second, "the second part", WAIT)))))
                 .as("the second part follows once the target made it")
                 .isEqualTo("part two");
-        assertThat(wire.answer(requestId))
-                .as("relay.request is still not answered")
-                .isNotDone();
+        assertThat(ended.get())
+                .as("relay.request is still not answered (v2: no END_STREAM yet)")
+                .isFalse();
 
         stream.end();
         assertThat(done(b.next(), "the end", WAIT))
@@ -335,6 +439,8 @@ final class RelayBodyEndToEndTest {
      * option whose default is Limits.UNREAD_RELAY_BYTES; GatewayRelayTest runs 64 MiB at engine
      * level.
      */
+    // v1 only: the cap on unread response bytes is v1's; on v2 a reader that stops reading holds
+    // back its own stream (section 9.5), which the test after this one checks.
     @Test
     void
             callerReadsNothing_whileTheTargetStreamsSlowly_bodyErrorsFellBehindOnceTheCapIsBuffered_andTheTargetAbortsBeforeSendingAll() {
@@ -409,9 +515,43 @@ final class RelayBodyEndToEndTest {
                 .isLessThanOrEqualTo(cap + part);
     }
 
+    /**
+     * v2's counterpart of the unread cap (section 9.5): a caller that reads nothing holds the worker
+     * at the stream's window (256 KiB sent, no byte more, nothing cancelled), and gets the whole
+     * body once it reads.
+     */
+    @Test
+    void v2CallerReadsNothing_holdsTheWorkerAtTheStreamWindow_nothingIsCancelled_andTheWholeBodyComesWhenItReads() {
+        byte[] data = pattern(MIB, 13);
+        seed.route("/flood", request -> respond(200, new ArrayBody(data, CHUNK)));
+        RecordingChannel wire = h.connect(Protocol.V2);
+
+        RelayedResponse response = done(h.relay().relay(W1, call("GET", "/flood", null)), "the GET relays", WAIT);
+        int stream = wire.v2().lastStreamId();
+        until(
+                "the worker fills the gateway's stream window while the caller reads nothing",
+                WAIT,
+                () -> wire.v2().dataBytes(stream, false) >= V2Limits.INITIAL_STREAM_WINDOW);
+        done(h.link(W1).admin().statusGet(), "a round trip on the link while the window is full", WAIT);
+        assertThat(wire.v2().dataBytes(stream, false))
+                .as("DATA the worker sent while the caller read nothing: exactly the stream window")
+                .isEqualTo(V2Limits.INITIAL_STREAM_WINDOW);
+        assertThat(seed.aborted("/flood"))
+                .as("the target is not aborted for a slow reader")
+                .isNotDone();
+        assertThat(wire.v2().seen(s -> s.isReset() && s.streamId() == stream))
+                .as("no RESET either way")
+                .isEmpty();
+
+        assertThat(done(readAll(body(response, "/flood")), "the whole body once the caller reads", WAIT))
+                .isEqualTo(data);
+    }
+
     // ---- seed: a relay.body frame sent right behind its relay.request frame is never dropped
     // (checked with seq 0 plus end sent back to back, 50 times)
 
+    // v1 only: raw relay.body calls right behind their relay.request; on v2 the body is DATA on
+    // the stream its HEADERS opened, checked by the test after this one.
     @Test
     void relayBodyRightBehindItsRelayRequest_isNeverDropped_fiftyTimesBackToBack() {
         seed.route(
@@ -444,6 +584,34 @@ final class RelayBodyEndToEndTest {
                         .as("try %d: the target got seq 0 (none dropped)", i)
                         .isEqualTo("ping " + i);
             }
+        }
+    }
+
+    /** v2's counterpart: a body's DATA right behind the HEADERS that opened its stream is never dropped, 50 times. */
+    @Test
+    void v2BodyRightBehindItsHeaders_isNeverDropped_fiftyTimesBackToBack() {
+        seed.route(
+                "/echo",
+                request -> readAll(requireNonNull(request.body()))
+                        .thenApply(bytes -> new RelayedResponse(200, List.of(), new ArrayBody(bytes, 64 * KIB))));
+        RecordingChannel wire = h.connect(Protocol.V2);
+
+        for (int i = 0; i < 50; i++) {
+            RelayedResponse response = done(
+                    h.relay().relay(W1, call("POST", "/echo", ArrayBody.of("ping " + i))),
+                    "try " + i + ": relays",
+                    WAIT);
+            assertThat(text(done(readAll(body(response, "echo")), "try " + i + ": the echo", WAIT)))
+                    .as("try %d: the target got the body (none dropped)", i)
+                    .isEqualTo("ping " + i);
+            int stream = wire.v2().lastStreamId();
+            assertThat(wire.v2().names(stream, true))
+                    .as("try %d: HEADERS without END_STREAM, then the body's DATA and its end", i)
+                    .startsWith("HEADERS")
+                    .endsWith("DATA+END");
+            assertThat(wire.v2().dataBytes(stream, true))
+                    .as("try %d: the body crossed as DATA", i)
+                    .isEqualTo(("ping " + i).length());
         }
     }
 }

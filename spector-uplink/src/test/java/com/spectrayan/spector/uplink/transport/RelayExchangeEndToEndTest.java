@@ -12,6 +12,7 @@ import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.JSON;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.answer;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.requestInput;
+import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.requireNonNull;
 import static com.spectrayan.spector.uplink.transport.RelaySeedFixture.resultOf;
 import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -37,12 +38,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Seed 000's Tests lines on a relayed request and its response: what reaches the target, what comes back, whose pushes are whose, which headers are dropped: one test per line, end to end over
- * {@link RelaySeedFixture}.
+ * {@link RelaySeedFixture}. Each runs over v1 and over v2 ({@link Protocol}): what the target and the
+ * caller see is asserted the same on both; what crosses the wire in each version's own frames.
  */
 final class RelayExchangeEndToEndTest {
     @RegisterExtension
@@ -53,8 +56,10 @@ final class RelayExchangeEndToEndTest {
     // ---- seed: a GET relayed to the fake target arrives with its URL (origin, path and query),
     // method, headers, tenant and lease id, and its status, headers and body come back unchanged
 
-    @Test
-    void get_reachesTheTargetWithItsUrlMethodHeadersTenantAndLeaseId_andStatusHeadersAndBodyComeBackUnchanged() {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Protocol.class)
+    void get_reachesTheTargetWithItsUrlMethodHeadersTenantAndLeaseId_andStatusHeadersAndBodyComeBackUnchanged(
+            Protocol protocol) {
         List<Header> answerHeaders = List.of(
                 new Header("content-type", "text/plain; charset=utf-8"),
                 new Header("x-r", "1"),
@@ -63,7 +68,7 @@ final class RelayExchangeEndToEndTest {
         seed.route(
                 "/a/b c",
                 request -> respond(203, ArrayBody.of("hello from app"), answerHeaders.toArray(Header[]::new)));
-        h.connect();
+        RecordingChannel wire = h.connect(protocol);
         List<Header> sentHeaders = List.of(
                 new Header("accept", "text/plain"),
                 new Header("x-b", "1"),
@@ -94,13 +99,30 @@ final class RelayExchangeEndToEndTest {
         assertThat(text(done(readAll(body(response, "GET")), "the GET body", WAIT)))
                 .as("the body comes back unchanged")
                 .isEqualTo("hello from app");
+        if (protocol == Protocol.V2) {
+            int stream = wire.v2().lastStreamId();
+            assertThat(wire.v2().names(stream, true))
+                    .as("v2: the GET opened its stream with a HEADERS carrying END_STREAM (no body)")
+                    .containsExactly("HEADERS+END");
+            assertThat(wire.v2().received(stream).get(0).text())
+                    .as("v2: the worker's response head")
+                    .contains("\"status\":203");
+            assertThat(wire.v2().dataBytes(stream, false))
+                    .as("v2: the body travelled as DATA")
+                    .isEqualTo("hello from app".length());
+            assertThat(wire.sent(RelayRequest.OP))
+                    .as("v2: no relay.request call")
+                    .isEmpty();
+        }
     }
 
     // ---- seed: 204, 205 and 304 answers and a HEAD answer reach the caller with a null body,
     // and the worker sends no relay-chunk for them
 
-    @Test
-    void noBodyAnswers204_205_304_andHead_reachTheCallerWithANullBody_andNoRelayChunkCrossesTheUplink() {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Protocol.class)
+    void noBodyAnswers204_205_304_andHead_reachTheCallerWithANullBody_andNoRelayChunkCrossesTheUplink(
+            Protocol protocol) {
         List<ArrayBody> offered = new CopyOnWriteArrayList<>();
         seed.route("/empty", request -> {
             int status = Integer.parseInt(request.url().getQuery().substring("s=".length()));
@@ -108,7 +130,7 @@ final class RelayExchangeEndToEndTest {
             offered.add(wrongly);
             return respond(status, wrongly, new Header("x-s", String.valueOf(status)));
         });
-        RecordingChannel wire = h.connect();
+        RecordingChannel wire = h.connect(protocol);
 
         for (String[] c : new String[][] {{"GET", "204"}, {"GET", "205"}, {"GET", "304"}, {"HEAD", "200"}}) {
             String what = c[0] + " answered " + c[1];
@@ -126,6 +148,14 @@ final class RelayExchangeEndToEndTest {
             assertThat(response.status()).as(what + ": status").isEqualTo(Integer.parseInt(c[1]));
             assertThat(response.headers()).as(what + ": headers").containsExactly(new Header("x-s", c[1]));
             assertThat(response.body()).as(what + ": a null body").isNull();
+            if (protocol == Protocol.V2) {
+                int stream = wire.v2().lastStreamId();
+                done(h.link(W1).admin().statusGet(), what + ": a round trip on the link after the answer", WAIT);
+                assertThat(wire.v2().names(stream, false))
+                        .as(what + ": v2: one response HEADERS with END_STREAM, and no DATA on the wire")
+                        .containsExactly("HEADERS+END");
+                continue;
+            }
             long requestId = wire.requestId(wire.lastRelayId());
             assertThat(resultOf(answer(wire, requestId, what), what))
                     .as(what + ": relay.request answers {}")
@@ -142,8 +172,9 @@ final class RelayExchangeEndToEndTest {
     // ---- seed: a relay and a device.exec with output running at once on one worker each get only
     // their own pushes (DESIGN.md section 5: two relays at once)
 
-    @Test
-    void twoRelaysAtOnceOnOneWorker_eachGetOnlyTheirOwnPushes() {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Protocol.class)
+    void twoRelaysAtOnceOnOneWorker_eachGetOnlyTheirOwnPushes(Protocol protocol) {
         int parts = 12;
         List<CompletableFuture<Void>> servedA = new ArrayList<>();
         List<CompletableFuture<Void>> servedB = new ArrayList<>();
@@ -156,31 +187,54 @@ final class RelayExchangeEndToEndTest {
                 "/a",
                 request -> respond(200, new PingPong('a', parts, servedA, i -> i == 0 ? null : servedB.get(i - 1))));
         seed.route("/b", request -> respond(200, new PingPong('b', parts, servedB, servedA::get)));
-        RecordingChannel wire = h.connect();
+        RecordingChannel wire = h.connect(protocol);
+        boolean v2 = protocol == Protocol.V2;
 
         RelayedResponse a = done(h.relay().relay(W1, call("GET", "/a", null)), "relay a's head", WAIT);
-        String relayA = wire.lastRelayId();
+        String relayA = v2 ? "" : wire.lastRelayId();
+        int streamA = v2 ? wire.v2().lastStreamId() : 0;
         RelayedResponse b = done(h.relay().relay(W1, call("GET", "/b", null)), "relay b's head", WAIT);
-        String relayB = wire.lastRelayId();
+        String relayB = v2 ? "" : wire.lastRelayId();
+        int streamB = v2 ? wire.v2().lastStreamId() : 0;
         byte[] gotA = done(readAll(body(a, "a")), "relay a's body", WAIT);
         byte[] gotB = done(readAll(body(b, "b")), "relay b's body", WAIT);
 
         assertThat(text(gotA)).as("relay a gets only its own parts, in order").isEqualTo(PingPong.expected('a', parts));
         assertThat(text(gotB)).as("relay b gets only its own parts, in order").isEqualTo(PingPong.expected('b', parts));
+        if (v2) {
+            assertThat(streamA).as("v2: two streams").isNotEqualTo(streamB);
+            List<Integer> dataOwners = wire
+                    .v2()
+                    .seen(s -> !s.sent()
+                            && s.isData()
+                            && s.length() > 0
+                            && (s.streamId() == streamA || s.streamId() == streamB))
+                    .stream()
+                    .map(V2FrameRecorder.Seen::streamId)
+                    .toList();
+            assertThat(switches(dataOwners))
+                    .as("v2: the two streams' DATA interleaved on the one link (owner switches)")
+                    .isGreaterThanOrEqualTo(2);
+            return;
+        }
         long idA = wire.requestId(relayA);
         long idB = wire.requestId(relayB);
         List<Long> pushOwners = wire.seen(s -> s.isPush() && (s.id() == idA || s.id() == idB)).stream()
                 .map(Seen::id)
                 .toList();
+        assertThat(switches(pushOwners))
+                .as("the two relays' pushes interleaved on the one uplink (owner switches)")
+                .isGreaterThanOrEqualTo(2);
+    }
+
+    private static int switches(List<?> owners) {
         int switches = 0;
-        for (int i = 1; i < pushOwners.size(); i++) {
-            if (!pushOwners.get(i).equals(pushOwners.get(i - 1))) {
+        for (int i = 1; i < owners.size(); i++) {
+            if (!owners.get(i).equals(owners.get(i - 1))) {
                 switches++;
             }
         }
-        assertThat(switches)
-                .as("the two relays' pushes interleaved on the one uplink (owner switches)")
-                .isGreaterThanOrEqualTo(2);
+        return switches;
     }
 
     /** Parts "a0;a1;..." where part i waits for the other body's part (see the test). */
@@ -235,9 +289,11 @@ final class RelayExchangeEndToEndTest {
     // transfer-encoding headers never reach the target, and a target's content-length and
     // connection headers never reach the caller
 
-    @Test
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Protocol.class)
     void
-            callersAuthorizationTokenConnectionAndTransferEncoding_neverReachTheTarget_andTargetsContentLengthAndConnection_neverReachTheCaller() {
+            callersAuthorizationTokenConnectionAndTransferEncoding_neverReachTheTarget_andTargetsContentLengthAndConnection_neverReachTheCaller(
+                    Protocol protocol) {
         seed.route(
                 "/h",
                 request -> respond(
@@ -246,7 +302,7 @@ final class RelayExchangeEndToEndTest {
                         new Header("Content-Length", "5"),
                         new Header("connection", "keep-alive"),
                         new Header("x-back", "1")));
-        RecordingChannel wire = h.connect();
+        RecordingChannel wire = h.connect(protocol);
         List<Header> sent = List.of(
                 new Header("Authorization", "Bearer gateway-secret"),
                 new Header("x-agent-device-token", "device-secret"),
@@ -280,6 +336,34 @@ final class RelayExchangeEndToEndTest {
                 .as("the body")
                 .isEqualTo("hello");
 
+        if (protocol == Protocol.V2) {
+            // A raw request head carrying them anyway (its JSON changed on the way out, as a broken
+            // gateway would write it): the worker filters on its side too.
+            wire.v2().rewriteNextHead(head -> {
+                ArrayNode rawHeaders = head.putArray("headers");
+                for (Header header : sent) {
+                    rawHeaders.addArray().add(header.name()).add(header.value());
+                }
+            });
+            StreamProbe probe = new StreamProbe();
+            probe.on(requireNonNull(h.client(W1).v2())
+                    .openStream(
+                            new com.spectrayan.spector.uplink.internal.v2.RequestHead(
+                                    "app", "GET", "http://app.local/h", List.of(), "acme", null, null),
+                            true,
+                            probe));
+            assertThat(done(probe.head, "the raw head is answered", WAIT).status())
+                    .as("v2: the raw head is served")
+                    .isEqualTo(200);
+            assertThat(take(h.targetCalls, "the raw relay reaches the target", WAIT)
+                            .headers())
+                    .as("v2: the worker drops them from a raw head too")
+                    .containsExactly(new Header("x-keep", "1"));
+            assertThat(wire.v2().sent(wire.v2().lastStreamId()).get(0).text())
+                    .as("v2: the head on the wire did carry them")
+                    .contains("x-agent-device-token");
+            return;
+        }
         // A raw relay.request carrying them anyway: the worker filters on its side too.
         ObjectNode raw = requestInput("raw-h", "/h");
         ArrayNode rawHeaders = JSON.arrayNode();

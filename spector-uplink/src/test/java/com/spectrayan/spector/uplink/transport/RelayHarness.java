@@ -43,6 +43,10 @@ import org.jspecify.annotations.Nullable;
  * RealGatewayWorkerClient} and a {@link WorkerDirectory}, {@link GatewayRelay} on top; workers dialled
  * with {@link UplinkDialer}, each served by an {@link UplinkSession} with a fake relay target
  * {@code app} (and one whose name is 64 chars long) that a test sets with {@link #target}.
+ *
+ * <p>Each worker speaks the {@link Protocol} it connects with: v1 dials with {@code onConnected}
+ * (offering v1 only), v2 with {@code onUplink} (offering v2, then v1); the gateway speaks both, or
+ * v1 only ({@link #gatewayV1Only}). {@link #connect} asserts the version the link negotiated.
  */
 final class RelayHarness implements AutoCloseable {
     static final String W1 = "w1";
@@ -56,14 +60,32 @@ final class RelayHarness implements AutoCloseable {
     final BlockingQueue<RelayedRequest> targetCalls = new LinkedBlockingQueue<>();
 
     private final Map<String, BlockingQueue<RecordingChannel>> gatewayEnds = new ConcurrentHashMap<>();
-    private final Map<String, BlockingQueue<WebSocketFrameChannel>> workerEnds = new ConcurrentHashMap<>();
-    private final Map<String, WebSocketFrameChannel> lastWorkerEnds = new ConcurrentHashMap<>();
+    private final Map<String, BlockingQueue<FrameChannel>> workerEnds = new ConcurrentHashMap<>();
+    private final Map<String, FrameChannel> lastWorkerEnds = new ConcurrentHashMap<>();
     private final Map<String, UplinkDialer> dialers = new ConcurrentHashMap<>();
     private final List<AutoCloseable> closing = new CopyOnWriteArrayList<>();
-    private final TestGateway gateway = new TestGateway(group, 0, this::accepted);
+    private final TestGateway gateway;
+    private final boolean gatewaySpeaksV2;
     private volatile RelayTarget app =
             request -> CompletableFuture.failedFuture(new IllegalStateException("no target set"));
     private volatile @Nullable GatewayRelay relay;
+
+    /** A gateway that speaks v2 and v1. */
+    RelayHarness() {
+        this(true);
+    }
+
+    private RelayHarness(boolean gatewayV2) {
+        gatewaySpeaksV2 = gatewayV2;
+        gateway = gatewayV2
+                ? new TestGateway(group, 0, this::accepted)
+                : TestGateway.speakingV1Only(group, this::accepted);
+    }
+
+    /** A gateway that speaks v1 only (as one from before v2, or with {@code spector.uplink.v2} off). */
+    static RelayHarness gatewayV1Only() {
+        return new RelayHarness(false);
+    }
 
     /** Sets what the fake target {@code app} does. */
     void target(RelayTarget target) {
@@ -76,43 +98,82 @@ final class RelayHarness implements AutoCloseable {
     }
 
     private FrameChannel.Receiver accepted(String workerId, FrameChannel channel) {
-        RecordingChannel recording = new RecordingChannel(channel);
+        RecordingChannel recording = RecordingChannel.over(channel);
         RealGatewayWorkerClient client = RealGatewayWorkerClient.over(workerId, recording);
         directory.register(new WorkerLink(workerId, client));
         gatewayEnds.computeIfAbsent(workerId, id -> new LinkedBlockingQueue<>()).add(recording);
         return recording.receiving(client);
     }
 
-    /** Connects worker {@code w1} as the gateway's uplink; returns the gateway's end. */
+    /** Connects worker {@code w1} as the gateway's uplink over v1; returns the gateway's end. */
     RecordingChannel connect() {
-        return connect(W1, UplinkSession.Role.GATEWAY_UPLINK);
+        return connect(Protocol.V1);
     }
 
-    /** Connects a worker whose sessions serve {@code role}; returns the gateway's end. */
+    /** Connects worker {@code w1} as the gateway's uplink over {@code protocol}; returns the gateway's end. */
+    RecordingChannel connect(Protocol protocol) {
+        return connect(W1, UplinkSession.Role.GATEWAY_UPLINK, protocol);
+    }
+
+    /** Connects a worker whose sessions serve {@code role}, over v1; returns the gateway's end. */
     RecordingChannel connect(String workerId, UplinkSession.Role role) {
+        return connect(workerId, role, Protocol.V1);
+    }
+
+    /**
+     * Connects a worker whose sessions serve {@code role}, offering {@code protocol} (v2 offers v1
+     * as well); returns the gateway's end, once it is live. Asserts the version the link speaks:
+     * {@code protocol}, or v1 when the gateway speaks v1 only.
+     */
+    RecordingChannel connect(String workerId, UplinkSession.Role role, Protocol protocol) {
         WorkerOptions options = WorkerOptions.builder(workerId)
                 .relayTarget("app", this::app)
                 .relayTarget(LONGEST_TARGET, this::app)
                 .build();
-        BlockingQueue<WebSocketFrameChannel> ends =
-                workerEnds.computeIfAbsent(workerId, id -> new LinkedBlockingQueue<>());
-        UplinkDialer dialer = UplinkDialer.builder(gateway.uri(), workerId, TestGateway.TOKEN, group)
-                .reconnect(Duration.ofMillis(100), Duration.ofMillis(400))
-                .onConnected(channel -> {
-                    UplinkSession session = UplinkSession.start(channel, role, options);
-                    lastWorkerEnds.put(workerId, channel);
-                    ends.add(channel);
-                    return session;
-                })
-                .build();
+        return dial(workerId, protocol, channel -> UplinkSession.start(channel, role, options));
+    }
+
+    /**
+     * Connects worker {@code workerId} over v2 with a receiver of the test's own (a raw worker that
+     * writes what it wants onto {@link #workerSocket}); returns the gateway's end.
+     */
+    RecordingChannel connectRaw(
+            String workerId, java.util.function.Function<FrameChannel, FrameChannel.Receiver> receiver) {
+        return dial(workerId, Protocol.V2, receiver);
+    }
+
+    private RecordingChannel dial(
+            String workerId,
+            Protocol protocol,
+            java.util.function.Function<FrameChannel, FrameChannel.Receiver> receiver) {
+        BlockingQueue<FrameChannel> ends = workerEnds.computeIfAbsent(workerId, id -> new LinkedBlockingQueue<>());
+        java.util.function.Function<FrameChannel, FrameChannel.Receiver> serve = channel -> {
+            FrameChannel.Receiver r = receiver.apply(channel);
+            lastWorkerEnds.put(workerId, channel);
+            ends.add(channel);
+            return r;
+        };
+        UplinkDialer.Builder builder = UplinkDialer.builder(gateway.uri(), workerId, TestGateway.TOKEN, group)
+                .reconnect(Duration.ofMillis(100), Duration.ofMillis(400));
+        UplinkDialer dialer = (protocol == Protocol.V2 ? builder.onUplink(serve) : builder.onConnected(serve)).build();
         dialers.put(workerId, dialer);
         closing.add(dialer);
         dialer.start();
-        take(ends, "worker " + workerId + " dials its uplink", WAIT);
+        FrameChannel workerEnd = take(ends, "worker " + workerId + " dials its uplink", WAIT);
         RecordingChannel recording = nextGatewayEnd(workerId);
         assertThat(directory.live(workerId))
                 .as("the accepted uplink of " + workerId + " is registered as live")
                 .isNotNull();
+        boolean v2 = protocol == Protocol.V2 && gatewaySpeaksV2;
+        assertThat(recording.isV2())
+                .as("the link of " + workerId + " negotiated " + (v2 ? "v2" : "v1") + " (the gateway's end)")
+                .isEqualTo(v2);
+        assertThat(workerEnd instanceof V2FrameChannel)
+                .as("the link of " + workerId + " negotiated " + (v2 ? "v2" : "v1") + " (the worker's end)")
+                .isEqualTo(v2);
+        assertThat(client(workerId).v2() != null)
+                .as("the gateway's client of " + workerId + " relays over " + (v2 ? "v2 streams" : "v1 calls"))
+                .isEqualTo(v2);
         return recording;
     }
 
@@ -125,13 +186,22 @@ final class RelayHarness implements AutoCloseable {
         return end;
     }
 
-    /** Returns the worker's end of its last uplink (the real WebSocket channel). */
-    WebSocketFrameChannel workerEnd(String workerId) {
-        WebSocketFrameChannel last = lastWorkerEnds.get(workerId);
+    /** Returns the worker's end of its last uplink. */
+    FrameChannel workerEnd(String workerId) {
+        FrameChannel last = lastWorkerEnds.get(workerId);
         if (last == null) {
             throw new AssertionError("worker " + workerId + " never connected");
         }
         return last;
+    }
+
+    /** Returns the socket channel under the worker's end of its last uplink (either version). */
+    io.netty.channel.Channel workerSocket(String workerId) {
+        FrameChannel end = workerEnd(workerId);
+        if (end instanceof V2FrameChannel v2) {
+            return v2.channel();
+        }
+        return ((WebSocketFrameChannel) end).channel();
     }
 
     /** Stops a worker's dialer (and so its uplink). */

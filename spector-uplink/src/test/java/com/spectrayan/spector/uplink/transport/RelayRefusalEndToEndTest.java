@@ -31,6 +31,10 @@ import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.gateway.GatewayRelay;
 import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
+import com.spectrayan.spector.uplink.internal.v2.RequestHead;
+import com.spectrayan.spector.uplink.internal.v2.V2Connection;
+import com.spectrayan.spector.uplink.internal.v2.V2ErrorCode;
+import com.spectrayan.spector.uplink.internal.v2.V2Stream;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
@@ -50,10 +54,14 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Seed 000's Tests lines on bounds and refusals: sessions that are not the uplink, reused and unknown relay ids, relay.body out of order, the field bounds, the relay limits per connection and per worker, bad chunks: one test per line, end to end over
- * {@link RelaySeedFixture}.
+ * {@link RelaySeedFixture}. The session and the limits run over v1 and v2 ({@link Protocol}); relay ids,
+ * relay.body seqs and base64 chunks are v1's own wire (v2 has stream ids, DATA and windows, whose
+ * refusals are {@code V2ServedRelayTest}'s and {@code RelayV2ViolationEndToEndTest}'s).
  */
 final class RelayRefusalEndToEndTest {
     @RegisterExtension
@@ -64,12 +72,29 @@ final class RelayRefusalEndToEndTest {
     // ---- seed: relay.request, relay.body and relay.cancel from an admin session that is not the
     // gateway's uplink answer FORBIDDEN
 
-    @Test
-    void relayRequestBodyAndCancel_fromASessionThatIsNotTheGatewaysUplink_answerForbidden() {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Protocol.class)
+    void relayRequestBodyAndCancel_fromASessionThatIsNotTheGatewaysUplink_answerForbidden(Protocol protocol) {
         seed.route("/hello", request -> respond(200, ArrayBody.of("hello")));
-        h.connect();
-        h.connect("w1-admin", UplinkSession.Role.LOCAL_ADMIN);
+        h.connect(protocol);
+        RecordingChannel adminWire = h.connect("w1-admin", UplinkSession.Role.LOCAL_ADMIN, protocol);
         RealGatewayWorkerClient admin = h.client("w1-admin");
+        if (protocol == Protocol.V2) {
+            // v2: no relay calls to send (section 9.8); a stream on the admin session is refused
+            // RELAY_ERROR FORBIDDEN.
+            assertThat(done(admin.statusGet(), "status.get on the admin session", WAIT)
+                            .workerId())
+                    .isEqualTo("w1-admin");
+            spector(
+                    h.relay().relay("w1-admin", call("GET", "/hello", null)),
+                    ErrorCode.FORBIDDEN,
+                    "GatewayRelay over the admin session");
+            int stream = adminWire.v2().lastStreamId();
+            assertThat(adminWire.v2().names(stream, false)).containsExactly("RESET RELAY_ERROR");
+            assertThat(adminWire.v2().received(stream).get(0).text()).contains("FORBIDDEN");
+            assertThat(h.targetCalls).as("the target saw nothing").isEmpty();
+            return;
+        }
 
         assertThat(done(admin.statusGet(), "status.get on the admin session", WAIT)
                         .workerId())
@@ -94,6 +119,7 @@ final class RelayRefusalEndToEndTest {
     // ---- seed: a relay.request reusing an active relayId fails BAD_REQUEST; a relay.body for an
     // unknown relay id answers {}; relay.cancel for an unknown relay id answers {}
 
+    // v1 only: relay ids are v1's; on v2 the gateway's link numbers its streams itself.
     @Test
     void relayRequestReusingAnActiveRelayId_failsBadRequest_andRelayBodyAndCancelForAnUnknownRelayId_answerEmpty() {
         seed.route("/hold", RelaySeedFixture::never);
@@ -128,6 +154,8 @@ final class RelayRefusalEndToEndTest {
     // chunk for a relay opened with hasBody: false fails BAD_REQUEST and aborts the target's
     // request
 
+    // v1 only: seqs and relay.body calls are v1's; DATA after END_STREAM on v2 is reset STREAM_CLOSED
+    // by the link (V2ConnectionTest).
     @Test
     void relayBodyOutOfOrder_repeated_afterEnd_orForAHasBodyFalseRelay_failsBadRequest_andAbortsTheTargetsRequest() {
         seed.route("/v/order", RelaySeedFixture::never);
@@ -180,6 +208,9 @@ final class RelayRefusalEndToEndTest {
     // passes at its limit (representative over the real uplink; RelayRequestTest has all at codec
     // level)
 
+    // v1 here (raw relay.request inputs): v2's request head is read by the same checks
+    // (RequestHead.parse through RelayRequest.parseExchange; RequestHeadTest), a refusal being
+    // the stream's RESET PROTOCOL_ERROR; not yet run end to end over v2.
     @Test
     void relayRequestFields_oneBeyondTheirBoundAreRefusedBadRequest_andAtTheBoundPass() {
         seed.route("/ok", request -> respond(204, null));
@@ -259,6 +290,10 @@ final class RelayRefusalEndToEndTest {
         }
     }
 
+    private static RequestHead holdHead() {
+        return new RequestHead("app", "GET", "http://app.local/hold", List.of(), "acme", null, null);
+    }
+
     private static String longUrl(int chars) {
         String head = "http://app.local/ok?q=";
         return head + "a".repeat(chars - head.length());
@@ -281,9 +316,11 @@ final class RelayRefusalEndToEndTest {
     // ---- seed: a 17th relay on one connection fails BAD_REQUEST; the gateway's 9th relay to one
     // worker starts only after one of 8 ends
 
-    @Test
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Protocol.class)
     void
-            seventeenthRelayOnOneConnection_failsBadRequest_andTheGatewaysNinthRelayToOneWorkerStartsOnlyAfterOneOfEightEnds() {
+            seventeenthRelayOnOneConnection_failsBadRequest_andTheGatewaysNinthRelayToOneWorkerStartsOnlyAfterOneOfEightEnds(
+                    Protocol protocol) {
         seed.route("/hold", RelaySeedFixture::never);
         BlockingQueue<CompletableFuture<RelayedResponse>> answers = new LinkedBlockingQueue<>();
         seed.route("/held", request -> {
@@ -291,30 +328,62 @@ final class RelayRefusalEndToEndTest {
             answers.add(answer);
             return answer;
         });
-        RecordingChannel wire = h.connect();
+        RecordingChannel wire = h.connect(protocol);
         RealGatewayWorkerClient client = h.client(W1);
+        boolean v2 = protocol == Protocol.V2;
+        if (v2) {
+            // v2 (section 9.4): the 17th open stream is reset REFUSED_STREAM.
+            V2Connection link = requireNonNull(client.v2());
+            List<V2Stream> open = new ArrayList<>();
+            for (int i = 0; i < Limits.ACTIVE_RELAYS_PER_CONNECTION.max(); i++) {
+                StreamProbe probe = new StreamProbe();
+                open.add(link.openStream(holdHead(), true, probe));
+            }
+            for (int i = 0; i < 16; i++) {
+                take(h.targetCalls, "open stream " + i + " of 16 reaches the target", WAIT);
+            }
+            StreamProbe seventeenth = new StreamProbe();
+            link.openStream(holdHead(), true, seventeenth);
+            assertThat(done(seventeenth.reset, "the 17th open stream is reset", WAIT)
+                            .code())
+                    .as("the 17th open stream on the link")
+                    .isEqualTo(V2ErrorCode.REFUSED_STREAM);
+            assertThat(h.targetCalls).as("the 17th never reached the target").isEmpty();
+            for (V2Stream stream : open) {
+                stream.reset(V2ErrorCode.CANCEL, null);
+            }
+            until(
+                    "the worker frees the 16 cancelled streams",
+                    WAIT,
+                    () -> done(client.statusGet(), "status.get", WAIT).activeRelays() == 0);
+        }
 
         List<CompletionStage<RelayOutcome>> sixteen = new ArrayList<>();
-        for (int i = 0; i < Limits.ACTIVE_RELAYS_PER_CONNECTION.max(); i++) {
-            sixteen.add(client.relayRequest(wireRequest("c-" + i, "GET", "/hold", false), noHooks()));
-        }
-        for (int i = 0; i < 16; i++) {
-            take(h.targetCalls, "active relay " + i + " of 16 reaches the target", WAIT);
-        }
-        spector(
-                client.relayRequest(wireRequest("c-16", "GET", "/hold", false), noHooks()),
-                ErrorCode.BAD_REQUEST,
-                "the 17th active relay on the connection");
-        assertThat(h.targetCalls).as("the 17th never reached the target").isEmpty();
-        for (int i = 0; i < 16; i++) {
-            done(client.relayCancel("c-" + i), "cancel c-" + i, WAIT);
-            assertThat(done(sixteen.get(i), "c-" + i + " ends", WAIT).cancelled())
-                    .as("c-%d cancelled", i)
-                    .isTrue();
+        if (!v2) {
+            for (int i = 0; i < Limits.ACTIVE_RELAYS_PER_CONNECTION.max(); i++) {
+                sixteen.add(client.relayRequest(wireRequest("c-" + i, "GET", "/hold", false), noHooks()));
+            }
+            for (int i = 0; i < 16; i++) {
+                take(h.targetCalls, "active relay " + i + " of 16 reaches the target", WAIT);
+            }
+            spector(
+                    client.relayRequest(wireRequest("c-16", "GET", "/hold", false), noHooks()),
+                    ErrorCode.BAD_REQUEST,
+                    "the 17th active relay on the connection");
+            assertThat(h.targetCalls).as("the 17th never reached the target").isEmpty();
+            for (int i = 0; i < 16; i++) {
+                done(client.relayCancel("c-" + i), "cancel c-" + i, WAIT);
+                assertThat(done(sixteen.get(i), "c-" + i + " ends", WAIT).cancelled())
+                        .as("c-%d cancelled", i)
+                        .isTrue();
+            }
         }
 
         GatewayRelay relay = h.relay();
-        int before = wire.sent(RelayRequest.OP).size();
+        java.util.function.IntSupplier opened = () -> v2
+                ? wire.v2().seen(f -> f.sent() && f.isHeaders()).size()
+                : wire.sent(RelayRequest.OP).size();
+        int before = opened.getAsInt();
         List<CompletionStage<RelayedResponse>> nine = new ArrayList<>();
         for (int i = 0; i < 9; i++) {
             nine.add(relay.relay(W1, call("GET", "/held", null)));
@@ -323,8 +392,8 @@ final class RelayRefusalEndToEndTest {
         for (int i = 0; i < 8; i++) {
             eight.add(take(answers, "gateway relay " + i + " of 8 reaches the target", WAIT));
         }
-        assertThat(wire.sent(RelayRequest.OP).size() - before)
-                .as("relay.request frames sent while 8 relays run (per-worker bound 8)")
+        assertThat(opened.getAsInt() - before)
+                .as("relay.request frames (v2: streams) sent while 8 relays run (per-worker bound 8)")
                 .isEqualTo(8);
         assertThat(relay.running(W1)).as("relays holding a slot").isEqualTo(8);
         assertThat(nine.get(8).toCompletableFuture()).as("the 9th waits").isNotDone();
@@ -339,8 +408,8 @@ final class RelayRefusalEndToEndTest {
                 WAIT);
         CompletableFuture<RelayedResponse> ninth =
                 take(answers, "the 9th reaches the target once one of 8 ended", WAIT);
-        assertThat(wire.sent(RelayRequest.OP).size() - before)
-                .as("the 9th relay.request went out")
+        assertThat(opened.getAsInt() - before)
+                .as("the 9th relay.request (v2: stream) went out")
                 .isEqualTo(9);
         ninth.complete(new RelayedResponse(204, List.of(), null));
         for (int i = 1; i < 8; i++) {
@@ -357,6 +426,8 @@ final class RelayRefusalEndToEndTest {
     // ---- seed: a chunk that is not standard base64, and one that decodes to 262 145 bytes, fail
     // BAD_REQUEST
 
+    // v1 only: base64 chunks are v1's; v2's DATA carry raw bytes, bounded by the windows (the
+    // window's worth and one past it: RelayV2ViolationEndToEndTest, V2ConnectionTest).
     @Test
     void relayBodyChunkNotStandardBase64_orDecodingTo262145Bytes_failsBadRequest_and262144BytesPass() {
         CompletableFuture<byte[]> received = new CompletableFuture<>();

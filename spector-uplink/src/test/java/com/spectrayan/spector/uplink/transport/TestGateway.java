@@ -84,12 +84,27 @@ final class TestGateway implements AutoCloseable {
             Duration idleTimeout,
             @Nullable SslContext tls,
             UplinkAcceptor.Admission admission) {
-        this(group, java.net.InetAddress.getLoopbackAddress(), port, extra, idleTimeout, tls, admission);
+        this(group, java.net.InetAddress.getLoopbackAddress(), port, extra, idleTimeout, tls, admission, true);
     }
 
     /** A plain gateway bound to {@code host} (another loopback address, say), recording its uplinks. */
     static TestGateway at(EventLoopGroup group, java.net.InetAddress host, int port) {
-        return new TestGateway(group, host, port, null, UplinkAcceptor.DEFAULT_IDLE_TIMEOUT, null, (id, slot) -> null);
+        return new TestGateway(
+                group, host, port, null, UplinkAcceptor.DEFAULT_IDLE_TIMEOUT, null, (id, slot) -> null, true);
+    }
+
+    /** A gateway on a free port that speaks v1 only ({@code UplinkAcceptor.Builder.v2(false)}). */
+    static TestGateway speakingV1Only(
+            EventLoopGroup group, BiFunction<String, FrameChannel, FrameChannel.Receiver> extra) {
+        return new TestGateway(
+                group,
+                java.net.InetAddress.getLoopbackAddress(),
+                0,
+                extra,
+                UplinkAcceptor.DEFAULT_IDLE_TIMEOUT,
+                null,
+                (id, slot) -> null,
+                false);
     }
 
     private TestGateway(
@@ -99,7 +114,8 @@ final class TestGateway implements AutoCloseable {
             @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra,
             Duration idleTimeout,
             @Nullable SslContext tls,
-            UplinkAcceptor.Admission admission) {
+            UplinkAcceptor.Admission admission,
+            boolean v2) {
         this.group = group;
         this.tls = tls;
         this.extra = extra;
@@ -108,6 +124,7 @@ final class TestGateway implements AutoCloseable {
                         (workerId, token) -> TokenHashes.matches(hash, token), this::uplink)
                 .idleTimeout(idleTimeout)
                 .admission(admission)
+                .v2(v2)
                 .build();
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(group)
