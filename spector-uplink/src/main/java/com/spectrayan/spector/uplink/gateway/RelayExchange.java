@@ -295,9 +295,23 @@ final class RelayExchange implements RelayHooks {
             v2Relay = relay;
         }
         assertNoLock();
-        relay.stream = v2.openStream(head, !hasBody, relay);
-        if (hasBody) {
-            relay.pumpLater();
+        try {
+            // Opened on the link's loop, so the stream is known before any callback of it runs
+            // there (the worker's head arrives on that loop, after this task).
+            v2.channel().eventLoop().execute(() -> {
+                if (isFinished()) {
+                    return; // ended while the task waited: nothing was sent
+                }
+                V2Stream opened = v2.openStream(head, !hasBody, relay);
+                relay.stream = opened;
+                if (isFinished()) {
+                    opened.reset(V2ErrorCode.CANCEL, null); // ended while it opened: its ending saw no stream
+                } else if (hasBody) {
+                    relay.pump();
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            fail(Failures.unreachable(workerId, "worker " + workerId + " uplink was lost during the relay", e), false);
         }
     }
 
@@ -308,22 +322,14 @@ final class RelayExchange implements RelayHooks {
     private final class V2Relay implements V2StreamHandler {
         private final V2Connection connection;
 
-        /** Set once {@code openStream} returned; every callback that needs it comes later, on the loop. */
+        /**
+         * Set on the link's loop as the stream opens, before any of its callbacks can run there;
+         * read there and by an ending on any thread (null: not opened, nothing to reset).
+         */
         volatile @Nullable V2Stream stream;
 
         V2Relay(V2Connection connection) {
             this.connection = connection;
-        }
-
-        /** Runs {@link #pump} on the link's loop. */
-        void pumpLater() {
-            try {
-                connection.channel().eventLoop().execute(this::pump);
-            } catch (RejectedExecutionException e) {
-                fail(
-                        Failures.unreachable(workerId, "worker " + workerId + " uplink was lost during the relay", e),
-                        false);
-            }
         }
 
         /** On the loop: reads the caller's next part while the stream takes more. */

@@ -614,4 +614,23 @@ final class RelayBodyEndToEndTest {
                     .isEqualTo(("ping " + i).length());
         }
     }
+
+    /**
+     * Section 9.5's credit, under a race the gateway once lost: the worker's head can arrive on the
+     * link's loop before the thread that opened the stream has noted it, and a relay that missed
+     * its stream then never returned credit, stalling at the first window (256 KiB). Thirty back
+     * to back downloads, each four windows long, all complete.
+     */
+    @Test
+    void v2BackToBackDownloads_eachPastTheStreamWindow_allComplete() {
+        byte[] data = pattern(MIB, 7);
+        seed.route("/blob", request -> respond(200, new ArrayBody(data, 64 * 1024)));
+        h.connect(Protocol.V2);
+        for (int i = 0; i < 30; i++) {
+            RelayedResponse get = done(h.relay().relay(W1, call("GET", "/blob", null)), "GET " + i, WAIT);
+            assertThat(Waits.done(readAll(body(get, "GET /blob")), "body " + i, Duration.ofSeconds(10)))
+                    .as("download %d, byte for byte", i)
+                    .isEqualTo(data);
+        }
+    }
 }

@@ -207,6 +207,34 @@ public final class V2Connection {
         return peerCloseReason;
     }
 
+    /**
+     * Describes the link's flow state for a log line or a stuck test, on the event loop: per open
+     * stream its state, bytes queued to send, send credit and the window granted; and the
+     * connection's send credit and granted window.
+     */
+    public String describeFlow() {
+        StringBuilder out = new StringBuilder(role + " conn send=" + scheduler.connectionWindow() + " recv="
+                + receiveWindows.connectionWindow() + " recvAvail=" + receiveWindows.connectionAvailable());
+        for (V2Stream st : streams.values()) {
+            int id = st.id();
+            out.append("; stream ")
+                    .append(id)
+                    .append(' ')
+                    .append(st.state)
+                    .append(" queued=")
+                    .append(scheduler.queuedBytes(id))
+                    .append(" send=")
+                    .append(scheduler.streamWindow(id))
+                    .append(" writable=")
+                    .append(scheduler.isWritable(id))
+                    .append(" recv=")
+                    .append(receiveWindows.streamWindow(id))
+                    .append(" recvAvail=")
+                    .append(receiveWindows.streamAvailable(id));
+        }
+        return out.toString();
+    }
+
     /** Returns the highest stream id opened on this link (0 before the first); on the event loop. */
     public int highestStreamId() {
         return highestStreamId;
