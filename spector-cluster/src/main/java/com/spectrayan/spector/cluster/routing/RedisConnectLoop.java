@@ -37,6 +37,7 @@ final class RedisConnectLoop<C extends StatefulConnection<?, ?>> implements Auto
     private final String name;
     private final Supplier<CompletionStage<C>> connect;
     private final Consumer<C> onConnected;
+    private final Consumer<Throwable> onFailed;
     private final ScheduledExecutorService scheduler;
     private volatile @Nullable C connection;
     private volatile boolean closed;
@@ -46,9 +47,20 @@ final class RedisConnectLoop<C extends StatefulConnection<?, ?>> implements Auto
             Supplier<CompletionStage<C>> connect,
             Consumer<C> onConnected,
             ScheduledExecutorService scheduler) {
+        this(name, connect, onConnected, e -> {}, scheduler);
+    }
+
+    /** A loop that also tells {@code onFailed} of each failed attempt (before the retry is scheduled). */
+    RedisConnectLoop(
+            String name,
+            Supplier<CompletionStage<C>> connect,
+            Consumer<C> onConnected,
+            Consumer<Throwable> onFailed,
+            ScheduledExecutorService scheduler) {
         this.name = requireNonNull(name, "name");
         this.connect = requireNonNull(connect, "connect");
         this.onConnected = requireNonNull(onConnected, "onConnected");
+        this.onFailed = requireNonNull(onFailed, "onFailed");
         this.scheduler = requireNonNull(scheduler, "scheduler");
     }
 
@@ -101,6 +113,7 @@ final class RedisConnectLoop<C extends StatefulConnection<?, ?>> implements Auto
         if (closed) {
             return;
         }
+        onFailed.accept(error);
         log.warn("Redis {} connection failed, retrying in {} ms: {}", name, backoff.toMillis(), error.toString());
         Duration next = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
         var unused = scheduler.schedule(() -> attempt(next), backoff.toMillis(), TimeUnit.MILLISECONDS);

@@ -107,7 +107,7 @@ public final class WaterfallRoutingResolver {
             lookup = CompletableFuture.failedFuture(e);
         }
         return lookup.handle((found, error) -> {
-            if (error == null && found.isPresent()) {
+            if (error == null && found.isPresent() && !isBehindRing(found.get())) {
                 RouteEntry entry = found.get();
                 fill(key, entry, gen, stripe, stripeGen);
                 metrics.resolved(Resolution.Level.L2);
@@ -119,6 +119,27 @@ public final class WaterfallRoutingResolver {
             }
             return fromRing(key, gen, stripe, stripeGen);
         });
+    }
+
+    /**
+     * Swaps in a ring published for the cell when it {@linkplain CellRing#supersedes supersedes}
+     * the held one, and then drops what L1 learned at an older epoch (racing fills of the old ring
+     * are dropped too); returns whether the ring was taken. Called on Lettuce's thread; the sweep
+     * of L1 is bounded by its size ({@code spector.routing.caffeine.max-size}).
+     */
+    public boolean offerRing(CellRing next) {
+        if (!ring.offer(next)) {
+            return false;
+        }
+        generation.incrementAndGet();
+        long epoch = next.epoch();
+        l1.asMap().values().removeIf(r -> r.entry().epoch() < epoch);
+        return true;
+    }
+
+    /** Answers whether an entry names an epoch older than the ring's: the ring has moved past it. */
+    private boolean isBehindRing(RouteEntry entry) {
+        return entry.epoch() < ring.snapshot().epoch();
     }
 
     /** Returns the L1 answer for a key without any I/O, or null on a miss or while L1 is bypassed. */
