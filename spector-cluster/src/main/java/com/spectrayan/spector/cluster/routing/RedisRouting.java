@@ -126,6 +126,11 @@ public final class RedisRouting implements AutoCloseable {
         w.awaitFirstRead(INITIAL_RING_FETCH);
     }
 
+    /** Returns the ring watcher, or null before {@link #watchRing} (for tests in this package). */
+    synchronized @Nullable RingWatcher ringWatcher() {
+        return ringWatcher;
+    }
+
     /**
      * Returns the cell's registry of uplink holders, made on the first call (it connects in the
      * background), reading time from {@code clock}; {@link #close()} closes it.
