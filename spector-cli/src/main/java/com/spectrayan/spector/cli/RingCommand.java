@@ -142,7 +142,9 @@ final class RingCommand implements Callable<Integer> {
             CellRing ring = stored.get().ring();
             PrintWriter out = spec.commandLine().getOut();
             out.println("cell " + cell + " epoch " + ring.epoch() + " published "
-                    + (stored.get().publishedAt() == null ? "(unknown)" : stored.get().publishedAt()));
+                    + (stored.get().publishedAt() == null
+                            ? "(unknown)"
+                            : stored.get().publishedAt()));
             ring.urls().forEach((id, url) -> out.println(id + "\t" + url));
             out.flush();
             return 0;
