@@ -48,6 +48,10 @@ final class RingCommand implements Callable<Integer> {
 
     /** The options both subcommands take. */
     static class Target {
+        @Spec
+        @SuppressWarnings("NullAway.Init") // injected by picocli before call()
+        CommandSpec spec;
+
         @Option(
                 names = "--redis",
                 required = true,
@@ -79,10 +83,6 @@ final class RingCommand implements Callable<Integer> {
                 "Gateways and owners of the cell swap to it within a second."
             })
     static final class Publish extends Target implements Callable<Integer> {
-        @Spec
-        @SuppressWarnings("NullAway.Init") // injected by picocli before call()
-        CommandSpec spec;
-
         @Option(
                 names = "--epoch",
                 required = true,
@@ -124,10 +124,6 @@ final class RingCommand implements Callable<Integer> {
                 "Exits 1 when none is published (gateways then route on spector.cell.ring-members)."
             })
     static final class Show extends Target implements Callable<Integer> {
-        @Spec
-        @SuppressWarnings("NullAway.Init") // injected by picocli before call()
-        CommandSpec spec;
-
         @Override
         public Integer call() {
             check();

@@ -53,7 +53,8 @@ final class GatewayMetrics {
     private final MultiGauge ownerUp = MultiGauge.builder("spector.owner.up")
             .description("1 while the owner is up, 0 while passive health has it marked down")
             .register(registry);
-    private volatile Predicate<String> ownerDown = owner -> false;
+    private volatile Predicate<String> ownerDown = owner -> false; // a field: the rows' object stays reachable
+    private volatile long heldEpoch;
 
     GatewayMetrics() {
         new JvmMemoryMetrics().bindTo(registry);
@@ -173,9 +174,11 @@ final class GatewayMetrics {
 
     /** Points the ring's gauges at the ring now held (once at start, then after each swap). */
     synchronized void ringChanged(CellRing ring) {
+        heldEpoch = ring.epoch();
+        // a row's object may be held weakly by the registry: this, which the server holds
         ringEpoch.register(
                 List.<MultiGauge.Row<?>>of(
-                        MultiGauge.Row.of(Tags.of("source", ring.source().label()), ring.epoch())),
+                        MultiGauge.Row.of(Tags.of("source", ring.source().label()), this, m -> m.heldEpoch)),
                 true);
         Predicate<String> down = ownerDown;
         List<MultiGauge.Row<?>> rows = new ArrayList<>();

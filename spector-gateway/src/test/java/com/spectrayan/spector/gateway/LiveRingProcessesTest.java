@@ -18,8 +18,6 @@ import com.spectrayan.spector.testkit.RedisCommands;
 import com.spectrayan.spector.testkit.RedisServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -86,7 +84,7 @@ final class LiveRingProcessesTest {
     private static String oldOwner = "";
 
     @BeforeAll
-    static void start() {
+    static void start() throws IOException {
         redis = RedisServer.onFreePort().start();
         for (int i = 0; i < 4; i++) {
             String id = "owner-" + i;
@@ -121,7 +119,7 @@ final class LiveRingProcessesTest {
         settings.put("spector.routing.redis.enabled", "true");
         settings.put("spector.routing.redis.uri", redis.uri());
         settings.put("spector.security.jwt.hmac-secret", Cell.SECRET);
-        int[] ports = freePorts(9);
+        int[] ports = GatewayProcess.freePorts(9);
         for (int i = 0; i < 3; i++) {
             gateways.add(new GatewayProcess(
                     "gw-" + (char) ('a' + i), ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], settings, dir));
@@ -151,9 +149,7 @@ final class LiveRingProcessesTest {
         gateways.clear();
         owners.clear();
         for (GatewayProcess g : ran) {
-            assertThat(g.output())
-                    .as("%s reported no buffer leak and no out-of-memory", g)
-                    .noneMatch(l -> l.contains("LEAK") || l.contains("OutOfMemoryError"));
+            GatewayProcess.assertNoLeakIn(g);
         }
     }
 
@@ -354,29 +350,5 @@ final class LiveRingProcessesTest {
                         .GET()
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
-    }
-
-    /** Returns {@code n} distinct free loopback ports, all held at once while they are picked. */
-    private static int[] freePorts(int n) {
-        List<ServerSocket> held = new ArrayList<>();
-        try {
-            int[] ports = new int[n];
-            for (int i = 0; i < n; i++) {
-                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                held.add(s);
-                ports[i] = s.getLocalPort();
-            }
-            return ports;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } finally {
-            for (ServerSocket s : held) {
-                try {
-                    s.close();
-                } catch (IOException e) {
-                    // the port is free either way
-                }
-            }
-        }
     }
 }

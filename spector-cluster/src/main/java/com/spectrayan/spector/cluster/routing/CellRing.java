@@ -69,7 +69,7 @@ public final class CellRing {
         Map<String, URI> copy = new LinkedHashMap<>();
         for (Map.Entry<String, URI> e : members.entrySet()) {
             URI url = requireNonNull(e.getValue(), "url");
-            if (checkUrl(url.toString()) == null) {
+            if (ownerUrl(url.toString()) == null) {
                 throw SpectorException.badRequest("ringMembers", "'" + e.getKey() + "': " + urlExpectation());
             }
             copy.put(e.getKey(), url);
@@ -109,7 +109,7 @@ public final class CellRing {
             String urlText = eq < 0
                     ? "http://" + id + ":" + DEFAULT_OWNER_PORT
                     : entry.substring(eq + 1).strip();
-            URI url = checkUrl(urlText);
+            URI url = ownerUrl(urlText);
             if (url == null) {
                 throw SpectorException.badRequest("ringMembers", "'" + printable(entry) + "': " + urlExpectation());
             }
@@ -146,7 +146,7 @@ public final class CellRing {
      * Returns {@code text} as an owner's base URL, or null unless it is {@code http://host:port}
      * (an optional {@code /}, no user info, query or fragment) of at most {@link #MAX_URL_CHARS}.
      */
-    static @Nullable URI checkUrl(String text) {
+    public static @Nullable URI ownerUrl(String text) {
         if (text.length() > MAX_URL_CHARS) {
             return null;
         }
@@ -221,13 +221,10 @@ public final class CellRing {
                 && ketama.members().equals(other.ketama.members());
     }
 
-    private static String printable(String s) {
-        StringBuilder out = new StringBuilder(Math.min(s.length(), 64));
-        for (int i = 0; i < s.length() && i < 64; i++) {
-            char c = s.charAt(i);
-            out.append(c < 0x20 || c >= 0x7f ? '?' : c);
-        }
-        return out.toString();
+    /** Returns text fit for a message: its first 64 chars, anything but printable ASCII as {@code ?}. */
+    static String printable(String s) {
+        String head = s.length() > 64 ? s.substring(0, 64) + "..." : s;
+        return head.replaceAll("[^\\x20-\\x7e]", "?");
     }
 
     @Override

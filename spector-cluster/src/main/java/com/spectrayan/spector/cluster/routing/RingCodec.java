@@ -88,10 +88,9 @@ final class RingCodec {
                 // 19 digits past Long.MAX_VALUE: refused below
             }
         }
-        String shown = text.length() > 24 ? text.substring(0, 24) + "..." : text;
         throw SpectorException.badRequest(
                 "epoch",
-                "'" + shown.replaceAll("[^\\x21-\\x7e]", "?") + "' (expected: a decimal in 0.." + Long.MAX_VALUE
+                "'" + CellRing.printable(text) + "' (expected: a decimal in 0.." + Long.MAX_VALUE
                         + " without a leading zero)");
     }
 }

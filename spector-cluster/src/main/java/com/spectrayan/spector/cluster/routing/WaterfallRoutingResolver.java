@@ -40,6 +40,10 @@ import org.slf4j.LoggerFactory;
  *       serve nothing stale.
  *   <li>L3 answers are cached in L1 too (not in L2: L2 holds only what owners reported), so a hot
  *       key costs no Redis round trip.
+ *   <li><b>The live ring.</b> {@link #offerRing} swaps the ring (one {@link CellRing} snapshot)
+ *       forward only, bumps the generation (a fill computed on the old ring is dropped) and drops
+ *       the L1 entries older than the new epoch; an L2 entry older than the ring is not used (the
+ *       ring answers), as the owners let a newer ring outrank an older override.
  * </ul>
  *
  * <p>Concurrency: thread-safe; callable from any event loop.

@@ -60,7 +60,7 @@ final class RingCodecPropertiesTest {
         assertThat(ring.urls()).isNotEmpty().hasSameSizeAs(ring.ketama().members());
         ring.urls().forEach((id, url) -> {
             assertThat(CellRing.checkId(id)).isEqualTo(id);
-            assertThat(CellRing.checkUrl(url.toString())).isEqualTo(url);
+            assertThat(CellRing.ownerUrl(url.toString())).isEqualTo(url);
         });
         assertThat(ring.ketama().ownerOf("any/key")).isIn(ring.urls().keySet());
     }
