@@ -181,6 +181,27 @@ final class GatewayProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts {@code n} replicas named {@code gw-a}, {@code gw-b}, ... on free ports, all at once,
+     * and returns them once each is ready.
+     */
+    static List<GatewayProcess> startReplicas(int n, Map<String, String> settings, Path logs) throws IOException {
+        int[] ports = freePorts(3 * n);
+        List<GatewayProcess> replicas = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            replicas.add(new GatewayProcess(
+                    "gw-" + (char) ('a' + i), ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], settings, logs));
+        }
+        List<Process> starts = new ArrayList<>();
+        for (GatewayProcess g : replicas) {
+            starts.add(g.start());
+        }
+        for (int i = 0; i < n; i++) {
+            replicas.get(i).awaitReady(starts.get(i));
+        }
+        return replicas;
+    }
+
     /** Returns {@code n} distinct free loopback ports, all held at once while they are picked. */
     static int[] freePorts(int n) throws IOException {
         List<ServerSocket> held = new ArrayList<>();

@@ -119,18 +119,7 @@ final class LiveRingProcessesTest {
         settings.put("spector.routing.redis.enabled", "true");
         settings.put("spector.routing.redis.uri", redis.uri());
         settings.put("spector.security.jwt.hmac-secret", Cell.SECRET);
-        int[] ports = GatewayProcess.freePorts(9);
-        for (int i = 0; i < 3; i++) {
-            gateways.add(new GatewayProcess(
-                    "gw-" + (char) ('a' + i), ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], settings, dir));
-        }
-        List<Process> starts = new ArrayList<>();
-        for (GatewayProcess g : gateways) {
-            starts.add(g.start());
-        }
-        for (int i = 0; i < 3; i++) {
-            gateways.get(i).awaitReady(starts.get(i));
-        }
+        gateways.addAll(GatewayProcess.startReplicas(3, settings, dir));
     }
 
     @AfterAll

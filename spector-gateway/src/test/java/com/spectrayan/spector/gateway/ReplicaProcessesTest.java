@@ -92,18 +92,7 @@ final class ReplicaProcessesTest {
         settings.put("spector.server.tls.certificate", certificate.toString());
         settings.put("spector.server.tls.private-key", key.toString());
         settings.put("spector.uplink.tokens", WORKER + "=" + TokenHashes.sha256Hex(WORKER_TOKEN));
-        int[] ports = GatewayProcess.freePorts(9);
-        for (int i = 0; i < 3; i++) {
-            replicas.add(new GatewayProcess(
-                    "gw-" + (char) ('a' + i), ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], settings, dir));
-        }
-        List<Process> starts = new ArrayList<>();
-        for (GatewayProcess g : replicas) {
-            starts.add(g.start());
-        }
-        for (int i = 0; i < 3; i++) {
-            replicas.get(i).awaitReady(starts.get(i));
-        }
+        replicas.addAll(GatewayProcess.startReplicas(3, settings, dir));
         service = RoundRobinBalancer.start(replicas.stream().map(g -> g.tlsPort).toList());
         worker = WorkerDaemon.builder(
                         URI.create("wss://localhost:" + service.port() + "/uplink"),
