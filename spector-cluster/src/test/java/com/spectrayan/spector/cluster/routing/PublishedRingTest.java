@@ -155,7 +155,10 @@ final class PublishedRingTest {
         watch();
 
         assertThat(resolver.ownership().snapshot().epoch()).isEqualTo(7);
-        assertThat(metrics.ignored()).isEqualTo(1);
+        assertThat(metrics.ignored())
+                .as("the read on connect, and maybe the one on subscribe")
+                .isBetween(1L, 2L);
+        assertThat(metrics.applied()).isZero();
     }
 
     @Test
