@@ -33,6 +33,7 @@ final class PublishedRingTest {
     private RedisRouting routing;
     private WaterfallRoutingResolver resolver;
     private final RingMetrics metrics = new RingMetrics();
+    private boolean watching;
 
     @BeforeEach
     void start() {
@@ -43,6 +44,11 @@ final class PublishedRingTest {
 
     @AfterEach
     void stop() {
+        if (watching && redis.server().isRunning()) {
+            // a connect still in flight when the client shuts down can leave a channel unreleased
+            // (Lettuce's read buffer): close only once both of the watcher's connections are up
+            awaitSubscribed();
+        }
         routing.close();
     }
 
@@ -204,6 +210,7 @@ final class PublishedRingTest {
     }
 
     private void watch() {
+        watching = true;
         routing.watchRing(resolver::offerRing, metrics);
     }
 
