@@ -14,7 +14,9 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -38,6 +40,9 @@ import org.slf4j.LoggerFactory;
  *       read on resubscribe and by the refresh (as Envoy re-fetches on a reconnected xDS stream).
  *   <li><b>Reads coalesce.</b> At most one read is in flight; triggers meanwhile ask for one more,
  *       so a flood of announcements costs one read at a time, never a queue.
+ *   <li><b>A failed read is tried again</b> after {@link #RETRY_AFTER_FAILURE} (one at a time), so
+ *       a reader that reconnects after Redis came back catches up within a second even when the
+ *       announcement was lost meanwhile.
  *   <li><b>Hostile bytes.</b> A stored ring that does not decode is ignored with a WARN (once per
  *       distinct reason) and {@link RingMetrics#malformed()}; the held ring stays. So does a read
  *       that fails: Redis down keeps the last ring.
@@ -55,6 +60,12 @@ final class RingWatcher implements AutoCloseable {
     /** How often the ring hash is read again without an announcement (a lost one is made up). */
     static final Duration REFRESH_INTERVAL = Duration.ofSeconds(30);
 
+    /**
+     * How soon a failed read is tried again: a reconnect of the reader, whose announcement and
+     * resubscribe read may have failed while it was still down, catches up within this.
+     */
+    static final Duration RETRY_AFTER_FAILURE = Duration.ofSeconds(1);
+
     private final String key;
     private final String channel;
     private final Predicate<CellRing> sink;
@@ -64,6 +75,8 @@ final class RingWatcher implements AutoCloseable {
     private final CompletableFuture<@Nullable Void> firstRead = new CompletableFuture<>();
     private final AtomicBoolean reading = new AtomicBoolean();
     private final AtomicBoolean again = new AtomicBoolean();
+    private final AtomicBoolean retryScheduled = new AtomicBoolean();
+    private final ScheduledExecutorService scheduler;
     private volatile @Nullable ScheduledFuture<?> refresh;
     private volatile @Nullable String lastProblem; // the last malformed ring's reason, logged once
     private volatile boolean reportedNone;
@@ -75,6 +88,7 @@ final class RingWatcher implements AutoCloseable {
         this.channel = PublishedRing.channel(cellId);
         this.sink = sink;
         this.metrics = metrics;
+        this.scheduler = client.getResources().eventExecutorGroup();
         this.commands = new RedisConnectLoop<>(
                 "ring-reader",
                 () -> client.connectAsync(StringCodec.UTF8, uri),
@@ -131,15 +145,23 @@ final class RingWatcher implements AutoCloseable {
         if (c == null || !c.isOpen()) {
             reading.set(false);
             metrics.readErrorOne();
+            retryLater(); // the first connect's own read follows once it is made
             return;
         }
-        c.async().hmget(key, "epoch", "members", "published-at").whenComplete((fields, error) -> {
+        CompletionStage<List<KeyValue<String, String>>> fields;
+        try {
+            fields = c.async().hmget(key, "epoch", "members", "published-at");
+        } catch (RuntimeException e) { // a rejected command may throw rather than fail its future
+            fields = CompletableFuture.failedFuture(e);
+        }
+        fields.whenComplete((stored, error) -> {
             try {
                 if (error != null) {
                     metrics.readErrorOne();
                     log.debug("could not read {} ({}), keeping the held ring: {}", key, why, error.toString());
+                    retryLater();
                 } else {
-                    apply(fields, why);
+                    apply(stored, why);
                 }
             } finally {
                 firstRead.complete(null);
@@ -149,6 +171,20 @@ final class RingWatcher implements AutoCloseable {
                 }
             }
         });
+    }
+
+    /** Schedules one read after {@link #RETRY_AFTER_FAILURE}, unless one is scheduled already. */
+    private void retryLater() {
+        if (closed || !retryScheduled.compareAndSet(false, true)) {
+            return;
+        }
+        var unused = scheduler.schedule(
+                () -> {
+                    retryScheduled.set(false);
+                    read("retry");
+                },
+                RETRY_AFTER_FAILURE.toMillis(),
+                TimeUnit.MILLISECONDS);
     }
 
     private void apply(List<KeyValue<String, String>> fields, String why) {
