@@ -3,12 +3,16 @@ package com.spectrayan.spector.gateway;
 import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
 import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
 import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
+import com.spectrayan.spector.cluster.routing.CellRing;
+import com.spectrayan.spector.cluster.routing.RingMetrics;
 import com.spectrayan.spector.cluster.routing.RoutingMetrics;
 import com.spectrayan.spector.uplink.gateway.GatewayRelay;
 import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
@@ -20,10 +24,13 @@ import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.SingleThreadEventExecutor;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -40,6 +47,14 @@ final class GatewayMetrics {
     private final Map<String, Timer> requestTimers = new ConcurrentHashMap<>();
     private final LongAdder relayBytesToWorkers = new LongAdder();
     private final LongAdder relayBytesFromWorkers = new LongAdder();
+    private final MultiGauge ringEpoch = MultiGauge.builder("spector.ring.epoch")
+            .description("The epoch of the ring the gateway routes on, tagged with where it came from")
+            .register(registry);
+    private final MultiGauge ownerUp = MultiGauge.builder("spector.owner.up")
+            .description("1 while the owner is up, 0 while passive health has it marked down")
+            .register(registry);
+    private volatile Predicate<String> ownerDown = owner -> false; // a field: the rows' object stays reachable
+    private volatile long heldEpoch;
 
     GatewayMetrics() {
         new JvmMemoryMetrics().bindTo(registry);
@@ -120,6 +135,57 @@ final class GatewayMetrics {
                 m,
                 RoutingMetrics::l1Clears);
         counter("spector.routing.misdirected", "Owner 421s reported to the resolver", m, RoutingMetrics::misdirected);
+    }
+
+    /**
+     * Binds the live ring's meters: {@code spector.ring.epoch} (one series, tagged with the held
+     * ring's source), {@code spector.owner.up} per member of the held ring, and the counters of
+     * the reads of the published ring. {@link #ringChanged} moves the first two to a new ring.
+     */
+    void bindRing(RingMetrics m, Predicate<String> ownerDown) {
+        this.ownerDown = ownerDown;
+        counter(
+                "spector.ring.updates",
+                "Reads of the published ring by outcome",
+                m,
+                RingMetrics::applied,
+                "outcome",
+                "applied");
+        counter(
+                "spector.ring.updates",
+                "Reads of the published ring by outcome",
+                m,
+                RingMetrics::ignored,
+                "outcome",
+                "ignored");
+        counter(
+                "spector.ring.updates",
+                "Reads of the published ring by outcome",
+                m,
+                RingMetrics::malformed,
+                "outcome",
+                "malformed");
+        counter(
+                "spector.ring.read.errors",
+                "Reads of the published ring that failed (Redis down: the held ring stays)",
+                m,
+                RingMetrics::readErrors);
+    }
+
+    /** Points the ring's gauges at the ring now held (once at start, then after each swap). */
+    synchronized void ringChanged(CellRing ring) {
+        heldEpoch = ring.epoch();
+        // a row's object may be held weakly by the registry: this, which the server holds
+        ringEpoch.register(
+                List.<MultiGauge.Row<?>>of(
+                        MultiGauge.Row.of(Tags.of("source", ring.source().label()), this, m -> m.heldEpoch)),
+                true);
+        Predicate<String> down = ownerDown;
+        List<MultiGauge.Row<?>> rows = new ArrayList<>();
+        for (String owner : ring.ketama().members()) {
+            rows.add(MultiGauge.Row.of(Tags.of("owner", owner), down, d -> d.test(owner) ? 0 : 1));
+        }
+        ownerUp.register(rows, true);
     }
 
     void bindForwarder(GatewayForwarder forwarder, UpstreamHttpTransport transport) {

@@ -5,9 +5,10 @@ import static java.util.Objects.requireNonNull;
 import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
 import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
 import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
-import com.spectrayan.spector.cluster.routing.KetamaRing;
+import com.spectrayan.spector.cluster.routing.CellRing;
 import com.spectrayan.spector.cluster.routing.OwnershipResolver;
 import com.spectrayan.spector.cluster.routing.RedisRouting;
+import com.spectrayan.spector.cluster.routing.RingMetrics;
 import com.spectrayan.spector.cluster.routing.RoutingKeyExtractor;
 import com.spectrayan.spector.cluster.routing.RoutingMetrics;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
@@ -25,7 +26,6 @@ import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
 import com.spectrayan.spector.uplink.transport.UplinkAcceptor;
 import com.spectrayan.spector.uplink.transport.UplinkChannels;
-import io.micrometer.core.instrument.Gauge;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -123,8 +123,8 @@ public final class GatewayServer implements AutoCloseable {
         this.boss = new MultiThreadIoEventLoopGroup(1, io);
         this.workers = new MultiThreadIoEventLoopGroup(Runtime.getRuntime().availableProcessors(), io);
 
-        OwnershipResolver ownership = new OwnershipResolver(
-                KetamaRing.of(cell.ringEpoch(), cell.ringMembers().keySet()));
+        OwnershipResolver ownership =
+                new OwnershipResolver(CellRing.of(cell.ringEpoch(), cell.ringMembers(), CellRing.Source.CONFIG));
         RoutingMetrics routingMetrics = new RoutingMetrics();
         this.redis = l2.enabled() ? RedisRouting.connect(l2.uri().toString(), cell.id(), l2.ttl(), l2.timeout()) : null;
         WaterfallRoutingResolver.Builder routing = WaterfallRoutingResolver.builder(cell.id(), ownership)
@@ -148,11 +148,20 @@ public final class GatewayServer implements AutoCloseable {
         this.metrics = new GatewayMetrics();
         metrics.bindRouting(routingMetrics);
         metrics.bindForwarder(forwarder, transport);
-        for (String owner : cell.ringMembers().keySet()) {
-            Gauge.builder("spector.owner.up", forwarder, f -> f.isOwnerDown(owner) ? 0 : 1)
-                    .description("1 while the owner is up, 0 while passive health has it marked down")
-                    .tag("owner", owner)
-                    .register(metrics.registry());
+        RingMetrics ringMetrics = new RingMetrics();
+        metrics.bindRing(ringMetrics, forwarder::isOwnerDown);
+        metrics.ringChanged(ownership.snapshot());
+        if (r != null) {
+            // the published ring, when there is one, before the first request (bounded wait)
+            r.watchRing(
+                    next -> {
+                        boolean taken = resolver.offerRing(next);
+                        if (taken) {
+                            metrics.ringChanged(next);
+                        }
+                        return taken;
+                    },
+                    ringMetrics);
         }
         metrics.bindNetty(workers);
         Health health = new Health(ownership, redis, drain::isDraining);
@@ -184,7 +193,6 @@ public final class GatewayServer implements AutoCloseable {
                 drain,
                 new GatewayStatus(
                         cell.id(),
-                        cell.ringMembers(),
                         resolver,
                         redis,
                         transport,
@@ -268,12 +276,13 @@ public final class GatewayServer implements AutoCloseable {
         this.tlsChannel = tlsServerChannel;
         peers.start(context, boss, workers, serverClass, decoder);
         log.info(
-                "gateway listening on {} ({}), cell {}, ring {} at epoch {}, redis {}",
+                "gateway listening on {} ({}), cell {}, ring {} at epoch {} from {}, redis {}",
                 serverChannel.localAddress(),
                 epoll ? "epoll" : "nio",
                 cell.id(),
-                cell.ringMembers().keySet(),
-                cell.ringEpoch(),
+                ownership.ring().members(),
+                ownership.ring().epoch(),
+                ownership.snapshot().source().label(),
                 r == null ? "off" : l2.redactedUri());
     }
 

@@ -1,7 +1,7 @@
 package com.spectrayan.spector.gateway;
 
 import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
-import com.spectrayan.spector.cluster.routing.KetamaRing;
+import com.spectrayan.spector.cluster.routing.CellRing;
 import com.spectrayan.spector.cluster.routing.RedisRouting;
 import com.spectrayan.spector.cluster.routing.RoutingMetrics;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * {@code GET /gateway/v1/status} (auth required): what an operator asks first. The ring (members,
- * epoch), the routing cache per level, Redis, the connected workers with their active relays, and
+ * epoch, and its source: {@code config} or {@code redis}, the published ring), the routing cache per level, Redis, the connected workers with their active relays, and
  * whether the gateway is draining. {@code bin/spector status --gateway URL} prints it. Never shows
  * a secret: the Redis URI may hold a password, so only its state is reported.
  */
@@ -26,7 +26,6 @@ final class GatewayStatus {
     static final String PATH = "/gateway/v1/status";
 
     private final String cellId;
-    private final Map<String, URI> members;
     private final WaterfallRoutingResolver resolver;
     private final @Nullable RedisRouting redis;
     private final UpstreamHttpTransport transport;
@@ -37,7 +36,6 @@ final class GatewayStatus {
 
     GatewayStatus(
             String cellId,
-            Map<String, URI> members,
             WaterfallRoutingResolver resolver,
             @Nullable RedisRouting redis,
             UpstreamHttpTransport transport,
@@ -46,7 +44,6 @@ final class GatewayStatus {
             IntSupplier clientConnections,
             Predicate<String> ownerDown) {
         this.cellId = cellId;
-        this.members = Map.copyOf(members);
         this.resolver = resolver;
         this.redis = redis;
         this.transport = transport;
@@ -69,14 +66,16 @@ final class GatewayStatus {
         body.put("exchangesInFlight", drain.inFlight());
         body.put("ownerConnections", transport.openConnections());
 
-        KetamaRing ring = resolver.ownership().ring();
+        CellRing ring = resolver.ownership().snapshot(); // one snapshot: epoch, source and members agree
         List<Map<String, Object>> memberRows = new ArrayList<>();
-        for (String id : ring.members()) {
-            URI url = members.get(id);
+        for (String id : ring.ketama().members()) {
+            URI url = ring.url(id);
             memberRows.add(Responses.object(
                     "id", id, "url", url == null ? "" : url.toString(), "state", ownerDown.test(id) ? "down" : "up"));
         }
-        body.put("ring", Responses.object("epoch", ring.epoch(), "members", memberRows));
+        body.put(
+                "ring",
+                Responses.object("epoch", ring.epoch(), "source", ring.source().label(), "members", memberRows));
 
         RoutingMetrics m = resolver.metrics();
         RedisRouting r = redis;

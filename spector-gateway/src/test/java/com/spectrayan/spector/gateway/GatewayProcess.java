@@ -5,6 +5,8 @@ import static java.util.Objects.requireNonNull;
 import com.spectrayan.spector.testkit.Waits;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -176,6 +178,55 @@ final class GatewayProcess implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+    }
+
+    /**
+     * Starts {@code n} replicas named {@code gw-a}, {@code gw-b}, ... on free ports, all at once,
+     * and returns them once each is ready.
+     */
+    static List<GatewayProcess> startReplicas(int n, Map<String, String> settings, Path logs) throws IOException {
+        int[] ports = freePorts(3 * n);
+        List<GatewayProcess> replicas = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            replicas.add(new GatewayProcess(
+                    "gw-" + (char) ('a' + i), ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], settings, logs));
+        }
+        List<Process> starts = new ArrayList<>();
+        for (GatewayProcess g : replicas) {
+            starts.add(g.start());
+        }
+        for (int i = 0; i < n; i++) {
+            replicas.get(i).awaitReady(starts.get(i));
+        }
+        return replicas;
+    }
+
+    /** Returns {@code n} distinct free loopback ports, all held at once while they are picked. */
+    static int[] freePorts(int n) throws IOException {
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            int[] ports = new int[n];
+            for (int i = 0; i < n; i++) {
+                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                held.add(s);
+                ports[i] = s.getLocalPort();
+            }
+            return ports;
+        } finally {
+            for (ServerSocket s : held) {
+                s.close();
+            }
+        }
+    }
+
+    /** Asserts that no run of {@code g} reported a buffer leak or an out-of-memory error. */
+    static void assertNoLeakIn(GatewayProcess g) {
+        List<String> bad = g.output().stream()
+                .filter(l -> l.contains("LEAK") || l.contains("OutOfMemoryError"))
+                .toList();
+        if (!bad.isEmpty()) {
+            throw new AssertionError(g + " reported a buffer leak or an out-of-memory error: " + bad);
         }
     }
 

@@ -1,6 +1,7 @@
 package com.spectrayan.spector.owner;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.spectrayan.spector.cluster.routing.CellRing;
 import com.spectrayan.spector.cluster.routing.RedisRouting;
 import com.spectrayan.spector.cluster.routing.RouteEntry;
 import com.spectrayan.spector.cluster.routing.RouteInvalidation;
@@ -27,7 +28,8 @@ import org.slf4j.LoggerFactory;
  *       sets this node's view of a key (epoch defaults to the key's current epoch + 1, fence to
  *       the epoch); with Redis, stores it in L2 and publishes an invalidation before answering;
  *   <li>{@code GET /admin/requests}: this node's last {@code /api/v1} requests, oldest first;
- *   <li>{@code GET /admin/stats}: counters (command executions, streams, subscribers).
+ *   <li>{@code GET /admin/stats}: counters (command executions, streams, subscribers) and the
+ *       ring the node decides on (epoch, source, members).
  * </ul>
  */
 final class AdminEndpoints {
@@ -138,6 +140,13 @@ final class AdminEndpoints {
         out.put("eventSubscribers", node.events.subscriberCount());
         out.put("lastEventId", node.events.lastId());
         out.put("requestsLogged", node.requests.total());
+        CellRing ring = node.guard.snapshot();
+        out.put(
+                "ring",
+                Map.of(
+                        "epoch", ring.epoch(),
+                        "source", ring.source().label(),
+                        "members", ring.ketama().members()));
         return out;
     }
 

@@ -30,8 +30,9 @@ import org.jspecify.annotations.Nullable;
  *       SPECTOR_CELL_ID} ({@value OwnerSpec#DEFAULT_CELL_ID});
  *   <li>{@code SPECTOR_SERVER_PORT} ({@value #DEFAULT_PORT}), {@code SPECTOR_SERVER_HOST} ({@value
  *       #DEFAULT_HOST});
- *   <li>optional: {@code SPECTOR_ROUTING_REDIS_URI}, {@code SPECTOR_DATA_DIR}, {@code
- *       SPECTOR_SECURITY_JWT_HMAC_SECRET}.
+ *   <li>optional: {@code SPECTOR_ROUTING_REDIS_URI} (ownership changes are published there, and
+ *       the cell's published ring, {@code spector ring publish}, replaces the configured one for
+ *       this node's 421s), {@code SPECTOR_DATA_DIR}, {@code SPECTOR_SECURITY_JWT_HMAC_SECRET}.
  * </ul>
  *
  * An empty value counts as unset.

@@ -1,6 +1,7 @@
 package com.spectrayan.spector.owner;
 
 import com.spectrayan.spector.cluster.routing.RedisRouting;
+import com.spectrayan.spector.cluster.routing.RingMetrics;
 import com.spectrayan.spector.cluster.routing.RoutingKeyExtractor;
 import java.time.Clock;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,6 +24,9 @@ final class OwnerNode {
     final RequestLog requests = new RequestLog();
     final Clock clock;
     final @Nullable RedisRouting redis;
+
+    /** The reads of the published ring (when there is Redis). */
+    final RingMetrics ringMetrics = new RingMetrics();
 
     /** The last command sequence number handed out; a replay shows the stored one. */
     final AtomicLong commandSequence = new AtomicLong();

@@ -101,7 +101,10 @@ public final class OwnerSpec {
         return hmacSecret.clone();
     }
 
-    /** Returns the Redis URI ownership changes are published to, or null when there is none. */
+    /**
+     * Returns the Redis URI ownership changes are published to and the cell's published ring is
+     * read from, or null when there is none (the node then decides on its configured ring alone).
+     */
     public @Nullable String redisUri() {
         return redisUri;
     }

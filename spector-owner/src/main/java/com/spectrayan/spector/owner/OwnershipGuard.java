@@ -2,7 +2,9 @@ package com.spectrayan.spector.owner;
 
 import static java.util.Objects.requireNonNull;
 
+import com.spectrayan.spector.cluster.routing.CellRing;
 import com.spectrayan.spector.cluster.routing.KetamaRing;
+import com.spectrayan.spector.cluster.routing.OwnershipResolver;
 import com.spectrayan.spector.cluster.routing.RouteEntry;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.contract.ErrorCode;
@@ -19,8 +21,12 @@ import org.jspecify.annotations.Nullable;
  * Decides, before any side effect and from the routing headers alone, whether this node serves a
  * request (DESIGN.md section 4, "Owner side"). Usable by any Java owner.
  *
- * <p>The node's <em>view</em> of a key is its override, if one was set, else the ring's owner at
- * the ring's epoch with {@link RouteEntry#NO_FENCE}. Rules, in order:
+ * <p>The node's <em>view</em> of a key is its override, if one was set at an epoch not older than
+ * the ring's, else the ring's owner at the ring's epoch with {@link RouteEntry#NO_FENCE}. The ring
+ * is swapped whole by {@link #offerRing} (the cell's published ring, read from Redis), only for
+ * one that supersedes it, as the gateways swap theirs: a ring at a higher epoch outranks every
+ * override made at a lower one, so the owner and the gateways agree on each key. Rules, in
+ * order:
  *
  * <ol>
  *   <li>the view names another node: 421 with the view ({@code not-owner});
@@ -41,12 +47,12 @@ import org.jspecify.annotations.Nullable;
  */
 public final class OwnershipGuard {
     private final String nodeId;
-    private final KetamaRing ring;
+    private final OwnershipResolver ring;
     private final ConcurrentHashMap<RoutingKey, RouteEntry> overrides = new ConcurrentHashMap<>();
 
     private OwnershipGuard(String nodeId, KetamaRing ring) {
         this.nodeId = checkNode("nodeId", nodeId);
-        this.ring = requireNonNull(ring, "ring");
+        this.ring = new OwnershipResolver(requireNonNull(ring, "ring"));
     }
 
     /** Creates the guard of node {@code nodeId} over a ring (an empty ring refuses with 503). */
@@ -59,9 +65,22 @@ public final class OwnershipGuard {
         return nodeId;
     }
 
-    /** Returns the ring. */
+    /** Returns the ring held now. */
     public KetamaRing ring() {
-        return ring;
+        return ring.ring();
+    }
+
+    /** Returns the ring held now with its source ({@code config}, or {@code redis} once published). */
+    public CellRing snapshot() {
+        return ring.snapshot();
+    }
+
+    /**
+     * Swaps in a published ring when it supersedes the held one ({@link CellRing#supersedes});
+     * returns whether it did. Overrides older than the new ring's epoch stop counting.
+     */
+    public boolean offerRing(CellRing next) {
+        return ring.offer(next);
     }
 
     /**
@@ -72,12 +91,17 @@ public final class OwnershipGuard {
      */
     public RouteEntry viewOf(RoutingKey key) {
         requireNonNull(key, "key");
-        RouteEntry override = overrides.get(key);
-        return override != null ? override : ringView(key);
+        return view(overrides.get(key), key);
     }
 
-    private RouteEntry ringView(RoutingKey key) {
-        return new RouteEntry(ring.ownerOf(key.ringKey()), ring.epoch(), RouteEntry.NO_FENCE);
+    /** The view of a key given its override: the override unless the ring has moved past its epoch. */
+    private RouteEntry view(@Nullable RouteEntry override, RoutingKey key) {
+        KetamaRing r = ring.ring(); // one snapshot for the epoch and the owner
+        return override != null && override.epoch() >= r.epoch() ? override : ringView(r, key);
+    }
+
+    private static RouteEntry ringView(KetamaRing r, RoutingKey key) {
+        return new RouteEntry(r.ownerOf(key.ringKey()), r.epoch(), RouteEntry.NO_FENCE);
     }
 
     /**
@@ -166,7 +190,7 @@ public final class OwnershipGuard {
         }
         RouteEntry next = new RouteEntry(owner, epoch, fence);
         return overrides.compute(key, (k, held) -> {
-            RouteEntry current = held != null ? held : ringView(k);
+            RouteEntry current = view(held, k);
             if (next.isOlderThan(current)) {
                 throw SpectorException.badRequest(
                         "epoch",

@@ -53,7 +53,9 @@ import org.slf4j.LoggerFactory;
 /**
  * A small, real owner node on Netty: the demo's, the tests' and the benchmarks' backend. It guards
  * every {@code /api/v1} request with an {@link OwnershipGuard}, streams bodies both ways without
- * aggregating them, and records what it served.
+ * aggregating them, and records what it served. With a Redis URI it follows the cell's published
+ * ring ({@link com.spectrayan.spector.cluster.routing.PublishedRing}) for its 421s, as the
+ * gateways do for their routing.
  *
  * <pre>{@code
  * try (ReferenceOwner owner = ReferenceOwner.start(OwnerSpec.builder("owner-0")
@@ -151,6 +153,10 @@ public final class ReferenceOwner implements AutoCloseable {
                 redis = RedisRouting.connect(redisUri, spec.cellId(), Limits.L2_TTL, Limits.L2_TIMEOUT);
             }
             OwnerNode node = new OwnerNode(spec, objects, Clock.systemUTC(), redis);
+            if (redis != null) {
+                // the cell's published ring, as the gateways read it, for this node's 421s
+                redis.watchRing(node.guard::offerRing, node.ringMetrics);
+            }
             ChannelGroup channels =
                     new DefaultChannelGroup("spector-owner-" + spec.nodeId(), GlobalEventExecutor.INSTANCE);
             NodeHeaderHandler nodeHeader = new NodeHeaderHandler(spec.nodeId());
@@ -197,8 +203,8 @@ public final class ReferenceOwner implements AutoCloseable {
                     spec.bindHost(),
                     owner.port,
                     epoll ? "epoll" : "nio",
-                    spec.ringMembers(),
-                    spec.ringEpoch(),
+                    node.guard.ring().members(),
+                    node.guard.ring().epoch(),
                     dataDir);
             return owner;
         } catch (IOException | RuntimeException e) {

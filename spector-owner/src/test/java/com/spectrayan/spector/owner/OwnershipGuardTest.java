@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.spectrayan.spector.cluster.routing.CellRing;
 import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.cluster.routing.RouteEntry;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
@@ -191,6 +192,58 @@ final class OwnershipGuardTest {
                 .isInstanceOf(SpectorException.class);
         assertThat(guard.setOverride(KEY, OTHER, 3, 1)).isEqualTo(new RouteEntry(OTHER, 3, 1));
         assertThat(guard.decide(KEY, NONE, NONE, false).reason()).isEqualTo(OwnershipDecision.REASON_NOT_OWNER);
+    }
+
+    @Test
+    void offerRing_aKeyWhoseOwnerChanged_isMisdirectedToTheNewOwnerAtTheNewEpoch() {
+        String newcomer = newcomerOwning(KEY);
+        CellRing next = CellRing.ofIds(KetamaRing.of(2, withNewcomer(newcomer)), CellRing.Source.REDIS);
+
+        assertThat(owner.offerRing(next)).isTrue();
+
+        OwnershipDecision d = owner.decide(KEY, of(1), NONE, false);
+        assertThat(d.outcome()).isEqualTo(OwnershipDecision.Outcome.MISDIRECTED);
+        assertThat(d.view()).isEqualTo(new RouteEntry(newcomer, 2, RouteEntry.NO_FENCE));
+        assertThat(owner.snapshot().source()).isEqualTo(CellRing.Source.REDIS);
+    }
+
+    @Test
+    void offerRing_anOlderOrEqualEpoch_isIgnored() {
+        assertThat(owner.offerRing(CellRing.ofIds(KetamaRing.of(1, List.of(OTHER)), CellRing.Source.CONFIG)))
+                .isFalse();
+        assertThat(owner.offerRing(CellRing.ofIds(KetamaRing.of(0, List.of(OTHER)), CellRing.Source.REDIS)))
+                .isFalse();
+
+        assertThat(owner.viewOf(KEY)).isEqualTo(new RouteEntry(OWNER, 1, RouteEntry.NO_FENCE));
+    }
+
+    @Test
+    void offerRing_atAHigherEpoch_outranksAnOlderOverride_andNotANewerOne() {
+        RoutingKey second = RoutingKey.of("cell", "acme", "second");
+        owner.setOverride(KEY, OTHER, 2, 1);
+        owner.setOverride(second, OTHER, 4, 1);
+
+        owner.offerRing(CellRing.ofIds(KetamaRing.of(3, MEMBERS), CellRing.Source.REDIS));
+
+        assertThat(owner.viewOf(KEY)).as("override of epoch 2 < ring 3").isEqualTo(new RouteEntry(OWNER, 3, 0));
+        assertThat(owner.viewOf(second)).as("override of epoch 4 >= ring 3").isEqualTo(new RouteEntry(OTHER, 4, 1));
+    }
+
+    /** Returns a fourth member that takes {@code key} from its owner on a ring of epoch 2. */
+    private static String newcomerOwning(RoutingKey key) {
+        for (int i = 3; i < 1000; i++) {
+            String id = "owner-" + i;
+            if (KetamaRing.of(2, withNewcomer(id)).ownerOf(key.ringKey()).equals(id)) {
+                return id;
+            }
+        }
+        throw new IllegalStateException("no newcomer takes " + key);
+    }
+
+    private static List<String> withNewcomer(String id) {
+        List<String> ids = new java.util.ArrayList<>(MEMBERS);
+        ids.add(id);
+        return ids;
     }
 
     @Test

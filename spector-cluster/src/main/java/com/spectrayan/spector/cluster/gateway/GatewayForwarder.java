@@ -3,10 +3,12 @@ package com.spectrayan.spector.cluster.gateway;
 import static java.util.Objects.requireNonNull;
 
 import com.github.benmanes.caffeine.cache.Ticker;
+import com.spectrayan.spector.cluster.routing.CellRing;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
 import io.netty.channel.EventLoop;
 import java.net.URI;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Forwards one client exchange to the owner of its routing key and follows the owner's {@code
@@ -84,7 +86,9 @@ public final class GatewayForwarder {
     /**
      * Creates a forwarder that reads time from the system ticker.
      *
-     * @param members each ring member's id and base URI ({@code http://host:port})
+     * @param members the base URI ({@code http://host:port}) of each owner, used while the ring
+     *     is built from ids alone ({@link CellRing#ofIds}); a ring with URLs, such as every
+     *     published one, is dialled by its own
      */
     public GatewayForwarder(
             WaterfallRoutingResolver resolver,
@@ -98,7 +102,7 @@ public final class GatewayForwarder {
     /**
      * Creates a forwarder whose idle and stall checks read time from {@code ticker}.
      *
-     * @param members each ring member's id and base URI ({@code http://host:port})
+     * @param members the base URI of each member of a ring built from ids alone (see above)
      */
     public GatewayForwarder(
             WaterfallRoutingResolver resolver,
@@ -116,6 +120,22 @@ public final class GatewayForwarder {
         this.replayBudget = new ReplayBudget(spec.replayBudgetBytes());
         this.problems = new ForwardProblems(spec);
         this.health = new OwnerHealth(spec, ticker);
+    }
+
+    /**
+     * Returns the base URI of member {@code owner} on the current ring snapshot, or null when the
+     * ring does not name it. The snapshot is read once per call, so an owner and its address come
+     * from one ring.
+     */
+    @Nullable
+    URI urlOf(String owner) {
+        CellRing ring = resolver.ownership().snapshot();
+        return ring.urls().isEmpty() ? members.get(owner) : ring.url(owner);
+    }
+
+    /** Answers whether {@code owner} can be dialled: a member of the current ring (see {@link #urlOf}). */
+    boolean isMember(String owner) {
+        return urlOf(owner) != null;
     }
 
     /** Answers whether passive health has marked ring member {@code owner} down. */

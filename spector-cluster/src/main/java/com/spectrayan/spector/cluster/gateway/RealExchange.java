@@ -250,7 +250,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     // ---- attempts ----
 
     private void attempt(RouteEntry entry) {
-        URI uri = forwarder.members.get(entry.owner());
+        URI uri = forwarder.urlOf(entry.owner());
         if (uri == null) {
             fail(ForwardProblems.unknownOwner(entry.owner(), attempts), false);
             return;
@@ -421,7 +421,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
                 h.get(SpectorHeaders.OWNER),
                 h.get(SpectorHeaders.EPOCH),
                 h.get(SpectorHeaders.FENCE),
-                forwarder.members::containsKey);
+                forwarder::isMember);
         String owner = hint.owner();
         // ASK: this one request goes to the named owner; nothing is cached (a move in progress)
         boolean ask = SpectorHeaders.REDIRECT_ASK.equalsIgnoreCase(h.get(SpectorHeaders.REDIRECT));

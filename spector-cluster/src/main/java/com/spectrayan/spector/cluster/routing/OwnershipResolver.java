@@ -3,32 +3,48 @@ package com.spectrayan.spector.cluster.routing;
 import static java.util.Objects.requireNonNull;
 
 /**
- * L3 of the waterfall: the owner a key hashes to on the current {@link KetamaRing}, at the ring's
- * epoch. The ring can be replaced by a newer one (a higher or equal epoch); an older ring is
- * ignored, so membership only moves forward.
+ * L3 of the waterfall: the owner a key hashes to on the current {@link CellRing}, at the ring's
+ * epoch. The ring is swapped whole, as one snapshot, only for one that {@linkplain
+ * CellRing#supersedes supersedes} it, so membership only moves forward.
  *
- * <p>Thread-safe: reads take the volatile ring without locks; updates are serialised.
+ * <p>Thread-safe: reads take the volatile snapshot without locks; swaps are serialised.
  */
 public final class OwnershipResolver {
-    private volatile KetamaRing ring; // Guarded by this for writes.
+    private volatile CellRing current; // Guarded by this for writes.
 
-    /** Creates a resolver over an initial ring (which may be empty: it then fails closed). */
+    /**
+     * Creates a resolver over an initial ring of ids alone, from configuration (it may be empty: it
+     * then fails closed).
+     */
     public OwnershipResolver(KetamaRing ring) {
-        this.ring = requireNonNull(ring, "ring");
+        this(CellRing.ofIds(ring, CellRing.Source.CONFIG));
     }
 
-    /** Returns the current ring. */
+    /** Creates a resolver over an initial snapshot. */
+    public OwnershipResolver(CellRing ring) {
+        this.current = requireNonNull(ring, "ring");
+    }
+
+    /** Returns the current hash ring. */
     public KetamaRing ring() {
-        return ring;
+        return current.ketama();
     }
 
-    /** Replaces the ring unless it is older than the current one; returns whether it was taken. */
-    public synchronized boolean update(KetamaRing next) {
+    /** Returns the current snapshot: members with their URLs, epoch and source. */
+    public CellRing snapshot() {
+        return current;
+    }
+
+    /**
+     * Swaps in {@code next} when it {@linkplain CellRing#supersedes supersedes} the current ring;
+     * returns whether it did. An older ring, or one at the same epoch, is ignored.
+     */
+    public synchronized boolean offer(CellRing next) {
         requireNonNull(next, "next");
-        if (next.epoch() < ring.epoch()) {
+        if (!next.supersedes(current)) {
             return false;
         }
-        ring = next;
+        current = next;
         return true;
     }
 
@@ -39,7 +55,7 @@ public final class OwnershipResolver {
      *     ring
      */
     public RouteEntry resolve(RoutingKey key) {
-        KetamaRing r = ring;
+        KetamaRing r = current.ketama();
         return new RouteEntry(r.ownerOf(key.ringKey()), r.epoch(), RouteEntry.NO_FENCE);
     }
 }

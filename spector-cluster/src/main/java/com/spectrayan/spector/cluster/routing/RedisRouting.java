@@ -12,6 +12,7 @@ import io.lettuce.core.resource.Delay;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -43,6 +44,13 @@ public final class RedisRouting implements AutoCloseable {
     /** How long {@link #close()} waits for the client's threads to stop. */
     static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(2);
 
+    /**
+     * Longest wait of {@link #watchRing} for the first read of the published ring, so that a
+     * process starts on it (Envoy's {@code initial_fetch_timeout}): a connect and a command. A
+     * first connect that fails ends the wait at once.
+     */
+    public static final Duration INITIAL_RING_FETCH = CONNECT_TIMEOUT.plus(Duration.ofSeconds(1));
+
     private final ClientResources resources;
     private final RedisClient client;
     private final RedisURI uri;
@@ -50,6 +58,7 @@ public final class RedisRouting implements AutoCloseable {
     private final String cellId;
     private volatile @Nullable RoutingInvalidationSubscriber subscriber;
     private @Nullable UplinkHolders holders; // guarded by this
+    private @Nullable RingWatcher ringWatcher; // guarded by this
 
     private RedisRouting(String uri, String cellId, Duration ttl, Duration commandTimeout) {
         this.uri = RedisURI.create(requireNonNull(uri, "uri"));
@@ -100,6 +109,29 @@ public final class RedisRouting implements AutoCloseable {
     }
 
     /**
+     * Starts following the cell's published ring ({@link PublishedRing}) and waits at most {@link
+     * #INITIAL_RING_FETCH} for its first read (once). Each ring decoded from Redis is offered to
+     * {@code sink}, which answers whether it took it; a malformed one is counted in {@code
+     * metrics} and ignored. The sink runs on Lettuce's event loop and must not block.
+     */
+    public void watchRing(Predicate<CellRing> sink, RingMetrics metrics) {
+        RingWatcher w;
+        synchronized (this) {
+            if (ringWatcher != null) {
+                throw new IllegalStateException("already watching the ring");
+            }
+            w = RingWatcher.start(client, uri, cellId, sink, metrics);
+            ringWatcher = w;
+        }
+        w.awaitFirstRead(INITIAL_RING_FETCH);
+    }
+
+    /** Returns the ring watcher, or null before {@link #watchRing} (for tests in this package). */
+    synchronized @Nullable RingWatcher ringWatcher() {
+        return ringWatcher;
+    }
+
+    /**
      * Returns the cell's registry of uplink holders, made on the first call (it connects in the
      * background), reading time from {@code clock}; {@link #close()} closes it.
      */
@@ -130,8 +162,13 @@ public final class RedisRouting implements AutoCloseable {
             s.close();
         }
         UplinkHolders h;
+        RingWatcher w;
         synchronized (this) {
             h = holders;
+            w = ringWatcher;
+        }
+        if (w != null) {
+            w.close();
         }
         if (h != null) {
             h.close();

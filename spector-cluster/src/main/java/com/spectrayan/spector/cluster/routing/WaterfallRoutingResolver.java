@@ -40,6 +40,10 @@ import org.slf4j.LoggerFactory;
  *       serve nothing stale.
  *   <li>L3 answers are cached in L1 too (not in L2: L2 holds only what owners reported), so a hot
  *       key costs no Redis round trip.
+ *   <li><b>The live ring.</b> {@link #offerRing} swaps the ring (one {@link CellRing} snapshot)
+ *       forward only, bumps the generation (a fill computed on the old ring is dropped) and drops
+ *       the L1 entries older than the new epoch; an L2 entry older than the ring is not used (the
+ *       ring answers), as the owners let a newer ring outrank an older override.
  * </ul>
  *
  * <p>Concurrency: thread-safe; callable from any event loop.
@@ -107,7 +111,7 @@ public final class WaterfallRoutingResolver {
             lookup = CompletableFuture.failedFuture(e);
         }
         return lookup.handle((found, error) -> {
-            if (error == null && found.isPresent()) {
+            if (error == null && found.isPresent() && !isBehindRing(found.get())) {
                 RouteEntry entry = found.get();
                 fill(key, entry, gen, stripe, stripeGen);
                 metrics.resolved(Resolution.Level.L2);
@@ -119,6 +123,27 @@ public final class WaterfallRoutingResolver {
             }
             return fromRing(key, gen, stripe, stripeGen);
         });
+    }
+
+    /**
+     * Swaps in a ring published for the cell when it {@linkplain CellRing#supersedes supersedes}
+     * the held one, and then drops what L1 learned at an older epoch (racing fills of the old ring
+     * are dropped too); returns whether the ring was taken. Called on Lettuce's thread; the sweep
+     * of L1 is bounded by its size ({@code spector.routing.caffeine.max-size}).
+     */
+    public boolean offerRing(CellRing next) {
+        if (!ring.offer(next)) {
+            return false;
+        }
+        generation.incrementAndGet();
+        long epoch = next.epoch();
+        l1.asMap().values().removeIf(r -> r.entry().epoch() < epoch);
+        return true;
+    }
+
+    /** Answers whether an entry names an epoch older than the ring's: the ring has moved past it. */
+    private boolean isBehindRing(RouteEntry entry) {
+        return entry.epoch() < ring.snapshot().epoch();
     }
 
     /** Returns the L1 answer for a key without any I/O, or null on a miss or while L1 is bypassed. */

@@ -3,9 +3,9 @@ package com.spectrayan.spector.gateway.config;
 import static com.spectrayan.spector.gateway.config.SettingsReader.show;
 import static java.util.Objects.requireNonNull;
 
+import com.spectrayan.spector.cluster.routing.CellRing;
 import com.spectrayan.spector.contract.Limits;
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -157,7 +157,11 @@ public record CellSettings(
                 String text = entry.substring(eq + 1).strip();
                 url = ownerUrl(text);
                 if (url == null) {
-                    r.problem(key, show(entry), "id=http://host:port with an http URL, a host and a port");
+                    r.problem(
+                            key,
+                            show(entry),
+                            "id=http://host:port with an http URL, a host and a port, at most " + CellRing.MAX_URL_CHARS
+                                    + " chars");
                     continue;
                 }
             }
@@ -169,19 +173,6 @@ public record CellSettings(
     }
 
     private static @Nullable URI ownerUrl(String text) {
-        try {
-            URI u = new URI(text);
-            String path = u.getRawPath();
-            boolean ok = "http".equals(u.getScheme())
-                    && u.getHost() != null
-                    && u.getPort() > 0
-                    && u.getRawUserInfo() == null
-                    && u.getRawQuery() == null
-                    && u.getRawFragment() == null
-                    && (path == null || path.isEmpty() || path.equals("/"));
-            return ok ? u : null;
-        } catch (URISyntaxException e) {
-            return null;
-        }
+        return CellRing.ownerUrl(text); // the published ring's rule too, so any configured ring can be published
     }
 }
