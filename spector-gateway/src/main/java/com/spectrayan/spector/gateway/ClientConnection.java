@@ -635,7 +635,7 @@ final class ClientConnection {
         client.config().setAutoRead(false);
         owner.config().setAutoRead(false);
         ByteBuf fromOwner = Splice.removeCodec(owner.pipeline(), OWNER_CODEC);
-        headers.set(RequestIds.HEADER, requestId);
+        headers.set(RequestIds.NAME, requestId);
         ctx.writeAndFlush(new DefaultHttpResponse(HttpVersion.HTTP_1_1, switching, headers));
         ByteBuf fromClient = Splice.removeCodec(client.pipeline(), CLIENT_CODEC);
         cancelBodyTimer();
@@ -767,7 +767,7 @@ final class ClientConnection {
     }
 
     private void addEdgeHeaders(HttpHeaders h) {
-        h.set(RequestIds.HEADER, requestId);
+        h.set(RequestIds.NAME, requestId);
         HttpHeaders request = corsRequest;
         if (request != null) {
             context.cors().decorate(request, h); // adds: Vary merged, an upstream's own CORS answer kept
