@@ -145,11 +145,7 @@ final class AttemptTest {
         open();
         headReadEndsMidResponse(Duration.ZERO);
 
-        elapse(IDLE.minusNanos(1));
-        assertThat(events.calls).containsExactly("connected");
-
-        elapse(Duration.ofNanos(1));
-        assertThat(events.calls).containsExactly("connected", "idle 1000 ms");
+        assertIdleExactlyAfter(IDLE);
     }
 
     @Test
@@ -157,9 +153,13 @@ final class AttemptTest {
         open();
         headReadEndsMidResponse(Duration.ofMillis(400));
 
-        elapse(Duration.ofMillis(600).minusNanos(1));
-        assertThat(events.calls).containsExactly("connected");
+        assertIdleExactlyAfter(Duration.ofMillis(600));
+    }
 
+    /** The idle failure comes exactly {@code wait} from now: not a nanosecond sooner. */
+    private void assertIdleExactlyAfter(Duration wait) {
+        elapse(wait.minusNanos(1));
+        assertThat(events.calls).containsExactly("connected");
         elapse(Duration.ofNanos(1));
         assertThat(events.calls).containsExactly("connected", "idle 1000 ms");
     }
