@@ -289,14 +289,14 @@ public final class UpstreamHttpTransport implements AutoCloseable {
         private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
         /** Connections open or connecting, idle or in use: at most maxConnectionsPerOwner. */
         private int open;
-
+        /** Set by {@link #close}: nothing is handed out or connected any more. */
         private boolean closed;
 
         Pool(EventLoop loop, URI owner, Bootstrap bootstrap, PoolHandler handler) {
+            this.handler = handler;
+            this.bootstrap = bootstrap;
             this.loop = loop;
             this.owner = owner;
-            this.bootstrap = bootstrap;
-            this.handler = handler;
         }
 
         /** Returns an idle open connection, taken (in use), or null when there is none. */
