@@ -25,7 +25,9 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
     private final String path;
     private final boolean expectContinue;
     private final Duration upgradeIdleTimeout;
-    private final ArrayDeque<ByteBuf> early = new ArrayDeque<>();
+    /** Body chunks that came before the forwarder pulled; made at the first (most requests have none). */
+    private @Nullable ArrayDeque<ByteBuf> early;
+
     private RequestBody.@Nullable Consumer consumer;
     private GatewayForwarder.@Nullable Exchange forwarded;
     private boolean bodyComplete;
@@ -68,7 +70,12 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
         } else if (c != null) {
             c.onChunk(chunk);
         } else {
-            early.add(chunk);
+            ArrayDeque<ByteBuf> q = early;
+            if (q == null) {
+                q = new ArrayDeque<>(4);
+                early = q;
+            }
+            q.add(chunk);
         }
     }
 
@@ -133,8 +140,9 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
         if (expectContinue && !bodyComplete) {
             connection.sendContinue(); // RFC 9110 §10.1.1: the body is wanted now
         }
+        ArrayDeque<ByteBuf> q = early;
         ByteBuf b;
-        while ((b = early.poll()) != null) {
+        while (q != null && (b = q.poll()) != null) {
             c.onChunk(b);
         }
         if (bodyComplete) {
@@ -163,8 +171,9 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
     }
 
     private void releaseEarly() {
+        ArrayDeque<ByteBuf> q = early;
         ByteBuf b;
-        while ((b = early.poll()) != null) {
+        while (q != null && (b = q.poll()) != null) {
             b.release();
         }
     }

@@ -4,6 +4,7 @@ import com.spectrayan.spector.contract.Problem;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.util.AsciiString;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
@@ -24,6 +25,11 @@ final class RequestIds {
     /** The header's name. */
     static final String HEADER = "X-Request-Id";
 
+    /** The header's name as an AsciiString made once (its hash cached: set and read per request). */
+    static final AsciiString NAME = AsciiString.cached(HEADER);
+
+    private static final AsciiString TRACEPARENT = AsciiString.cached("traceparent");
+
     /** The longest id taken from a client. */
     static final int MAX_CHARS = 128;
 
@@ -33,9 +39,9 @@ final class RequestIds {
 
     /** Returns the exchange's id, taken or generated, and sets it on {@code headers}. */
     static String take(HttpHeaders headers, boolean trusted) {
-        String offered = trusted ? headers.get(HEADER) : null;
+        String offered = trusted ? headers.get(NAME) : null;
         String id = offered != null && isWellFormed(offered) ? offered : generate();
-        headers.set(HEADER, id);
+        headers.set(NAME, id);
         return id;
     }
 
@@ -85,7 +91,7 @@ final class RequestIds {
      * hex>}, the trace id not all zeros), or null when it has none or it is malformed.
      */
     static @Nullable String traceId(HttpHeaders headers) {
-        String tp = headers.get("traceparent");
+        String tp = headers.get(TRACEPARENT);
         if (tp == null || tp.length() < 55 || tp.charAt(2) != '-' || tp.charAt(35) != '-' || tp.charAt(52) != '-') {
             return null;
         }

@@ -109,6 +109,9 @@ final class Attempt implements UpstreamHttpTransport.Listener {
 
     private @Nullable ScheduledFuture<?> headTimer;
     private @Nullable ScheduledFuture<?> idleTimer;
+    /** The idle timer runs from the head on; it is scheduled when a read batch ends mid-response. */
+    private boolean idleArmed;
+
     private Duration idle = Duration.ZERO;
     private long lastReadNanos;
 
@@ -227,11 +230,15 @@ final class Attempt implements UpstreamHttpTransport.Listener {
         }
     }
 
-    /** Starts the idle timer: the owner may then be quiet for at most {@code timeout}. */
+    /**
+     * Starts the idle timer: the owner may then be quiet for at most {@code timeout}. Its task is
+     * scheduled only when a read batch ends with the response incomplete ({@link
+     * #onReadComplete}): most small responses arrive whole with their head, and cost no timer.
+     */
     void armIdle(Duration timeout) {
         idle = timeout;
         lastReadNanos = ticker.read();
-        scheduleIdle(timeout.toNanos());
+        idleArmed = true;
     }
 
     /** Hands the connection over (after a 101): this attempt lets go of it without closing it. */
@@ -353,6 +360,9 @@ final class Attempt implements UpstreamHttpTransport.Listener {
 
     @Override
     public void onReadComplete() {
+        if (idleArmed && idleTimer == null && state == State.OPEN && !responseComplete) {
+            scheduleIdle(Math.max(0, idle.toNanos() - (ticker.read() - lastReadNanos)));
+        }
         if (state == State.OPEN && events.isCurrent(this)) {
             events.onReadComplete(this);
         }

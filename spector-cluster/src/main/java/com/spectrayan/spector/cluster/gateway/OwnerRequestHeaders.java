@@ -6,6 +6,7 @@ import com.spectrayan.spector.contract.SpectorHeaders;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.util.AsciiString;
 import java.net.URI;
 
 /**
@@ -32,9 +33,15 @@ import java.net.URI;
  * from the first {@link #forAttempt}: nobody reads it as the client's after that.
  */
 final class OwnerRequestHeaders {
-    private static final String X_FORWARDED_FOR = "X-Forwarded-For";
-    private static final String X_FORWARDED_PROTO = "X-Forwarded-Proto";
-    private static final String X_FORWARDED_HOST = "X-Forwarded-Host";
+    // Names as AsciiStrings made once: their case-insensitive hash is cached, not computed per set.
+    private static final AsciiString X_FORWARDED_FOR = AsciiString.cached("X-Forwarded-For");
+    private static final AsciiString X_FORWARDED_PROTO = AsciiString.cached("X-Forwarded-Proto");
+    private static final AsciiString X_FORWARDED_HOST = AsciiString.cached("X-Forwarded-Host");
+    private static final AsciiString NAMESPACE = AsciiString.cached(SpectorHeaders.NAMESPACE);
+    private static final AsciiString TENANT = AsciiString.cached(SpectorHeaders.TENANT);
+    private static final AsciiString EPOCH = AsciiString.cached(SpectorHeaders.EPOCH);
+    private static final AsciiString FENCE = AsciiString.cached(SpectorHeaders.FENCE);
+    private static final AsciiString ATTEMPT = AsciiString.cached(SpectorHeaders.ATTEMPT);
 
     private final ForwardRequest request;
     private boolean prepared;
@@ -58,18 +65,18 @@ final class OwnerRequestHeaders {
             return out;
         }
         RoutingKey key = request.routingKey();
-        out.set(SpectorHeaders.NAMESPACE, key.namespace());
+        out.set(NAMESPACE, key.namespace());
         String tenant = key.tenant();
         if (tenant != null) {
-            out.set(SpectorHeaders.TENANT, tenant);
+            out.set(TENANT, tenant);
         }
-        out.set(SpectorHeaders.EPOCH, entry.epoch());
+        out.set(EPOCH, entry.epoch());
         if (entry.fence() != RouteEntry.NO_FENCE) {
-            out.set(SpectorHeaders.FENCE, entry.fence());
+            out.set(FENCE, entry.fence());
         } else {
-            out.remove(SpectorHeaders.FENCE);
+            out.remove(FENCE);
         }
-        out.set(SpectorHeaders.ATTEMPT, number);
+        out.set(ATTEMPT, number);
         framing(out);
         return out;
     }

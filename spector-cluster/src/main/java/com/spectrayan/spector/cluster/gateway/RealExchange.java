@@ -70,8 +70,14 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     private final Duration ownerTimeout;
 
     private final long maxBodyBytes;
-    /** The newest epoch tried per owner, for {@link RetargetPolicy}. */
-    private final Map<String, Long> epochsSeen = new HashMap<>();
+    /**
+     * The newest epoch tried per owner, for {@link RetargetPolicy}: made at the second attempt (a
+     * retarget); until then the one owner tried and its epoch are these two fields.
+     */
+    private @Nullable Map<String, Long> epochsSeen;
+
+    private @Nullable String firstOwner;
+    private long firstEpoch;
 
     private int attempts;
     private int fallbacks;
@@ -269,7 +275,12 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             probe = admission == OwnerHealth.Admission.PROBE ? entry.owner() : null;
         }
         attempts++;
-        epochsSeen.merge(entry.owner(), entry.epoch(), Math::max);
+        if (firstOwner == null) {
+            firstOwner = entry.owner();
+            firstEpoch = entry.epoch();
+        } else {
+            epochsSeen().merge(entry.owner(), entry.epoch(), Math::max);
+        }
         connect(entry, uri);
     }
 
@@ -433,7 +444,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         }
         retarget(ask ? "ask" : "moved");
         RetargetPolicy.Decision decision = RetargetPolicy.decide(
-                attempts, spec.retryMax(), hint, a.entry().epoch(), epochsSeen, replay.isReplayable());
+                attempts, spec.retryMax(), hint, a.entry().epoch(), epochsSeen(), replay.isReplayable());
         if (decision instanceof RetargetPolicy.Retarget retarget) {
             attempt(retarget.entry());
         } else if (decision instanceof RetargetPolicy.Stop stop) {
@@ -641,6 +652,19 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         if (!state.isOver()) {
             body.resume();
         }
+    }
+
+    private Map<String, Long> epochsSeen() {
+        Map<String, Long> m = epochsSeen;
+        if (m == null) {
+            m = new HashMap<>();
+            String first = firstOwner;
+            if (first != null) {
+                m.put(first, firstEpoch);
+            }
+            epochsSeen = m;
+        }
+        return m;
     }
 
     private String currentOwner() {

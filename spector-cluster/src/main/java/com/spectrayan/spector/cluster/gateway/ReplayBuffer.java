@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import java.util.ArrayDeque;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One exchange's copy of its request body, kept so that a retarget after a {@code 421} (or a retry
@@ -20,7 +21,9 @@ import java.util.ArrayDeque;
 final class ReplayBuffer {
     private final long limitBytes;
     private final ReplayBudget budget;
-    private final ArrayDeque<ByteBuf> chunks = new ArrayDeque<>();
+    /** Made at the first kept chunk: most requests have no body, and their copy holds nothing. */
+    private @Nullable ArrayDeque<ByteBuf> chunks;
+
     private long bytes;
     private boolean replayable = true;
 
@@ -42,7 +45,12 @@ final class ReplayBuffer {
         }
         int n = chunk.readableBytes();
         if (bytes + n <= limitBytes && budget.tryReserve(n)) {
-            chunks.add(chunk.retainedSlice());
+            ArrayDeque<ByteBuf> c = chunks;
+            if (c == null) {
+                c = new ArrayDeque<>();
+                chunks = c;
+            }
+            c.add(chunk.retainedSlice());
             bytes += n;
             return true;
         }
@@ -56,7 +64,11 @@ final class ReplayBuffer {
      */
     long writeTo(Channel channel) {
         long written = 0;
-        for (ByteBuf b : chunks) {
+        ArrayDeque<ByteBuf> c = chunks;
+        if (c == null) {
+            return 0;
+        }
+        for (ByteBuf b : c) {
             written += b.readableBytes();
             channel.write(new DefaultHttpContent(b.retainedDuplicate()));
         }
@@ -65,11 +77,16 @@ final class ReplayBuffer {
 
     /** Drops the copy for good, giving its bytes back to the budget. */
     void discard() {
-        ByteBuf b;
-        while ((b = chunks.poll()) != null) {
-            b.release();
+        ArrayDeque<ByteBuf> c = chunks;
+        if (c != null) {
+            ByteBuf b;
+            while ((b = c.poll()) != null) {
+                b.release();
+            }
         }
-        budget.release(bytes);
+        if (bytes > 0) {
+            budget.release(bytes); // the budget is shared by every loop: no atomic add of nothing
+        }
         bytes = 0;
         replayable = false;
     }

@@ -4,13 +4,13 @@ import static java.util.Objects.requireNonNull;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
-import io.netty.channel.pool.ChannelHealthChecker;
 import io.netty.channel.pool.ChannelPoolHandler;
-import io.netty.channel.pool.FixedChannelPool;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpDecoderConfig;
@@ -22,31 +22,39 @@ import io.netty.util.AttributeKey;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
+import io.netty.util.concurrent.ScheduledFuture;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.channels.ClosedChannelException;
+import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Kept-alive HTTP/1.1 connections to owners: one FIXED {@link FixedChannelPool} per (event loop,
- * owner), so an exchange's owner connection runs on the same event loop as its client connection
+ * Kept-alive HTTP/1.1 connections to owners: one pool per (event loop, owner), confined to its
+ * loop, so an exchange's owner connection runs on the same event loop as its client connection
  * and no byte crosses threads.
  *
  * <p>Design notes:
  *
  * <ul>
- *   <li>Bounded: {@link TransportSpec#maxConnectionsPerOwner()} connections and {@link
- *       TransportSpec#maxPendingAcquires()} waiters per pool; a waiter gives up after {@link
- *       TransportSpec#acquireTimeout()} (the forwarder answers 503).
+ *   <li>Bounded: {@link TransportSpec#maxConnectionsPerOwner()} connections (open or connecting)
+ *       and {@link TransportSpec#maxPendingAcquires()} waiters per pool; a waiter gives up after
+ *       {@link TransportSpec#acquireTimeout()} (the forwarder answers 503).
  *   <li>Stale connections: LIFO reuse keeps the hottest connections busy and lets the rest go
  *       idle; an {@link IdleStateHandler} closes a pooled connection unused for {@link
  *       TransportSpec#maxIdleTime()} (background eviction), and acquire checks that a pooled one is
  *       still open. A connection that dies as it is reused is retried once by the forwarder.
+ *   <li>Cheap reuse: the pool is a deque on its loop, so taking an idle connection costs one
+ *       succeeded future and giving it back none (Netty's {@code FixedChannelPool} made about eight
+ *       promises and listeners per acquire and release, and a health-check future each way: issue
+ *       14). A connection's states: connecting (counted) -> in use -> idle (in the deque) -> in use
+ *       ... -> closed; its close future takes it out of the count and the deque, and lets a waiter
+ *       connect in its place.
  *   <li>Each channel carries one permanent {@link OwnerChannelHandler} whose {@link Listener} is
  *       set while an exchange holds the channel; anything an owner sends while no exchange holds
  *       it is released and the connection closed.
@@ -105,28 +113,29 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             return loop.newFailedFuture(new ClosedChannelException());
         }
         Pool pool = pools.computeIfAbsent(new PoolKey(loop, owner), this::newPool);
-        int limit = spec.maxConnectionsPerOwner() + spec.maxPendingAcquires();
-        if (pool.acquiring.incrementAndGet() > limit) {
-            pool.acquiring.decrementAndGet();
-            return loop.newFailedFuture(new PoolExhaustedException("more than " + limit + " acquires of " + owner
-                    + " at once (maxConnectionsPerOwner + maxPendingAcquires)"));
+        if (loop.inEventLoop()) {
+            Channel idle = pool.takeIdle();
+            if (idle != null) {
+                return loop.newSucceededFuture(idle); // the hot path: no promise, no listener
+            }
         }
         Promise<Channel> out = loop.newPromise();
-        pool.channels.acquire().addListener(f -> {
-            pool.acquiring.decrementAndGet();
-            if (f.isSuccess()) {
-                Channel ch = (Channel) f.getNow();
-                if (!out.trySuccess(ch)) {
-                    release(loop, owner, ch, false);
-                }
-            } else if (f.cause() instanceof TimeoutException) {
-                out.tryFailure(new PoolExhaustedException("no connection to " + owner + " became free within "
-                        + spec.acquireTimeout().toMillis() + " ms"));
-            } else {
-                out.tryFailure(f.cause());
-            }
-        });
+        onLoop(loop, () -> pool.acquire(out), out);
         return out;
+    }
+
+    private static void onLoop(EventLoop loop, Runnable task, @Nullable Promise<Channel> failOnRejection) {
+        if (loop.inEventLoop()) {
+            task.run();
+            return;
+        }
+        try {
+            loop.execute(task);
+        } catch (RejectedExecutionException e) {
+            if (failOnRejection != null) {
+                failOnRejection.tryFailure(new ClosedChannelException());
+            }
+        }
     }
 
     /** Answers whether an acquire failed because the owner's pool is exhausted (not closed, not down). */
@@ -215,15 +224,12 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             channel.close(); // never pooled
             return;
         }
-        if (!reusable) {
-            channel.close();
-        }
         Pool pool = pools.get(new PoolKey(loop, owner));
-        if (pool != null) {
-            var unused = pool.channels.release(channel);
-        } else {
+        if (pool == null) {
             channel.close();
+            return;
         }
+        onLoop(loop, () -> pool.release(channel, reusable), null);
     }
 
     /** Returns the number of open owner connections (pooled or in use). */
@@ -231,11 +237,15 @@ public final class UpstreamHttpTransport implements AutoCloseable {
         return connections.get();
     }
 
+    /**
+     * Closes every pool (on its loop: idle connections closed, waiters failed); a connection in use
+     * is closed when it is given back.
+     */
     @Override
     public void close() {
         closed = true;
         for (Pool pool : pools.values()) {
-            pool.channels.close();
+            onLoop(pool.loop, pool::close, null);
         }
         pools.clear();
         resolver.close();
@@ -254,28 +264,181 @@ public final class UpstreamHttpTransport implements AutoCloseable {
     }
 
     private Pool newPool(PoolKey key) {
-        Bootstrap bootstrap = bootstrap(key.loop(), key.owner());
-        // Waiters are bounded here (Pool.acquiring), so the pool's own bound never trips: its
-        // IllegalStateException then only ever means "closed".
-        return new Pool(new FixedChannelPool(
-                bootstrap,
-                new PoolHandler(),
-                ChannelHealthChecker.ACTIVE,
-                FixedChannelPool.AcquireTimeoutAction.FAIL,
-                spec.acquireTimeout().toMillis(),
-                spec.maxConnectionsPerOwner(),
-                Integer.MAX_VALUE,
-                true,
-                false));
+        PoolHandler handler = new PoolHandler();
+        Bootstrap bootstrap = bootstrap(key.loop(), key.owner()).handler(new ChannelInitializer<Channel>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                handler.channelCreated(ch);
+            }
+        });
+        return new Pool(key.loop(), key.owner(), bootstrap, handler);
     }
 
-    /** One owner's connections on one loop, and the acquires in progress on them. */
-    private static final class Pool {
-        final FixedChannelPool channels;
-        final AtomicInteger acquiring = new AtomicInteger();
+    /**
+     * One owner's connections on one loop. Confined to the loop: every method runs there ({@link
+     * #acquire}, {@link #release} and {@link #close} are handed to it), so nothing here is shared.
+     */
+    private final class Pool {
+        final EventLoop loop;
+        private final URI owner;
+        private final Bootstrap bootstrap;
+        private final PoolHandler handler;
+        /** Open connections nobody holds, the most recently given back first. */
+        private final ArrayDeque<Channel> idle = new ArrayDeque<>();
+        /** Acquires waiting for a connection, oldest first; each has its timeout scheduled. */
+        private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+        /** Connections open or connecting, idle or in use: at most maxConnectionsPerOwner. */
+        private int open;
+        /** Set by {@link #close}: nothing is handed out or connected any more. */
+        private boolean closed;
 
-        Pool(FixedChannelPool channels) {
-            this.channels = channels;
+        Pool(EventLoop loop, URI owner, Bootstrap bootstrap, PoolHandler handler) {
+            this.handler = handler;
+            this.bootstrap = bootstrap;
+            this.loop = loop;
+            this.owner = owner;
+        }
+
+        /** Returns an idle open connection, taken (in use), or null when there is none. */
+        @Nullable
+        Channel takeIdle() {
+            if (closed) {
+                return null;
+            }
+            Channel ch;
+            while ((ch = idle.pollFirst()) != null) {
+                if (ch.isActive()) {
+                    handler.channelAcquired(ch);
+                    return ch;
+                }
+                ch.close(); // closed while idle: its close future does the counting
+            }
+            return null;
+        }
+
+        void acquire(Promise<Channel> out) {
+            if (closed) {
+                out.tryFailure(new ClosedChannelException());
+                return;
+            }
+            Channel ch = takeIdle();
+            if (ch != null) {
+                handOut(ch, out);
+            } else if (open < spec.maxConnectionsPerOwner()) {
+                connect(out);
+            } else if (waiters.size() >= spec.maxPendingAcquires()) {
+                out.tryFailure(new PoolExhaustedException("more than "
+                        + (spec.maxConnectionsPerOwner() + spec.maxPendingAcquires()) + " acquires of " + owner
+                        + " at once (maxConnectionsPerOwner + maxPendingAcquires)"));
+            } else {
+                Waiter w = new Waiter(out);
+                w.timeout = loop.schedule(
+                        () -> {
+                            if (waiters.remove(w)) {
+                                w.out.tryFailure(
+                                        new PoolExhaustedException("no connection to " + owner + " became free within "
+                                                + spec.acquireTimeout().toMillis() + " ms"));
+                            }
+                        },
+                        spec.acquireTimeout().toNanos(),
+                        TimeUnit.NANOSECONDS);
+                waiters.add(w);
+            }
+        }
+
+        private void handOut(Channel ch, Promise<Channel> out) {
+            if (!out.trySuccess(ch)) {
+                release(ch, true); // the acquirer gave up (its promise was cancelled)
+            }
+        }
+
+        private void connect(Promise<Channel> out) {
+            open++;
+            bootstrap.connect().addListener((ChannelFuture f) -> {
+                if (!f.isSuccess()) {
+                    open--;
+                    out.tryFailure(f.cause());
+                    connectForAWaiter(); // it may fare better, and must not wait for a free one forever
+                    return;
+                }
+                Channel ch = f.channel();
+                ch.closeFuture().addListener(c -> onClosed(ch));
+                if (closed) {
+                    ch.close();
+                    out.tryFailure(new ClosedChannelException());
+                    return;
+                }
+                handler.channelAcquired(ch);
+                handOut(ch, out);
+            });
+        }
+
+        private void onClosed(Channel ch) {
+            open--;
+            idle.remove(ch);
+            connectForAWaiter();
+        }
+
+        private void connectForAWaiter() {
+            if (closed || open >= spec.maxConnectionsPerOwner()) {
+                return;
+            }
+            Waiter w = waiters.poll();
+            if (w != null) {
+                w.cancelTimeout();
+                connect(w.out);
+            }
+        }
+
+        /** Takes a connection back: to the first waiter, or the idle deque; closed when not reusable. */
+        void release(Channel ch, boolean reusable) {
+            handler.channelReleased(ch);
+            if (!reusable || closed || !ch.isActive()) {
+                ch.close(); // its close future does the counting and lets a waiter connect
+                return;
+            }
+            Waiter w;
+            while ((w = waiters.poll()) != null) {
+                w.cancelTimeout();
+                if (!w.out.isDone()) {
+                    handler.channelAcquired(ch);
+                    handOut(ch, w.out);
+                    return;
+                }
+            }
+            idle.addFirst(ch);
+        }
+
+        void close() {
+            closed = true;
+            Channel ch;
+            while ((ch = idle.pollFirst()) != null) {
+                ch.close();
+            }
+            Waiter w;
+            while ((w = waiters.poll()) != null) {
+                w.cancelTimeout();
+                w.out.tryFailure(new ClosedChannelException());
+            }
+        }
+    }
+
+    /** An acquire waiting for a connection of a full pool. */
+    private static final class Waiter {
+        final Promise<Channel> out;
+
+        @Nullable
+        ScheduledFuture<?> timeout;
+
+        Waiter(Promise<Channel> out) {
+            this.out = out;
+        }
+
+        void cancelTimeout() {
+            ScheduledFuture<?> t = timeout;
+            if (t != null) {
+                t.cancel(false);
+            }
         }
     }
 

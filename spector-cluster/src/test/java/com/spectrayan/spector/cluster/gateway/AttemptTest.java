@@ -11,6 +11,7 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpMethod;
@@ -131,22 +132,58 @@ final class AttemptTest {
         assertThat(attempt.responseStarted()).isTrue();
     }
 
+    /** The head's read batch ends with the response incomplete: the idle timer counts from the head. */
+    private void headReadEndsMidResponse(Duration sinceHead) {
+        attempt.armIdle(IDLE);
+        elapse(sinceHead);
+        attempt.onReadComplete();
+        events.calls.remove("read complete");
+    }
+
     @Test
     void idleCheck_ownerQuietForTheIdleTimeout_failsExactlyThen() {
         open();
-        attempt.armIdle(IDLE);
+        headReadEndsMidResponse(Duration.ZERO);
 
-        elapse(IDLE.minusNanos(1));
+        assertIdleExactlyAfter(IDLE);
+    }
+
+    @Test
+    void idleCheck_theHeadsReadEndingLate_stillCountsFromTheHead() {
+        open();
+        headReadEndsMidResponse(Duration.ofMillis(400));
+
+        assertIdleExactlyAfter(Duration.ofMillis(600));
+    }
+
+    /** The idle failure comes exactly {@code wait} from now: not a nanosecond sooner. */
+    private void assertIdleExactlyAfter(Duration wait) {
+        elapse(wait.minusNanos(1));
         assertThat(events.calls).containsExactly("connected");
-
         elapse(Duration.ofNanos(1));
         assertThat(events.calls).containsExactly("connected", "idle 1000 ms");
     }
 
     @Test
+    void idleCheck_aResponseWholeInTheHeadsRead_schedulesNoTimer() {
+        open();
+        attempt.sendEnd();
+        attempt.onMessage(new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK));
+        attempt.armIdle(IDLE);
+        attempt.onMessage(new DefaultLastHttpContent(Unpooled.wrappedBuffer(new byte[] {1})));
+        attempt.onReadComplete();
+
+        assertThat(channel.runScheduledPendingTasks())
+                .as("no task left: the head timer cancelled, no idle timer scheduled")
+                .isEqualTo(-1);
+        elapse(IDLE.multipliedBy(5));
+        assertThat(events.calls).containsExactly("connected", "head 200", "content 1 last", "read complete");
+    }
+
+    @Test
     void idleCheck_aReadInsideTheWindow_movesTheTimeoutOn() {
         open();
-        attempt.armIdle(IDLE);
+        headReadEndsMidResponse(Duration.ZERO);
         elapse(Duration.ofMillis(999));
         attempt.onMessage(new DefaultHttpContent(Unpooled.wrappedBuffer(new byte[] {1})));
 
@@ -161,7 +198,7 @@ final class AttemptTest {
     @Test
     void idleCheck_whileTheClientPausedReading_neverFires() {
         open();
-        attempt.armIdle(IDLE);
+        headReadEndsMidResponse(Duration.ZERO);
         attempt.setReading(false);
 
         for (int i = 0; i < 10; i++) {
@@ -177,7 +214,7 @@ final class AttemptTest {
     @Test
     void idleCheck_afterFinish_neverFires() {
         open();
-        attempt.armIdle(IDLE);
+        headReadEndsMidResponse(Duration.ZERO);
 
         attempt.finish(false);
         elapse(IDLE.multipliedBy(5));

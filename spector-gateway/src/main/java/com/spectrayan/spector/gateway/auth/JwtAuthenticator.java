@@ -92,7 +92,7 @@ public final class JwtAuthenticator implements AutoCloseable {
     /** The longest token accepted, in chars; one past is refused as {@code malformed}. */
     public static final int MAX_TOKEN_CHARS = 8192;
 
-    /** Verified tokens remembered at once (by their compact form); the rest are verified again. */
+    /** Verified tokens remembered at once (by the header value that carried them); the rest are verified again. */
     public static final long VERIFIED_CACHE_SIZE = 10_000;
 
     /** How long a verified token is remembered (its own {@code exp} is checked on every hit). */
@@ -148,8 +148,10 @@ public final class JwtAuthenticator implements AutoCloseable {
     private final Clock clock;
 
     /**
-     * Tokens already verified, by their whole compact form (signature included), so a client that
-     * sends the same token on every request pays for parsing and HMAC/RSA once. A hit is re-checked
+     * Tokens already verified, by the whole {@code Authorization} value that carried them (the
+     * token's compact form, signature included, behind its scheme), so a client that sends the
+     * same header on every request pays for parsing, the syntax checks and HMAC/RSA once: the
+     * value maps to exactly one token, so a hit is that token verified. A hit is re-checked
      * against {@code exp}; an expired one is dropped and verified again (and refused).
      */
     private final Cache<String, Claims> verified = Caffeine.newBuilder()
@@ -227,16 +229,20 @@ public final class JwtAuthenticator implements AutoCloseable {
      * @throws SpectorException UNAUTHENTICATED with a {@code reason} detail
      */
     public Claims authenticate(@Nullable String authorizationHeader) {
-        String token = bearerToken(authorizationHeader);
-        Claims remembered = verified.getIfPresent(token);
-        if (remembered != null) {
-            if (!clock.instant().isAfter(remembered.expiresAt().plus(CLOCK_SKEW))) {
-                return remembered;
+        String header = authorizationHeader;
+        if (header != null) {
+            Claims remembered = verified.getIfPresent(header);
+            if (remembered != null) {
+                if (!clock.instant().isAfter(remembered.expiresAt().plus(CLOCK_SKEW))) {
+                    return remembered;
+                }
+                verified.invalidate(header); // expired since: verify again, which refuses it
             }
-            verified.invalidate(token); // expired since: verify again, which refuses it
         }
-        Claims claims = verify(token);
-        verified.put(token, claims);
+        Claims claims = verify(bearerToken(header));
+        if (header != null) { // bearerToken refuses a missing one
+            verified.put(header, claims);
+        }
         return claims;
     }
 
