@@ -171,25 +171,6 @@ public record ForwarderSpec(
         }
     }
 
-    /** Returns these limits with the hand-off holds set as given (the rest unchanged). */
-    public ForwarderSpec withHandoff(Duration hold, int maxHeld, long maxHeldBytes) {
-        return new ForwarderSpec(
-                retryMax,
-                maxBodyBytes,
-                replayBufferBytes,
-                replayBudgetBytes,
-                ownerTimeout,
-                headDeadline,
-                responseIdleTimeout,
-                streamIdleTimeout,
-                ownerDownAfter,
-                ownerDownBackoff,
-                ownerDownBackoffMax,
-                hold,
-                maxHeld,
-                maxHeldBytes);
-    }
-
     /** The design's defaults. */
     public static ForwarderSpec defaults() {
         return new ForwarderSpec(

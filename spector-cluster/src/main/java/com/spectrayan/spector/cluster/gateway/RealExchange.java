@@ -2,7 +2,6 @@ package com.spectrayan.spector.cluster.gateway;
 
 import com.spectrayan.spector.cluster.routing.Resolution;
 import com.spectrayan.spector.cluster.routing.RouteEntry;
-import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.HeaderPolicy;
 import com.spectrayan.spector.contract.SpectorException;
@@ -156,6 +155,11 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         if (request.body() == RequestBody.EMPTY) {
             armHeadDeadline();
         }
+        route();
+    }
+
+    /** Attempts the key's owner as the resolver knows it (L1 at once, else L2 or the ring). */
+    private void route() {
         Resolution cached = forwarder.resolver.peek(request.routingKey());
         if (cached != null) {
             attempt(cached.entry());
@@ -545,25 +549,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     /** Sends the held request on: to the key's owner as the resolver now knows it. */
     private void resendAfterHold() {
         endHold();
-        RoutingKey key = request.routingKey();
-        Resolution cached = forwarder.resolver.peek(key);
-        if (cached != null) {
-            attempt(cached.entry());
-            return;
-        }
-        forwarder
-                .resolver
-                .resolve(key)
-                .whenComplete((resolution, error) -> onLoop(() -> {
-                    if (state.isOver()) {
-                        return;
-                    }
-                    if (error != null) {
-                        fail(ForwardProblems.routingFailed(error), false);
-                    } else {
-                        attempt(resolution.entry());
-                    }
-                }));
+        route();
     }
 
     private void schedulePoll() {
