@@ -3,10 +3,7 @@ package com.spectrayan.spector.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.testkit.Waits;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -79,9 +76,13 @@ final class HandoffHoldTest {
 
     @AfterAll
     static void stop() {
-        cell.close();
-        oldOwner.close();
-        newOwner.close();
+        for (AutoCloseable c : List.<AutoCloseable>of(cell, oldOwner, newOwner)) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                throw new IllegalStateException("closing " + c, e);
+            }
+        }
     }
 
     @Test
@@ -103,7 +104,7 @@ final class HandoffHoldTest {
                 .singleElement()
                 .satisfies(q -> assertThat(q.body()).isEqualTo(body));
         assertThat(cell.gateway.forwarder().handoffHeld()).isZero();
-        Waits.untilAsserted(() -> assertThat(lines(path))
+        Waits.untilAsserted(() -> assertThat(Cell.accessLogLines(log, path))
                 .as("the access log names the hold as a retarget cause")
                 .singleElement()
                 .satisfies(l -> assertThat(l).contains("\"attempts\":2,\"retargets\":\"handoff,moved\"")));
@@ -128,7 +129,7 @@ final class HandoffHoldTest {
         assertThat(r.json().at("/details/reason").asText()).isEqualTo("handoff-hold-expired");
         assertThat(tookMs).as("held for the window, %d ms", tookMs).isBetween(HOLD.toMillis(), HOLD.toMillis() + 1500);
         assertThat(newOwner.requestsEndingWith(path)).isEmpty();
-        Waits.untilAsserted(() -> assertThat(lines(path))
+        Waits.untilAsserted(() -> assertThat(Cell.accessLogLines(log, path))
                 .singleElement()
                 .satisfies(l -> assertThat(l).contains("\"status\":503").contains("\"retargets\":\"handoff\"")));
     }
@@ -225,15 +226,5 @@ final class HandoffHoldTest {
 
     private static String put(String path, int length) {
         return WireClient.head("PUT", path, token, "Content-Length: " + length, "Content-Type: text/plain");
-    }
-
-    private static List<String> lines(String path) {
-        try {
-            return Files.readAllLines(log).stream()
-                    .filter(l -> l.contains("\"path\":\"" + path + "\""))
-                    .toList();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }
