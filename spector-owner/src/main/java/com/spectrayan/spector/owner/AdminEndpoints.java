@@ -92,12 +92,7 @@ final class AdminEndpoints {
         RouteEntry view = node.guard.setOverride(key, owner, epoch, fence);
         log.info("{}: {} now owned by {} at epoch {}, fence {}", node.nodeId, key, owner, epoch, fence);
 
-        Map<String, @Nullable Object> out = new LinkedHashMap<>();
-        out.put("tenant", tenant);
-        out.put("namespace", namespace);
-        out.put("owner", view.owner());
-        out.put("epoch", view.epoch());
-        out.put("fence", view.fence());
+        Map<String, @Nullable Object> out = viewJson(key, view);
         CompletableFuture<Boolean> published = publish(node, key, view);
         // Answers after Redis has (or has not) taken it; each command is bounded by the L2 timeout.
         published.whenComplete((ok, error) -> {
@@ -132,6 +127,17 @@ final class AdminEndpoints {
         }
     }
 
+    /** Returns {@code {tenant, namespace, owner, epoch, fence}} of a key's view, to add to. */
+    static Map<String, @Nullable Object> viewJson(RoutingKey key, RouteEntry view) {
+        Map<String, @Nullable Object> out = new LinkedHashMap<>();
+        out.put("tenant", key.tenant());
+        out.put("namespace", key.namespace());
+        out.put("owner", view.owner());
+        out.put("epoch", view.epoch());
+        out.put("fence", view.fence());
+        return out;
+    }
+
     private static void view(Exchange ex) {
         OwnerNode node = ex.node;
         String namespace = ex.queryParam("namespace");
@@ -142,13 +148,8 @@ final class AdminEndpoints {
         RoutingKey key =
                 RoutingKey.of(node.spec.cellId(), tenant == null || tenant.isEmpty() ? null : tenant, namespace);
         RouteEntry view = node.guard.viewOf(key);
-        Map<String, @Nullable Object> out = new LinkedHashMap<>();
+        Map<String, @Nullable Object> out = viewJson(key, view);
         out.put("node", node.nodeId);
-        out.put("tenant", key.tenant());
-        out.put("namespace", namespace);
-        out.put("owner", view.owner());
-        out.put("epoch", view.epoch());
-        out.put("fence", view.fence());
         out.put("handingTo", node.handoffs.handingTo(key));
         out.put("writesRunning", node.handoffs.writesRunning(key));
         ex.respondJson(HttpResponseStatus.OK, out);

@@ -293,12 +293,7 @@ final class NamespaceMove {
                 epoch,
                 objects,
                 records);
-        Map<String, @Nullable Object> out = new LinkedHashMap<>();
-        out.put("tenant", tenant);
-        out.put("namespace", namespace);
-        out.put("owner", view.owner());
-        out.put("epoch", view.epoch());
-        out.put("fence", view.fence());
+        Map<String, @Nullable Object> out = AdminEndpoints.viewJson(key, view);
         out.put("objects", objects);
         out.put("idempotencyRecords", records);
         ex.respondJson(HttpResponseStatus.OK, out);
