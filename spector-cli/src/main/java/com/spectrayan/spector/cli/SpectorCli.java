@@ -40,6 +40,7 @@ public final class SpectorCli {
         m.put("owner", OwnerCommand::new);
         m.put("worker", WorkerCommand::new);
         m.put("status", StatusCommand::new);
+        m.put("move", MoveCommand::new);
         m.put("demo", DemoCommand::new);
         m.put("token", TokenCommand::new);
         return m;

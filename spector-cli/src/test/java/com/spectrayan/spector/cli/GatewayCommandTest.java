@@ -67,7 +67,7 @@ final class GatewayCommandTest {
     void commandLine_namedSubcommand_buildsThatOneAlone() {
         assertThat(SpectorCli.commandLine("route", "--help").getSubcommands()).containsOnlyKeys("route");
         assertThat(SpectorCli.commandLine("--help").getSubcommands())
-                .containsOnlyKeys("route", "gateway", "owner", "worker", "status", "demo", "token");
-        assertThat(SpectorCli.commandLine("nonsense").getSubcommands()).hasSize(7);
+                .containsOnlyKeys("route", "gateway", "owner", "worker", "status", "move", "demo", "token");
+        assertThat(SpectorCli.commandLine("nonsense").getSubcommands()).hasSize(8);
     }
 }
