@@ -5,6 +5,8 @@ import static java.util.Objects.requireNonNull;
 import com.spectrayan.spector.testkit.Waits;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -182,5 +184,23 @@ final class GatewayProcess implements AutoCloseable {
     @Override
     public String toString() {
         return name + " (port " + port + ", tls " + tlsPort + ", peer " + peerPort + ")";
+    }
+
+    /** Returns {@code n} distinct free loopback ports, all held at once while they are picked. */
+    static int[] freePorts(int n) throws IOException {
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            int[] ports = new int[n];
+            for (int i = 0; i < n; i++) {
+                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                held.add(s);
+                ports[i] = s.getLocalPort();
+            }
+            return ports;
+        } finally {
+            for (ServerSocket s : held) {
+                s.close();
+            }
+        }
     }
 }

@@ -12,8 +12,6 @@ import com.spectrayan.spector.worker.WorkerDaemon;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -94,7 +92,7 @@ final class ReplicaProcessesTest {
         settings.put("spector.server.tls.certificate", certificate.toString());
         settings.put("spector.server.tls.private-key", key.toString());
         settings.put("spector.uplink.tokens", WORKER + "=" + TokenHashes.sha256Hex(WORKER_TOKEN));
-        int[] ports = freePorts(9);
+        int[] ports = GatewayProcess.freePorts(9);
         for (int i = 0; i < 3; i++) {
             replicas.add(new GatewayProcess(
                     "gw-" + (char) ('a' + i), ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], settings, dir));
@@ -470,23 +468,5 @@ final class ReplicaProcessesTest {
     /** Reads one counter of a replica's {@code /actuator/prometheus}, 0 when absent. */
     private static double counter(GatewayProcess g, String name, String tag, String value) throws Exception {
         return Cell.counter(send(g, "/actuator/prometheus").body(), name, tag, value);
-    }
-
-    /** Returns {@code n} distinct free loopback ports, all held at once while they are picked. */
-    private static int[] freePorts(int n) throws IOException {
-        List<ServerSocket> held = new ArrayList<>();
-        try {
-            int[] ports = new int[n];
-            for (int i = 0; i < n; i++) {
-                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                held.add(s);
-                ports[i] = s.getLocalPort();
-            }
-            return ports;
-        } finally {
-            for (ServerSocket s : held) {
-                s.close();
-            }
-        }
     }
 }

@@ -129,7 +129,7 @@ public final class GatewayForwarder {
         this.replayBudget = new ReplayBudget(spec.replayBudgetBytes());
         this.problems = new ForwardProblems(spec);
         this.health = new OwnerHealth(spec, ticker);
-        this.holds = new HandoffHolds(spec.handoffMaxHeld(), spec.handoffMaxHeldBytes());
+        this.holds = new HandoffHolds(spec.handoffMaxHeld(), spec.handoffMaxHeldBytes(), ticker);
         resolver.addRouteListener(holds::wake); // another process moved a key: its held requests go on
     }
 

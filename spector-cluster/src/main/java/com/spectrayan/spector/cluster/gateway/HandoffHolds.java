@@ -2,6 +2,7 @@ package com.spectrayan.spector.cluster.gateway;
 
 import static java.util.Objects.requireNonNull;
 
+import com.github.benmanes.caffeine.cache.Ticker;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
 import java.time.Duration;
 import java.util.Set;
@@ -31,8 +32,10 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Polling.</b> Each held exchange ticks every {@link #POLL_INTERVAL} on its own event
  *       loop; {@link #claimPoll} lets one tick per key per interval through, so a key with many
  *       held requests costs its old owner one request per interval, not one per held request.
+ *   <li><b>A race.</b> The move may end while a 503 is on its way: {@link #wokenSince} remembers
+ *       each key's last wake-up, so a request whose attempt went out before it is sent on at once.
  *   <li><b>The window</b> (the hold's time limit) and the timers are the exchange's; this class
- *       reads no clock and schedules nothing.
+ *       schedules nothing and reads time (for the wake-ups) from the injected ticker.
  * </ul>
  *
  * <p>Concurrency: thread-safe and lock-free for the counters; the index is a {@link
@@ -46,13 +49,32 @@ final class HandoffHolds {
      */
     static final Duration POLL_INTERVAL = Duration.ofMillis(100);
 
+    /**
+     * Keys whose last wake-up is remembered: past it the ones older than {@link #RECENT_WAKE} are
+     * forgotten. A wake-up that raced a hand-off 503 (the move ended while the 503 was on its way)
+     * is then still seen, so that request goes on at once instead of at the next poll.
+     */
+    static final int MAX_RECENT_WAKES = 1024;
+
+    /** How long a wake-up is remembered at least: ten poll intervals. */
+    static final Duration RECENT_WAKE = POLL_INTERVAL.multipliedBy(10);
+
     private final int maxHeld;
     private final long maxHeldBytes;
     private final AtomicInteger held = new AtomicInteger();
     private final AtomicLong heldBytes = new AtomicLong();
     private final ConcurrentHashMap<RoutingKey, KeyHolds> byKey = new ConcurrentHashMap<>();
+    /** When each key was last woken ({@link #wokenSince}); pruned past {@link #MAX_RECENT_WAKES}. */
+    private final ConcurrentHashMap<RoutingKey, Long> lastWake = new ConcurrentHashMap<>();
+
+    private final Ticker ticker;
 
     HandoffHolds(int maxHeld, long maxHeldBytes) {
+        this(maxHeld, maxHeldBytes, Ticker.systemTicker());
+    }
+
+    HandoffHolds(int maxHeld, long maxHeldBytes, Ticker ticker) {
+        this.ticker = requireNonNull(ticker, "ticker");
         if (maxHeld < 0) {
             throw new IllegalArgumentException("maxHeld: " + maxHeld + " (expected: >= 0)");
         }
@@ -93,6 +115,11 @@ final class HandoffHolds {
 
     /** Ends the holds of {@code key}: each gives back its slot and bytes, then its wake-up runs. */
     void wake(RoutingKey key) {
+        long now = ticker.read();
+        lastWake.put(key, now);
+        if (lastWake.size() > MAX_RECENT_WAKES) {
+            lastWake.values().removeIf(t -> now - t > RECENT_WAKE.toNanos());
+        }
         KeyHolds kh = byKey.remove(key);
         if (kh == null) {
             return;
@@ -119,6 +146,12 @@ final class HandoffHolds {
             return false;
         }
         return kh.lastPollNanos.compareAndSet(last, nowNanos);
+    }
+
+    /** Answers whether {@code key} was woken at or after {@code sinceNanos} (the ticker's time). */
+    boolean wokenSince(RoutingKey key, long sinceNanos) {
+        Long t = lastWake.get(key);
+        return t != null && t - sinceNanos >= 0;
     }
 
     /** Returns the requests held now. */

@@ -112,6 +112,8 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     private String handoffTo = "";
     /** The owner of the latest attempt, for the access log of an exchange that gave up. */
     private String lastOwner = "";
+    /** The ticker's time the latest attempt (or poll) started: a wake-up after it ends a hold at once. */
+    private long attemptNanos;
 
     RealExchange(GatewayForwarder forwarder, ForwardRequest request, ResponseSink sink, EventLoop loop) {
         this.forwarder = forwarder;
@@ -315,6 +317,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             return;
         }
         lastOwner = entry.owner();
+        attemptNanos = forwarder.ticker.read();
         Attempt a = new Attempt(entry, uri, attempts, this, loop, forwarder.transport, forwarder.ticker, ownerTimeout);
         current = a;
         PinnedTarget p = pinned;
@@ -517,8 +520,10 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         heldEntry = a.entry();
         heldUri = a.uri();
         if (hold == null) {
-            if (poll) {
-                resendAfterHold(); // woken while this poll was out: the move is over
+            if (poll || forwarder.holds.wokenSince(request.routingKey(), attemptNanos)) {
+                // woken while this poll was out, or the move ended while the 503 was on its way
+                metrics.countHandoffReleased();
+                resendAfterHold();
                 return;
             }
             HandoffHolds.Hold h =

@@ -138,4 +138,46 @@ final class HandoffHoldsTest {
         assertThat(h).isNotNull();
         return java.util.Objects.requireNonNull(h);
     }
+
+    @Test
+    void wokenSince_remembersTheLastWakeUpOfAKey_evenWithNoHolds() {
+        FakeTickerHolder t = new FakeTickerHolder();
+        HandoffHolds holds = new HandoffHolds(10, 1000, t::read);
+        t.now = 5_000;
+
+        holds.wake(ORDERS);
+
+        assertThat(holds.wokenSince(ORDERS, 5_000)).as("at the wake-up").isTrue();
+        assertThat(holds.wokenSince(ORDERS, 5_001)).as("an attempt after it").isFalse();
+        assertThat(holds.wokenSince(CARTS, 0)).isFalse();
+    }
+
+    @Test
+    void wake_pastMaxRecentWakes_forgetsTheOldOnes() {
+        FakeTickerHolder t = new FakeTickerHolder();
+        HandoffHolds holds = new HandoffHolds(10, 1000, t::read);
+        for (int i = 0; i < HandoffHolds.MAX_RECENT_WAKES; i++) {
+            holds.wake(RoutingKey.of("cell", "acme", "ns-" + i));
+        }
+        assertThat(holds.wokenSince(RoutingKey.of("cell", "acme", "ns-0"), 0))
+                .as("at the bound: kept")
+                .isTrue();
+        t.now = HandoffHolds.RECENT_WAKE.toNanos() + 1;
+
+        holds.wake(ORDERS); // one past the bound
+
+        assertThat(holds.wokenSince(RoutingKey.of("cell", "acme", "ns-0"), 0))
+                .as("old: forgotten")
+                .isFalse();
+        assertThat(holds.wokenSince(ORDERS, 0)).isTrue();
+    }
+
+    /** A settable clock for the holds' ticker. */
+    private static final class FakeTickerHolder {
+        long now;
+
+        long read() {
+            return now;
+        }
+    }
 }
