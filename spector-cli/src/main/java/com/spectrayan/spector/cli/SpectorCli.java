@@ -41,6 +41,7 @@ public final class SpectorCli {
         m.put("worker", WorkerCommand::new);
         m.put("status", StatusCommand::new);
         m.put("ring", RingCommand::new);
+        m.put("move", MoveCommand::new);
         m.put("demo", DemoCommand::new);
         m.put("token", TokenCommand::new);
         return m;

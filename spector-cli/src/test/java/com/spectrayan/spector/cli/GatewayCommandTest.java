@@ -67,8 +67,8 @@ final class GatewayCommandTest {
     void commandLine_namedSubcommand_buildsThatOneAlone() {
         assertThat(SpectorCli.commandLine("route", "--help").getSubcommands()).containsOnlyKeys("route");
         assertThat(SpectorCli.commandLine("--help").getSubcommands())
-                .containsOnlyKeys("route", "gateway", "owner", "worker", "status", "ring", "demo", "token");
-        assertThat(SpectorCli.commandLine("nonsense").getSubcommands()).hasSize(8);
+                .containsOnlyKeys("route", "gateway", "owner", "worker", "status", "ring", "move", "demo", "token");
+        assertThat(SpectorCli.commandLine("nonsense").getSubcommands()).hasSize(9);
         assertThat(SpectorCli.commandLine("ring", "show").getSubcommands()).containsOnlyKeys("ring");
     }
 }

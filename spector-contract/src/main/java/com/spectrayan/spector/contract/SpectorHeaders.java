@@ -25,6 +25,12 @@ public final class SpectorHeaders {
     public static final String REDIRECT_ASK = "ask";
     /** The {@link #REDIRECT} value of an ownership change (the default). */
     public static final String REDIRECT_MOVED = "moved";
+    /**
+     * On an owner's {@code 503}: the node a namespace is being handed to (a planned move). The
+     * gateway holds the request until the move completes and then sends it to the new owner; it
+     * never relays this answer. Never taken from a client.
+     */
+    public static final String HANDOFF = "X-Spector-Handoff";
     /** On every owner response: the node that answered. */
     public static final String NODE = "X-Spector-Node";
     /** The attempt number of a forwarded request: 1, 2 or 3. Never taken from a client. */

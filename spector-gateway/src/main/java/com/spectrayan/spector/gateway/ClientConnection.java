@@ -327,6 +327,16 @@ final class ClientConnection {
         upstreamHeadNanos = System.nanoTime() - startNanos;
     }
 
+    /**
+     * The forwarder gave up on {@code name} after {@code tries} attempts for {@code causes} (no
+     * head came through): the access log line still names them.
+     */
+    void attempted(String name, int tries, String causes) {
+        upstream = name;
+        attempts = tries;
+        retargets = causes.isEmpty() ? null : causes;
+    }
+
     /** The current exchange's response gets the CORS headers for this request's {@code Origin}. */
     void decorateForCors(HttpHeaders requestHeaders) {
         corsRequest = requestHeaders;

@@ -220,6 +220,11 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
     }
 
     @Override
+    public void onGaveUp(String owner, int attempts, String retargets) {
+        connection.attempted(owner, attempts, retargets);
+    }
+
+    @Override
     public void onUpgrade(ForwardResponse head, Channel owner) {
         finished = true;
         connection.upgrade(head.status(), head.headers(), owner, upgradeIdleTimeout);

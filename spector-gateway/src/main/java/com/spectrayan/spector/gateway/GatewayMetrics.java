@@ -205,6 +205,34 @@ final class GatewayMetrics {
                 "cause",
                 "stale-connection");
         counter(
+                "spector.forwarder.retargets",
+                "Retargets by cause",
+                m,
+                ForwarderMetrics::handoffHolds,
+                "cause",
+                "handoff");
+        counter(
+                "spector.forwarder.handoff",
+                "Held requests by how their hand-off hold ended",
+                m,
+                ForwarderMetrics::handoffReleased,
+                "outcome",
+                "sent-on");
+        counter(
+                "spector.forwarder.handoff",
+                "Held requests by how their hand-off hold ended",
+                m,
+                ForwarderMetrics::handoffExpired,
+                "outcome",
+                "expired");
+        counter(
+                "spector.forwarder.handoff",
+                "Held requests by how their hand-off hold ended",
+                m,
+                ForwarderMetrics::handoffRefused,
+                "outcome",
+                "refused");
+        counter(
                 "spector.forwarder.exhausted",
                 "Exchanges answered 503 after the 421 budget",
                 m,
@@ -270,6 +298,13 @@ final class GatewayMetrics {
                 .register(registry);
         Gauge.builder("spector.forwarder.replay.budget.available", forwarder, GatewayForwarder::replayBudgetAvailable)
                 .description("Replay bytes the gateway can still hold")
+                .baseUnit("bytes")
+                .register(registry);
+        Gauge.builder("spector.forwarder.handoff.held", forwarder, GatewayForwarder::handoffHeld)
+                .description("Requests held now while their namespace is handed to another owner")
+                .register(registry);
+        Gauge.builder("spector.forwarder.handoff.held.bytes", forwarder, GatewayForwarder::handoffHeldBytes)
+                .description("Body bytes of the requests held now during hand-offs")
                 .baseUnit("bytes")
                 .register(registry);
         Gauge.builder("spector.owner.connections", transport, UpstreamHttpTransport::openConnections)

@@ -254,6 +254,17 @@ final class Cell implements AutoCloseable {
         return m.find() ? Double.parseDouble(m.group(1)) : 0;
     }
 
+    /** Returns the lines of access log {@code log} whose path is {@code path}, oldest first. */
+    static List<String> accessLogLines(Path log, String path) {
+        try {
+            return java.nio.file.Files.readAllLines(log).stream()
+                    .filter(l -> l.contains("\"path\":\"" + path + "\""))
+                    .toList();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /** Returns a valid HS256 token for a tenant. */
     static String token(String tenant) {
         return token(tenant, Instant.now().plusSeconds(3600), SECRET);

@@ -3,7 +3,6 @@ package com.spectrayan.spector.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.testkit.Waits;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -69,7 +68,7 @@ final class RedirectKindsTest {
         assertThat(newOwner.requests().stream().filter(r -> r.path().equals(path)))
                 .as("and is retargeted to the owner the ASK named")
                 .hasSize(2);
-        Waits.untilAsserted(() -> assertThat(lines(path))
+        Waits.untilAsserted(() -> assertThat(Cell.accessLogLines(log, path))
                 .as("the access log says why each took two attempts")
                 .hasSize(2)
                 .allSatisfy(l -> assertThat(l).contains("\"attempts\":2,\"retargets\":\"ask\"")));
@@ -88,16 +87,6 @@ final class RedirectKindsTest {
                 .hasSize(1);
         assertThat(newOwner.requests().stream().filter(r -> r.path().equals(path)))
                 .hasSize(2);
-    }
-
-    private static List<String> lines(String path) {
-        try {
-            return Files.readAllLines(log).stream()
-                    .filter(l -> l.contains("\"path\":\"" + path + "\""))
-                    .toList();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
     }
 
     private static List<Integer> twice(String path) {

@@ -27,6 +27,14 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code POST /admin/ownership} {@code {"tenant", "namespace", "owner", "epoch"?, "fence"?}}
  *       sets this node's view of a key (epoch defaults to the key's current epoch + 1, fence to
  *       the epoch); with Redis, stores it in L2 and publishes an invalidation before answering;
+ *   <li>{@code GET /admin/ownership?tenant=&namespace=}: this node's view of a key ({@code owner,
+ *       epoch, fence}), the node it is handing the key to, if any ({@code handingTo}), and the
+ *       key's writes running now ({@code writesRunning});
+ *   <li>{@code POST /admin/move} {@code {"tenant"?, "namespace", "to", "toUrl"}}: hands a key this
+ *       node owns to another owner ({@link NamespaceMove}); answers when the move is over, with
+ *       its hand-off time ({@code handoffMs});
+ *   <li>{@code POST /admin/import}: the move's copy, at most {@link OwnerLimits#IMPORT_BYTES};
+ *       stores a key's objects and idempotency records, then this node takes the key;
  *   <li>{@code GET /admin/requests}: this node's last {@code /api/v1} requests, oldest first;
  *   <li>{@code GET /admin/stats}: counters (command executions, streams, subscribers) and the
  *       ring the node decides on (epoch, source, members).
@@ -51,6 +59,10 @@ final class AdminEndpoints {
         }
         return switch (ex.method + " " + ex.path) {
             case "POST /admin/ownership" -> Sinks.collect(ex, body -> ownership(ex, body));
+            case "GET /admin/ownership" -> Sinks.atEnd(() -> view(ex));
+            case "POST /admin/move" -> Sinks.collect(ex, body -> NamespaceMove.move(ex, body));
+            case "POST /admin/import" ->
+                Sinks.collect(ex, OwnerLimits.IMPORT_BYTES, body -> NamespaceMove.importNamespace(ex, body));
             case "GET /admin/requests" -> Sinks.atEnd(() -> ex.respondJson(HttpResponseStatus.OK, rows(ex.node)));
             case "GET /admin/stats" -> Sinks.atEnd(() -> ex.respondJson(HttpResponseStatus.OK, stats(ex.node)));
             default -> throw OwnerHandler.noRoute(ex);
@@ -82,30 +94,8 @@ final class AdminEndpoints {
         RouteEntry view = node.guard.setOverride(key, owner, epoch, fence);
         log.info("{}: {} now owned by {} at epoch {}, fence {}", node.nodeId, key, owner, epoch, fence);
 
-        Map<String, @Nullable Object> out = new LinkedHashMap<>();
-        out.put("tenant", tenant);
-        out.put("namespace", namespace);
-        out.put("owner", view.owner());
-        out.put("epoch", view.epoch());
-        out.put("fence", view.fence());
-        RedisRouting redis = node.redis;
-        if (redis == null) {
-            out.put("published", false);
-            ex.respondJson(HttpResponseStatus.OK, out);
-            return;
-        }
-        RouteInvalidation invalidation =
-                new RouteInvalidation(node.nodeId, tenant, namespace, view.owner(), view.epoch(), view.fence());
-        CompletableFuture<Boolean> published;
-        try {
-            published = redis.cache()
-                    .putIfNotOlder(key, view)
-                    .thenCompose(stored -> redis.cache().publish(invalidation))
-                    .thenApply(receivers -> true)
-                    .toCompletableFuture();
-        } catch (RuntimeException e) {
-            published = CompletableFuture.failedFuture(e);
-        }
+        Map<String, @Nullable Object> out = viewJson(key, view);
+        CompletableFuture<Boolean> published = publish(node, key, view);
         // Answers after Redis has (or has not) taken it; each command is bounded by the L2 timeout.
         published.whenComplete((ok, error) -> {
             if (error != null) {
@@ -114,6 +104,57 @@ final class AdminEndpoints {
             out.put("published", error == null && Boolean.TRUE.equals(ok));
             ex.respondJson(HttpResponseStatus.OK, out);
         });
+    }
+
+    /**
+     * Stores a key's new view in L2 and publishes its invalidation, when the node has Redis: the
+     * stage answers whether both were done (false without Redis; it fails when Redis did). Each
+     * command is bounded by the L2 timeout.
+     */
+    static CompletableFuture<Boolean> publish(OwnerNode node, RoutingKey key, RouteEntry view) {
+        RedisRouting redis = node.redis;
+        if (redis == null) {
+            return CompletableFuture.completedFuture(false);
+        }
+        RouteInvalidation invalidation = new RouteInvalidation(
+                node.nodeId, key.tenant(), key.namespace(), view.owner(), view.epoch(), view.fence());
+        try {
+            return redis.cache()
+                    .putIfNotOlder(key, view)
+                    .thenCompose(stored -> redis.cache().publish(invalidation))
+                    .thenApply(receivers -> true)
+                    .toCompletableFuture();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Returns {@code {tenant, namespace, owner, epoch, fence}} of a key's view, to add to. */
+    static Map<String, @Nullable Object> viewJson(RoutingKey key, RouteEntry view) {
+        Map<String, @Nullable Object> out = new LinkedHashMap<>();
+        out.put("tenant", key.tenant());
+        out.put("namespace", key.namespace());
+        out.put("owner", view.owner());
+        out.put("epoch", view.epoch());
+        out.put("fence", view.fence());
+        return out;
+    }
+
+    private static void view(Exchange ex) {
+        OwnerNode node = ex.node;
+        String namespace = ex.queryParam("namespace");
+        if (namespace == null) {
+            throw SpectorException.badRequest("namespace", "missing (expected: a routing name)");
+        }
+        String tenant = ex.queryParam("tenant");
+        RoutingKey key =
+                RoutingKey.of(node.spec.cellId(), tenant == null || tenant.isEmpty() ? null : tenant, namespace);
+        RouteEntry view = node.guard.viewOf(key);
+        Map<String, @Nullable Object> out = viewJson(key, view);
+        out.put("node", node.nodeId);
+        out.put("handingTo", node.handoffs.handingTo(key));
+        out.put("writesRunning", node.handoffs.writesRunning(key));
+        ex.respondJson(HttpResponseStatus.OK, out);
     }
 
     private static List<Map<String, @Nullable Object>> rows(OwnerNode node) {
@@ -150,7 +191,7 @@ final class AdminEndpoints {
         return out;
     }
 
-    private static @Nullable String optionalText(JsonNode json, String field) {
+    static @Nullable String optionalText(JsonNode json, String field) {
         JsonNode value = json.get(field);
         if (value == null || value.isNull()) {
             return null;

@@ -40,16 +40,17 @@ final class CommandEndpoint {
         String delayParam = ex.queryParam("delayMs");
         long delayMs = delayParam == null ? 0 : StreamResponse.parse(OwnerLimits.DELAY_MS, delayParam);
         String tenant = key.tenant() == null ? "" : key.tenant();
-        return Sinks.collect(ex, body -> run(ex, tenant, idempotencyKey, delayMs, body));
+        return Sinks.collect(ex, body -> run(ex, tenant, key.namespace(), idempotencyKey, delayMs, body));
     }
 
-    private static void run(Exchange ex, String tenant, @Nullable String idempotencyKey, long delayMs, byte[] body) {
+    private static void run(
+            Exchange ex, String tenant, String namespace, @Nullable String idempotencyKey, long delayMs, byte[] body) {
         String bodySha = Digests.sha256Hex(body);
         String fingerprint =
                 Digests.sha256Hex((ex.method + " " + ex.uri + "\n" + bodySha).getBytes(StandardCharsets.UTF_8));
         OwnerNode node = ex.node;
         if (idempotencyKey != null) {
-            IdempotencyStore.Claim claim = node.idempotency.claim(tenant, idempotencyKey, fingerprint);
+            IdempotencyStore.Claim claim = node.idempotency.claim(tenant, namespace, idempotencyKey, fingerprint);
             switch (claim.verdict()) {
                 case REPLAY -> {
                     IdempotencyStore.StoredResponse stored = requireNonNull(claim.stored());
@@ -92,7 +93,7 @@ final class CommandEndpoint {
             }
         }
         node.commandsInFlight.incrementAndGet();
-        Runnable execute = () -> execute(ex, tenant, idempotencyKey, fingerprint, body, bodySha);
+        Runnable execute = () -> execute(ex, tenant, namespace, idempotencyKey, fingerprint, body, bodySha);
         if (delayMs > 0) {
             ex.ctx.executor().schedule(execute, delayMs, TimeUnit.MILLISECONDS);
         } else {
@@ -103,6 +104,7 @@ final class CommandEndpoint {
     private static void execute(
             Exchange ex,
             String tenant,
+            String namespace,
             @Nullable String idempotencyKey,
             String fingerprint,
             byte[] body,
@@ -117,6 +119,7 @@ final class CommandEndpoint {
         if (idempotencyKey != null) {
             node.idempotency.complete(
                     tenant,
+                    namespace,
                     idempotencyKey,
                     fingerprint,
                     new IdempotencyStore.StoredResponse(200, "application/json", json));

@@ -5,6 +5,7 @@ import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Problem;
 import com.spectrayan.spector.contract.ProblemJson;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.contract.SpectorHeaders;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -60,6 +61,7 @@ final class Exchange {
     RoutingKey key;
 
     private @Nullable ResponseTask task; // Event loop only.
+    private @Nullable Runnable finished; // Event loop only; runs once, when the exchange ends.
     private boolean started; // Event loop only.
     private boolean done; // Event loop only.
 
@@ -134,6 +136,27 @@ final class Exchange {
     /** Writes a 500 problem+json response for a defect, without its message. */
     void respondInternal() {
         respondProblem(SpectorException.of(ErrorCode.INTERNAL, "internal error; see the owner's log"));
+    }
+
+    /** Runs {@code action} once when the exchange ends: its response written, or its connection gone. */
+    void onFinished(Runnable action) {
+        finished = action;
+    }
+
+    /**
+     * Writes the {@code 503} of a key being handed to {@code to}: {@code X-Spector-Handoff}, {@code
+     * Retry-After: 1} (for a client calling this node directly) and a problem+json body.
+     */
+    void respondHandoff(String to) {
+        respond(
+                HttpResponseStatus.SERVICE_UNAVAILABLE,
+                Problem.CONTENT_TYPE,
+                ProblemJson.toBytes(Problem.of(
+                        ErrorCode.GATEWAY_ROUTING_FAILURE,
+                        node.nodeId + " is handing " + key + " to " + to + "; retry",
+                        Map.of("reason", "handing-off", "retryAfterSeconds", 1L),
+                        path)),
+                Map.of(SpectorHeaders.HANDOFF, to, "Retry-After", "1", "Cache-Control", "no-store"));
     }
 
     /** Writes an ownership refusal (421 or 503). */
@@ -216,6 +239,7 @@ final class Exchange {
     /** Marks the exchange over without a response (the connection closed). Event loop only. */
     void abandon() {
         done = true;
+        runFinished();
         ResponseTask t = task;
         task = null;
         if (t != null) {
@@ -265,12 +289,21 @@ final class Exchange {
 
     private void finish(ChannelFuture written) {
         done = true;
+        runFinished();
         task = null;
         if (!keepAlive) {
             written.addListener(ChannelFutureListener.CLOSE);
         }
         written.addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
         onDone.run();
+    }
+
+    private void runFinished() {
+        Runnable f = finished;
+        finished = null;
+        if (f != null) {
+            f.run();
+        }
     }
 
     @Override

@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import java.util.ArrayList;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -65,7 +67,16 @@ final class IdempotencyStore {
 
     private record Key(String tenant, String key) {}
 
-    private record Entry(String fingerprint, @Nullable StoredResponse response) {}
+    private record Entry(String fingerprint, @Nullable StoredResponse response, String namespace) {}
+
+    /**
+     * An answered key of one namespace, as a move copies it to the new owner.
+     *
+     * @param key the idempotency key
+     * @param fingerprint the fingerprint of the request that produced the response
+     * @param response the stored response
+     */
+    record Answered(String key, String fingerprint, StoredResponse response) {}
 
     private final Cache<Key, Entry> entries = Caffeine.newBuilder()
             .maximumSize(OwnerLimits.IDEMPOTENCY_MAX_ENTRIES)
@@ -79,11 +90,11 @@ final class IdempotencyStore {
      *
      * @param tenant the routing key's tenant, {@code ""} when untenanted
      */
-    Claim claim(String tenant, String key, String fingerprint) {
+    Claim claim(String tenant, String namespace, String key, String fingerprint) {
         Verdict[] verdict = {Verdict.EXECUTE};
         Entry held = entries.asMap().compute(new Key(tenant, key), (k, old) -> {
             if (old == null) {
-                return new Entry(fingerprint, null);
+                return new Entry(fingerprint, null, namespace);
             }
             if (!old.fingerprint().equals(fingerprint)) {
                 verdict[0] = Verdict.MISMATCH;
@@ -99,8 +110,20 @@ final class IdempotencyStore {
     }
 
     /** Stores the response of a claimed key's run. */
-    void complete(String tenant, String key, String fingerprint, StoredResponse response) {
-        entries.put(new Key(tenant, key), new Entry(fingerprint, response));
+    void complete(String tenant, String namespace, String key, String fingerprint, StoredResponse response) {
+        entries.put(new Key(tenant, key), new Entry(fingerprint, response, namespace));
+    }
+
+    /** Returns the answered keys of a tenant's namespace, a snapshot (keys still running are not in it). */
+    List<Answered> answered(String tenant, String namespace) {
+        List<Answered> out = new ArrayList<>();
+        entries.asMap().forEach((k, e) -> {
+            StoredResponse r = e.response();
+            if (r != null && k.tenant().equals(tenant) && e.namespace().equals(namespace)) {
+                out.add(new Answered(k.key(), e.fingerprint(), r));
+            }
+        });
+        return out;
     }
 
     /** Releases a claimed key whose run did not happen, so a retry runs it. */

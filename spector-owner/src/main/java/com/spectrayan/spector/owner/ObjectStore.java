@@ -2,18 +2,25 @@ package com.spectrayan.spector.owner;
 
 import static java.util.Objects.requireNonNull;
 
+import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
@@ -85,6 +92,45 @@ final class ObjectStore {
         return root.resolve(tenant == null ? UNTENANTED_DIR : tenant)
                 .resolve(namespace)
                 .resolve(checkKey(key));
+    }
+
+    /**
+     * Returns the keys of a namespace's objects, sorted; none when it has no directory.
+     *
+     * @throws SpectorException PAYLOAD_TOO_LARGE past {@code max} objects
+     */
+    List<String> keys(@Nullable String tenant, String namespace, int max) throws IOException {
+        Path dir = root.resolve(tenant == null ? UNTENANTED_DIR : tenant).resolve(namespace);
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        List<String> keys = new ArrayList<>();
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, Files::isRegularFile)) {
+            for (Path f : files) {
+                if (keys.size() == max) {
+                    throw SpectorException.of(
+                            ErrorCode.PAYLOAD_TOO_LARGE,
+                            namespace + " has more than " + max + " objects (expected: <= " + max + " to move)",
+                            Map.of("limitBytes", (long) max));
+                }
+                keys.add(f.getFileName().toString());
+            }
+        }
+        Collections.sort(keys);
+        return keys;
+    }
+
+    /** Writes a whole object at once (through a temporary file, moved into place). */
+    Stored write(Path target, byte[] data) throws IOException {
+        Upload upload = begin(target);
+        ByteBuf content = Unpooled.wrappedBuffer(data);
+        try {
+            upload.write(content);
+            return upload.finish();
+        } finally {
+            content.release();
+            upload.abort();
+        }
     }
 
     /** Starts an upload to a temporary file. */

@@ -46,6 +46,9 @@ import org.slf4j.LoggerFactory;
  *       response is still being written (a stream, an event stream, a delayed command) is parked
  *       with whatever was decoded after it, and reading stops until that response ends; parked
  *       messages are then handled in order. At most one socket read's worth is ever parked.
+ *   <li><b>Hand-offs.</b> A key this node is handing to another owner ({@link Handoffs}) is
+ *       answered {@code 503} with {@code X-Spector-Handoff} after the guard; a write admitted
+ *       before is counted until its exchange ends, so a move copies only settled state.
  *   <li><b>Guard first.</b> Every {@code /api/v1} request is routed by its {@link RoutingKey} and
  *       decided by the {@link OwnershipGuard} before any endpoint sees it. A refusal (and every
  *       other early answer: 400, 403, 404, 413) is written at once; the rest of its body is read
@@ -206,6 +209,15 @@ final class OwnerHandler extends ChannelInboundHandlerAdapter {
         if (!decision.serves()) {
             ex.respondDecision(decision);
             return Sinks.drain(ex);
+        }
+        boolean write = OwnershipGuard.isWrite(ex.method);
+        String handingTo = node.handoffs.admit(key, write);
+        if (handingTo != null) {
+            ex.respondHandoff(handingTo); // the gateway holds it until the move ends
+            return Sinks.drain(ex);
+        }
+        if (write) {
+            ex.onFinished(() -> node.handoffs.left(key)); // a move waits for the writes it admitted
         }
         String path = ex.path;
         if (path.equals("/api/v1/events") && ex.method.equals("GET")) {

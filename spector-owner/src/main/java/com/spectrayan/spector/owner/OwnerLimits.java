@@ -99,4 +99,19 @@ final class OwnerLimits {
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
 
     private OwnerLimits() {}
+
+    /** The largest import a move sends (objects in base64 and idempotency records): one request, in memory. */
+    static final Bound IMPORT_BYTES = Bound.atMost("importBytes", 16 * MIB, "bytes", ErrorCode.PAYLOAD_TOO_LARGE);
+
+    /** The most objects one move copies: past it the move is refused and the namespace stays. */
+    static final int MOVE_MAX_OBJECTS = 10_000;
+
+    /** The longest a move waits for the key's running writes to end before it gives up and serves on. */
+    static final Duration MOVE_DRAIN_TIMEOUT = Duration.ofSeconds(5);
+
+    /** How often a move looks at the key's running writes while it waits for them. */
+    static final Duration MOVE_DRAIN_CHECK = Duration.ofMillis(2);
+
+    /** The longest the new owner may take to answer the import (the hand-off lasts that long at most). */
+    static final Duration MOVE_IMPORT_TIMEOUT = Duration.ofSeconds(10);
 }

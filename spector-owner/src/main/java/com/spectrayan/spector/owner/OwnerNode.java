@@ -22,6 +22,7 @@ final class OwnerNode {
     final IdempotencyStore idempotency = new IdempotencyStore();
     final TokenIssuer tokens;
     final RequestLog requests = new RequestLog();
+    final Handoffs handoffs = new Handoffs();
     final Clock clock;
     final @Nullable RedisRouting redis;
 

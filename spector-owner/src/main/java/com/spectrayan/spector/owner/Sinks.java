@@ -1,5 +1,6 @@
 package com.spectrayan.spector.owner;
 
+import com.spectrayan.spector.contract.Bound;
 import com.spectrayan.spector.contract.SpectorException;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -67,18 +68,24 @@ final class Sinks {
      *     the sink throws it when the streamed body crosses the cap
      */
     static BodySink collect(Exchange ex, BodyAction action) {
+        return collect(ex, OwnerLimits.JSON_BODY_BYTES, action);
+    }
+
+    /** Returns a sink that collects a body of at most {@code cap}, as {@link #collect(Exchange, BodyAction)} does. */
+    static BodySink collect(Exchange ex, Bound cap, BodyAction action) {
         long declared = contentLength(ex);
-        if (declared > OwnerLimits.JSON_BODY_BYTES.max()) {
-            throw OwnerLimits.JSON_BODY_BYTES.refusal(declared);
+        if (declared > cap.max()) {
+            throw cap.refusal(declared);
         }
         return new BodySink() {
-            private final ByteArrayOutputStream body = new ByteArrayOutputStream(declared > 0 ? (int) declared : 256);
+            private final ByteArrayOutputStream body = new ByteArrayOutputStream(
+                    declared > 0 ? (int) Math.min(declared, OwnerLimits.JSON_BODY_BYTES.max()) : 256);
 
             @Override
             public void onContent(ByteBuf content) {
                 long total = (long) body.size() + content.readableBytes();
-                if (total > OwnerLimits.JSON_BODY_BYTES.max()) {
-                    throw OwnerLimits.JSON_BODY_BYTES.refusal(total);
+                if (total > cap.max()) {
+                    throw cap.refusal(total);
                 }
                 byte[] piece = new byte[content.readableBytes()];
                 content.getBytes(content.readerIndex(), piece);

@@ -31,6 +31,11 @@ final class ExchangeState {
         SENDING,
         /** The whole request is written; the owner's head timer runs. */
         AWAITING_HEAD,
+        /**
+         * An owner answered 503 with {@code X-Spector-Handoff}: the request waits, its body in the
+         * replay copy, for the move to end (then it is sent on) or the hold to run out.
+         */
+        HOLDING,
         /** The owner's head went to the client; its body streams (the request's may still flow). */
         STREAMING,
         /** The response ended; the connection went back to the pool. */
@@ -49,8 +54,9 @@ final class ExchangeState {
     }
 
     private static final Set<State> BEFORE_HEAD = EnumSet.of(State.SENDING, State.AWAITING_HEAD);
+    private static final Set<State> HOLDABLE = EnumSet.of(State.CONNECTING, State.SENDING, State.AWAITING_HEAD);
     private static final Set<State> ROUTABLE =
-            EnumSet.of(State.RESOLVING, State.CONNECTING, State.SENDING, State.AWAITING_HEAD);
+            EnumSet.of(State.RESOLVING, State.CONNECTING, State.SENDING, State.AWAITING_HEAD, State.HOLDING);
     private static final Set<State> SENDABLE = EnumSet.of(State.SENDING, State.STREAMING);
     private static final Set<State> LIVE =
             EnumSet.complementOf(EnumSet.of(State.COMPLETED, State.UPGRADED, State.FAILED, State.CANCELLED));
@@ -78,10 +84,25 @@ final class ExchangeState {
 
     /**
      * An attempt starts: the first route, a retarget after a 421, a retry on a fresh connection,
-     * or a pinned exchange's fallback after a connection that was not made (from {@code CONNECTING}).
+     * a pinned exchange's fallback after a connection that was not made (from {@code CONNECTING}),
+     * or a held request's poll of the old owner or its resend at the end of a hand-off (from
+     * {@code HOLDING}).
      */
     boolean attempting() {
         return move("attempting", ROUTABLE, State.CONNECTING);
+    }
+
+    /** Answers whether the exchange waits for a hand-off to end. */
+    boolean isHolding() {
+        return state == State.HOLDING;
+    }
+
+    /**
+     * An owner said its namespace is being handed off (after the head was sent), or a held
+     * request's poll of the old owner got no answer (from {@code CONNECTING} too): the request waits.
+     */
+    boolean holding() {
+        return move("holding", HOLDABLE, State.HOLDING);
     }
 
     /** The attempt's connection is held: the head is written. */

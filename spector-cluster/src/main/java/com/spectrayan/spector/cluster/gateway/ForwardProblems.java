@@ -16,6 +16,8 @@ import java.util.concurrent.CompletionException;
  *   no connection free in the owner's pool               503 GATEWAY_ROUTING_FAILURE  owner-pool-exhausted
  *     ({@link UpstreamHttpTransport.PoolExhaustedException})
  *   retarget stopped or exhausted, unknown owner         503 GATEWAY_ROUTING_FAILURE  (its reason)
+ *   a hand-off hold ran out, or no hold was free         503 GATEWAY_ROUTING_FAILURE  handoff-hold-expired,
+ *                                                            handoff-holds-full
  *   the resolver failed                                  503 GATEWAY_ROUTING_FAILURE, or its own
  *   no head in owner-timeout ({@link HeadTimeoutException}),
  *     no head by the head deadline, no body byte taken
@@ -127,6 +129,14 @@ final class ForwardProblems {
                 attempts,
                 learnedOwner ? 0 : 1,
                 "the owner could not be reached after " + attempts + " attempt(s): " + reason);
+    }
+
+    /**
+     * A request held during a hand-off of its namespace from {@code owner} to {@code to} could not
+     * be held (on) for {@code reason}: 503, {@code Retry-After: 1} (the move is likely over by then).
+     */
+    static SpectorException handoff(String reason, String owner, String to, int attempts, String why) {
+        return routing(reason, attempts, 1, "owner " + owner + " is handing the namespace to " + to + ": " + why);
     }
 
     /** The route names an owner that is not a ring member: 503. */

@@ -20,6 +20,10 @@ public final class ForwarderMetrics {
     private final LongAdder ownerTimeouts = new LongAdder();
     private final LongAdder ownerUnreachable = new LongAdder();
     private final LongAdder ownerDown = new LongAdder();
+    private final LongAdder handoffHolds = new LongAdder();
+    private final LongAdder handoffReleased = new LongAdder();
+    private final LongAdder handoffExpired = new LongAdder();
+    private final LongAdder handoffRefused = new LongAdder();
     private final LongAdder bytesToOwners = new LongAdder();
     private final LongAdder bytesToClients = new LongAdder();
 
@@ -83,6 +87,26 @@ public final class ForwarderMetrics {
         return ownerDown.sum();
     }
 
+    /** Requests held because their owner answered 503 with {@code X-Spector-Handoff} (a retarget cause). */
+    public long handoffHolds() {
+        return handoffHolds.sum();
+    }
+
+    /** Held requests sent on because the hand-off ended. */
+    public long handoffReleased() {
+        return handoffReleased.sum();
+    }
+
+    /** Held requests answered 503 because the hold ran out. */
+    public long handoffExpired() {
+        return handoffExpired.sum();
+    }
+
+    /** Hand-off 503s answered at once: a body too large to replay, or the count or bytes bound passed. */
+    public long handoffRefused() {
+        return handoffRefused.sum();
+    }
+
     /** Request body bytes written to owners. */
     public long bytesToOwners() {
         return bytesToOwners.sum();
@@ -136,6 +160,22 @@ public final class ForwarderMetrics {
 
     void countOwnerDown() {
         ownerDown.increment();
+    }
+
+    void countHandoffHold() {
+        handoffHolds.increment();
+    }
+
+    void countHandoffReleased() {
+        handoffReleased.increment();
+    }
+
+    void countHandoffExpired() {
+        handoffExpired.increment();
+    }
+
+    void countHandoffRefused() {
+        handoffRefused.increment();
     }
 
     void countToOwner(long bytes) {

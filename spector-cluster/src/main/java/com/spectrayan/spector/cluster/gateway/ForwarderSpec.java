@@ -21,6 +21,12 @@ import java.time.Duration;
  *     OwnerHealth})
  * @param ownerDownBackoff how long an owner first stays down ({@code ...owner-down-backoff})
  * @param ownerDownBackoffMax the longest it stays down, the backoff doubling per failed probe
+ * @param handoffHold the longest a request is held while its namespace is handed to another owner
+ *     (an owner's 503 with {@code X-Spector-Handoff}; {@code ...handoff-hold}); zero holds none
+ * @param handoffMaxHeld the requests the whole gateway holds at once ({@code ...handoff-max-held});
+ *     past it a hand-off's 503 is answered at once
+ * @param handoffMaxHeldBytes the body bytes the whole gateway holds at once ({@code
+ *     ...handoff-max-held-bytes}); past it the same
  */
 public record ForwarderSpec(
         int retryMax,
@@ -33,7 +39,10 @@ public record ForwarderSpec(
         Duration streamIdleTimeout,
         int ownerDownAfter,
         Duration ownerDownBackoff,
-        Duration ownerDownBackoffMax) {
+        Duration ownerDownBackoffMax,
+        Duration handoffHold,
+        int handoffMaxHeld,
+        long handoffMaxHeldBytes) {
 
     /** Default gateway-wide replay budget: 64 concurrent full replay buffers. */
     public static final long DEFAULT_REPLAY_BUDGET_BYTES = 64L * 1024 * 1024;
@@ -55,6 +64,51 @@ public record ForwarderSpec(
 
     /** Default longest backoff of an owner marked down. */
     public static final Duration DEFAULT_OWNER_DOWN_BACKOFF_MAX = Duration.ofSeconds(30);
+
+    /** Default longest hold of a request during a hand-off: the 2 s. */
+    public static final Duration DEFAULT_HANDOFF_HOLD = Duration.ofSeconds(2);
+
+    /** The longest hold {@code handoff-hold} may ask for: a client's patience, not a move's length. */
+    public static final Duration MAX_HANDOFF_HOLD = Duration.ofSeconds(30);
+
+    /** Default requests held at once per gateway: Vitess's {@code buffer_size} default. */
+    public static final int DEFAULT_HANDOFF_MAX_HELD = 1000;
+
+    /** The most requests {@code handoff-max-held} may ask for. */
+    public static final int MAX_HANDOFF_MAX_HELD = 100_000;
+
+    /** Default body bytes held at once per gateway: a quarter of the default replay budget. */
+    public static final long DEFAULT_HANDOFF_MAX_HELD_BYTES = 16L * 1024 * 1024;
+
+    /** The limits with passive health at the given values and hand-off holds at their defaults. */
+    public ForwarderSpec(
+            int retryMax,
+            long maxBodyBytes,
+            long replayBufferBytes,
+            long replayBudgetBytes,
+            Duration ownerTimeout,
+            Duration headDeadline,
+            Duration responseIdleTimeout,
+            Duration streamIdleTimeout,
+            int ownerDownAfter,
+            Duration ownerDownBackoff,
+            Duration ownerDownBackoffMax) {
+        this(
+                retryMax,
+                maxBodyBytes,
+                replayBufferBytes,
+                replayBudgetBytes,
+                ownerTimeout,
+                headDeadline,
+                responseIdleTimeout,
+                streamIdleTimeout,
+                ownerDownAfter,
+                ownerDownBackoff,
+                ownerDownBackoffMax,
+                DEFAULT_HANDOFF_HOLD,
+                DEFAULT_HANDOFF_MAX_HELD,
+                DEFAULT_HANDOFF_MAX_HELD_BYTES);
+    }
 
     /** The limits with passive health at its defaults. */
     public ForwarderSpec(
@@ -103,6 +157,17 @@ public record ForwarderSpec(
         if (ownerDownBackoffMax.compareTo(ownerDownBackoff) < 0) {
             throw new IllegalArgumentException("ownerDownBackoffMax: " + ownerDownBackoffMax
                     + " (expected: >= ownerDownBackoff " + ownerDownBackoff + ")");
+        }
+        if (handoffHold.isNegative() || handoffHold.compareTo(MAX_HANDOFF_HOLD) > 0) {
+            throw new IllegalArgumentException(
+                    "handoffHold: " + handoffHold + " (expected: 0.." + MAX_HANDOFF_HOLD + ")");
+        }
+        if (handoffMaxHeld < 0 || handoffMaxHeld > MAX_HANDOFF_MAX_HELD) {
+            throw new IllegalArgumentException(
+                    "handoffMaxHeld: " + handoffMaxHeld + " (expected: 0.." + MAX_HANDOFF_MAX_HELD + ")");
+        }
+        if (handoffMaxHeldBytes < 0) {
+            throw new IllegalArgumentException("handoffMaxHeldBytes: " + handoffMaxHeldBytes + " (expected: >= 0)");
         }
     }
 

@@ -30,6 +30,8 @@ import org.jspecify.annotations.Nullable;
  *                                                      v
  *                                                  COMPLETED
  *  CONNECTING --a pinned fallback: no connection--> CONNECTING
+ *  SENDING, AWAITING_HEAD --503 X-Spector-Handoff--> HOLDING --move over, or a poll--> CONNECTING
+ *                                                    HOLDING --hold ran out, bound passed--> FAILED
  *  SENDING, AWAITING_HEAD --101--> UPGRADED     any live state --error--> FAILED
  *                                               any live state --client gone--> CANCELLED
  *       </pre>
@@ -56,6 +58,16 @@ import org.jspecify.annotations.Nullable;
  *       already tried at the same or an older epoch, or an epoch older than one already seen. The
  *       gateway never relays a 421. A pooled connection that closes before any answer is retried
  *       once on a fresh one (not a retarget).
+ *   <li><b>Hand-off holds</b> (one more retarget cause, {@code handoff}): an owner that hands a
+ *       namespace to another answers 503 with {@code X-Spector-Handoff}; the exchange closes that
+ *       connection and waits in {@code HOLDING}, its body in the replay copy (a body that outgrew
+ *       it is answered 503 at once), for at most {@link ForwarderSpec#handoffHold()} over the
+ *       whole exchange, within the gateway-wide {@link HandoffHolds} bounds. It goes on when the
+ *       move ends: a route invalidation for its key (the resolver's listener), a request of its
+ *       key that learned the new owner from a 421, or its own poll of the old owner (one per key
+ *       every {@link HandoffHolds#POLL_INTERVAL}, the request itself resent). The hold and poll
+ *       timers run on the exchange's loop; the client going away releases everything. After
+ *       Vitess's buffering of planned reparents: bounded buffer, window, drain on completion.
  *   <li><b>Timers.</b> Per attempt: connect (transport) and time to the response head ({@link
  *       ForwarderSpec#ownerTimeout()}, from the end of the request); per exchange: the head
  *       deadline across retries, and owner-timeout for an owner that takes no body byte; after the
@@ -82,6 +94,7 @@ public final class GatewayForwarder {
     final ReplayBudget replayBudget;
     final ForwardProblems problems;
     final OwnerHealth health;
+    final HandoffHolds holds;
 
     /**
      * Creates a forwarder that reads time from the system ticker.
@@ -120,6 +133,18 @@ public final class GatewayForwarder {
         this.replayBudget = new ReplayBudget(spec.replayBudgetBytes());
         this.problems = new ForwardProblems(spec);
         this.health = new OwnerHealth(spec, ticker);
+        this.holds = new HandoffHolds(spec.handoffMaxHeld(), spec.handoffMaxHeldBytes(), ticker);
+        resolver.addRouteListener(holds::wake); // another process moved a key: its held requests go on
+    }
+
+    /** Returns the requests held now while their namespace is handed to another owner. */
+    public int handoffHeld() {
+        return holds.held();
+    }
+
+    /** Returns the body bytes of the requests held now. */
+    public long handoffHeldBytes() {
+        return holds.heldBytes();
     }
 
     /**

@@ -96,6 +96,31 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     /** A pinned exchange's bound on its current attempt's connection ({@link PinnedTarget#connectTimeout()}). */
     private @Nullable ScheduledFuture<?> connectBound;
 
+    // ---- a hand-off hold (HandoffHolds; the design notes of GatewayForwarder) ----
+
+    /** The retarget cause of a hold. */
+    static final String HANDOFF = "handoff";
+
+    /** This request's slot in the gateway's holds while it waits for a hand-off, else null. */
+    private HandoffHolds.@Nullable Hold hold;
+    /** The ticker's time of the first hand-off 503, or -1: the hold window runs from it, once per exchange. */
+    private long holdStartNanos = -1;
+    /** Ends the hold when the window runs out. */
+    private @Nullable ScheduledFuture<?> holdTimer;
+    /** The next poll tick of the old owner. */
+    private @Nullable ScheduledFuture<?> pollTimer;
+    /** Whether the current attempt is a held request's poll of the old owner (not a new attempt). */
+    private boolean polling;
+    /** The owner handing off and where it said the namespace goes, for the poll and the problem. */
+    private @Nullable RouteEntry heldEntry;
+
+    private @Nullable URI heldUri;
+    private String handoffTo = "";
+    /** The owner of the latest attempt, for the access log of an exchange that gave up. */
+    private String lastOwner = "";
+    /** The ticker's time the latest attempt (or poll) started: a wake-up after it ends a hold at once. */
+    private long attemptNanos;
+
     RealExchange(GatewayForwarder forwarder, ForwardRequest request, ResponseSink sink, EventLoop loop) {
         this.forwarder = forwarder;
         this.spec = forwarder.spec;
@@ -138,6 +163,11 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         if (request.body() == RequestBody.EMPTY) {
             armHeadDeadline();
         }
+        route();
+    }
+
+    /** Attempts the key's owner as the resolver knows it (L1 at once, else L2 or the ring). */
+    private void route() {
         Resolution cached = forwarder.resolver.peek(request.routingKey());
         if (cached != null) {
             attempt(cached.entry());
@@ -196,6 +226,13 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         }
         if (replay.isReplayable() && !replay.keep(chunk)) {
             metrics.countReplayRefused();
+        }
+        HandoffHolds.Hold h = hold;
+        if (h != null && replay.isReplayable() && !h.grow(n)) {
+            chunk.release();
+            metrics.countHandoffRefused();
+            fail(handoffProblem(RetargetPolicy.HANDOFF_HOLDS_FULL, "no hold bytes are free"), true);
+            return;
         }
         Attempt a = current;
         if (a != null && a.isSending()) {
@@ -290,6 +327,8 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             illegal("attempting");
             return;
         }
+        lastOwner = entry.owner();
+        attemptNanos = forwarder.ticker.read();
         Attempt a = new Attempt(entry, uri, attempts, this, loop, forwarder.transport, forwarder.ticker, ownerTimeout);
         current = a;
         PinnedTarget p = pinned;
@@ -362,6 +401,20 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             forwarder.health.failed(owner, owner.equals(probe));
             probe = null;
         }
+        if (polling && !a.responseStarted() && !(cause instanceof HeadTimeoutException)) {
+            // A poll that got no answer: the hold goes on (its window still bounds it).
+            polling = false;
+            current = null;
+            a.finish(false);
+            if (hold == null) {
+                resendAfterHold();
+            } else if (state.holding()) {
+                schedulePoll();
+            } else {
+                illegal("holding");
+            }
+            return;
+        }
         if (!state.isStreaming()
                 && !(cause instanceof HeadTimeoutException)
                 && a.isReused()
@@ -403,7 +456,19 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             forwarder.health.succeeded(a.entry().owner()); // any head: the owner is alive
             probe = null;
         }
-        if (code == 101) {
+        boolean handoff = code == 503 && pinned == null && response.headers().contains(SpectorHeaders.HANDOFF);
+        boolean pollEnded = polling && !handoff;
+        if (pollEnded) {
+            // The old owner answers otherwise now: the hand-off is over (or was called off).
+            polling = false;
+            metrics.countHandoffReleased();
+            endHold();
+        }
+        if (handoff) {
+            current = null;
+            a.finish(false); // answered before the body: not worth keeping, as after a 421
+            onHandoff(a, response);
+        } else if (code == 101) {
             if (request.upgrade() == null) {
                 onFailed(a, new IllegalStateException("101 to a request that asked for none"));
             } else {
@@ -423,6 +488,146 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         } else {
             onHead(a, response);
         }
+        if (pollEnded) {
+            forwarder.holds.wake(request.routingKey()); // after a 421 was reported: they find the new owner
+        }
+    }
+
+    /**
+     * The owner is handing the key's namespace to another ({@code 503} with {@code
+     * X-Spector-Handoff}): hold the request until the move ends, or answer 503 at once when it
+     * cannot be held (a body too large to replay, no retarget left, the window spent, no hold free).
+     */
+    private void onHandoff(Attempt a, HttpResponse response) {
+        boolean poll = polling;
+        polling = false;
+        handoffTo = Objects.requireNonNullElse(response.headers().get(SpectorHeaders.HANDOFF), "");
+        if (!poll) {
+            metrics.countHandoffHold();
+            retarget(HANDOFF);
+        }
+        if (!replay.isReplayable() || request.declaredLength() > spec.replayBufferBytes()) {
+            metrics.countHandoffRefused();
+            exhausted(RetargetPolicy.BODY_NOT_REPLAYABLE);
+            return;
+        }
+        if (!poll && attempts > spec.retryMax()) {
+            exhausted(RetargetPolicy.RETRIES_EXHAUSTED);
+            return;
+        }
+        long now = forwarder.ticker.read();
+        if (holdStartNanos < 0) {
+            holdStartNanos = now;
+        }
+        long left = spec.handoffHold().toNanos() - (now - holdStartNanos);
+        if (left <= 0) {
+            holdExpired();
+            return;
+        }
+        if (!state.holding()) {
+            illegal("holding");
+            return;
+        }
+        heldEntry = a.entry();
+        heldUri = a.uri();
+        if (hold == null) {
+            if (poll || forwarder.holds.wokenSince(request.routingKey(), attemptNanos)) {
+                // woken while this poll was out, or the move ended while the 503 was on its way
+                metrics.countHandoffReleased();
+                resendAfterHold();
+                return;
+            }
+            HandoffHolds.Hold h =
+                    forwarder.holds.tryHold(request.routingKey(), replay.bytes(), () -> onLoop(this::onHandoffOver));
+            if (h == null) {
+                metrics.countHandoffRefused();
+                fail(handoffProblem(RetargetPolicy.HANDOFF_HOLDS_FULL, "no hold is free"), false);
+                return;
+            }
+            hold = h;
+        }
+        if (holdTimer == null) {
+            holdTimer = loop.schedule(this::onHoldExpired, left, TimeUnit.NANOSECONDS);
+        }
+        schedulePoll();
+    }
+
+    /** The key's hand-off ended ({@link HandoffHolds#wake}): the hold's slot is already given back. */
+    private void onHandoffOver() {
+        hold = null;
+        if (state.isOver() || !state.isHolding()) {
+            return; // a poll is out: its answer decides, and sees that the hold was woken
+        }
+        metrics.countHandoffReleased();
+        resendAfterHold();
+    }
+
+    /** Sends the held request on: to the key's owner as the resolver now knows it. */
+    private void resendAfterHold() {
+        endHold();
+        route();
+    }
+
+    private void schedulePoll() {
+        if (pollTimer == null) {
+            pollTimer = loop.schedule(this::onPollTick, HandoffHolds.POLL_INTERVAL.toNanos(), TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** Every poll interval while held: one held request per key asks the old owner again. */
+    private void onPollTick() {
+        pollTimer = null;
+        RouteEntry entry = heldEntry;
+        URI uri = heldUri;
+        if (!state.isHolding() || hold == null || entry == null || uri == null) {
+            return;
+        }
+        if (forwarder.holds.claimPoll(request.routingKey(), forwarder.ticker.read())) {
+            polling = true;
+            connect(entry, uri); // the same attempt number: a poll is not a retarget
+        } else {
+            schedulePoll();
+        }
+    }
+
+    private void onHoldExpired() {
+        holdTimer = null;
+        if (!state.isOver() && (state.isHolding() || polling)) {
+            holdExpired();
+        }
+    }
+
+    private void holdExpired() {
+        metrics.countHandoffExpired();
+        fail(
+                handoffProblem(
+                        RetargetPolicy.HANDOFF_HOLD_EXPIRED,
+                        "not over within " + spec.handoffHold().toMillis() + " ms"),
+                false);
+    }
+
+    private SpectorException handoffProblem(String reason, String why) {
+        RouteEntry e = heldEntry;
+        return ForwardProblems.handoff(reason, e == null ? lastOwner : e.owner(), handoffTo, attempts, why);
+    }
+
+    /** The hold is over: its slot goes back (if still held) and its timers stop. */
+    private void endHold() {
+        HandoffHolds.Hold h = hold;
+        if (h != null) {
+            hold = null;
+            h.release();
+        }
+        ScheduledFuture<?> t = holdTimer;
+        if (t != null) {
+            t.cancel(false);
+            holdTimer = null;
+        }
+        t = pollTimer;
+        if (t != null) {
+            t.cancel(false);
+            pollTimer = null;
+        }
     }
 
     private void onMisdirected(Attempt a, HttpResponse response) {
@@ -441,6 +646,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         } else if (owner != null && hint.reportable() && !ask) {
             var unused = forwarder.resolver.reportMisdirected(request.routingKey(), owner, hint.epoch(), hint.fence());
             learnedOwner = true;
+            forwarder.holds.wake(request.routingKey()); // this gateway's held requests of the key go on
         }
         retarget(ask ? "ask" : "moved");
         RetargetPolicy.Decision decision = RetargetPolicy.decide(
@@ -694,6 +900,9 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         state.failed();
         cleanUp(true);
         metrics.ended(ForwarderMetrics.Outcome.FAILED);
+        if (!headSent && attempts > 0) {
+            sink.onGaveUp(lastOwner, attempts, retargets);
+        }
         if (bodyUnread) {
             log.debug("exchange {} {} failed mid-body: {}", request.method(), request.uri(), error.getMessage());
         }
@@ -701,6 +910,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     }
 
     private void cleanUp(boolean abortCurrent) {
+        endHold();
         cancelHeadDeadline();
         cancelConnectBound();
         ScheduledFuture<?> d = pinnedDeadline;

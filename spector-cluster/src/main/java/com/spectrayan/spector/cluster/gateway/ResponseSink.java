@@ -33,6 +33,13 @@ public interface ResponseSink {
     void onError(SpectorException error, boolean headSent);
 
     /**
+     * Called just before {@link #onError} when the exchange had made attempts: the last owner tried,
+     * how many attempts, and the retarget causes ({@link ForwardResponse#retargets()}), for the
+     * access log. Does nothing by default.
+     */
+    default void onGaveUp(String owner, int attempts, String retargets) {}
+
+    /**
      * The owner switched protocols ({@code 101}) for a request that asked to upgrade: {@code owner}
      * is now the sink's (its HTTP handlers still in place; nothing else is called after this). The
      * sink writes the head to the client and splices the two connections, or closes {@code owner}.

@@ -43,6 +43,12 @@ final class RetargetPolicy {
     /** The body outgrew its replay copy, so no retry could send it whole. */
     static final String BODY_NOT_REPLAYABLE = "body-too-large-to-replay";
 
+    /** A held request's hand-off did not end within {@link ForwarderSpec#handoffHold()}. */
+    static final String HANDOFF_HOLD_EXPIRED = "handoff-hold-expired";
+
+    /** No hold was free: the gateway holds {@link ForwarderSpec#handoffMaxHeld()} requests or bytes. */
+    static final String HANDOFF_HOLDS_FULL = "handoff-holds-full";
+
     private RetargetPolicy() {}
 
     /**

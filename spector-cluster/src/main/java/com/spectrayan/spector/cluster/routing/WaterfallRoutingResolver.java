@@ -7,12 +7,15 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;
 import com.spectrayan.spector.contract.Limits;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,6 +66,8 @@ public final class WaterfallRoutingResolver {
     private final AtomicLongArray stripes = new AtomicLongArray(STRIPES);
     private final AtomicLong generation = new AtomicLong();
     private volatile boolean l1Bypassed;
+    /** Told of every key another process invalidated; copy-on-write, so calls need no lock. */
+    private final List<Consumer<RoutingKey>> routeListeners = new CopyOnWriteArrayList<>();
 
     private WaterfallRoutingResolver(Builder b) {
         this.cellId = b.cellId;
@@ -216,6 +221,22 @@ public final class WaterfallRoutingResolver {
                                         old.entry().fence())
                                 ? old
                                 : null);
+        for (Consumer<RoutingKey> listener : routeListeners) {
+            try {
+                listener.accept(key);
+            } catch (RuntimeException e) {
+                log.warn("a route listener failed on {}: {}", key, e.toString(), e);
+            }
+        }
+    }
+
+    /**
+     * Tells {@code listener} of every key whose route another process invalidated, after L1 let
+     * go of it, on the subscription's thread (Lettuce's): it must not block. The forwarder uses
+     * it to release the requests it holds during a hand-off.
+     */
+    public void addRouteListener(Consumer<RoutingKey> listener) {
+        routeListeners.add(requireNonNull(listener, "listener"));
     }
 
     /** The invalidation subscription dropped: clear L1 and bypass it until it is back. */

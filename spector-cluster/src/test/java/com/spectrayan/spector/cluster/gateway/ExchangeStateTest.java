@@ -109,8 +109,27 @@ final class ExchangeStateTest {
         assertIllegal(ExchangeState::responseEnded, EnumSet.complementOf(EnumSet.of(State.STREAMING)));
         assertIllegal(
                 ExchangeState::attempting,
-                EnumSet.complementOf(
-                        EnumSet.of(State.RESOLVING, State.CONNECTING, State.SENDING, State.AWAITING_HEAD)));
+                EnumSet.complementOf(EnumSet.of(
+                        State.RESOLVING, State.CONNECTING, State.SENDING, State.AWAITING_HEAD, State.HOLDING)));
+        assertIllegal(
+                ExchangeState::holding,
+                EnumSet.complementOf(EnumSet.of(State.CONNECTING, State.SENDING, State.AWAITING_HEAD)));
+    }
+
+    @Test
+    void holding_afterAHandoff503_waitsThenAttemptsAgain() {
+        for (State from : EnumSet.of(State.CONNECTING, State.SENDING, State.AWAITING_HEAD)) {
+            ExchangeState s = at(from);
+
+            assertThat(s.holding()).as("from %s", from).isTrue();
+            assertThat(s.isHolding()).isTrue();
+            assertThat(s.isOver()).isFalse();
+            assertThat(s.attempting())
+                    .as("the resend, or a poll of the old owner")
+                    .isTrue();
+
+            assertThat(s.get()).isEqualTo(State.CONNECTING);
+        }
     }
 
     @Test
@@ -171,6 +190,11 @@ final class ExchangeStateTest {
                 s.attempting();
                 s.connected();
                 s.upgraded();
+            }
+            case HOLDING -> {
+                s.attempting();
+                s.connected();
+                s.holding();
             }
             case FAILED -> s.failed();
             case CANCELLED -> s.cancelled();

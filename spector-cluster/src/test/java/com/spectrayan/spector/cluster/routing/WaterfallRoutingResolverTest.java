@@ -125,6 +125,19 @@ final class WaterfallRoutingResolverTest {
     }
 
     @Test
+    void onInvalidation_tellsTheRouteListenersAfterL1LetGo_butNotOfItsOwnMessages() throws Exception {
+        WaterfallRoutingResolver resolver = withoutL2();
+        await(resolver.resolve(KEY));
+        List<String> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+        resolver.addRouteListener(k -> told.add(k + (resolver.peek(k) == null ? " evicted" : " still held")));
+
+        resolver.onInvalidation(new RouteInvalidation(resolver.origin(), "acme", "orders", null, 9, 0));
+        resolver.onInvalidation(new RouteInvalidation("other", "acme", "orders", "owner-2", 9, 0));
+
+        assertThat(told).containsExactly("cell:acme/orders evicted");
+    }
+
+    @Test
     void invalidation_racingAnInFlightFill_wins() throws Exception {
         RecordingRoutingCache l2 = new RecordingRoutingCache();
         WaterfallRoutingResolver resolver =

@@ -33,6 +33,9 @@ final class Keys {
     static final String OWNER_DOWN_AFTER = "spector.routing.gateway.owner-down-after";
     static final String OWNER_DOWN_BACKOFF = "spector.routing.gateway.owner-down-backoff";
     static final String OWNER_DOWN_BACKOFF_MAX = "spector.routing.gateway.owner-down-backoff-max";
+    static final String HANDOFF_HOLD = "spector.routing.gateway.handoff-hold";
+    static final String HANDOFF_MAX_HELD = "spector.routing.gateway.handoff-max-held";
+    static final String HANDOFF_MAX_HELD_BYTES = "spector.routing.gateway.handoff-max-held-bytes";
 
     static final String UPLINK_TOKENS = "spector.uplink.tokens";
     static final String RELAY_DEADLINE = "spector.uplink.relay.deadline";
@@ -97,6 +100,9 @@ final class Keys {
             OWNER_DOWN_AFTER,
             OWNER_DOWN_BACKOFF,
             OWNER_DOWN_BACKOFF_MAX,
+            HANDOFF_HOLD,
+            HANDOFF_MAX_HELD,
+            HANDOFF_MAX_HELD_BYTES,
             UPLINK_TOKENS,
             RELAY_DEADLINE,
             RELAY_MAX_PER_WORKER,

@@ -100,6 +100,10 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
      *     down (0: passive health off)
      * @param ownerDownBackoff {@code owner-down-backoff}: how long an owner first stays down
      * @param ownerDownBackoffMax {@code owner-down-backoff-max}: the longest, doubling per failed probe
+     * @param handoffHold {@code handoff-hold}: the longest a request waits while its namespace is
+     *     handed to another owner (0: none waits)
+     * @param handoffMaxHeld {@code handoff-max-held}: the requests held at once by this gateway
+     * @param handoffMaxHeldBytes {@code handoff-max-held-bytes}: their body bytes at once
      */
     public record Gateway(
             int retryMax,
@@ -110,9 +114,13 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
             int ownerConnections,
             int ownerDownAfter,
             Duration ownerDownBackoff,
-            Duration ownerDownBackoffMax) {
+            Duration ownerDownBackoffMax,
+            Duration handoffHold,
+            int handoffMaxHeld,
+            long handoffMaxHeldBytes) {
         /** Refuses nulls. */
         public Gateway {
+            requireNonNull(handoffHold, "handoffHold");
             requireNonNull(ownerTimeout, "ownerTimeout");
             requireNonNull(streamIdleTimeout, "streamIdleTimeout");
             requireNonNull(ownerDownBackoff, "ownerDownBackoff");
@@ -167,7 +175,19 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
                         null,
                         Duration.ofMillis(10),
                         Duration.ofHours(1),
-                        "a duration in 10ms..1h, e.g. 30s"));
+                        "a duration in 10ms..1h, e.g. 30s"),
+                r.duration(
+                        Keys.HANDOFF_HOLD,
+                        null,
+                        Duration.ZERO,
+                        ForwarderSpec.MAX_HANDOFF_HOLD,
+                        "a duration in 0s.." + Durations.format(ForwarderSpec.MAX_HANDOFF_HOLD) + " (0: no hold)"),
+                (int) r.integer(
+                        Keys.HANDOFF_MAX_HELD,
+                        0,
+                        ForwarderSpec.MAX_HANDOFF_MAX_HELD,
+                        "an integer in 0.." + ForwarderSpec.MAX_HANDOFF_MAX_HELD + ", requests held at once"),
+                r.integer(Keys.HANDOFF_MAX_HELD_BYTES, 0, Long.MAX_VALUE, "an integer >= 0, body bytes held at once"));
         if (gateway.ownerDownBackoffMax().compareTo(gateway.ownerDownBackoff()) < 0) {
             r.problem(
                     Keys.OWNER_DOWN_BACKOFF_MAX,
@@ -194,6 +214,9 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
         d.put(Keys.OWNER_DOWN_AFTER, String.valueOf(ForwarderSpec.DEFAULT_OWNER_DOWN_AFTER));
         d.put(Keys.OWNER_DOWN_BACKOFF, Durations.format(ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF));
         d.put(Keys.OWNER_DOWN_BACKOFF_MAX, Durations.format(ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF_MAX));
+        d.put(Keys.HANDOFF_HOLD, Durations.format(ForwarderSpec.DEFAULT_HANDOFF_HOLD));
+        d.put(Keys.HANDOFF_MAX_HELD, String.valueOf(ForwarderSpec.DEFAULT_HANDOFF_MAX_HELD));
+        d.put(Keys.HANDOFF_MAX_HELD_BYTES, String.valueOf(ForwarderSpec.DEFAULT_HANDOFF_MAX_HELD_BYTES));
     }
 
     /** Returns this section's keys with their effective values, in the documented order; a password is redacted. */
@@ -214,6 +237,9 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
         d.put(Keys.OWNER_DOWN_AFTER, String.valueOf(gateway.ownerDownAfter()));
         d.put(Keys.OWNER_DOWN_BACKOFF, Durations.format(gateway.ownerDownBackoff()));
         d.put(Keys.OWNER_DOWN_BACKOFF_MAX, Durations.format(gateway.ownerDownBackoffMax()));
+        d.put(Keys.HANDOFF_HOLD, Durations.format(gateway.handoffHold()));
+        d.put(Keys.HANDOFF_MAX_HELD, String.valueOf(gateway.handoffMaxHeld()));
+        d.put(Keys.HANDOFF_MAX_HELD_BYTES, String.valueOf(gateway.handoffMaxHeldBytes()));
         return d;
     }
 

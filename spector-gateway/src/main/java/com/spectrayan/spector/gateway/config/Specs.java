@@ -39,7 +39,10 @@ public final class Specs {
                 g.streamIdleTimeout(),
                 g.ownerDownAfter(),
                 g.ownerDownBackoff(),
-                g.ownerDownBackoffMax());
+                g.ownerDownBackoffMax(),
+                g.handoffHold(),
+                g.handoffMaxHeld(),
+                g.handoffMaxHeldBytes());
     }
 
     /**

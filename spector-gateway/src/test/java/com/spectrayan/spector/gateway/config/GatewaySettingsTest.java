@@ -276,6 +276,37 @@ final class GatewaySettingsTest {
                 .satisfies(p -> assertThat(p).contains("owner-down-backoff-max"));
     }
 
+    @Test
+    void handoff_defaultsAndBoundsAndOnePast() {
+        var d = Specs.forwarder(withProps(Map.of()));
+        assertThat(d.handoffHold()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(d.handoffMaxHeld()).isEqualTo(1000);
+        assertThat(d.handoffMaxHeldBytes()).isEqualTo(16L * 1024 * 1024);
+        var spec = Specs.forwarder(withProps(Map.of(
+                "spector.routing.gateway.handoff-hold", "30s",
+                "spector.routing.gateway.handoff-max-held", "100000",
+                "spector.routing.gateway.handoff-max-held-bytes", "0")));
+        assertThat(spec.handoffHold()).as("at the max").isEqualTo(Duration.ofSeconds(30));
+        assertThat(spec.handoffMaxHeld()).as("at the max").isEqualTo(100_000);
+        assertThat(spec.handoffMaxHeldBytes()).isZero();
+        assertThat(Specs.forwarder(withProps(Map.of("spector.routing.gateway.handoff-hold", "0s")))
+                        .handoffHold())
+                .as("0: no hold")
+                .isZero();
+        assertThat(refused(Map.of("spector.routing.gateway.handoff-hold", "30001ms"))
+                        .problems())
+                .singleElement()
+                .satisfies(p -> assertThat(p).contains("handoff-hold"));
+        assertThat(refused(Map.of("spector.routing.gateway.handoff-max-held", "100001"))
+                        .problems())
+                .singleElement()
+                .satisfies(p -> assertThat(p).contains("handoff-max-held"));
+        assertThat(refused(Map.of("spector.routing.gateway.handoff-max-held-bytes", "-1"))
+                        .problems())
+                .singleElement()
+                .satisfies(p -> assertThat(p).contains("handoff-max-held-bytes"));
+    }
+
     // ---- Durations ----
 
     @Test

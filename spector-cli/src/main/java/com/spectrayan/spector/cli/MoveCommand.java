@@ -1,0 +1,166 @@
+package com.spectrayan.spector.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code spector move}: a planned move of one namespace to another owner, through the owners'
+ * admin API. Finds the namespace's current owner (the newest view any member reports, {@code GET
+ * /admin/ownership}), asks it to hand the namespace over ({@code POST /admin/move}), and prints
+ * the owner's answer: the new epoch, what was copied, and the hand-off time. Exit 0 when the move
+ * is done, 1 when the owner called it off (the namespace stays where it was), 2 on bad input.
+ */
+@Command(
+        name = "move",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Move a namespace to another owner with no client error: its requests are held by the",
+            "gateways while the old owner copies it, then sent to the new owner."
+        })
+final class MoveCommand implements Callable<Integer> {
+    /** The bound on each admin call but the move itself. */
+    static final Duration CALL_TIMEOUT = Duration.ofSeconds(5);
+
+    /** The bound on the move call: the owner's own bounds (drain 5 s, import 10 s) and some. */
+    static final Duration MOVE_TIMEOUT = Duration.ofSeconds(30);
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Spec
+    @SuppressWarnings("NullAway.Init") // injected by picocli before call()
+    CommandSpec spec;
+
+    @Option(names = "--namespace", required = true, description = "The namespace to move.")
+    String namespace = "";
+
+    @Option(names = "--tenant", description = "Its tenant (none: an untenanted namespace).")
+    @Nullable
+    String tenant;
+
+    @Option(names = "--to", required = true, description = "The ring member id that takes it.")
+    String to = "";
+
+    @Option(
+            names = "--members",
+            required = true,
+            split = ",",
+            paramLabel = "ID=URL",
+            description = "The owners' admin addresses, as spector.cell.ring-members: owner-0=http://host:port,...")
+    List<String> members = List.of();
+
+    @Override
+    public Integer call() throws IOException, InterruptedException {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        Map<String, URI> owners = parse(members);
+        URI target = owners.get(to);
+        if (target == null) {
+            err.println("spector move: --to " + to + " is not among --members " + owners.keySet());
+            return 2;
+        }
+        HttpClient http = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(CALL_TIMEOUT)
+                .build();
+        String from = currentOwner(http, owners, err);
+        if (from == null) {
+            return 1;
+        }
+        if (from.equals(to)) {
+            err.println("spector move: " + namespace + " is owned by " + to + " already");
+            return 2;
+        }
+        URI source = owners.get(from);
+        if (source == null) {
+            err.println("spector move: the owner " + from + " is not among --members " + owners.keySet());
+            return 2;
+        }
+        ObjectNode body = JSON.createObjectNode();
+        if (tenant != null) {
+            body.put("tenant", tenant);
+        }
+        body.put("namespace", namespace).put("to", to).put("toUrl", target.toString());
+        HttpResponse<String> r = http.send(
+                HttpRequest.newBuilder(source.resolve("/admin/move"))
+                        .timeout(MOVE_TIMEOUT)
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        if (r.statusCode() != 200) {
+            err.println("spector move: " + from + " called the move off (" + r.statusCode() + "): " + r.body());
+            return 1;
+        }
+        out.println(r.body());
+        out.flush();
+        return 0;
+    }
+
+    /** Returns the owner of the newest view any member reports, or null after printing why. */
+    private @Nullable String currentOwner(HttpClient http, Map<String, URI> owners, PrintWriter err)
+            throws InterruptedException {
+        String query = "/admin/ownership?namespace=" + namespace + (tenant == null ? "" : "&tenant=" + tenant);
+        String owner = null;
+        long epoch = -1;
+        long fence = -1;
+        for (Map.Entry<String, URI> m : owners.entrySet()) {
+            try {
+                HttpResponse<String> r = http.send(
+                        HttpRequest.newBuilder(m.getValue().resolve(query))
+                                .timeout(CALL_TIMEOUT)
+                                .GET()
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+                if (r.statusCode() != 200) {
+                    err.println("spector move: " + m.getKey() + " answered " + r.statusCode() + ": " + r.body());
+                    continue;
+                }
+                JsonNode view = JSON.readTree(r.body());
+                long e = view.path("epoch").asLong(-1);
+                long f = view.path("fence").asLong(-1);
+                if (e > epoch || (e == epoch && f > fence)) {
+                    owner = view.path("owner").asText();
+                    epoch = e;
+                    fence = f;
+                }
+            } catch (IOException e) {
+                err.println("spector move: " + m.getKey() + " did not answer: " + e);
+            }
+        }
+        if (owner == null) {
+            err.println("spector move: no member reported the owner of " + namespace);
+        }
+        return owner;
+    }
+
+    /** Parses {@code id=url} members. */
+    static Map<String, URI> parse(List<String> members) {
+        Map<String, URI> out = new LinkedHashMap<>();
+        for (String m : members) {
+            int eq = m.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("--members: '" + m + "' (expected: id=http://host:port)");
+            }
+            out.put(m.substring(0, eq).strip(), URI.create(m.substring(eq + 1).strip()));
+        }
+        return out;
+    }
+}
