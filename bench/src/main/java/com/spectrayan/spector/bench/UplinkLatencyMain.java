@@ -5,6 +5,7 @@ import com.spectrayan.spector.gateway.config.GatewaySettings;
 import com.spectrayan.spector.owner.OwnerSpec;
 import com.spectrayan.spector.owner.ReferenceOwner;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
+import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import com.spectrayan.spector.worker.WorkerDaemon;
@@ -45,6 +46,12 @@ import org.jspecify.annotations.Nullable;
  *       upstream (alone: the median of three downloads after one warm-up).
  * </ol>
  *
+ * <p>{@code --protocol v2|v1} (default v2) sets the uplink protocol on both sides (the gateway's {@code
+ * spector.uplink.v2} and the worker's offer), and {@code --uplinks N} (default {@value
+ * #DEFAULT_UPLINKS}) the worker's links: with one, the bulk relay, the small relays and {@code
+ * status.get} share one uplink. The last line checks issue 12's target: a loaded p99 at most
+ * {@value #TARGET_P99_FACTOR} x the idle p99 plus {@value #TARGET_P99_SLACK_MS} ms.
+ *
  * <p>{@code --bulk-only SECONDS} runs just the large relay download in a loop (for a profiler). Every
  * call has a timeout and the whole run is bounded by a watchdog ({@value #WATCHDOG_MINUTES} min).
  * Run it with {@code bench/uplink-latency.sh}.
@@ -59,13 +66,20 @@ public final class UplinkLatencyMain {
     static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
     static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
     static final long WATCHDOG_MINUTES = 10;
+    /** Links the worker keeps unless {@code --uplinks} says otherwise: one, so that all share it. */
+    static final int DEFAULT_UPLINKS = 1;
+    /** Issue 12: a loaded p99 at most this factor times the idle p99 ... */
+    static final double TARGET_P99_FACTOR = 1.5;
+    /** ... plus this many milliseconds. */
+    static final double TARGET_P99_SLACK_MS = 1.0;
 
     private UplinkLatencyMain() {}
 
     /**
      * Runs the bench and prints the table.
      *
-     * @param args {@code [--samples N] [--warmup N] [--rounds N] [--bulk-mib N] [--bulk-only SECONDS]}
+     * @param args {@code [--samples N] [--warmup N] [--rounds N] [--bulk-mib N] [--protocol v2|v1]
+     *     [--uplinks N] [--bulk-only SECONDS]}
      */
     public static void main(String[] args) throws Exception {
         int samples = 200;
@@ -73,6 +87,8 @@ public final class UplinkLatencyMain {
         long bulkMib = 200;
         int rounds = 4;
         int bulkOnlySeconds = -1;
+        String protocol = "v2";
+        int uplinks = DEFAULT_UPLINKS;
         for (int i = 0; i < args.length; i += 2) {
             String value = i + 1 < args.length ? args[i + 1] : "";
             switch (args[i]) {
@@ -81,15 +97,25 @@ public final class UplinkLatencyMain {
                 case "--bulk-mib" -> bulkMib = Long.parseLong(value);
                 case "--rounds" -> rounds = Integer.parseInt(value);
                 case "--bulk-only" -> bulkOnlySeconds = Integer.parseInt(value);
+                case "--protocol" -> protocol = value;
+                case "--uplinks" -> uplinks = Integer.parseInt(value);
                 default ->
                     throw new IllegalArgumentException("unknown argument " + args[i]
-                            + " (expected --samples, --warmup, --rounds, --bulk-mib, --bulk-only)");
+                            + " (expected --samples, --warmup, --rounds, --bulk-mib, --protocol, --uplinks,"
+                            + " --bulk-only)");
             }
         }
         if (samples < 1 || warmup < 0 || bulkMib < 1 || samples > 100_000 || rounds < 1 || samples % rounds != 0) {
             throw new IllegalArgumentException(
                     "samples 1..100000 (a multiple of rounds), warmup >= 0, rounds >= 1, bulk-mib >= 1");
         }
+        if (!protocol.equals("v2") && !protocol.equals("v1")) {
+            throw new IllegalArgumentException("--protocol v2 or v1, not " + protocol);
+        }
+        if (uplinks < 1 || uplinks > WorkerDaemon.MAX_UPLINKS) {
+            throw new IllegalArgumentException("--uplinks 1.." + WorkerDaemon.MAX_UPLINKS);
+        }
+        boolean v2 = protocol.equals("v2");
 
         ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "bench-scheduler");
@@ -107,17 +133,21 @@ public final class UplinkLatencyMain {
         String token = "bench-worker-token-0123456789abcdef";
         try (ReferenceOwner upstream = ReferenceOwner.start(
                         OwnerSpec.builder("echo-upstream").port(0).build());
-                GatewayServer gateway = GatewayServer.start(gatewaySettings(upstream.port(), token));
-                WorkerDaemon worker = WorkerDaemon.start(
-                        URI.create("ws://127.0.0.1:" + gateway.port() + "/uplink"),
-                        WORKER,
-                        token,
-                        Map.of(
-                                TARGET,
-                                URI.create(
-                                        "http://127.0.0.1:" + upstream.port() + "/api/v1/namespaces/" + NAMESPACE)))) {
+                GatewayServer gateway = GatewayServer.start(gatewaySettings(upstream.port(), token, v2));
+                WorkerDaemon worker = WorkerDaemon.builder(
+                                URI.create("ws://127.0.0.1:" + gateway.port() + "/uplink"),
+                                WORKER,
+                                token,
+                                Map.of(
+                                        TARGET,
+                                        URI.create("http://127.0.0.1:" + upstream.port() + "/api/v1/namespaces/"
+                                                + NAMESPACE)))
+                        .uplinks(uplinks)
+                        .v2(v2)
+                        .start()) {
             Bench bench = new Bench(gateway, worker, upstream.port(), scheduler, bulkMib * MIB);
             bench.awaitReady();
+            bench.checkProtocol(v2, uplinks);
             if (bulkOnlySeconds > 0) {
                 bench.bulkOnly(bulkOnlySeconds);
             } else {
@@ -128,7 +158,7 @@ public final class UplinkLatencyMain {
         }
     }
 
-    private static GatewaySettings gatewaySettings(int upstreamPort, String workerToken) {
+    static GatewaySettings gatewaySettings(int upstreamPort, String workerToken, boolean v2) {
         Map<String, String> props = new HashMap<>();
         props.put("spector.cell.role", "gateway");
         props.put("spector.cell.id", "bench");
@@ -139,6 +169,7 @@ public final class UplinkLatencyMain {
         props.put("spector.routing.redis.enabled", "false");
         props.put("spector.security.enabled", "false");
         props.put("spector.uplink.tokens", WORKER + "=" + TokenHashes.sha256Hex(workerToken));
+        props.put("spector.uplink.v2", Boolean.toString(v2));
         return GatewaySettings.load(null, Map.of(), props);
     }
 
@@ -194,6 +225,25 @@ public final class UplinkLatencyMain {
                 Thread.sleep(50);
             }
             throw new IllegalStateException("the worker was not relaying within " + READY_TIMEOUT, last);
+        }
+
+        /** Fails unless every link of the worker speaks the asked protocol and all its links are up. */
+        void checkProtocol(boolean v2, int uplinks) throws InterruptedException {
+            long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+            while (worker.connectedUplinks() < uplinks && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            WorkerLink link = gateway.workerDirectory().live(WORKER);
+            if (worker.connectedUplinks() != uplinks || link == null) {
+                throw new IllegalStateException(
+                        "the worker has " + worker.connectedUplinks() + " of " + uplinks + " links");
+            }
+            boolean isV2 = link.client() instanceof RealGatewayWorkerClient real && real.v2() != null;
+            if (isV2 != v2) {
+                throw new IllegalStateException(
+                        "the link speaks " + (isV2 ? "v2" : "v1") + ", not " + (v2 ? "v2" : "v1"));
+            }
+            System.out.printf(Locale.ROOT, "uplink protocol %s, %d link(s)%n", v2 ? "v2" : "v1", uplinks);
         }
 
         void run(int samples, int warmup, int rounds, long bulkMib) throws Exception {
@@ -258,6 +308,9 @@ public final class UplinkLatencyMain {
             System.out.printf(Locale.ROOT, "%-26s %8s %8s %8s %8s%n", "loaded / idle", "p50", "p90", "p99", "max");
             ratio("status.get", loaded[0], idle[0]);
             ratio("small relay", loaded[1], idle[1]);
+            System.out.println();
+            target("status.get", loaded[0], idle[0]);
+            target("small relay", loaded[1], idle[1]);
             System.out.println();
             System.out.printf(
                     Locale.ROOT, "%-40s %8s %10s%n", "large download (" + bulkMib + " MiB)", "MiB/s", "x slower");
@@ -460,6 +513,25 @@ public final class UplinkLatencyMain {
                 percentile(l, 90) / (double) percentile(i, 90),
                 percentile(l, 99) / (double) percentile(i, 99),
                 l[l.length - 1] / (double) i[i.length - 1]);
+    }
+
+    /** Issue 12's target: loaded p99 at most TARGET_P99_FACTOR x idle p99 + TARGET_P99_SLACK_MS. */
+    private static void target(String name, long[] loaded, long[] idle) {
+        long[] l = loaded.clone();
+        long[] i = idle.clone();
+        Arrays.sort(l);
+        Arrays.sort(i);
+        double bound = TARGET_P99_FACTOR * ms(percentile(i, 99)) + TARGET_P99_SLACK_MS;
+        double p99 = ms(percentile(l, 99));
+        System.out.printf(
+                Locale.ROOT,
+                "target %-12s loaded p99 %.2f ms <= %.1f x idle p99 + %.0f ms = %.2f ms: %s%n",
+                name,
+                p99,
+                TARGET_P99_FACTOR,
+                TARGET_P99_SLACK_MS,
+                bound,
+                p99 <= bound ? "met" : "NOT met");
     }
 
     private static void mibs(String name, double mibs, double direct) {

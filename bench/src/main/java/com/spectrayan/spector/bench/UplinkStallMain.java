@@ -1,0 +1,350 @@
+package com.spectrayan.spector.bench;
+
+import com.spectrayan.spector.gateway.GatewayServer;
+import com.spectrayan.spector.owner.OwnerSpec;
+import com.spectrayan.spector.owner.ReferenceOwner;
+import com.spectrayan.spector.uplink.gateway.WorkerLink;
+import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
+import com.spectrayan.spector.worker.WorkerDaemon;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Two bulk relays on one uplink, one of them with a reader that stops reading (issue 12: "the other
+ * keeps at least 90 % of its solo throughput, and the stalled one resumes when its reader does").
+ * One process, as {@link UplinkLatencyMain}: a reference owner as the upstream, a gateway and a
+ * worker with one link of {@code --protocol v2|v1}.
+ *
+ * <ol>
+ *   <li>Solo: relay A ({@code --mib} MiB download) alone, {@value #RUNS} times after a warm-up.
+ *   <li>Stalled: relay B (the same download) is read for {@value #STALL_AFTER_BYTES} bytes, then its
+ *       reader stops; A runs {@value #RUNS} times beside it; B's reader resumes after A's last run
+ *       (at most {@code --stall-max-seconds} after it stopped) and reads to the end.
+ *   <li>Solo again ({@value #RUNS} runs), so that both sides of the stall see the same machine.
+ * </ol>
+ *
+ * <p>Prints A's MiB/s solo (median of both solo blocks) and beside the stalled B (median), their
+ * ratio against the 90 % target, and what became of B: completed with every byte after its reader
+ * resumed, or how it failed (protocol v1 cancels a relay whose reader fell 64 MiB behind). Bounded:
+ * every request has a timeout, B's stall has a cap, and a watchdog ends the run after {@value
+ * #WATCHDOG_MINUTES} minutes. Run it with {@code bench/uplink-stall.sh}.
+ */
+public final class UplinkStallMain {
+    static final int RUNS = 3;
+    static final long STALL_AFTER_BYTES = 1024 * 1024;
+    static final double TARGET_SHARE = 0.90;
+    static final int READ_BUFFER = 64 * 1024;
+    static final long WATCHDOG_MINUTES = 10;
+    static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+    static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
+
+    private UplinkStallMain() {}
+
+    /**
+     * Runs the bench and prints the result.
+     *
+     * @param args {@code [--protocol v2|v1] [--mib N] [--stall-max-seconds N]}
+     */
+    public static void main(String[] args) throws Exception {
+        String protocol = "v2";
+        long mib = 200;
+        int stallMaxSeconds = 60;
+        for (int i = 0; i < args.length; i += 2) {
+            String value = i + 1 < args.length ? args[i + 1] : "";
+            switch (args[i]) {
+                case "--protocol" -> protocol = value;
+                case "--mib" -> mib = Long.parseLong(value);
+                case "--stall-max-seconds" -> stallMaxSeconds = Integer.parseInt(value);
+                default ->
+                    throw new IllegalArgumentException(
+                            "unknown argument " + args[i] + " (expected --protocol, --mib, --stall-max-seconds)");
+            }
+        }
+        if ((!protocol.equals("v2") && !protocol.equals("v1"))
+                || mib < 2
+                || mib > 4096
+                || stallMaxSeconds < 1
+                || stallMaxSeconds > 300) {
+            throw new IllegalArgumentException("--protocol v2|v1, --mib 2..4096, --stall-max-seconds 1..300");
+        }
+        boolean v2 = protocol.equals("v2");
+        ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "bench-watchdog");
+            t.setDaemon(true);
+            return t;
+        });
+        var unused = scheduler.schedule(
+                () -> {
+                    System.err.println("watchdog: the run passed " + WATCHDOG_MINUTES + " minutes, exiting");
+                    Runtime.getRuntime().halt(2);
+                },
+                WATCHDOG_MINUTES,
+                TimeUnit.MINUTES);
+        String token = "bench-worker-token-0123456789abcdef";
+        try (ReferenceOwner upstream = ReferenceOwner.start(
+                        OwnerSpec.builder("echo-upstream").port(0).build());
+                GatewayServer gateway =
+                        GatewayServer.start(UplinkLatencyMain.gatewaySettings(upstream.port(), token, v2));
+                WorkerDaemon worker = WorkerDaemon.builder(
+                                URI.create("ws://127.0.0.1:" + gateway.port() + "/uplink"),
+                                UplinkLatencyMain.WORKER,
+                                token,
+                                Map.of(
+                                        UplinkLatencyMain.TARGET,
+                                        URI.create("http://127.0.0.1:" + upstream.port() + "/api/v1/namespaces/"
+                                                + UplinkLatencyMain.NAMESPACE)))
+                        .uplinks(1)
+                        .v2(v2)
+                        .start()) {
+            long bytes = mib * UplinkLatencyMain.MIB;
+            URI uri = URI.create("http://127.0.0.1:" + gateway.port() + "/relay/" + UplinkLatencyMain.WORKER + "/"
+                    + UplinkLatencyMain.TARGET + "/stream?bytes=" + bytes + "&chunk=" + UplinkLatencyMain.BULK_CHUNK);
+            awaitLink(gateway, worker, v2);
+            run(uri, bytes, mib, protocol, stallMaxSeconds);
+        } finally {
+            scheduler.shutdownNow();
+        }
+    }
+
+    private static void awaitLink(GatewayServer gateway, WorkerDaemon worker, boolean v2) throws InterruptedException {
+        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        WorkerLink link = null;
+        while (System.nanoTime() < deadline) {
+            link = gateway.workerDirectory().live(UplinkLatencyMain.WORKER);
+            if (worker.isConnected() && link != null) {
+                break;
+            }
+            Thread.sleep(20);
+        }
+        if (link == null) {
+            throw new IllegalStateException("no live link within " + READY_TIMEOUT);
+        }
+        boolean isV2 = link.client() instanceof RealGatewayWorkerClient real && real.v2() != null;
+        if (isV2 != v2) {
+            throw new IllegalStateException("the link speaks " + (isV2 ? "v2" : "v1"));
+        }
+    }
+
+    private static void run(URI uri, long bytes, long mib, String protocol, int stallMaxSeconds) throws Exception {
+        HttpClient clientA = client();
+        HttpClient clientB = client();
+        System.out.printf(
+                Locale.ROOT,
+                "uplink %s, one link: relay A and B each %d MiB in %d KiB chunks; B's reader stops after %d KiB%n",
+                protocol,
+                mib,
+                UplinkLatencyMain.BULK_CHUNK / 1024,
+                STALL_AFTER_BYTES / 1024);
+        download(clientA, uri, bytes); // warm-up
+        double[] solo = new double[2 * RUNS];
+        for (int i = 0; i < RUNS; i++) {
+            solo[i] = timed(clientA, uri, bytes, mib);
+        }
+
+        StalledReader b = new StalledReader(clientB, uri, bytes);
+        Thread reader = new Thread(b, "bench-stalled-reader");
+        reader.setDaemon(true);
+        long stallStart = System.nanoTime();
+        reader.start();
+        if (!b.stalled.await(CALL_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+            throw new IllegalStateException(
+                    "relay B did not deliver " + STALL_AFTER_BYTES + " bytes: " + b.error.get());
+        }
+        double[] beside = new double[RUNS];
+        String besideNote = "";
+        for (int i = 0; i < RUNS; i++) {
+            try {
+                beside[i] = timed(clientA, uri, bytes, mib);
+            } catch (IOException | IllegalStateException e) {
+                beside[i] = 0;
+                besideNote = " (a run of A failed: " + e + ")";
+            }
+            if ((System.nanoTime() - stallStart) / 1e9 > stallMaxSeconds) {
+                beside = Arrays.copyOf(beside, i + 1);
+                besideNote += " (stall cap reached after " + (i + 1) + " runs)";
+                break;
+            }
+        }
+        double stalledSeconds = (System.nanoTime() - stallStart) / 1e9;
+        long readWhenResumed = b.read.get();
+        long resume = System.nanoTime();
+        b.resume.countDown();
+        reader.join(TimeUnit.MINUTES.toMillis(3));
+        double afterResume = (System.nanoTime() - resume) / 1e9;
+
+        for (int i = 0; i < RUNS; i++) {
+            solo[RUNS + i] = timed(clientA, uri, bytes, mib);
+        }
+        double soloMedian = median(solo);
+        double besideMedian = median(beside);
+        System.out.println();
+        System.out.printf(Locale.ROOT, "%-44s %8s   %s%n", "relay A", "MiB/s", "runs");
+        System.out.printf(Locale.ROOT, "%-44s %8.1f   %s%n", "solo (before and after)", soloMedian, list(solo));
+        System.out.printf(
+                Locale.ROOT,
+                "%-44s %8.1f   %s%s%n",
+                "beside B, whose reader stopped",
+                besideMedian,
+                list(beside),
+                besideNote);
+        double share = besideMedian / soloMedian;
+        System.out.printf(
+                Locale.ROOT,
+                "target A keeps >= %.0f %% of its solo rate: %.0f %%: %s%n",
+                TARGET_SHARE * 100,
+                share * 100,
+                share >= TARGET_SHARE ? "met" : "NOT met");
+        System.out.println();
+        Throwable error = b.error.get();
+        System.out.printf(
+                Locale.ROOT,
+                "relay B: reader stopped at %d KiB for %.1f s (had %d KiB when it resumed)%n",
+                b.readAtStall / 1024,
+                stalledSeconds,
+                readWhenResumed / 1024);
+        if (reader.isAlive()) {
+            System.out.printf(Locale.ROOT, "relay B: still running 3 min after its reader resumed: NOT completed%n");
+        } else if (error == null) {
+            System.out.printf(
+                    Locale.ROOT,
+                    "relay B: resumed and completed, %d of %d bytes, in %.2f s after its reader resumed (%.1f MiB/s)%n",
+                    b.read.get(),
+                    bytes,
+                    afterResume,
+                    (bytes - readWhenResumed) / (double) UplinkLatencyMain.MIB / afterResume);
+        } else {
+            System.out.printf(
+                    Locale.ROOT,
+                    "relay B: FAILED after %d of %d bytes (HTTP %d), %.2f s after its reader resumed: %s%n",
+                    b.read.get(),
+                    bytes,
+                    b.status,
+                    afterResume,
+                    error);
+        }
+    }
+
+    private static HttpClient client() {
+        return HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(CALL_TIMEOUT)
+                .build();
+    }
+
+    private static double timed(HttpClient client, URI uri, long bytes, long mib)
+            throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
+        download(client, uri, bytes);
+        return mib / ((System.nanoTime() - t0) / 1e9);
+    }
+
+    private static void download(HttpClient client, URI uri, long bytes) throws IOException, InterruptedException {
+        HttpRequest request = HttpRequest.newBuilder(uri).timeout(CALL_TIMEOUT).build();
+        HttpResponse<InputStream> r = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+        long read = 0;
+        try (InputStream in = r.body()) {
+            if (r.statusCode() != 200) {
+                throw new IllegalStateException("HTTP " + r.statusCode());
+            }
+            byte[] buffer = new byte[READ_BUFFER];
+            int n;
+            while ((n = in.read(buffer)) > 0) {
+                read += n;
+            }
+        }
+        if (read != bytes) {
+            throw new IllegalStateException(read + " of " + bytes + " bytes");
+        }
+    }
+
+    private static double median(double[] values) {
+        double[] s = values.clone();
+        Arrays.sort(s);
+        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+    }
+
+    private static String list(double[] values) {
+        StringBuilder b = new StringBuilder();
+        for (double v : values) {
+            b.append(b.length() == 0 ? "" : " ").append(String.format(Locale.ROOT, "%.0f", v));
+        }
+        return b.toString();
+    }
+
+    /** A download whose reader stops after {@link #STALL_AFTER_BYTES} until {@link #resume} opens. */
+    private static final class StalledReader implements Runnable {
+        final HttpClient client;
+        final URI uri;
+        final long bytes;
+        final AtomicLong read = new AtomicLong();
+        final CountDownLatch stalled = new CountDownLatch(1);
+        final CountDownLatch resume = new CountDownLatch(1);
+        final AtomicReference<@Nullable Throwable> error = new AtomicReference<>();
+        volatile long readAtStall;
+        volatile int status;
+
+        StalledReader(HttpClient client, URI uri, long bytes) {
+            this.client = client;
+            this.uri = uri;
+            this.bytes = bytes;
+        }
+
+        @Override
+        public void run() {
+            try {
+                HttpRequest request =
+                        HttpRequest.newBuilder(uri).timeout(CALL_TIMEOUT).build();
+                HttpResponse<InputStream> r = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+                status = r.statusCode();
+                try (InputStream in = r.body()) {
+                    byte[] buffer = new byte[READ_BUFFER];
+                    int n;
+                    boolean paused = false;
+                    while ((n = in.read(
+                                    buffer,
+                                    0,
+                                    paused
+                                            ? buffer.length
+                                            : (int) Math.min(
+                                                    buffer.length, Math.max(1, STALL_AFTER_BYTES - read.get()))))
+                            > 0) {
+                        long total = read.addAndGet(n);
+                        if (!paused && total >= STALL_AFTER_BYTES) {
+                            paused = true;
+                            readAtStall = total;
+                            stalled.countDown();
+                            if (!resume.await(10, TimeUnit.MINUTES)) {
+                                throw new IllegalStateException("never resumed");
+                            }
+                        }
+                    }
+                }
+                if (read.get() != bytes) {
+                    throw new IllegalStateException(read.get() + " of " + bytes + " bytes (HTTP " + status + ")");
+                }
+            } catch (IOException | RuntimeException e) {
+                error.set(e);
+            } catch (InterruptedException e) {
+                error.set(e);
+                Thread.currentThread().interrupt();
+            } finally {
+                stalled.countDown();
+            }
+        }
+    }
+}
