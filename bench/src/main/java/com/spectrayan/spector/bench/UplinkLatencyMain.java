@@ -168,6 +168,7 @@ public final class UplinkLatencyMain {
         props.put("spector.server.drain-timeout", "0s");
         props.put("spector.routing.redis.enabled", "false");
         props.put("spector.security.enabled", "false");
+        props.put("spector.server.access-log", "off");
         props.put("spector.uplink.tokens", WORKER + "=" + TokenHashes.sha256Hex(workerToken));
         props.put("spector.uplink.v2", Boolean.toString(v2));
         return GatewaySettings.load(null, Map.of(), props);
