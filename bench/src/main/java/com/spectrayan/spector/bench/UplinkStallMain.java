@@ -30,22 +30,28 @@ import org.jspecify.annotations.Nullable;
  * One process, as {@link UplinkLatencyMain}: a reference owner as the upstream, a gateway and a
  * worker with one link of {@code --protocol v2|v1}.
  *
+ * <p>After {@value #WARMUP_RUNS} unmeasured downloads, {@value #RUNS} rounds, each:
+ *
  * <ol>
- *   <li>Solo: relay A ({@code --mib} MiB download) alone, {@value #RUNS} times after a warm-up.
- *   <li>Stalled: relay B (the same download) is read for {@value #STALL_AFTER_BYTES} bytes, then its
- *       reader stops; A runs {@value #RUNS} times beside it; B's reader resumes after A's last run
+ *   <li>relay A ({@code --mib} MiB download) alone;
+ *   <li>relay B (the same download) is read for {@value #STALL_AFTER_BYTES} bytes, then its reader
+ *       stops; A runs once beside it; B's reader resumes {@value #HOLD_AFTER_A_MS} ms after A ended
  *       (at most {@code --stall-max-seconds} after it stopped) and reads to the end.
- *   <li>Solo again ({@value #RUNS} runs), so that both sides of the stall see the same machine.
  * </ol>
  *
- * <p>Prints A's MiB/s solo (median of both solo blocks) and beside the stalled B (median), their
+ * <p>Prints A's MiB/s solo and beside the stalled B (medians over the rounds), their
  * ratio against the 90 % target, and what became of B: completed with every byte after its reader
  * resumed, or how it failed (protocol v1 cancels a relay whose reader fell 64 MiB behind). Bounded:
  * every request has a timeout, B's stall has a cap, and a watchdog ends the run after {@value
  * #WATCHDOG_MINUTES} minutes. Run it with {@code bench/uplink-stall.sh}.
  */
 public final class UplinkStallMain {
-    static final int RUNS = 3;
+    static final int RUNS = 5;
+    /** Unmeasured downloads first (A's and B's clients alternately): the JIT warms up. */
+    static final int WARMUP_RUNS = 4;
+    /** B's reader stays stopped this long after A's run beside it ended. */
+    static final long HOLD_AFTER_A_MS = 500;
+
     static final long STALL_AFTER_BYTES = 1024 * 1024;
     static final double TARGET_SHARE = 0.90;
     static final int READ_BUFFER = 64 * 1024;
@@ -145,98 +151,106 @@ public final class UplinkStallMain {
         HttpClient clientB = client();
         System.out.printf(
                 Locale.ROOT,
-                "uplink %s, one link: relay A and B each %d MiB in %d KiB chunks; B's reader stops after %d KiB%n",
+                "uplink %s, one link: relay A and B each %d MiB in %d KiB chunks; B's reader stops after %d KiB;"
+                        + " %d rounds of (A solo, A beside a stalled B, B resumed)%n",
                 protocol,
                 mib,
                 UplinkLatencyMain.BULK_CHUNK / 1024,
-                STALL_AFTER_BYTES / 1024);
-        download(clientA, uri, bytes); // warm-up
-        double[] solo = new double[2 * RUNS];
-        for (int i = 0; i < RUNS; i++) {
-            solo[i] = timed(clientA, uri, bytes, mib);
+                STALL_AFTER_BYTES / 1024,
+                RUNS);
+        for (int i = 0; i < WARMUP_RUNS; i++) {
+            download(i % 2 == 0 ? clientA : clientB, uri, bytes);
         }
-
-        StalledReader b = new StalledReader(clientB, uri, bytes);
-        Thread reader = new Thread(b, "bench-stalled-reader");
-        reader.setDaemon(true);
-        long stallStart = System.nanoTime();
-        reader.start();
-        if (!b.stalled.await(CALL_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
-            throw new IllegalStateException(
-                    "relay B did not deliver " + STALL_AFTER_BYTES + " bytes: " + b.error.get());
-        }
+        double[] solo = new double[RUNS];
         double[] beside = new double[RUNS];
-        String besideNote = "";
-        for (int i = 0; i < RUNS; i++) {
-            try {
-                beside[i] = timed(clientA, uri, bytes, mib);
-            } catch (IOException | IllegalStateException e) {
-                beside[i] = 0;
-                besideNote = " (a run of A failed: " + e + ")";
-            }
-            if ((System.nanoTime() - stallStart) / 1e9 > stallMaxSeconds) {
-                beside = Arrays.copyOf(beside, i + 1);
-                besideNote += " (stall cap reached after " + (i + 1) + " runs)";
-                break;
-            }
-        }
-        double stalledSeconds = (System.nanoTime() - stallStart) / 1e9;
-        long readWhenResumed = b.read.get();
-        long resume = System.nanoTime();
-        b.resume.countDown();
-        reader.join(TimeUnit.MINUTES.toMillis(3));
-        double afterResume = (System.nanoTime() - resume) / 1e9;
+        String[] outcomes = new String[RUNS];
+        int completedB = 0;
+        for (int round = 0; round < RUNS; round++) {
+            solo[round] = timed(clientA, uri, bytes, mib);
 
-        for (int i = 0; i < RUNS; i++) {
-            solo[RUNS + i] = timed(clientA, uri, bytes, mib);
+            StalledReader b = new StalledReader(clientB, uri, bytes);
+            Thread reader = new Thread(b, "bench-stalled-reader");
+            reader.setDaemon(true);
+            long stallStart = System.nanoTime();
+            reader.start();
+            if (!b.stalled.await(CALL_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+                throw new IllegalStateException(
+                        "relay B did not deliver " + STALL_AFTER_BYTES + " bytes: " + b.error.get());
+            }
+            try {
+                beside[round] = timed(clientA, uri, bytes, mib);
+            } catch (IOException | IllegalStateException e) {
+                beside[round] = 0;
+                System.out.println("round " + (round + 1) + ": relay A failed beside B: " + e);
+            }
+            // Hold B's reader a little longer than A took, within the cap.
+            long holdUntil = Math.min(
+                    stallStart + TimeUnit.SECONDS.toNanos(stallMaxSeconds),
+                    System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HOLD_AFTER_A_MS));
+            while (System.nanoTime() < holdUntil) {
+                Thread.sleep(10);
+            }
+            double stalledSeconds = (System.nanoTime() - stallStart) / 1e9;
+            long readWhenResumed = b.read.get();
+            long resume = System.nanoTime();
+            b.resume.countDown();
+            reader.join(TimeUnit.MINUTES.toMillis(3));
+            double afterResume = (System.nanoTime() - resume) / 1e9;
+            Throwable error = b.error.get();
+            String head = String.format(
+                    Locale.ROOT,
+                    "round %d: B stopped at %d KiB for %.1f s (had %d KiB when it resumed); ",
+                    round + 1,
+                    b.readAtStall / 1024,
+                    stalledSeconds,
+                    readWhenResumed / 1024);
+            if (reader.isAlive()) {
+                outcomes[round] = head + "still running 3 min after its reader resumed: NOT completed";
+            } else if (error == null) {
+                completedB++;
+                outcomes[round] = head
+                        + String.format(
+                                Locale.ROOT,
+                                "resumed and completed, all %d bytes, %.2f s after the resume (%.0f MiB/s)",
+                                b.read.get(),
+                                afterResume,
+                                (bytes - readWhenResumed) / (double) UplinkLatencyMain.MIB / afterResume);
+            } else {
+                outcomes[round] = head
+                        + String.format(
+                                Locale.ROOT,
+                                "FAILED after %d of %d bytes (HTTP %d), %.2f s after the resume: %s",
+                                b.read.get(),
+                                bytes,
+                                b.status,
+                                afterResume,
+                                error);
+            }
         }
         double soloMedian = median(solo);
         double besideMedian = median(beside);
         System.out.println();
-        System.out.printf(Locale.ROOT, "%-44s %8s   %s%n", "relay A", "MiB/s", "runs");
-        System.out.printf(Locale.ROOT, "%-44s %8.1f   %s%n", "solo (before and after)", soloMedian, list(solo));
+        System.out.printf(Locale.ROOT, "%-36s %8s   %s%n", "relay A", "MiB/s", "each round");
+        System.out.printf(Locale.ROOT, "%-36s %8.1f   %s%n", "solo", soloMedian, list(solo));
         System.out.printf(
-                Locale.ROOT,
-                "%-44s %8.1f   %s%s%n",
-                "beside B, whose reader stopped",
-                besideMedian,
-                list(beside),
-                besideNote);
+                Locale.ROOT, "%-36s %8.1f   %s%n", "beside B, whose reader stopped", besideMedian, list(beside));
         double share = besideMedian / soloMedian;
         System.out.printf(
                 Locale.ROOT,
-                "target A keeps >= %.0f %% of its solo rate: %.0f %%: %s%n",
+                "target A keeps >= %.0f %% of its solo rate (medians): %.0f %%: %s%n",
                 TARGET_SHARE * 100,
                 share * 100,
                 share >= TARGET_SHARE ? "met" : "NOT met");
         System.out.println();
-        Throwable error = b.error.get();
+        for (String o : outcomes) {
+            System.out.println(o);
+        }
         System.out.printf(
                 Locale.ROOT,
-                "relay B: reader stopped at %d KiB for %.1f s (had %d KiB when it resumed)%n",
-                b.readAtStall / 1024,
-                stalledSeconds,
-                readWhenResumed / 1024);
-        if (reader.isAlive()) {
-            System.out.printf(Locale.ROOT, "relay B: still running 3 min after its reader resumed: NOT completed%n");
-        } else if (error == null) {
-            System.out.printf(
-                    Locale.ROOT,
-                    "relay B: resumed and completed, %d of %d bytes, in %.2f s after its reader resumed (%.1f MiB/s)%n",
-                    b.read.get(),
-                    bytes,
-                    afterResume,
-                    (bytes - readWhenResumed) / (double) UplinkLatencyMain.MIB / afterResume);
-        } else {
-            System.out.printf(
-                    Locale.ROOT,
-                    "relay B: FAILED after %d of %d bytes (HTTP %d), %.2f s after its reader resumed: %s%n",
-                    b.read.get(),
-                    bytes,
-                    b.status,
-                    afterResume,
-                    error);
-        }
+                "target B resumes and completes when its reader does: %d of %d rounds: %s%n",
+                completedB,
+                RUNS,
+                completedB == RUNS ? "met" : "NOT met");
     }
 
     private static HttpClient client() {
