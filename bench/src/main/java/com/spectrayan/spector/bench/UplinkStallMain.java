@@ -165,8 +165,16 @@ public final class UplinkStallMain {
         double[] beside = new double[RUNS];
         String[] outcomes = new String[RUNS];
         int completedB = 0;
+        int failedA = 0;
         for (int round = 0; round < RUNS; round++) {
-            solo[round] = timed(clientA, uri, bytes, mib);
+            try {
+                solo[round] = timed(clientA, uri, bytes, mib);
+            } catch (IOException | IllegalStateException e) {
+                solo[round] = 0;
+                failedA++;
+                System.out.println("round " + (round + 1) + ": relay A failed alone: " + e);
+                awaitRelay(clientA, uri);
+            }
 
             StalledReader b = new StalledReader(clientB, uri, bytes);
             Thread reader = new Thread(b, "bench-stalled-reader");
@@ -181,6 +189,7 @@ public final class UplinkStallMain {
                 beside[round] = timed(clientA, uri, bytes, mib);
             } catch (IOException | IllegalStateException e) {
                 beside[round] = 0;
+                failedA++;
                 System.out.println("round " + (round + 1) + ": relay A failed beside B: " + e);
             }
             // Hold B's reader a little longer than A took, within the cap.
@@ -226,6 +235,9 @@ public final class UplinkStallMain {
                                 afterResume,
                                 error);
             }
+            if (error != null || beside[round] == 0) {
+                awaitRelay(clientA, uri);
+            }
         }
         double soloMedian = median(solo);
         double besideMedian = median(beside);
@@ -241,6 +253,9 @@ public final class UplinkStallMain {
                 TARGET_SHARE * 100,
                 share * 100,
                 share >= TARGET_SHARE ? "met" : "NOT met");
+        if (failedA > 0) {
+            System.out.printf(Locale.ROOT, "relay A failed in %d of %d runs (counted as 0 MiB/s)%n", failedA, 2 * RUNS);
+        }
         System.out.println();
         for (String o : outcomes) {
             System.out.println(o);
@@ -251,6 +266,26 @@ public final class UplinkStallMain {
                 completedB,
                 RUNS,
                 completedB == RUNS ? "met" : "NOT met");
+    }
+
+    /** Waits (bounded) until a small relay through the same target answers 200 again. */
+    private static void awaitRelay(HttpClient client, URI bulk) throws InterruptedException {
+        URI small = bulk.resolve("stream?bytes=64&chunk=64");
+        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        while (System.nanoTime() < deadline) {
+            try {
+                HttpResponse<byte[]> r = client.send(
+                        HttpRequest.newBuilder(small).timeout(CALL_TIMEOUT).build(),
+                        HttpResponse.BodyHandlers.ofByteArray());
+                if (r.statusCode() == 200) {
+                    return;
+                }
+            } catch (IOException e) {
+                // the link is being re-dialled
+            }
+            Thread.sleep(100);
+        }
+        throw new IllegalStateException("no relay answered within " + READY_TIMEOUT + " after a failure");
     }
 
     private static HttpClient client() {
