@@ -90,7 +90,7 @@ run upload -T "$state/upload" "$relay/objects/big"
 gc_both; sample after-upload
 echo
 
-echo "memory ($protocol, $gib GiB each way, -Xmx128m each; MiB; 'gc' rows after a jcmd GC.run, the others max over samples every ${every}s)"
+echo "memory ($protocol, $gib GiB each way, -Xmx128m each; MiB; before and after-* rows: one sample after a jcmd GC.run in both; download and upload rows: the max over samples every ${every}s; gw netty: the gateway's spector_netty_direct_memory_used_bytes)"
 awk '
   { p = $1; n[p]++
     for (i = 2; i <= 8; i++) { if (!(p SUBSEP i in m) || $i > m[p, i]) m[p, i] = $i } }
