@@ -6,6 +6,8 @@ import com.spectrayan.spector.owner.ReferenceOwner;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.worker.WorkerDaemon;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -176,6 +178,7 @@ public final class UplinkStallMain {
                 awaitRelay(clientA, uri);
             }
 
+            long directBefore = nettyDirect();
             StalledReader b = new StalledReader(clientB, uri, bytes);
             Thread reader = new Thread(b, "bench-stalled-reader");
             reader.setDaemon(true);
@@ -201,6 +204,7 @@ public final class UplinkStallMain {
             }
             double stalledSeconds = (System.nanoTime() - stallStart) / 1e9;
             long readWhenResumed = b.read.get();
+            long directStalled = nettyDirect();
             long resume = System.nanoTime();
             b.resume.countDown();
             reader.join(TimeUnit.MINUTES.toMillis(3));
@@ -208,11 +212,14 @@ public final class UplinkStallMain {
             Throwable error = b.error.get();
             String head = String.format(
                     Locale.ROOT,
-                    "round %d: B stopped at %d KiB for %.1f s (had %d KiB when it resumed); ",
+                    "round %d: B stopped at %d KiB for %.1f s (had %d KiB when it resumed; Netty direct memory"
+                            + " %.0f MiB before B, %.0f MiB at the resume); ",
                     round + 1,
                     b.readAtStall / 1024,
                     stalledSeconds,
-                    readWhenResumed / 1024);
+                    readWhenResumed / 1024,
+                    directBefore / (double) UplinkLatencyMain.MIB,
+                    directStalled / (double) UplinkLatencyMain.MIB);
             if (reader.isAlive()) {
                 outcomes[round] = head + "still running 3 min after its reader resumed: NOT completed";
             } else if (error == null) {
@@ -266,6 +273,16 @@ public final class UplinkStallMain {
                 completedB,
                 RUNS,
                 completedB == RUNS ? "met" : "NOT met");
+    }
+
+    /**
+     * The direct memory Netty's default allocator holds in this process (gateway, worker and upstream
+     * together; pooled chunks stay held after release, so it shows a high-water mark), or -1.
+     */
+    private static long nettyDirect() {
+        return ByteBufAllocator.DEFAULT instanceof ByteBufAllocatorMetricProvider p
+                ? p.metric().usedDirectMemory()
+                : -1;
     }
 
     /** Waits (bounded) until a small relay through the same target answers 200 again. */
