@@ -1,12 +1,7 @@
 package com.spectrayan.spector.bench;
 
 import com.spectrayan.spector.gateway.GatewayServer;
-import com.spectrayan.spector.gateway.config.GatewaySettings;
-import com.spectrayan.spector.owner.OwnerSpec;
-import com.spectrayan.spector.owner.ReferenceOwner;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
-import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
-import com.spectrayan.spector.uplink.transport.TokenHashes;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import com.spectrayan.spector.worker.WorkerDaemon;
 import java.io.IOException;
@@ -17,9 +12,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -57,9 +50,8 @@ import org.jspecify.annotations.Nullable;
  * Run it with {@code bench/uplink-latency.sh}.
  */
 public final class UplinkLatencyMain {
-    static final String WORKER = "bench-worker";
-    static final String TARGET = "echo";
-    static final String NAMESPACE = "bench";
+    static final String WORKER = RelayStack.WORKER;
+    static final String TARGET = RelayStack.TARGET;
     static final int SMALL_BYTES = 64;
     static final int BULK_CHUNK = 256 * 1024;
     static final long MIB = 1024 * 1024;
@@ -130,24 +122,10 @@ public final class UplinkLatencyMain {
                 WATCHDOG_MINUTES,
                 TimeUnit.MINUTES);
 
-        String token = "bench-worker-token-0123456789abcdef";
-        try (ReferenceOwner upstream = ReferenceOwner.start(
-                        OwnerSpec.builder("echo-upstream").port(0).build());
-                GatewayServer gateway = GatewayServer.start(gatewaySettings(upstream.port(), token, v2));
-                WorkerDaemon worker = WorkerDaemon.builder(
-                                URI.create("ws://127.0.0.1:" + gateway.port() + "/uplink"),
-                                WORKER,
-                                token,
-                                Map.of(
-                                        TARGET,
-                                        URI.create("http://127.0.0.1:" + upstream.port() + "/api/v1/namespaces/"
-                                                + NAMESPACE)))
-                        .uplinks(uplinks)
-                        .v2(v2)
-                        .start()) {
-            Bench bench = new Bench(gateway, worker, upstream.port(), scheduler, bulkMib * MIB);
+        try (RelayStack stack = RelayStack.start(v2, uplinks)) {
+            System.out.printf(Locale.ROOT, "uplink protocol %s, %d link(s)%n", protocol, uplinks);
+            Bench bench = new Bench(stack, scheduler, bulkMib * MIB);
             bench.awaitReady();
-            bench.checkProtocol(v2, uplinks);
             if (bulkOnlySeconds > 0) {
                 bench.bulkOnly(bulkOnlySeconds);
             } else {
@@ -156,22 +134,6 @@ public final class UplinkLatencyMain {
         } finally {
             scheduler.shutdownNow();
         }
-    }
-
-    static GatewaySettings gatewaySettings(int upstreamPort, String workerToken, boolean v2) {
-        Map<String, String> props = new HashMap<>();
-        props.put("spector.cell.role", "gateway");
-        props.put("spector.cell.id", "bench");
-        props.put("spector.cell.ring-members", "echo-upstream=http://127.0.0.1:" + upstreamPort); // unused here
-        props.put("spector.server.port", "0");
-        props.put("spector.server.host", "127.0.0.1");
-        props.put("spector.server.drain-timeout", "0s");
-        props.put("spector.routing.redis.enabled", "false");
-        props.put("spector.security.enabled", "false");
-        props.put("spector.server.access-log", "off");
-        props.put("spector.uplink.tokens", WORKER + "=" + TokenHashes.sha256Hex(workerToken));
-        props.put("spector.uplink.v2", Boolean.toString(v2));
-        return GatewaySettings.load(null, Map.of(), props);
     }
 
     /** The measurements over one running gateway, worker and upstream. */
@@ -186,21 +148,16 @@ public final class UplinkLatencyMain {
         private final HttpClient smallClient = client();
         private final HttpClient bulkClient = client();
 
-        Bench(
-                GatewayServer gateway,
-                WorkerDaemon worker,
-                int upstreamPort,
-                ScheduledExecutorService scheduler,
-                long bulkBytes) {
-            this.gateway = gateway;
-            this.worker = worker;
+        Bench(RelayStack stack, ScheduledExecutorService scheduler, long bulkBytes) {
+            this.gateway = stack.gateway;
+            this.worker = stack.worker;
             this.scheduler = scheduler;
             this.bulkBytes = bulkBytes;
-            String relay = "http://127.0.0.1:" + gateway.port() + "/relay/" + WORKER + "/" + TARGET;
+            String relay = stack.relayBase();
             this.smallRelay = URI.create(relay + "/stream?bytes=" + SMALL_BYTES + "&chunk=" + SMALL_BYTES);
             String bulk = "/stream?bytes=" + bulkBytes + "&chunk=" + BULK_CHUNK;
             this.bulkRelay = URI.create(relay + bulk);
-            this.bulkDirect = URI.create("http://127.0.0.1:" + upstreamPort + "/api/v1/namespaces/" + NAMESPACE + bulk);
+            this.bulkDirect = URI.create(stack.directBase() + bulk);
         }
 
         private static HttpClient client() {
@@ -226,25 +183,6 @@ public final class UplinkLatencyMain {
                 Thread.sleep(50);
             }
             throw new IllegalStateException("the worker was not relaying within " + READY_TIMEOUT, last);
-        }
-
-        /** Fails unless every link of the worker speaks the asked protocol and all its links are up. */
-        void checkProtocol(boolean v2, int uplinks) throws InterruptedException {
-            long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-            while (worker.connectedUplinks() < uplinks && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
-            WorkerLink link = gateway.workerDirectory().live(WORKER);
-            if (worker.connectedUplinks() != uplinks || link == null) {
-                throw new IllegalStateException(
-                        "the worker has " + worker.connectedUplinks() + " of " + uplinks + " links");
-            }
-            boolean isV2 = link.client() instanceof RealGatewayWorkerClient real && real.v2() != null;
-            if (isV2 != v2) {
-                throw new IllegalStateException(
-                        "the link speaks " + (isV2 ? "v2" : "v1") + ", not " + (v2 ? "v2" : "v1"));
-            }
-            System.out.printf(Locale.ROOT, "uplink protocol %s, %d link(s)%n", v2 ? "v2" : "v1", uplinks);
         }
 
         void run(int samples, int warmup, int rounds, long bulkMib) throws Exception {

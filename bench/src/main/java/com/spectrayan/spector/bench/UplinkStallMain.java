@@ -1,11 +1,5 @@
 package com.spectrayan.spector.bench;
 
-import com.spectrayan.spector.gateway.GatewayServer;
-import com.spectrayan.spector.owner.OwnerSpec;
-import com.spectrayan.spector.owner.ReferenceOwner;
-import com.spectrayan.spector.uplink.gateway.WorkerLink;
-import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
-import com.spectrayan.spector.worker.WorkerDaemon;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import java.io.IOException;
@@ -17,10 +11,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -91,60 +82,12 @@ public final class UplinkStallMain {
             throw new IllegalArgumentException("--protocol v2|v1, --mib 2..4096, --stall-max-seconds 1..300");
         }
         boolean v2 = protocol.equals("v2");
-        ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "bench-watchdog");
-            t.setDaemon(true);
-            return t;
-        });
-        var unused = scheduler.schedule(
-                () -> {
-                    System.err.println("watchdog: the run passed " + WATCHDOG_MINUTES + " minutes, exiting");
-                    Runtime.getRuntime().halt(2);
-                },
-                WATCHDOG_MINUTES,
-                TimeUnit.MINUTES);
-        String token = "bench-worker-token-0123456789abcdef";
-        try (ReferenceOwner upstream = ReferenceOwner.start(
-                        OwnerSpec.builder("echo-upstream").port(0).build());
-                GatewayServer gateway =
-                        GatewayServer.start(UplinkLatencyMain.gatewaySettings(upstream.port(), token, v2));
-                WorkerDaemon worker = WorkerDaemon.builder(
-                                URI.create("ws://127.0.0.1:" + gateway.port() + "/uplink"),
-                                UplinkLatencyMain.WORKER,
-                                token,
-                                Map.of(
-                                        UplinkLatencyMain.TARGET,
-                                        URI.create("http://127.0.0.1:" + upstream.port() + "/api/v1/namespaces/"
-                                                + UplinkLatencyMain.NAMESPACE)))
-                        .uplinks(1)
-                        .v2(v2)
-                        .start()) {
+        RelayStack.watchdog(WATCHDOG_MINUTES);
+        try (RelayStack stack = RelayStack.start(v2, 1)) {
             long bytes = mib * UplinkLatencyMain.MIB;
-            URI uri = URI.create("http://127.0.0.1:" + gateway.port() + "/relay/" + UplinkLatencyMain.WORKER + "/"
-                    + UplinkLatencyMain.TARGET + "/stream?bytes=" + bytes + "&chunk=" + UplinkLatencyMain.BULK_CHUNK);
-            awaitLink(gateway, worker, v2);
+            URI uri =
+                    URI.create(stack.relayBase() + "/stream?bytes=" + bytes + "&chunk=" + UplinkLatencyMain.BULK_CHUNK);
             run(uri, bytes, mib, protocol, stallMaxSeconds);
-        } finally {
-            scheduler.shutdownNow();
-        }
-    }
-
-    private static void awaitLink(GatewayServer gateway, WorkerDaemon worker, boolean v2) throws InterruptedException {
-        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-        WorkerLink link = null;
-        while (System.nanoTime() < deadline) {
-            link = gateway.workerDirectory().live(UplinkLatencyMain.WORKER);
-            if (worker.isConnected() && link != null) {
-                break;
-            }
-            Thread.sleep(20);
-        }
-        if (link == null) {
-            throw new IllegalStateException("no live link within " + READY_TIMEOUT);
-        }
-        boolean isV2 = link.client() instanceof RealGatewayWorkerClient real && real.v2() != null;
-        if (isV2 != v2) {
-            throw new IllegalStateException("the link speaks " + (isV2 ? "v2" : "v1"));
         }
     }
 
@@ -169,12 +112,9 @@ public final class UplinkStallMain {
         int completedB = 0;
         int failedA = 0;
         for (int round = 0; round < RUNS; round++) {
-            try {
-                solo[round] = timed(clientA, uri, bytes, mib);
-            } catch (IOException | IllegalStateException e) {
-                solo[round] = 0;
+            solo[round] = timedOrZero(clientA, uri, bytes, mib, "round " + (round + 1) + ": relay A alone");
+            if (solo[round] == 0) {
                 failedA++;
-                System.out.println("round " + (round + 1) + ": relay A failed alone: " + e);
                 awaitRelay(clientA, uri);
             }
 
@@ -188,12 +128,9 @@ public final class UplinkStallMain {
                 throw new IllegalStateException(
                         "relay B did not deliver " + STALL_AFTER_BYTES + " bytes: " + b.error.get());
             }
-            try {
-                beside[round] = timed(clientA, uri, bytes, mib);
-            } catch (IOException | IllegalStateException e) {
-                beside[round] = 0;
+            beside[round] = timedOrZero(clientA, uri, bytes, mib, "round " + (round + 1) + ": relay A beside B");
+            if (beside[round] == 0) {
                 failedA++;
-                System.out.println("round " + (round + 1) + ": relay A failed beside B: " + e);
             }
             // Hold B's reader a little longer than A took, within the cap.
             long holdUntil = Math.min(
@@ -317,6 +254,17 @@ public final class UplinkStallMain {
         long t0 = System.nanoTime();
         download(client, uri, bytes);
         return mib / ((System.nanoTime() - t0) / 1e9);
+    }
+
+    /** As {@link #timed}, but a failed download prints {@code what} and the error and counts 0 MiB/s. */
+    private static double timedOrZero(HttpClient client, URI uri, long bytes, long mib, String what)
+            throws InterruptedException {
+        try {
+            return timed(client, uri, bytes, mib);
+        } catch (IOException | IllegalStateException e) {
+            System.out.println(what + " failed: " + e);
+            return 0;
+        }
     }
 
     private static void download(HttpClient client, URI uri, long bytes) throws IOException, InterruptedException {

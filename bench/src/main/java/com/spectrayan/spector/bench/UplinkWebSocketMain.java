@@ -1,9 +1,5 @@
 package com.spectrayan.spector.bench;
 
-import com.spectrayan.spector.gateway.GatewayServer;
-import com.spectrayan.spector.owner.OwnerSpec;
-import com.spectrayan.spector.owner.ReferenceOwner;
-import com.spectrayan.spector.worker.WorkerDaemon;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
@@ -13,7 +9,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -83,50 +78,17 @@ public final class UplinkWebSocketMain {
             throw new IllegalArgumentException(
                     "--direct and --relay together or neither; --messages 1.." + MAX_MESSAGES);
         }
-        Thread watchdog = new Thread(() -> {
-            try {
-                Thread.sleep(TimeUnit.MINUTES.toMillis(WATCHDOG_MINUTES));
-                System.err.println("watchdog: the run passed " + WATCHDOG_MINUTES + " minutes, exiting");
-                Runtime.getRuntime().halt(2);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        watchdog.setDaemon(true);
-        watchdog.start();
+        RelayStack.watchdog(WATCHDOG_MINUTES);
 
         if (direct != null && relay != null) {
             measure(direct, relay, token, messages);
             return;
         }
         // In-process: a reference owner as the upstream, a gateway (v2) and a worker with one link.
-        String workerToken = "bench-worker-token-0123456789abcdef";
-        try (ReferenceOwner upstream = ReferenceOwner.start(
-                        OwnerSpec.builder("echo-upstream").port(0).build());
-                GatewayServer gateway =
-                        GatewayServer.start(UplinkLatencyMain.gatewaySettings(upstream.port(), workerToken, true));
-                WorkerDaemon worker = WorkerDaemon.builder(
-                                URI.create("ws://127.0.0.1:" + gateway.port() + "/uplink"),
-                                UplinkLatencyMain.WORKER,
-                                workerToken,
-                                Map.of(
-                                        UplinkLatencyMain.TARGET,
-                                        URI.create("http://127.0.0.1:" + upstream.port() + "/api/v1/namespaces/"
-                                                + UplinkLatencyMain.NAMESPACE)))
-                        .uplinks(1)
-                        .start()) {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!(worker.isConnected() && gateway.workerDirectory().live(UplinkLatencyMain.WORKER) != null)
-                    && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
-            if (gateway.workerDirectory().live(UplinkLatencyMain.WORKER) == null) {
-                throw new IllegalStateException("the worker did not connect within 30 s");
-            }
+        try (RelayStack stack = RelayStack.start(true, 1)) {
             measure(
-                    "ws://127.0.0.1:" + upstream.port() + "/api/v1/namespaces/" + UplinkLatencyMain.NAMESPACE + "/ws",
-                    "ws://127.0.0.1:" + gateway.port() + "/relay/" + UplinkLatencyMain.WORKER + "/"
-                            + UplinkLatencyMain.TARGET + "/ws",
+                    stack.directBase().replaceFirst("^http:", "ws:") + "/ws",
+                    stack.relayBase().replaceFirst("^http:", "ws:") + "/ws",
                     null,
                     messages);
         }
