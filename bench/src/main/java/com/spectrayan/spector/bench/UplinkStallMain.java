@@ -12,6 +12,9 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -51,6 +54,14 @@ public final class UplinkStallMain {
     static final long WATCHDOG_MINUTES = 10;
     static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
     static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
+    /** A download that brings no byte for this long is reported as stuck and closed. */
+    static final Duration NO_PROGRESS = Duration.ofSeconds(15);
+
+    private static final ScheduledExecutorService PROGRESS = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "bench-progress");
+        t.setDaemon(true);
+        return t;
+    });
 
     private UplinkStallMain() {}
 
@@ -267,22 +278,59 @@ public final class UplinkStallMain {
         }
     }
 
+    /**
+     * Downloads {@code uri} whole and fails unless it carried {@code bytes}; a body that brings no
+     * byte for {@link #NO_PROGRESS} is closed and reported as stuck (well before the relay's
+     * deadline, so a relay held back by another stream shows as such, and the run stays short).
+     */
     private static void download(HttpClient client, URI uri, long bytes) throws IOException, InterruptedException {
         HttpRequest request = HttpRequest.newBuilder(uri).timeout(CALL_TIMEOUT).build();
         HttpResponse<InputStream> r = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
-        long read = 0;
-        try (InputStream in = r.body()) {
-            if (r.statusCode() != 200) {
-                throw new IllegalStateException("HTTP " + r.statusCode());
+        AtomicLong read = new AtomicLong();
+        AtomicLong lastProgress = new AtomicLong(System.nanoTime());
+        AtomicReference<@Nullable String> stuck = new AtomicReference<>();
+        InputStream in = r.body();
+        try {
+            ScheduledFuture<?> check = PROGRESS.scheduleWithFixedDelay(
+                    () -> {
+                        if (System.nanoTime() - lastProgress.get() > NO_PROGRESS.toNanos() && stuck.get() == null) {
+                            stuck.set("stuck: no byte for " + NO_PROGRESS.toSeconds() + " s after " + read.get()
+                                    + " of " + bytes + " bytes");
+                            try {
+                                in.close();
+                            } catch (IOException e) {
+                                // the read below ends either way
+                            }
+                        }
+                    },
+                    1,
+                    1,
+                    TimeUnit.SECONDS);
+            try {
+                if (r.statusCode() != 200) {
+                    throw new IllegalStateException("HTTP " + r.statusCode());
+                }
+                byte[] buffer = new byte[READ_BUFFER];
+                int n;
+                while ((n = in.read(buffer)) > 0) {
+                    read.addAndGet(n);
+                    lastProgress.set(System.nanoTime());
+                }
+            } catch (IOException e) {
+                String why = stuck.get();
+                throw why == null ? e : new IOException(why, e);
+            } finally {
+                check.cancel(false);
             }
-            byte[] buffer = new byte[READ_BUFFER];
-            int n;
-            while ((n = in.read(buffer)) > 0) {
-                read += n;
-            }
+        } finally {
+            in.close();
         }
-        if (read != bytes) {
-            throw new IllegalStateException(read + " of " + bytes + " bytes");
+        String why = stuck.get();
+        if (why != null) {
+            throw new IllegalStateException(why);
+        }
+        if (read.get() != bytes) {
+            throw new IllegalStateException(read.get() + " of " + bytes + " bytes");
         }
     }
 
