@@ -1,11 +1,7 @@
 package com.spectrayan.spector.bench;
 
 import com.spectrayan.spector.gateway.GatewayServer;
-import com.spectrayan.spector.gateway.config.GatewaySettings;
-import com.spectrayan.spector.owner.OwnerSpec;
-import com.spectrayan.spector.owner.ReferenceOwner;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
-import com.spectrayan.spector.uplink.transport.TokenHashes;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import com.spectrayan.spector.worker.WorkerDaemon;
 import java.io.IOException;
@@ -16,9 +12,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -45,27 +39,39 @@ import org.jspecify.annotations.Nullable;
  *       upstream (alone: the median of three downloads after one warm-up).
  * </ol>
  *
+ * <p>{@code --protocol v2|v1} (default v2) sets the uplink protocol on both sides (the gateway's {@code
+ * spector.uplink.v2} and the worker's offer), and {@code --uplinks N} (default {@value
+ * #DEFAULT_UPLINKS}) the worker's links: with one, the bulk relay, the small relays and {@code
+ * status.get} share one uplink. The last line checks issue 12's target: a loaded p99 at most
+ * {@value #TARGET_P99_FACTOR} x the idle p99 plus {@value #TARGET_P99_SLACK_MS} ms.
+ *
  * <p>{@code --bulk-only SECONDS} runs just the large relay download in a loop (for a profiler). Every
  * call has a timeout and the whole run is bounded by a watchdog ({@value #WATCHDOG_MINUTES} min).
  * Run it with {@code bench/uplink-latency.sh}.
  */
 public final class UplinkLatencyMain {
-    static final String WORKER = "bench-worker";
-    static final String TARGET = "echo";
-    static final String NAMESPACE = "bench";
+    static final String WORKER = RelayStack.WORKER;
+    static final String TARGET = RelayStack.TARGET;
     static final int SMALL_BYTES = 64;
     static final int BULK_CHUNK = 256 * 1024;
     static final long MIB = 1024 * 1024;
     static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
     static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
     static final long WATCHDOG_MINUTES = 10;
+    /** Links the worker keeps unless {@code --uplinks} says otherwise: one, so that all share it. */
+    static final int DEFAULT_UPLINKS = 1;
+    /** Issue 12: a loaded p99 at most this factor times the idle p99 ... */
+    static final double TARGET_P99_FACTOR = 1.5;
+    /** ... plus this many milliseconds. */
+    static final double TARGET_P99_SLACK_MS = 1.0;
 
     private UplinkLatencyMain() {}
 
     /**
      * Runs the bench and prints the table.
      *
-     * @param args {@code [--samples N] [--warmup N] [--rounds N] [--bulk-mib N] [--bulk-only SECONDS]}
+     * @param args {@code [--samples N] [--warmup N] [--rounds N] [--bulk-mib N] [--protocol v2|v1]
+     *     [--uplinks N] [--bulk-only SECONDS]}
      */
     public static void main(String[] args) throws Exception {
         int samples = 200;
@@ -73,6 +79,8 @@ public final class UplinkLatencyMain {
         long bulkMib = 200;
         int rounds = 4;
         int bulkOnlySeconds = -1;
+        String protocol = "v2";
+        int uplinks = DEFAULT_UPLINKS;
         for (int i = 0; i < args.length; i += 2) {
             String value = i + 1 < args.length ? args[i + 1] : "";
             switch (args[i]) {
@@ -81,15 +89,25 @@ public final class UplinkLatencyMain {
                 case "--bulk-mib" -> bulkMib = Long.parseLong(value);
                 case "--rounds" -> rounds = Integer.parseInt(value);
                 case "--bulk-only" -> bulkOnlySeconds = Integer.parseInt(value);
+                case "--protocol" -> protocol = value;
+                case "--uplinks" -> uplinks = Integer.parseInt(value);
                 default ->
                     throw new IllegalArgumentException("unknown argument " + args[i]
-                            + " (expected --samples, --warmup, --rounds, --bulk-mib, --bulk-only)");
+                            + " (expected --samples, --warmup, --rounds, --bulk-mib, --protocol, --uplinks,"
+                            + " --bulk-only)");
             }
         }
         if (samples < 1 || warmup < 0 || bulkMib < 1 || samples > 100_000 || rounds < 1 || samples % rounds != 0) {
             throw new IllegalArgumentException(
                     "samples 1..100000 (a multiple of rounds), warmup >= 0, rounds >= 1, bulk-mib >= 1");
         }
+        if (!protocol.equals("v2") && !protocol.equals("v1")) {
+            throw new IllegalArgumentException("--protocol v2 or v1, not " + protocol);
+        }
+        if (uplinks < 1 || uplinks > WorkerDaemon.MAX_UPLINKS) {
+            throw new IllegalArgumentException("--uplinks 1.." + WorkerDaemon.MAX_UPLINKS);
+        }
+        boolean v2 = protocol.equals("v2");
 
         ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "bench-scheduler");
@@ -104,19 +122,9 @@ public final class UplinkLatencyMain {
                 WATCHDOG_MINUTES,
                 TimeUnit.MINUTES);
 
-        String token = "bench-worker-token-0123456789abcdef";
-        try (ReferenceOwner upstream = ReferenceOwner.start(
-                        OwnerSpec.builder("echo-upstream").port(0).build());
-                GatewayServer gateway = GatewayServer.start(gatewaySettings(upstream.port(), token));
-                WorkerDaemon worker = WorkerDaemon.start(
-                        URI.create("ws://127.0.0.1:" + gateway.port() + "/uplink"),
-                        WORKER,
-                        token,
-                        Map.of(
-                                TARGET,
-                                URI.create(
-                                        "http://127.0.0.1:" + upstream.port() + "/api/v1/namespaces/" + NAMESPACE)))) {
-            Bench bench = new Bench(gateway, worker, upstream.port(), scheduler, bulkMib * MIB);
+        try (RelayStack stack = RelayStack.start(v2, uplinks)) {
+            System.out.printf(Locale.ROOT, "uplink protocol %s, %d link(s)%n", protocol, uplinks);
+            Bench bench = new Bench(stack, scheduler, bulkMib * MIB);
             bench.awaitReady();
             if (bulkOnlySeconds > 0) {
                 bench.bulkOnly(bulkOnlySeconds);
@@ -126,20 +134,6 @@ public final class UplinkLatencyMain {
         } finally {
             scheduler.shutdownNow();
         }
-    }
-
-    private static GatewaySettings gatewaySettings(int upstreamPort, String workerToken) {
-        Map<String, String> props = new HashMap<>();
-        props.put("spector.cell.role", "gateway");
-        props.put("spector.cell.id", "bench");
-        props.put("spector.cell.ring-members", "echo-upstream=http://127.0.0.1:" + upstreamPort); // unused here
-        props.put("spector.server.port", "0");
-        props.put("spector.server.host", "127.0.0.1");
-        props.put("spector.server.drain-timeout", "0s");
-        props.put("spector.routing.redis.enabled", "false");
-        props.put("spector.security.enabled", "false");
-        props.put("spector.uplink.tokens", WORKER + "=" + TokenHashes.sha256Hex(workerToken));
-        return GatewaySettings.load(null, Map.of(), props);
     }
 
     /** The measurements over one running gateway, worker and upstream. */
@@ -154,21 +148,16 @@ public final class UplinkLatencyMain {
         private final HttpClient smallClient = client();
         private final HttpClient bulkClient = client();
 
-        Bench(
-                GatewayServer gateway,
-                WorkerDaemon worker,
-                int upstreamPort,
-                ScheduledExecutorService scheduler,
-                long bulkBytes) {
-            this.gateway = gateway;
-            this.worker = worker;
+        Bench(RelayStack stack, ScheduledExecutorService scheduler, long bulkBytes) {
+            this.gateway = stack.gateway;
+            this.worker = stack.worker;
             this.scheduler = scheduler;
             this.bulkBytes = bulkBytes;
-            String relay = "http://127.0.0.1:" + gateway.port() + "/relay/" + WORKER + "/" + TARGET;
+            String relay = stack.relayBase();
             this.smallRelay = URI.create(relay + "/stream?bytes=" + SMALL_BYTES + "&chunk=" + SMALL_BYTES);
             String bulk = "/stream?bytes=" + bulkBytes + "&chunk=" + BULK_CHUNK;
             this.bulkRelay = URI.create(relay + bulk);
-            this.bulkDirect = URI.create("http://127.0.0.1:" + upstreamPort + "/api/v1/namespaces/" + NAMESPACE + bulk);
+            this.bulkDirect = URI.create(stack.directBase() + bulk);
         }
 
         private static HttpClient client() {
@@ -258,6 +247,9 @@ public final class UplinkLatencyMain {
             System.out.printf(Locale.ROOT, "%-26s %8s %8s %8s %8s%n", "loaded / idle", "p50", "p90", "p99", "max");
             ratio("status.get", loaded[0], idle[0]);
             ratio("small relay", loaded[1], idle[1]);
+            System.out.println();
+            target("status.get", loaded[0], idle[0]);
+            target("small relay", loaded[1], idle[1]);
             System.out.println();
             System.out.printf(
                     Locale.ROOT, "%-40s %8s %10s%n", "large download (" + bulkMib + " MiB)", "MiB/s", "x slower");
@@ -460,6 +452,25 @@ public final class UplinkLatencyMain {
                 percentile(l, 90) / (double) percentile(i, 90),
                 percentile(l, 99) / (double) percentile(i, 99),
                 l[l.length - 1] / (double) i[i.length - 1]);
+    }
+
+    /** Issue 12's target: loaded p99 at most TARGET_P99_FACTOR x idle p99 + TARGET_P99_SLACK_MS. */
+    private static void target(String name, long[] loaded, long[] idle) {
+        long[] l = loaded.clone();
+        long[] i = idle.clone();
+        Arrays.sort(l);
+        Arrays.sort(i);
+        double bound = TARGET_P99_FACTOR * ms(percentile(i, 99)) + TARGET_P99_SLACK_MS;
+        double p99 = ms(percentile(l, 99));
+        System.out.printf(
+                Locale.ROOT,
+                "target %-12s loaded p99 %.2f ms <= %.1f x idle p99 + %.0f ms = %.2f ms: %s%n",
+                name,
+                p99,
+                TARGET_P99_FACTOR,
+                TARGET_P99_SLACK_MS,
+                bound,
+                p99 <= bound ? "met" : "NOT met");
     }
 
     private static void mibs(String name, double mibs, double direct) {
