@@ -55,6 +55,9 @@ final class V2FrameChannel implements FrameChannel, V2Carrier {
     private final Function<? super V2FrameChannel, ? extends @Nullable Receiver> receivers;
     private final V2Connection connection;
 
+    /** Who takes the streams the gateway opens, when the receiver registered one; on the event loop. */
+    private @Nullable V2StreamAcceptor streamAcceptor;
+
     /** The receiver, once {@link #open} made it; written and read on the event loop. */
     private @Nullable Receiver receiver;
 
@@ -110,6 +113,11 @@ final class V2FrameChannel implements FrameChannel, V2Carrier {
     @Override
     public V2Connection connection() {
         return connection;
+    }
+
+    @Override
+    public void acceptStreams(V2StreamAcceptor acceptor) {
+        this.streamAcceptor = requireNonNull(acceptor, "acceptor");
     }
 
     @Override
@@ -179,7 +187,10 @@ final class V2FrameChannel implements FrameChannel, V2Carrier {
     private final class Listener implements V2Connection.Listener {
         @Override
         public void onStream(V2Stream stream, RequestHead head, boolean endStream) {
-            if (receiver instanceof V2StreamAcceptor acceptor) {
+            V2StreamAcceptor registered = streamAcceptor;
+            if (registered != null) {
+                registered.onStream(stream, head, endStream);
+            } else if (receiver instanceof V2StreamAcceptor acceptor) {
                 acceptor.onStream(stream, head, endStream);
             } else {
                 stream.reset(V2ErrorCode.REFUSED_STREAM, null);

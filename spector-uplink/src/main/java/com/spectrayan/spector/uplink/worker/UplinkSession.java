@@ -10,6 +10,7 @@ import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.RelayTarget;
 import com.spectrayan.spector.uplink.internal.v2.RequestHead;
+import com.spectrayan.spector.uplink.internal.v2.V2Carrier;
 import com.spectrayan.spector.uplink.internal.v2.V2ErrorCode;
 import com.spectrayan.spector.uplink.internal.v2.V2Stream;
 import com.spectrayan.spector.uplink.internal.v2.V2StreamAcceptor;
@@ -67,7 +68,7 @@ import org.slf4j.LoggerFactory;
  * ends, its target aborted, when the link closes. The stream's own state lives on the link's
  * event loop; its checks and its slot, like everything else here, on the session's executor.
  */
-public final class UplinkSession implements FrameChannel.Receiver, V2StreamAcceptor {
+public final class UplinkSession implements FrameChannel.Receiver {
     /** Which connection a session serves; only the gateway's uplink may relay. */
     public enum Role {
         /**
@@ -120,6 +121,10 @@ public final class UplinkSession implements FrameChannel.Receiver, V2StreamAccep
         requireNonNull(role, "role");
         requireNonNull(options, "options");
         UplinkSession session = new UplinkSession(channel, role, options);
+        if (channel instanceof V2Carrier v2) {
+            V2StreamAcceptor streams = session::onStream; // internal: no public method names a v2 type
+            v2.acceptStreams(streams);
+        }
         options.startupGate().whenComplete((v, e) -> session.serial.execute(() -> session.gateSettled(e)));
         return session;
     }
@@ -149,8 +154,7 @@ public final class UplinkSession implements FrameChannel.Receiver, V2StreamAccep
      * failed to start, NOT_IMPLEMENTED for an upgrade), or {@code REFUSED_STREAM} past {@link
      * Limits#ACTIVE_RELAYS_PER_CONNECTION}.
      */
-    @Override
-    public void onStream(V2Stream stream, RequestHead head, boolean endStream) {
+    void onStream(V2Stream stream, RequestHead head, boolean endStream) {
         requireNonNull(stream, "stream");
         requireNonNull(head, "head");
         if (role != Role.GATEWAY_UPLINK) {

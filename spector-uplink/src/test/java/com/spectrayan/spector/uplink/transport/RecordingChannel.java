@@ -117,6 +117,11 @@ class RecordingChannel implements FrameChannel {
         }
 
         @Override
+        public void acceptStreams(com.spectrayan.spector.uplink.internal.v2.V2StreamAcceptor acceptor) {
+            link.acceptStreams(acceptor);
+        }
+
+        @Override
         V2FrameRecorder v2() {
             return recorder;
         }

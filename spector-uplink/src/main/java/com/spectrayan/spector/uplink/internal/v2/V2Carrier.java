@@ -7,4 +7,11 @@ package com.spectrayan.spector.uplink.internal.v2;
 public interface V2Carrier {
     /** Returns the v2 link underneath. */
     V2Connection connection();
+
+    /**
+     * Hands each stream the gateway opens on this link to {@code acceptor} (the worker's session
+     * registers itself as it starts, before any frame reaches it); without one, streams go to a
+     * receiver that is a {@link V2StreamAcceptor}, else they are refused.
+     */
+    void acceptStreams(V2StreamAcceptor acceptor);
 }
