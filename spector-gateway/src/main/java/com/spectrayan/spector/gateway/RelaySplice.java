@@ -21,7 +21,6 @@ import io.netty.util.concurrent.ScheduledFuture;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
@@ -244,6 +243,9 @@ final class RelaySplice extends ChannelInboundHandlerAdapter implements BodySour
                 if (r != null) {
                     r.completeExceptionally(reason);
                 }
+                if (workerEnded || clientEnded) {
+                    clientEndTaken(); // the relay is over: the client's side has nowhere to go
+                }
             });
         } catch (RejectedExecutionException e) {
             // the loop is gone, and the connection with it
@@ -300,6 +302,8 @@ final class RelaySplice extends ChannelInboundHandlerAdapter implements BodySour
                 reader = null;
                 clientEndTaken();
                 r.complete(null);
+            } else if (cancelled) {
+                clientEndTaken(); // the relay reads no more: nobody waits for this end
             }
             return;
         }
@@ -387,7 +391,7 @@ final class RelaySplice extends ChannelInboundHandlerAdapter implements BodySour
 
     private void closeAfterFlush() {
         Channel ch = client;
-        if (ch != null) {
+        if (ch != null && state == State.OPEN) {
             ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
         }
     }
@@ -436,8 +440,7 @@ final class RelaySplice extends ChannelInboundHandlerAdapter implements BodySour
         releaseQueued();
         SpectorException gone = SpectorException.of(
                 ErrorCode.DAEMON_CONNECTION_LOST,
-                "the switched client connection closed",
-                Map.of("bytesUp", bytesUp, "bytesDown", bytesDown));
+                "the switched client connection closed after " + bytesUp + " bytes up, " + bytesDown + " down");
         CompletableFuture<@Nullable ByteBuf> r = reader;
         reader = null;
         if (r != null) {

@@ -427,6 +427,16 @@ final class RelayExchange implements RelayHooks {
 
         @Override
         public void onReset(V2ErrorCode code, Frame.@Nullable ErrorFrame error) {
+            boolean stopReading;
+            synchronized (RelayExchange.this) {
+                stopReading = code == V2ErrorCode.NO_ERROR && switched && responseDone;
+            }
+            if (stopReading) {
+                // Section 9.7: the worker ended its side and stops reading ours (its upstream
+                // closed), as an HTTP/2 server that answered in full (RFC 9113 §8.1).
+                succeeded();
+                return;
+            }
             if (code == V2ErrorCode.RELAY_ERROR && error != null) {
                 fail(error.toException(), false, true); // the worker's own error, behind what it sent
             } else if (code == V2ErrorCode.REFUSED_STREAM) {

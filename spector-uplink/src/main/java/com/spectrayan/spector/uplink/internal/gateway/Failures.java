@@ -45,7 +45,7 @@ public final class Failures {
         return SpectorException.of(
                 ErrorCode.NOT_IMPLEMENTED,
                 "upgrades through /relay/... need uplink v2's two-way streams (worker " + workerId + " speaks v1)",
-                Map.of("feature", "relay-upgrade", "workerId", workerId));
+                Map.of("feature", "relay-upgrade"));
     }
 
     /** A worker that broke the relay protocol: INTERNAL naming it. */
