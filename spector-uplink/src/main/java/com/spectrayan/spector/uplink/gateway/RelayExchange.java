@@ -654,8 +654,8 @@ final class RelayExchange implements RelayHooks {
                 declaredLength = length;
                 if (switching && b != null) {
                     switched = true;
-                    // Envoy's rule for upgrades: the request deadline covers the handshake, not the
-                    // connection that follows (the edge's idle timeout bounds that).
+                    // As Envoy applies no request timeout to an upgraded WebSocket: the deadline
+                    // covers the handshake, the caller bounds the switched connection by idleness.
                     deadlineTimer = timer;
                     timer = null;
                     response = RelayedResponse.switching(headers, b);
