@@ -70,7 +70,7 @@ import org.slf4j.LoggerFactory;
  *       client connection (RST). The client closing before both directions ended, or the idle
  *       timer, aborts the relay's signal (RESET {@code CANCEL}: the worker closes its upstream
  *       connection) and cancels the 101 body.
- *   <li><b>Idle bound.</b> As the forwarded splice: no byte either way for {@code idleTimeout}
+ *   <li><b>Idle bound.</b> As the forwarded splice (and on its loop's {@code Ticker}): no byte either way for {@code idleTimeout}
  *       ({@code spector.routing.gateway.stream-idle-timeout}) closes the connection.
  *   <li><b>Buffers.</b> A byte read from the client is the relay's once its read completes
  *       (handed on as read, no copy); one from the worker is written as it came. What is queued
@@ -161,7 +161,7 @@ final class RelaySplice extends ChannelInboundHandlerAdapter implements BodySour
         state = State.OPEN;
         client = channel;
         fromWorker = worker;
-        lastByteNanos = System.nanoTime();
+        lastByteNanos = loop.ticker().nanoTime();
         if (buffered.isReadable()) {
             clientBytes(buffered);
         } else {
@@ -257,7 +257,7 @@ final class RelaySplice extends ChannelInboundHandlerAdapter implements BodySour
             b.release();
             return;
         }
-        lastByteNanos = System.nanoTime();
+        lastByteNanos = loop.ticker().nanoTime();
         CompletableFuture<@Nullable ByteBuf> r = reader;
         if (r != null) {
             reader = null;
@@ -323,15 +323,7 @@ final class RelaySplice extends ChannelInboundHandlerAdapter implements BodySour
             return;
         }
         workerReading = true;
-        source.nextBuf().whenComplete((part, error) -> {
-            try {
-                loop.execute(() -> workerRead(part, error));
-            } catch (RejectedExecutionException e) {
-                if (part != null) {
-                    part.release();
-                }
-            }
-        });
+        source.nextBufOn(loop, this::workerRead);
     }
 
     private void workerRead(@Nullable ByteBuf part, @Nullable Throwable error) {
@@ -364,7 +356,7 @@ final class RelaySplice extends ChannelInboundHandlerAdapter implements BodySour
         }
         int n = part.readableBytes();
         bytesDown += n;
-        lastByteNanos = System.nanoTime();
+        lastByteNanos = loop.ticker().nanoTime();
         metrics.relayedFromWorker(n);
         ch.writeAndFlush(part, ch.voidPromise());
         pumpWorker();
@@ -402,7 +394,7 @@ final class RelaySplice extends ChannelInboundHandlerAdapter implements BodySour
         if (state != State.OPEN || ch == null) {
             return;
         }
-        long quiet = System.nanoTime() - lastByteNanos;
+        long quiet = loop.ticker().nanoTime() - lastByteNanos;
         if (quiet < idleNanos) {
             idleTimer = loop.schedule(this::checkIdle, idleNanos - quiet, TimeUnit.NANOSECONDS);
             return;

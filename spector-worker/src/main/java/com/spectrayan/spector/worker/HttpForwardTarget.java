@@ -517,15 +517,7 @@ public final class HttpForwardTarget implements RelayTarget {
                     return;
                 }
                 clientReading = true;
-                clientSide.nextBuf().whenComplete((part, error) -> {
-                    try {
-                        loop.execute(() -> clientRead(part, error));
-                    } catch (java.util.concurrent.RejectedExecutionException e) {
-                        if (part != null) {
-                            part.release();
-                        }
-                    }
-                });
+                clientSide.nextBufOn(loop, this::clientRead);
             }
 
             private void clientRead(@Nullable ByteBuf part, @Nullable Throwable error) {

@@ -353,15 +353,7 @@ final class RelayExchange implements RelayHooks {
                 reading = true;
             }
             assertNoLock();
-            source.nextBuf().whenComplete((part, error) -> {
-                try {
-                    connection.channel().eventLoop().execute(() -> partRead(s, part, error));
-                } catch (RejectedExecutionException e) {
-                    if (part != null) {
-                        part.release();
-                    }
-                }
-            });
+            source.nextBufOn(connection.channel().eventLoop(), (part, error) -> partRead(s, part, error));
         }
 
         private void partRead(V2Stream s, @Nullable ByteBuf part, @Nullable Throwable error) {
