@@ -65,10 +65,11 @@ final class RelaySpliceTest {
         return Unpooled.copiedBuffer(s, StandardCharsets.US_ASCII);
     }
 
-    private static String text(@Nullable ByteBuf b) {
-        assertThat(b).as("a part").isNotNull();
+    private static String text(@Nullable ByteBuf part) {
+        assertThat(part).as("a part").isNotNull();
+        ByteBuf b = java.util.Objects.requireNonNull(part);
         try {
-            return java.util.Objects.requireNonNull(b).toString(StandardCharsets.US_ASCII);
+            return b.toString(StandardCharsets.US_ASCII);
         } finally {
             b.release();
         }
