@@ -3,6 +3,7 @@ package com.spectrayan.spector.gateway;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.BodySource;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -113,7 +114,7 @@ final class ClientConnection {
     private enum State {
         AWAITING_HEAD,
         EXCHANGE,
-        /** Switched protocols: the connection is spliced to an owner's and no longer HTTP. */
+        /** Switched protocols: the connection is spliced to an owner's or a relay's stream and no longer HTTP. */
         UPGRADED,
         CLOSING,
         CLOSED
@@ -550,24 +551,10 @@ final class ClientConnection {
             reset();
             return;
         }
-        responseStarted = true;
-        responseEnded = true;
-        status = switching.code();
-        state = State.UPGRADED;
-        Channel client = ctx.channel();
-        client.config().setAutoRead(false);
         owner.config().setAutoRead(false);
         ByteBuf fromOwner = Splice.removeCodec(owner.pipeline(), OWNER_CODEC);
-        headers.set(RequestIds.NAME, requestId);
-        ctx.writeAndFlush(new DefaultHttpResponse(HttpVersion.HTTP_1_1, switching, headers));
-        ByteBuf fromClient = Splice.removeCodec(client.pipeline(), CLIENT_CODEC);
-        cancelBodyTimer();
-        exchange = null;
-        for (String name : HTTP_HANDLERS) {
-            if (client.pipeline().get(name) != null) {
-                client.pipeline().remove(name);
-            }
-        }
+        Channel client = ctx.channel();
+        ByteBuf fromClient = switchProtocols(switching, headers);
         Splice splice = Splice.join(client, owner, idleTimeout, fromClient, fromOwner);
         splice.closeFuture().addListener(f -> {
             state = State.CLOSED;
@@ -580,6 +567,67 @@ final class ClientConnection {
             bytesOut = splice.bytesOwnerToClient();
             countEnd(status);
         });
+    }
+
+    /**
+     * Switches protocols for a relayed upgrade (uplink v2, docs/PROTOCOL.md section 9.7): writes
+     * the worker's {@code 101} head with {@code Upgrade: <protocol>} and {@code Connection:
+     * upgrade} (hop-by-hop, so this hop writes them, RFC 9110 §7.8), takes the HTTP handlers out,
+     * and starts {@code splice} with what the codec still held and the 101's body. Runs on this
+     * connection's loop.
+     */
+    void relayUpgrade(
+            HttpResponseStatus switching,
+            HttpHeaders headers,
+            String protocol,
+            RelaySplice splice,
+            BodySource fromWorker) {
+        if (state != State.EXCHANGE || responseStarted) {
+            fromWorker.cancel(new IllegalStateException("the client connection is " + state));
+            reset();
+            return;
+        }
+        headers.set(HttpHeaderNames.UPGRADE, protocol);
+        headers.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
+        Channel client = ctx.channel();
+        ByteBuf fromClient = switchProtocols(switching, headers);
+        splice.closeFuture().thenRun(() -> {
+            state = State.CLOSED;
+            log.debug(
+                    "relayed upgraded connection {} ended: {} bytes up, {} down",
+                    client.remoteAddress(),
+                    splice.bytesUp(),
+                    splice.bytesDown());
+            bytesIn = splice.bytesUp();
+            bytesOut = splice.bytesDown();
+            countEnd(status);
+        });
+        splice.start(client, fromClient, fromWorker);
+    }
+
+    /**
+     * The client half of a switch: writes the {@code 101} head (flushed) and removes the HTTP
+     * codec and handlers from the client's pipeline in the same task, so no byte is read in
+     * between; returns what the codec held (the caller's).
+     */
+    private ByteBuf switchProtocols(HttpResponseStatus switching, HttpHeaders headers) {
+        responseStarted = true;
+        responseEnded = true;
+        status = switching.code();
+        state = State.UPGRADED;
+        Channel client = ctx.channel();
+        client.config().setAutoRead(false);
+        headers.set(RequestIds.HEADER, requestId);
+        ctx.writeAndFlush(new DefaultHttpResponse(HttpVersion.HTTP_1_1, switching, headers));
+        ByteBuf fromClient = Splice.removeCodec(client.pipeline(), CLIENT_CODEC);
+        cancelBodyTimer();
+        exchange = null;
+        for (String name : HTTP_HANDLERS) {
+            if (client.pipeline().get(name) != null) {
+                client.pipeline().remove(name);
+            }
+        }
+        return fromClient;
     }
 
     /** Writes a part of the response body (not flushed). */

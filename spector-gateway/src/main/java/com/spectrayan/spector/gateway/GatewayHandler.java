@@ -199,13 +199,14 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
                                     : context.relay().workers());
             return;
         }
-        if (Upgrades.isUpgrade(request)) {
-            c.answer(Responses.problem(Upgrades.relayRefusal(), path, c.requestId()));
-            return;
-        }
+        String upgrade = Upgrades.isUpgrade(request) ? Upgrades.WEBSOCKET : null;
         context.tokens().removeTokenCookie(request.headers()); // a worker never holds a gateway credential
         String workerId = RelayRoute.workerIdOf(path);
         PeerHop hop = context.peerHop();
+        if (upgrade != null && workerId != null && hop.forwards(workerId)) {
+            c.answer(Responses.problem(Upgrades.relayRefusal(), path, c.requestId())); // no two-way peer hop
+            return;
+        }
         if (workerId != null && hop.forwards(workerId)) {
             try {
                 String tenant = RelayRoute.tenantOf(request, claims);
@@ -217,9 +218,15 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         RelayedExchange relayed = new RelayedExchange(
-                c, ctx.executor(), path, HttpUtil.is100ContinueExpected(request), context.metrics());
+                c,
+                ctx.executor(),
+                path,
+                HttpUtil.is100ContinueExpected(request),
+                context.metrics(),
+                upgrade,
+                context.streamIdleTimeout());
         c.start(relayed);
-        if (workerId != null && hop != PeerHop.OFF) {
+        if (workerId != null && hop != PeerHop.OFF && upgrade == null) {
             // The link seen a moment ago went before the relay started: the hop finds where it is now.
             relayed.onNoLink(() -> {
                 try {

@@ -148,8 +148,9 @@ final class RelayRoute {
                 RelayHeaders.forRequest(headers),
                 tenant,
                 lease,
-                hasBody ? exchange : null,
-                exchange.signal());
+                exchange.requestBody(hasBody),
+                exchange.signal(),
+                exchange.upgrade());
         exchange.onRelayed(relay.relay(workerId, new RelayCall(target, relayed)));
     }
 

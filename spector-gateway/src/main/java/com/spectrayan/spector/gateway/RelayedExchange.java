@@ -14,6 +14,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.concurrent.EventExecutor;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -30,6 +31,10 @@ import org.jspecify.annotations.Nullable;
  * A body that ends badly (malformed, too slow) or a client that goes away aborts the relay's
  * {@link #signal()}, so the worker cancels its target's request and the worker's relay slot is
  * released at once.
+ *
+ * <p>An upgrade request (RFC 9110 §7.8, uplink v2 only) is relayed with a {@link RelaySplice} as
+ * its body; a {@code 101} switches the connection to it ({@link ClientConnection#relayUpgrade}),
+ * anything else is answered as any response. On a v1 link the relay fails NOT_IMPLEMENTED (501).
  */
 final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     private final ClientConnection connection;
@@ -58,22 +63,61 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
      */
     private @Nullable Runnable onNoLink;
 
+    /** The protocol an upgrade request asks for, or null. */
+    private final @Nullable String upgrade;
+
+    /** The client's side of a switched connection, for an upgrade request; null otherwise. */
+    private final @Nullable RelaySplice splice;
+
     RelayedExchange(
             ClientConnection connection,
             EventExecutor loop,
             String path,
             boolean expectContinue,
             GatewayMetrics metrics) {
+        this(connection, loop, path, expectContinue, metrics, null, Duration.ofSeconds(1));
+    }
+
+    /**
+     * An exchange for a request that asks to upgrade to {@code upgrade} (null: an ordinary one),
+     * whose switched connection closes after {@code idleTimeout} without a byte either way.
+     */
+    RelayedExchange(
+            ClientConnection connection,
+            EventExecutor loop,
+            String path,
+            boolean expectContinue,
+            GatewayMetrics metrics,
+            @Nullable String upgrade,
+            Duration idleTimeout) {
         this.connection = connection;
         this.loop = loop;
         this.path = path;
         this.expectContinue = expectContinue;
         this.metrics = metrics;
         this.bodyEnded = !connection.bodyPending();
+        this.upgrade = upgrade;
+        this.splice = upgrade == null ? null : new RelaySplice(loop, signal, idleTimeout, metrics);
     }
 
     AbortSignal signal() {
         return signal;
+    }
+
+    /** Returns the protocol the request asks to upgrade to, or null. */
+    @Nullable
+    String upgrade() {
+        return upgrade;
+    }
+
+    /**
+     * Returns the relayed request's body: for an upgrade, the client's side of the connection once
+     * it switched (docs/PROTOCOL.md section 9.7); else this exchange when the request has a body.
+     */
+    @Nullable
+    BodySource requestBody(boolean hasBody) {
+        RelaySplice s = splice;
+        return s != null ? s : hasBody ? this : null;
     }
 
     /**
@@ -205,6 +249,18 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
             }
         }
         BodySource body = response.body();
+        RelaySplice s = splice;
+        String protocol = upgrade;
+        if (response.isSwitching() && body != null) {
+            finished = true; // the connection is the splice's from here
+            if (s == null || protocol == null) {
+                cancel(body, new IllegalStateException("a 101 to a request that asked for no upgrade"));
+                connection.reset();
+                return;
+            }
+            connection.relayUpgrade(HttpResponseStatus.SWITCHING_PROTOCOLS, headers, protocol, s, body);
+            return;
+        }
         boolean hasBody = connection.head(
                 HttpResponseStatus.valueOf(response.status()), headers, response.contentLength(), body != null);
         if (body == null || !hasBody) {

@@ -33,11 +33,16 @@ final class Upgrades {
                 && headers.containsValue(HttpHeaderNames.UPGRADE, WEBSOCKET, true);
     }
 
-    /** The answer to an upgrade through {@code /relay/...}: uplink v1 carries no two-way stream. */
+    /**
+     * The answer to an upgrade through {@code /relay/...} that would cross the peer hop to another
+     * replica (docs/PROTOCOL.md section 8), which carries no two-way stream; a link of this replica
+     * that speaks v1 is answered the same by the relay ({@code Failures.upgradeNeedsV2}).
+     */
     static SpectorException relayRefusal() {
         return SpectorException.of(
                 ErrorCode.NOT_IMPLEMENTED,
-                "upgrades through /relay/... need uplink v2's two-way streams",
+                "upgrades through /relay/... need uplink v2's two-way streams on this replica's link of the worker"
+                        + " (the peer hop between replicas carries none)",
                 Map.of("feature", "relay-upgrade"));
     }
 }

@@ -3,17 +3,7 @@ package com.spectrayan.spector.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.owner.RecordedRequest;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashMap;
-import java.util.Locale;
-import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -24,10 +14,9 @@ import org.junit.jupiter.api.Test;
  * then spliced both ways. Regression: {@code Upgrade: websocket} was answered 200 as a plain GET.
  */
 final class EdgeUpgradeTest {
-    /** RFC 6455 §1.3's sample key and the accept value it must produce. */
-    private static final String KEY = "dGhlIHNhbXBsZSBub25jZQ==";
+    private static final String KEY = RawWebSocket.KEY;
 
-    private static final String ACCEPT = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
+    private static final String ACCEPT = RawWebSocket.ACCEPT;
 
     private static Cell cell;
 
@@ -59,15 +48,15 @@ final class EdgeUpgradeTest {
     @Test
     void shouldForwardAWebSocketUpgradeAndSpliceBothWays() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-1");
-        try (Ws ws = new Ws(cell.gateway.port())) {
+        try (RawWebSocket ws = new RawWebSocket(cell.gateway.port())) {
             ws.out.write(handshake(ns, true).getBytes(StandardCharsets.ISO_8859_1));
             ws.out.flush();
-            Head head = ws.readHead();
-            assertThat(head.status).isEqualTo(101);
-            assertThat(head.headers.get("upgrade")).isEqualToIgnoringCase("websocket");
-            assertThat(head.headers.get("connection")).isEqualToIgnoringCase("upgrade");
-            assertThat(head.headers.get("sec-websocket-accept")).isEqualTo(ACCEPT);
-            assertThat(head.headers).doesNotContainKey("transfer-encoding").doesNotContainKey("content-length");
+            RawWebSocket.Head head = ws.readHead();
+            assertThat(head.status()).isEqualTo(101);
+            assertThat(head.headers().get("upgrade")).isEqualToIgnoringCase("websocket");
+            assertThat(head.headers().get("connection")).isEqualToIgnoringCase("upgrade");
+            assertThat(head.headers().get("sec-websocket-accept")).isEqualTo(ACCEPT);
+            assertThat(head.headers()).doesNotContainKey("transfer-encoding").doesNotContainKey("content-length");
 
             ws.sendText("ping-me");
             assertThat(ws.readText()).isEqualTo("ping-me");
@@ -96,27 +85,31 @@ final class EdgeUpgradeTest {
     void shouldFollowA421OnTheHandshake() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-0");
         cell.moveNamespace(ns, "owner-0", "owner-1", 2, 5);
-        try (Ws ws = new Ws(cell.gateway.port())) {
+        try (RawWebSocket ws = new RawWebSocket(cell.gateway.port())) {
             ws.out.write(handshake(ns, true).getBytes(StandardCharsets.ISO_8859_1));
             ws.out.flush();
-            assertThat(ws.readHead().status).isEqualTo(101);
+            assertThat(ws.readHead().status()).isEqualTo(101);
             ws.sendText("after-421");
             assertThat(ws.readText()).isEqualTo("after-421");
         }
         assertThat(cell.recorded(ns)).extracting(RecordedRequest::status).containsExactly(421, 101);
     }
 
-    /** Uplink v1 has no two-way streams: an upgrade through the relay is 501, not a silent GET. */
+    /**
+     * An upgrade through the relay is relayed, never a silent GET: to a worker with no link it is
+     * 503 WORKER_UNREACHABLE like any relay. (A worker whose link speaks v1 answers 501, and a v2
+     * link switches: {@code RelayUpgradeTest}.)
+     */
     @Test
-    void shouldAnswer501ToAnUpgradeThroughTheRelay() throws Exception {
+    void shouldAnswer503ToAnUpgradeThroughTheRelayToAWorkerWithNoLink() throws Exception {
         RawClient.Response r = RawClient.exchange(
                 cell.gateway.port(),
                 "GET /relay/w1/app/ws HTTP/1.1\r\nHost: gw\r\n"
                         + "Upgrade: websocket\r\nConnection: Upgrade\r\n"
                         + "Sec-WebSocket-Key: " + KEY + "\r\nSec-WebSocket-Version: 13\r\n"
                         + "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n\r\n");
-        assertThat(r.status()).isEqualTo(501);
-        assertThat(r.text()).contains("\"code\":\"NOT_IMPLEMENTED\"");
+        assertThat(r.status()).isEqualTo(503);
+        assertThat(r.text()).contains("\"code\":\"WORKER_UNREACHABLE\"");
     }
 
     /** RFC 9110 §7.8: an Upgrade token the gateway does not pass is ignored; the GET is served. */
@@ -136,82 +129,13 @@ final class EdgeUpgradeTest {
     @Test
     void shouldCloseAnIdleUpgradedConnection() throws Exception {
         String ns = cell.namespaceOwnedBy("owner-0");
-        try (Ws ws = new Ws(cell.gateway.port())) {
+        try (RawWebSocket ws = new RawWebSocket(cell.gateway.port())) {
             ws.out.write(handshake(ns, true).getBytes(StandardCharsets.ISO_8859_1));
             ws.out.flush();
-            assertThat(ws.readHead().status).isEqualTo(101);
+            assertThat(ws.readHead().status()).isEqualTo(101);
             long started = System.nanoTime();
             assertThat(ws.in.read()).as("closed by the gateway").isEqualTo(-1);
             assertThat((System.nanoTime() - started) / 1_000_000).isBetween(3_000L, 15_000L);
-        }
-    }
-
-    private record Head(int status, Map<String, String> headers) {}
-
-    /** A raw WebSocket client: masked frames out (RFC 6455 §5.3), unmasked frames in. */
-    private static final class Ws implements AutoCloseable {
-        final Socket socket = new Socket();
-        final InputStream in;
-        final OutputStream out;
-
-        Ws(int port) throws IOException {
-            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), RawClient.TIMEOUT_MS);
-            socket.setSoTimeout(RawClient.TIMEOUT_MS);
-            in = socket.getInputStream();
-            out = socket.getOutputStream();
-        }
-
-        Head readHead() throws IOException {
-            String status = line();
-            Map<String, String> headers = new LinkedHashMap<>();
-            for (String h = line(); !h.isEmpty(); h = line()) {
-                int c = h.indexOf(':');
-                headers.put(
-                        h.substring(0, c).strip().toLowerCase(Locale.ROOT),
-                        h.substring(c + 1).strip());
-            }
-            return new Head(Integer.parseInt(status.split(" ", 3)[1]), headers);
-        }
-
-        void sendText(String text) throws IOException {
-            byte[] payload = text.getBytes(StandardCharsets.UTF_8);
-            ByteArrayOutputStream f = new ByteArrayOutputStream();
-            f.write(0x81);
-            if (payload.length < 126) {
-                f.write(0x80 | payload.length);
-            } else {
-                f.write(0x80 | 126);
-                f.write(payload.length >>> 8);
-                f.write(payload.length & 0xff);
-            }
-            byte[] mask = {0x12, 0x34, 0x56, 0x78};
-            f.write(mask);
-            for (int i = 0; i < payload.length; i++) {
-                f.write(payload[i] ^ mask[i % 4]);
-            }
-            out.write(f.toByteArray());
-            out.flush();
-        }
-
-        String readText() throws IOException {
-            int b0 = in.read();
-            int b1 = in.read();
-            assertThat(b0 & 0x0f).as("a text frame").isEqualTo(1);
-            assertThat(b1 & 0x80).as("server frames are not masked").isZero();
-            int len = b1 & 0x7f;
-            if (len == 126) {
-                len = (in.read() << 8) | in.read();
-            }
-            return new String(in.readNBytes(len), StandardCharsets.UTF_8);
-        }
-
-        private String line() throws IOException {
-            return RawClient.line(in);
-        }
-
-        @Override
-        public void close() throws IOException {
-            socket.close();
         }
     }
 }

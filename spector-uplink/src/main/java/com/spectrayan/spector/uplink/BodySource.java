@@ -4,6 +4,9 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -31,6 +34,24 @@ public interface BodySource {
      */
     default CompletionStage<@Nullable ByteBuf> nextBuf() {
         return next().thenApply(part -> part == null ? null : Unpooled.wrappedBuffer(part));
+    }
+
+    /**
+     * Reads the next part as {@link #nextBuf()} does and hands it (or the failure) to {@code then}
+     * on {@code executor}, typically the reader's event loop, where its state lives. When the
+     * executor refuses the task (it shut down) {@code then} is not called and the part is
+     * released here, so a part nobody can take never leaks.
+     */
+    default void nextBufOn(Executor executor, BiConsumer<@Nullable ByteBuf, @Nullable Throwable> then) {
+        nextBuf().whenComplete((part, error) -> {
+            try {
+                executor.execute(() -> then.accept(part, error));
+            } catch (RejectedExecutionException e) {
+                if (part != null) {
+                    part.release();
+                }
+            }
+        });
     }
 
     /** The reader stops reading: the producer releases what it holds and stops producing. */

@@ -9,15 +9,30 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One HTTP request as a relay target receives it on the worker, or as the gateway hands it to
- * {@code GatewayRelay}. Headers are already filtered by the header policy.
+ * {@code GatewayRelay}. Headers are already filtered by the header policy, so the hop-by-hop
+ * {@code Upgrade} and {@code Connection} never appear among them.
+ *
+ * <p><b>Upgrades</b> (RFC 9110 §7.8; docs/PROTOCOL.md section 9.7). A request with a non-null
+ * {@link #upgrade()} asks to switch its connection to that protocol ({@code websocket}); it always
+ * has a {@link #body()}, which is the client's side of the connection: nothing of it flows before
+ * the answer, and after a {@code 101} ({@link RelayedResponse#isSwitching()}) it carries the
+ * client's bytes as they come, for as long as the connection lives. Its end (null from {@link
+ * BodySource#next()}) is the client's half close (a TCP FIN); a failure, or the {@link #signal()}
+ * aborting, ends both directions. A target that answers anything but {@code 101} cancels it. A
+ * target that performs the upgrade with an upstream asks anew with {@code Upgrade: <upgrade>} and
+ * {@code Connection: upgrade}, as every hop does (the header is hop-by-hop), and passes the other
+ * headers ({@code Sec-WebSocket-Key}, {@code -Version}, {@code -Protocol}, {@code -Extensions})
+ * as they are, so the client's key and the upstream's accept match end to end.
  *
  * @param method the method
  * @param url the absolute http(s) URL
  * @param headers the headers in order, repeats kept
  * @param tenant the tenant the caller's token names
  * @param leaseId the lease the request runs under, if any
- * @param body the body, or null when the request has none
+ * @param body the body, or null when the request has none; never null with {@code upgrade}
  * @param signal aborts when the exchange is cancelled, times out, or its uplink closes
+ * @param upgrade the protocol the request asks to switch to, an RFC 9110 token such as {@code
+ *     websocket}, or null for an ordinary request
  */
 public record RelayedRequest(
         String method,
@@ -26,12 +41,29 @@ public record RelayedRequest(
         String tenant,
         @Nullable String leaseId,
         @Nullable BodySource body,
-        AbortSignal signal) {
+        AbortSignal signal,
+        @Nullable String upgrade) {
     public RelayedRequest {
         requireNonNull(method, "method");
         requireNonNull(url, "url");
         headers = List.copyOf(requireNonNull(headers, "headers"));
         requireNonNull(tenant, "tenant");
         requireNonNull(signal, "signal");
+        if (upgrade != null && body == null) {
+            throw new IllegalArgumentException(
+                    "body: null with upgrade " + upgrade + " (expected: the client's side of the connection)");
+        }
+    }
+
+    /** An ordinary request, which asks for no upgrade. */
+    public RelayedRequest(
+            String method,
+            URI url,
+            List<Header> headers,
+            String tenant,
+            @Nullable String leaseId,
+            @Nullable BodySource body,
+            AbortSignal signal) {
+        this(method, url, headers, tenant, leaseId, body, signal, null);
     }
 }

@@ -20,6 +20,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
@@ -103,6 +104,8 @@ public final class HttpForwardTarget implements RelayTarget {
         private boolean discarding; // a bodyless answer's head is out: drop what follows it
         private boolean done;
         private @Nullable Throwable failure;
+        /** The connection switched protocols: every later event is the splice's. */
+        private @Nullable Switched switched;
 
         Forward(RelayedRequest request, EventLoop loop) {
             this.request = request;
@@ -138,6 +141,20 @@ public final class HttpForwardTarget implements RelayTarget {
                 }
             }
             headers.set(HttpHeaderNames.HOST, upstream.getHost() + ":" + upstream.getPort());
+            String upgrade = request.upgrade();
+            if (upgrade != null) {
+                // Hop-by-hop, so dropped by the relay: this hop asks anew (RFC 9110 §7.8). The
+                // request has no body of its own; its BodySource is the client's side of the
+                // connection, read only after a 101.
+                headers.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
+                headers.set(HttpHeaderNames.UPGRADE, upgrade);
+                ch.write(new DefaultHttpRequest(
+                        HttpVersion.HTTP_1_1, HttpMethod.valueOf(request.method()), target, headers));
+                ch.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+                requestComplete = true;
+                ch.read();
+                return;
+            }
             BodySource body = request.body();
             if (body != null) {
                 headers.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
@@ -183,6 +200,11 @@ public final class HttpForwardTarget implements RelayTarget {
 
         @Override
         public void onMessage(Object message) {
+            Switched sw = switched;
+            if (sw != null) {
+                sw.onMessage(message);
+                return;
+            }
             if (message instanceof HttpObject o && o.decoderResult().isFailure()) {
                 ReferenceCountUtil.release(message);
                 fail(SpectorException.of(
@@ -195,6 +217,9 @@ public final class HttpForwardTarget implements RelayTarget {
                 int status = r.status().code();
                 if (status >= 100 && status <= 199 && status != 101) {
                     interim = true; // RFC 9110 §15.2: the final response follows
+                } else if (status == RelayedResponse.SWITCHING_PROTOCOLS) {
+                    switchProtocols(r);
+                    return;
                 } else {
                     answer(r, status);
                 }
@@ -231,14 +256,53 @@ public final class HttpForwardTarget implements RelayTarget {
             }
         }
 
-        /** Completes the head from the upstream's final response. */
-        private void answer(HttpResponse r, int status) {
+        /**
+         * The upstream switched protocols (RFC 9110 §15.2.2): the HTTP codec is set to pass bytes
+         * both ways, and the exchange becomes a {@link Switched} splice of the connection and the
+         * relayed stream. A 101 to a request that asked for no upgrade is INTERNAL.
+         */
+        private void switchProtocols(HttpResponse r) {
+            BodySource clientSide = request.body();
+            Channel ch = channel;
+            if (request.upgrade() == null || clientSide == null || ch == null) {
+                fail(SpectorException.of(
+                        ErrorCode.INTERNAL,
+                        "upstream " + upstream + " answered 101 to a request that asked for no upgrade"));
+                return;
+            }
+            io.netty.channel.ChannelHandlerContext codec = ch.pipeline().context(HttpClientCodec.class);
+            if (codec == null) {
+                fail(SpectorException.of(ErrorCode.INTERNAL, "upstream " + upstream + " connection has no HTTP codec"));
+                return;
+            }
+            ((HttpClientCodec) codec.handler()).prepareUpgradeFrom(codec); // the encoder passes bytes as they are
+            Switched sw = new Switched(ch, clientSide);
+            switched = sw;
+            head.complete(RelayedResponse.switching(responseHeaders(r), sw));
+            sw.start();
+        }
+
+        /** Returns the upstream's end-to-end headers (hop-by-hop and those Connection names dropped). */
+        private List<Header> responseHeaders(HttpResponse r) {
             List<Header> out = new ArrayList<>();
             Set<String> tokens = HeaderPolicy.connectionTokens(r.headers().getAll(HttpHeaderNames.CONNECTION));
             for (Map.Entry<String, String> h : r.headers()) {
                 if (HeaderPolicy.forwardsToClient(h.getKey(), tokens)) {
                     out.add(new Header(h.getKey(), h.getValue()));
                 }
+            }
+            return out;
+        }
+
+        /** Completes the head from the upstream's final response. */
+        private void answer(HttpResponse r, int status) {
+            List<Header> out = responseHeaders(r);
+            BodySource clientSide = request.body();
+            if (request.upgrade() != null && clientSide != null) {
+                // RFC 9110 §7.8: the upstream ignored the upgrade; an ordinary answer, and the
+                // client's side of a connection that never switched has nothing to carry.
+                clientSide.cancel(new java.util.concurrent.CancellationException(
+                        "upstream " + upstream + " answered " + status + " to the upgrade"));
             }
             long declared = r.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)
                     ? ResponseFraming.UNKNOWN_LENGTH
@@ -299,10 +363,20 @@ public final class HttpForwardTarget implements RelayTarget {
         }
 
         @Override
-        public void onWritabilityChanged(boolean writable) {}
+        public void onWritabilityChanged(boolean writable) {
+            Switched sw = switched;
+            if (sw != null && writable) {
+                sw.upstreamWritable();
+            }
+        }
 
         @Override
         public void onClosed() {
+            Switched sw = switched;
+            if (sw != null) {
+                sw.upstreamClosed();
+                return;
+            }
             if (!responseComplete) {
                 fail(SpectorException.of(ErrorCode.INTERNAL, "upstream " + upstream + " closed the connection"));
             }
@@ -316,6 +390,10 @@ public final class HttpForwardTarget implements RelayTarget {
         private void fail(Throwable why) {
             if (done && failure != null) {
                 return;
+            }
+            Switched sw = switched;
+            if (sw != null) {
+                sw.fail(why);
             }
             failure = why;
             head.completeExceptionally(why);
@@ -342,6 +420,208 @@ public final class HttpForwardTarget implements RelayTarget {
             done = true;
             if (ch != null) {
                 transport.release(loop, upstream, ch, requestComplete && responseComplete);
+            }
+        }
+
+        /**
+         * The switched connection (section 9.7 of docs/PROTOCOL.md), spliced to the relayed
+         * stream: the upstream's bytes are the response body ({@link #nextBuf()}, read from the
+         * socket only when the relay asks, so at most one read waits), and the client's side (the
+         * request body) is written to the upstream while it is writable. Each direction ends on
+         * its own: the client's end is a FIN to the upstream ({@code shutdownOutput}), the
+         * upstream's FIN ends the response body; the connection closes once both ended. The
+         * upstream closing ends its side and stops reading the client's; a failure, a cancel or
+         * the request's abort closes it at once. Confined to the exchange's event loop.
+         */
+        private final class Switched implements BodySource {
+            private final Channel ch;
+            private final BodySource clientSide;
+            private final ArrayDeque<ByteBuf> fromUpstream = new ArrayDeque<>();
+            private @Nullable CompletableFuture<@Nullable ByteBuf> reader;
+            private boolean upstreamEnded;
+            private boolean clientEnded;
+            private boolean clientReading;
+            private boolean waitingWritable;
+            private boolean closed;
+            private @Nullable Throwable failed;
+
+            Switched(Channel ch, BodySource clientSide) {
+                this.ch = ch;
+                this.clientSide = clientSide;
+            }
+
+            void start() {
+                // A FIN from the upstream is its half close, not the connection's end.
+                ch.config().setOption(io.netty.channel.ChannelOption.ALLOW_HALF_CLOSURE, true);
+                ch.pipeline().addLast("upgrade-fin", new io.netty.channel.ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void userEventTriggered(io.netty.channel.ChannelHandlerContext ctx, Object evt) {
+                        if (evt instanceof io.netty.channel.socket.ChannelInputShutdownEvent) {
+                            upstreamFin();
+                        } else {
+                            ReferenceCountUtil.release(evt);
+                        }
+                    }
+                });
+                pumpClient();
+            }
+
+            void onMessage(Object message) {
+                if (!(message instanceof ByteBuf b) || closed || upstreamEnded || !b.isReadable()) {
+                    ReferenceCountUtil.release(message); // the empty end of the 101's head, or late bytes
+                    return;
+                }
+                CompletableFuture<@Nullable ByteBuf> r = reader;
+                if (r != null) {
+                    reader = null;
+                    if (!r.complete(b)) {
+                        b.release();
+                    }
+                } else {
+                    fromUpstream.add(b);
+                }
+            }
+
+            @Override
+            public CompletionStage<@Nullable ByteBuf> nextBuf() {
+                CompletableFuture<@Nullable ByteBuf> f = new CompletableFuture<>();
+                loop.execute(() -> {
+                    ByteBuf b = fromUpstream.poll();
+                    Throwable why = failed;
+                    if (b != null) {
+                        f.complete(b);
+                    } else if (why != null) {
+                        f.completeExceptionally(why);
+                    } else if (upstreamEnded) {
+                        f.complete(null);
+                    } else if (reader != null) {
+                        f.completeExceptionally(new IllegalStateException("one read at a time"));
+                    } else {
+                        reader = f;
+                        ch.read(); // one socket read per read of the body: the stream's window holds it back
+                    }
+                });
+                return f;
+            }
+
+            @Override
+            public CompletionStage<@Nullable ByteBuffer> next() {
+                return nextBuf().thenApply(b -> b == null ? null : copy(b));
+            }
+
+            @Override
+            public void cancel(Throwable reason) {
+                loop.execute(() -> fail(reason));
+            }
+
+            /** Writes the client's bytes while the upstream takes them; its end is a FIN. */
+            private void pumpClient() {
+                if (closed || clientEnded || clientReading) {
+                    return;
+                }
+                if (!ch.isWritable()) {
+                    waitingWritable = true;
+                    return;
+                }
+                clientReading = true;
+                clientSide.nextBufOn(loop, this::clientRead);
+            }
+
+            private void clientRead(@Nullable ByteBuf part, @Nullable Throwable error) {
+                clientReading = false;
+                if (closed || clientEnded) {
+                    if (part != null) {
+                        part.release();
+                    }
+                    return;
+                }
+                if (error != null) {
+                    Forward.this.fail(error);
+                    return;
+                }
+                if (part == null) {
+                    clientEnded = true;
+                    if (upstreamEnded) {
+                        close(); // both halves ended
+                    } else if (ch instanceof io.netty.channel.socket.DuplexChannel duplex) {
+                        duplex.shutdownOutput(); // the client's FIN, passed on
+                    }
+                    return;
+                }
+                ch.writeAndFlush(part).addListener(w -> {
+                    if (!w.isSuccess()) {
+                        Forward.this.fail(w.cause());
+                    }
+                });
+                pumpClient();
+            }
+
+            void upstreamWritable() {
+                if (waitingWritable) {
+                    waitingWritable = false;
+                    pumpClient();
+                }
+            }
+
+            /** The upstream's FIN: its side ends after what is queued; the client's side goes on. */
+            private void upstreamFin() {
+                endUpstream();
+                if (clientEnded) {
+                    close();
+                }
+            }
+
+            /** The upstream connection closed: its side ends after what is queued, the client's stops. */
+            void upstreamClosed() {
+                endUpstream();
+                if (!clientEnded) {
+                    clientEnded = true; // nowhere to write it: stop reading the client's side
+                    clientSide.cancel(new java.util.concurrent.CancellationException(
+                            "upstream " + upstream + " closed the switched connection"));
+                }
+                close();
+            }
+
+            private void endUpstream() {
+                if (upstreamEnded) {
+                    return;
+                }
+                upstreamEnded = true;
+                CompletableFuture<@Nullable ByteBuf> r = reader;
+                if (r != null && fromUpstream.isEmpty()) {
+                    reader = null;
+                    r.complete(null);
+                }
+            }
+
+            /** Fails both sides at once, dropping what is queued. */
+            void fail(Throwable why) {
+                if (failed == null && !(upstreamEnded && fromUpstream.isEmpty() && reader == null)) {
+                    failed = why;
+                }
+                ByteBuf b;
+                while ((b = fromUpstream.poll()) != null) {
+                    b.release();
+                }
+                CompletableFuture<@Nullable ByteBuf> r = reader;
+                reader = null;
+                if (r != null) {
+                    r.completeExceptionally(why);
+                }
+                if (!clientEnded) {
+                    clientEnded = true;
+                    clientSide.cancel(why);
+                }
+                close();
+            }
+
+            private void close() {
+                if (!closed) {
+                    closed = true;
+                    channel = null;
+                    done = true;
+                    transport.release(loop, upstream, ch, false); // a switched connection is never reused
+                }
             }
         }
 

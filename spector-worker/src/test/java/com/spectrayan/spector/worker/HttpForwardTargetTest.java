@@ -343,4 +343,237 @@ final class HttpForwardTargetTest {
             assertThat(e.getMessage()).contains("could not be decoded");
         });
     }
+
+    // ---- upgrades (docs/PROTOCOL.md section 9.7; RFC 9110 §7.8 and §15.2.2; RFC 6455 §4) ----
+
+    /** What an upgrading upstream saw of its connection: the request head's lines, and how the connection ended. */
+    private static final class UpgradeSeen {
+        final java.util.concurrent.CompletableFuture<List<String>> head =
+                new java.util.concurrent.CompletableFuture<>();
+        final java.util.concurrent.CompletableFuture<String> ended = new java.util.concurrent.CompletableFuture<>();
+    }
+
+    /**
+     * Starts a raw upstream that answers the handshake with {@code answer} (a 101, or a refusal),
+     * then, after a 101, echoes every byte; at the client's FIN it writes {@code after-fin} and
+     * closes (a half close both ways). {@code seen} records what it saw.
+     */
+    private HttpForwardTarget upgradeUpstream(String answer, UpgradeSeen seen) throws IOException {
+        ServerSocket socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        raw = socket;
+        rawThreads.execute(() -> {
+            try (Socket connection = socket.accept()) {
+                connection.setSoTimeout((int) WAIT.toMillis() * 2);
+                InputStream in = connection.getInputStream();
+                OutputStream out = connection.getOutputStream();
+                java.util.ArrayList<String> lines = new java.util.ArrayList<>();
+                StringBuilder line = new StringBuilder();
+                while (true) {
+                    int b = in.read();
+                    if (b < 0) {
+                        seen.ended.complete("closed before the head ended");
+                        return;
+                    }
+                    if (b == '\n') {
+                        String l = line.toString().strip();
+                        line.setLength(0);
+                        if (l.isEmpty()) {
+                            break;
+                        }
+                        lines.add(l);
+                    } else {
+                        line.append((char) b);
+                    }
+                }
+                seen.head.complete(lines);
+                out.write(answer.getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                if (!answer.startsWith("HTTP/1.1 101")) {
+                    seen.ended.complete("answered");
+                    in.read();
+                    return;
+                }
+                byte[] buf = new byte[8192];
+                for (int n = in.read(buf); n >= 0; n = in.read(buf)) {
+                    out.write(buf, 0, n);
+                    out.flush();
+                }
+                out.write("after-fin".getBytes(StandardCharsets.US_ASCII)); // the client's FIN: our side goes on
+                out.flush();
+                seen.ended.complete("fin");
+            } catch (IOException e) {
+                seen.ended.complete("reset: " + e.getMessage());
+            }
+        });
+        return new HttpForwardTarget(URI.create("http://127.0.0.1:" + socket.getLocalPort()), transport, group);
+    }
+
+    private static final String SWITCH = String.join(
+            "\r\n",
+            "HTTP/1.1 101 Switching Protocols",
+            "Upgrade: websocket",
+            "Connection: Upgrade",
+            "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=",
+            "Sec-WebSocket-Protocol: chat",
+            "",
+            "");
+
+    /** The client's side of a switched connection, fed by the test: parts queue until read, then its end. */
+    private static final class ClientSide implements BodySource {
+        private final java.util.concurrent.LinkedBlockingQueue<java.util.Optional<ByteBuffer>> parts =
+                new java.util.concurrent.LinkedBlockingQueue<>();
+        final java.util.concurrent.CompletableFuture<Throwable> cancelled =
+                new java.util.concurrent.CompletableFuture<>();
+
+        void send(String text) {
+            parts.add(java.util.Optional.of(ByteBuffer.wrap(text.getBytes(StandardCharsets.US_ASCII))));
+        }
+
+        void end() {
+            parts.add(java.util.Optional.empty());
+        }
+
+        @Override
+        public CompletionStage<@Nullable ByteBuffer> next() {
+            return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    java.util.Optional<ByteBuffer> p = parts.poll(WAIT.toMillis() * 3, TimeUnit.MILLISECONDS);
+                    if (p == null) {
+                        throw new IllegalStateException("the test sent nothing");
+                    }
+                    return p.orElse(null);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
+                }
+            });
+        }
+
+        @Override
+        public void cancel(Throwable reason) {
+            cancelled.complete(reason);
+            end(); // a read still waiting ends
+        }
+    }
+
+    private static RelayedRequest upgrade(BodySource clientSide, AbortSignal signal) {
+        return new RelayedRequest(
+                "GET",
+                URI.create("http://app.local/ws"),
+                List.of(
+                        new Header("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+                        new Header("Sec-WebSocket-Version", "13")),
+                "acme",
+                null,
+                clientSide,
+                signal,
+                "websocket");
+    }
+
+    private static String readText(BodySource body, int bytes) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        while (out.size() < bytes) {
+            ByteBuffer part = done(body.next(), "the upstream's bytes");
+            assertThat(part).as("bytes before the end").isNotNull();
+            byte[] b = new byte[java.util.Objects.requireNonNull(part).remaining()];
+            part.get(b);
+            out.writeBytes(b);
+        }
+        return out.toString(StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * RFC 9110 §7.8 and RFC 6455 §4.1: the upstream is asked anew with Upgrade and Connection
+     * (hop-by-hop, so the relay dropped them), the key passes as it is, and no body framing is
+     * sent; its 101 (§15.2.2) is answered with its end-to-end headers, and the two sides are
+     * spliced: the client's bytes reach it and its bytes come back, and each side's end is a half
+     * close (its bytes after the client's FIN still arrive).
+     */
+    @Test
+    void handle_upgradeAnswered101_splicesBothWaysWithHalfCloses() throws Exception {
+        UpgradeSeen seen = new UpgradeSeen();
+        HttpForwardTarget target = upgradeUpstream(SWITCH, seen);
+        ClientSide client = new ClientSide();
+
+        RelayedResponse response = done(target.handle(upgrade(client, new AbortSignal())), "the upgrade");
+
+        assertThat(response.isSwitching()).isTrue();
+        assertThat(response.contentLength()).isEqualTo(-1);
+        assertThat(response.headers())
+                .contains(
+                        new Header("Sec-WebSocket-Accept", "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="),
+                        new Header("Sec-WebSocket-Protocol", "chat"));
+        assertThat(headerNames(response)).doesNotContain("upgrade", "connection");
+        List<String> head = done(seen.head, "the upstream's request head");
+        assertThat(head.get(0)).isEqualTo("GET /ws HTTP/1.1");
+        assertThat(head)
+                .contains("upgrade: websocket", "connection: upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==")
+                .noneMatch(l -> l.toLowerCase(Locale.ROOT).startsWith("transfer-encoding"))
+                .noneMatch(l -> l.toLowerCase(Locale.ROOT).startsWith("content-length"));
+        BodySource upstream = body(response);
+        client.send("ping-1");
+        assertThat(readText(upstream, 6)).isEqualTo("ping-1");
+        client.send("ping-2");
+        assertThat(readText(upstream, 6)).isEqualTo("ping-2");
+
+        client.end(); // the client's FIN
+        assertThat(readText(upstream, 9))
+                .as("the upstream's side after the client's FIN")
+                .isEqualTo("after-fin");
+        assertThat(done(upstream.next(), "the upstream's end")).isNull();
+        assertThat(done(seen.ended, "the upstream's connection")).isEqualTo("fin");
+        com.spectrayan.spector.testkit.Waits.until(
+                "the switched connection is closed, never pooled", () -> transport.openConnections() == 0);
+    }
+
+    /** RFC 9110 §7.8: an upstream may refuse; its answer is an ordinary response and the client's side is cancelled. */
+    @Test
+    void handle_upgradeRefused_anOrdinaryResponseAndTheClientSideCancelled() throws Exception {
+        UpgradeSeen seen = new UpgradeSeen();
+        HttpForwardTarget target = upgradeUpstream(
+                "HTTP/1.1 426 Upgrade Required\r\nSec-WebSocket-Version: 13\r\nContent-Length: 2\r\n\r\nno", seen);
+        ClientSide client = new ClientSide();
+
+        RelayedResponse response = done(target.handle(upgrade(client, new AbortSignal())), "the upgrade");
+
+        assertThat(response.status()).isEqualTo(426);
+        assertThat(response.contentLength()).isEqualTo(2);
+        assertThat(readAll(body(response), "the refusal")).isEqualTo("no".getBytes(StandardCharsets.US_ASCII));
+        assertThat(done(client.cancelled, "the client's side is cancelled")).isNotNull();
+    }
+
+    /** A 101 to a request that asked for no upgrade is not a switch this target made: INTERNAL. */
+    @Test
+    void handle_101WithoutAnUpgrade_failsInternal() throws Exception {
+        HttpForwardTarget target = upgradeUpstream(SWITCH, new UpgradeSeen());
+
+        Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() ->
+                target.handle(request("GET", "/ws")).toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+
+        assertThat(failure).isInstanceOf(ExecutionException.class);
+        assertThat(failure.getCause())
+                .isInstanceOfSatisfying(
+                        SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL))
+                .hasMessageContaining("101");
+    }
+
+    /** The request's signal (a RESET, the uplink lost) ends both sides at once: the upstream's connection closes. */
+    @Test
+    void handle_upgradeAborted_closesTheUpstreamConnection() throws Exception {
+        UpgradeSeen seen = new UpgradeSeen();
+        HttpForwardTarget target = upgradeUpstream(SWITCH, seen);
+        ClientSide client = new ClientSide();
+        AbortSignal signal = new AbortSignal();
+        RelayedResponse response = done(target.handle(upgrade(client, signal)), "the upgrade");
+        client.send("x");
+        assertThat(readText(body(response), 1)).isEqualTo("x");
+
+        signal.abort(new java.util.concurrent.CancellationException("the gateway reset the stream"));
+
+        assertThat(done(seen.ended, "the upstream's connection ends")).isIn("fin", "reset: Connection reset");
+        Throwable failed = org.assertj.core.api.Assertions.catchThrowable(
+                () -> body(response).next().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        assertThat(failed).isInstanceOf(ExecutionException.class);
+        com.spectrayan.spector.testkit.Waits.until("no connection left", () -> transport.openConnections() == 0);
+    }
 }

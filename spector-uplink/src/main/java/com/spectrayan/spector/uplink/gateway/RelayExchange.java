@@ -53,6 +53,15 @@ import org.jspecify.annotations.Nullable;
  * reaches the caller) and cancel the relay; a relay answered {@code {}} with fewer bytes fails the
  * body INTERNAL after the bytes that came. Either names the worker.
  *
+ * <p>Upgrades (v2 only, docs/PROTOCOL.md section 9.7; on a v1 link NOT_IMPLEMENTED before
+ * anything is sent): the stream opens with the request head's {@code upgrade} and no END_STREAM,
+ * and the caller's body is uploaded for as long as it flows. A {@code 101} resolves with the
+ * worker's DATA as its body and no declared length, cancels the deadline (the caller bounds the
+ * switched connection by idleness), and turns END_STREAM into a half close each way: the worker's
+ * ends the body, the caller's body's end is sent as END_STREAM, and the relay succeeds once both
+ * ended. A RESET either way, the caller's abort or the link's loss ends both. Anything but a
+ * {@code 101} is an ordinary response (RFC 9110 §7.8: the server may ignore the upgrade).
+ *
  * <p>Concurrency: events arrive on several threads at once: pushes and call answers on the
  * uplink's thread, body parts and the abort on the caller's, the deadline on the scheduler, the
  * permit on whichever thread released the slot. Every mutable field is guarded by {@code this},
@@ -218,6 +227,16 @@ final class RelayExchange implements RelayHooks {
         }
         RelayedRequest request = call.request();
         boolean hasBody = request.body() != null;
+        RealGatewayWorkerClient c = link.relayClient();
+        V2Connection v2 = c.v2();
+        if (v2 != null) {
+            startV2(link, c, v2);
+            return;
+        }
+        if (request.upgrade() != null) {
+            fail(Failures.upgradeNeedsV2(workerId), false); // v1 has no two-way stream (section 9.7)
+            return;
+        }
         RelayRequest wire;
         try {
             wire = new RelayRequest(
@@ -231,12 +250,6 @@ final class RelayExchange implements RelayHooks {
                     hasBody);
         } catch (SpectorException e) {
             fail(e, false);
-            return;
-        }
-        RealGatewayWorkerClient c = link.relayClient();
-        V2Connection v2 = c.v2();
-        if (v2 != null) {
-            startV2(link, c, v2);
             return;
         }
         synchronized (this) {
@@ -276,7 +289,7 @@ final class RelayExchange implements RelayHooks {
                     request.headers(),
                     request.tenant(),
                     request.leaseId(),
-                    null);
+                    request.upgrade());
             head.toFrame(1, !hasBody); // the END_STREAM rule (section 9.3), before anything is sent
         } catch (SpectorException e) {
             fail(e, false);
@@ -346,15 +359,7 @@ final class RelayExchange implements RelayHooks {
                 reading = true;
             }
             assertNoLock();
-            source.nextBuf().whenComplete((part, error) -> {
-                try {
-                    connection.channel().eventLoop().execute(() -> partRead(s, part, error));
-                } catch (RejectedExecutionException e) {
-                    if (part != null) {
-                        part.release();
-                    }
-                }
-            });
+            source.nextBufOn(connection.channel().eventLoop(), (part, error) -> partRead(s, part, error));
         }
 
         private void partRead(V2Stream s, @Nullable ByteBuf part, @Nullable Throwable error) {
@@ -382,6 +387,13 @@ final class RelayExchange implements RelayHooks {
             }
             if (part == null) {
                 s.write(Unpooled.EMPTY_BUFFER, true);
+                boolean bothEnded;
+                synchronized (RelayExchange.this) {
+                    bothEnded = switched && responseDone;
+                }
+                if (bothEnded) {
+                    succeeded(); // the client's half close after the worker's: the switched stream is done
+                }
                 return;
             }
             s.write(part, false);
@@ -413,6 +425,16 @@ final class RelayExchange implements RelayHooks {
 
         @Override
         public void onReset(V2ErrorCode code, Frame.@Nullable ErrorFrame error) {
+            boolean stopReading;
+            synchronized (RelayExchange.this) {
+                stopReading = code == V2ErrorCode.NO_ERROR && switched && responseDone;
+            }
+            if (stopReading) {
+                // Section 9.7: the worker ended its side and stops reading ours (its upstream
+                // closed), as an HTTP/2 server that answered in full (RFC 9113 §8.1).
+                succeeded();
+                return;
+            }
             if (code == V2ErrorCode.RELAY_ERROR && error != null) {
                 fail(error.toException(), false, true); // the worker's own error, behind what it sent
             } else if (code == V2ErrorCode.REFUSED_STREAM) {
@@ -444,9 +466,18 @@ final class RelayExchange implements RelayHooks {
         private void responseEnded() {
             SpectorException shortBody = null;
             boolean uploadOpen;
+            ResponseBody halfClosed = null;
             synchronized (RelayExchange.this) {
                 if (finished) {
                     return;
+                }
+                if (switched) {
+                    // Section 9.7: END_STREAM on a switched stream is a half close; the client's
+                    // side goes on until it ends too.
+                    responseDone = true;
+                    if (!endSent) {
+                        halfClosed = body;
+                    }
                 }
                 if (body != null
                         && declaredLength != ResponseFraming.UNKNOWN_LENGTH
@@ -454,6 +485,10 @@ final class RelayExchange implements RelayHooks {
                     shortBody = Failures.lengthUnderrun(workerId, declaredLength, receivedBytes);
                 }
                 uploadOpen = uploading && !endSent;
+            }
+            if (halfClosed != null) {
+                halfClosed.end(); // the caller reads the worker's end; the relay stays open
+                return;
             }
             if (shortBody != null) {
                 fail(shortBody, true, true); // section 9.4: a declared length is a promise
@@ -466,6 +501,15 @@ final class RelayExchange implements RelayHooks {
             succeeded();
         }
     }
+
+    /**
+     * The worker answered {@code 101} (section 9.7): both directions stay open after the head, the
+     * deadline no longer runs, and the relay ends when both have ended. Guarded by this.
+     */
+    private boolean switched;
+
+    /** On a switched relay, the worker's END_STREAM arrived (its half close). Guarded by this. */
+    private boolean responseDone;
 
     /** The v2 relay's stream, once it opened; null on v1. Guarded by this. */
     private @Nullable V2Relay v2Relay;
@@ -592,23 +636,38 @@ final class RelayExchange implements RelayHooks {
     /** The worker's response head (either version); {@code onTaken} hears each read of the body. */
     private void headArrived(int status, List<Header> headers, long length, IntConsumer onTaken) {
         RelayedResponse response;
+        ScheduledFuture<?> deadlineTimer = null;
         synchronized (this) {
             if (finished) {
                 return;
             }
             if (!headSeen) {
                 headSeen = true;
-                boolean noBody =
-                        ResponseFraming.bodyless(call.request().method().equals("HEAD"), status);
+                // A 101 reaches here only for a request that asked to upgrade (ResponseHead.parse).
+                boolean switching = status == RelayedResponse.SWITCHING_PROTOCOLS;
+                boolean noBody = !switching
+                        && ResponseFraming.bodyless(call.request().method().equals("HEAD"), status);
                 ResponseBody b = noBody ? null : new ResponseBody(reason -> fail(reason, true), onTaken);
                 body = b;
                 declaredLength = length;
-                response = new RelayedResponse(status, headers, length, b);
+                if (switching && b != null) {
+                    switched = true;
+                    // As Envoy applies no request timeout to an upgraded WebSocket: the deadline
+                    // covers the handshake, the caller bounds the switched connection by idleness.
+                    deadlineTimer = timer;
+                    timer = null;
+                    response = RelayedResponse.switching(headers, b);
+                } else {
+                    response = new RelayedResponse(status, headers, length, b);
+                }
             } else {
                 response = null;
             }
         }
         assertNoLock();
+        if (deadlineTimer != null) {
+            deadlineTimer.cancel(false);
+        }
         if (response == null) {
             fail(Failures.invalidResponse(workerId, null), true); // A second head.
             return;

@@ -151,7 +151,7 @@ public final class UplinkSession implements FrameChannel.Receiver {
      * startup gate, as a {@code relay.request}'s do. A stream refused there is reset: {@code
      * RELAY_ERROR} with v1's error object (FORBIDDEN on a local admin connection,
      * RELAY_TARGET_MISSING, BAD_REQUEST for a URL that is not a URI, INTERNAL when the worker
-     * failed to start, NOT_IMPLEMENTED for an upgrade), or {@code REFUSED_STREAM} past {@link
+     * failed to start), or {@code REFUSED_STREAM} past {@link
      * Limits#ACTIVE_RELAYS_PER_CONNECTION}.
      */
     void onStream(V2Stream stream, RequestHead head, boolean endStream) {
@@ -372,13 +372,6 @@ public final class UplinkSession implements FrameChannel.Receiver {
                     ErrorCode.RELAY_TARGET_MISSING,
                     "no relay target '" + head.target() + "' on worker " + options.workerId(),
                     Map.of("target", head.target())));
-            return;
-        }
-        if (head.upgrade() != null) {
-            relay.refuse(SpectorException.of(
-                    ErrorCode.NOT_IMPLEMENTED,
-                    "upgrade '" + head.upgrade() + "' is not relayed by worker " + options.workerId() + " yet",
-                    Map.of("feature", "upgrade")));
             return;
         }
         URI url;

@@ -53,6 +53,7 @@ import org.slf4j.LoggerFactory;
  *   <li><b>States</b> (one per relay, forward only):
  *       <pre>
  *   HELD ---start---&gt; CALLED ---head sent, body follows---&gt; STREAMING ---END_STREAM---&gt; SETTLED
+ *                                                     (a 101: END_STREAM sent and the gateway's end read)
  *     |                 |  \---head with END_STREAM----------------------------------&gt; SETTLED
  *     +-----------------+--------------+--- refused, failed, reset, link closed -------&gt; SETTLED
  * </pre>
@@ -73,6 +74,13 @@ import org.slf4j.LoggerFactory;
  *       target's {@link SpectorException}, or INTERNAL for any other failure; after it, {@code
  *       RELAY_ERROR} INTERNAL (the gateway then resets its client, as in v1). A peer reset or the
  *       link's loss aborts the request's {@link AbortSignal} and cancels the response body.
+ *   <li><b>Switched streams</b> (section 9.7). A request head with {@code upgrade} reaches the
+ *       target as {@link RelayedRequest#upgrade()} with the stream's DATA as its body. A {@code
+ *       101} answer goes out as a head without END_STREAM, its body is pumped as any other (no
+ *       declared length), and its end is a half close (END_STREAM) that leaves the gateway's
+ *       direction open: the relay settles once the target also had the gateway's END_STREAM or
+ *       stopped reading (then RESET {@code NO_ERROR} tells the gateway to stop sending). A 101 to
+ *       a head that named no upgrade is INTERNAL. A reset either way aborts both directions.
  *   <li><b>After it settled</b> the stream may still be open in the gateway's direction (the
  *       target answered without reading the whole request): its DATA is released and credited at
  *       once, so the gateway's upload ends and the stream closes.
@@ -120,6 +128,12 @@ final class V2ServedRelay implements V2StreamHandler {
     private boolean reading;
     /** The rest of the part read last, not yet written (the stream turned unwritable). */
     private @Nullable ByteBuf pending;
+
+    /** The target answered 101: the stream carries the switched connection (section 9.7). */
+    private boolean switched;
+
+    /** On a switched stream, the response body ended and END_STREAM was written. */
+    private boolean responseEnded;
 
     /** Written on the loop when the relay settles; read by the session on its executor. */
     private volatile boolean settled;
@@ -236,8 +250,8 @@ final class V2ServedRelay implements V2StreamHandler {
             return;
         }
         state = State.CALLED;
-        RelayedRequest request =
-                new RelayedRequest(head.method(), url, head.headers(), head.tenant(), head.leaseId(), body, signal);
+        RelayedRequest request = new RelayedRequest(
+                head.method(), url, head.headers(), head.tenant(), head.leaseId(), body, signal, head.upgrade());
         try {
             CompletableFuture.supplyAsync(() -> target.handle(request), executor)
                     .thenCompose(Function.identity())
@@ -272,15 +286,27 @@ final class V2ServedRelay implements V2StreamHandler {
         int status = response.status();
         boolean bodyless = ResponseFraming.bodyless(head.method().equals("HEAD"), status);
         ResponseHead responseHead;
+        boolean switching = status == RelayHead.SWITCHING_PROTOCOLS;
         try {
-            if (status == RelayHead.SWITCHING_PROTOCOLS) {
-                throw SpectorException.badRequest("status", "101 (expected: not 101, this relay does not upgrade)");
+            if (switching && head.upgrade() == null) {
+                throw SpectorException.badRequest(
+                        "status", "101 (expected: not 101, the request asked for no upgrade)");
             }
             responseHead = new ResponseHead(
                     status, response.headers(), ResponseFraming.contentLength(status, response.contentLength()));
         } catch (SpectorException e) {
             cancelAsync(responseBody, e);
             failedBeforeHead(internal("answered a response outside the bounds: " + e.getMessage()), e);
+            return;
+        }
+        if (switching) {
+            // Section 9.7: the head goes out without END_STREAM; the stream carries the switched
+            // connection both ways from now on.
+            stream.sendHeaders(responseHead, false);
+            state = State.STREAMING;
+            this.switched = true;
+            this.responseBody = requireNonNull(responseBody, "a 101's body (RelayedResponse checks it)");
+            writeOut();
             return;
         }
         long length = responseHead.length();
@@ -373,6 +399,11 @@ final class V2ServedRelay implements V2StreamHandler {
                 return;
             }
             stream.write(Unpooled.EMPTY_BUFFER, true);
+            if (switched) {
+                responseEnded = true; // a half close: the gateway's side may still be flowing
+                settleIfBothEnded();
+                return;
+            }
             settle(null);
             return;
         }
@@ -400,6 +431,25 @@ final class V2ServedRelay implements V2StreamHandler {
         }
         stream.resetRelayError(internal(message));
         settle(cause);
+    }
+
+    // ---- a switched stream's two ends (section 9.7) ----
+
+    /**
+     * Settles a switched relay once both directions ended: the target read the gateway's
+     * END_STREAM, or stopped reading (its upstream closed), and the response body ended. A
+     * gateway that is still sending is told to stop with RESET {@code NO_ERROR}, as an HTTP/2
+     * server that answered before the whole request (RFC 9113 §8.1).
+     */
+    private void settleIfBothEnded() {
+        StreamBody b = body;
+        if (state != State.STREAMING || !switched || !responseEnded || b == null || !b.isOver()) {
+            return;
+        }
+        if (!b.endSeen) {
+            stream.reset(V2ErrorCode.NO_ERROR, null);
+        }
+        settle(null);
     }
 
     // ---- settling ----
@@ -484,7 +534,7 @@ final class V2ServedRelay implements V2StreamHandler {
      */
     final class StreamBody implements BodySource {
         private final ArrayDeque<ByteBuf> queued = new ArrayDeque<>();
-        private boolean endSeen;
+        boolean endSeen;
         private boolean endDelivered;
         private @Nullable Throwable failure;
         private @Nullable Read reader;
@@ -516,7 +566,15 @@ final class V2ServedRelay implements V2StreamHandler {
 
         @Override
         public void cancel(Throwable reason) {
-            onLoop(() -> close(reason));
+            onLoop(() -> {
+                close(reason);
+                settleIfBothEnded(); // a switched target stopped reading: its side is over
+            });
+        }
+
+        /** Answers whether the reader has had the end, or stopped reading (loop only). */
+        boolean isOver() {
+            return endDelivered || failure != null;
         }
 
         /** Returns the bytes that arrived and the reader has not taken (across threads, may lag). */
@@ -539,6 +597,7 @@ final class V2ServedRelay implements V2StreamHandler {
             } else if (endSeen) {
                 endDelivered = true;
                 deliver(read, null, null);
+                settleIfBothEnded();
             } else {
                 reader = read;
             }
@@ -570,6 +629,7 @@ final class V2ServedRelay implements V2StreamHandler {
                     reader = null;
                     endDelivered = true;
                     deliver(waiting, null, null);
+                    settleIfBothEnded();
                 }
             }
         }

@@ -69,6 +69,35 @@ final class RelayRefusalEndToEndTest {
 
     private final RelayHarness h = seed.h;
 
+    /**
+     * Section 9.7: v1 carries no two-way stream, so an upgrade to a worker on a v1 link fails
+     * NOT_IMPLEMENTED ({@code feature} relay-upgrade) before anything is sent: no relay.request,
+     * the target never called.
+     */
+    @Test
+    void upgrade_onAV1Link_notImplementedAndNothingSent() {
+        seed.route("/ws", request -> respond(200, ArrayBody.of("not an upgrade")));
+        RecordingChannel gatewayEnd = h.connect();
+        com.spectrayan.spector.uplink.AbortSignal signal = new com.spectrayan.spector.uplink.AbortSignal();
+        RelayedRequest upgrade = new RelayedRequest(
+                "GET",
+                java.net.URI.create("http://app.local/ws"),
+                List.of(),
+                "acme",
+                null,
+                ArrayBody.of(""),
+                signal,
+                "websocket");
+
+        SpectorException refused = spector(
+                h.relay().relay(W1, new com.spectrayan.spector.uplink.gateway.RelayCall("app", upgrade)),
+                ErrorCode.NOT_IMPLEMENTED,
+                "an upgrade over v1");
+        assertThat(refused.details()).containsEntry("feature", "relay-upgrade");
+        assertThat(h.targetCalls).isEmpty();
+        assertThat(gatewayEnd.sent("relay.request")).as("nothing sent").isEmpty();
+    }
+
     // ---- seed: relay.request, relay.body and relay.cancel from an admin session that is not the
     // gateway's uplink answer FORBIDDEN
 

@@ -329,18 +329,66 @@ final class V2ServedRelayTest {
         assertThat(requests).isEmpty();
     }
 
-    /** Section 9.7's upgrades are not served by this relay yet: a clear 501 (NOT_IMPLEMENTED), the target never called. */
+    private static RequestHead upgradeHead() {
+        return new RequestHead("app", "GET", "https://app.local/ws", List.of(), "acme", null, "websocket");
+    }
+
+    /**
+     * Section 9.7: a 101 keeps both directions open after the head. The target echoes the
+     * stream's DATA (its 101 body is the request body itself); the gateway's END_STREAM is the
+     * client's half close, the echo's end follows it, and the relay settles once both ended.
+     */
     @Test
-    void upgradeHead_resetRelayErrorNotImplemented() {
-        V2LinkPair pair = connect(request -> CompletableFuture.failedFuture(new AssertionError("not called")));
-        RequestHead upgrade =
-                new RequestHead("app", "GET", "https://app.local/ws", List.of(), "acme", null, "websocket");
+    void upgradeHead_target101_echoesBothWaysAndSettlesAfterBothHalfCloses() {
+        V2LinkPair pair = connect(request -> CompletableFuture.completedFuture(RelayedResponse.switching(
+                List.of(new Header("sec-websocket-accept", "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")),
+                java.util.Objects.requireNonNull(request.body()))));
 
-        GatewayStream stream = pair.open(upgrade, false);
+        GatewayStream stream = pair.open(upgradeHead(), false);
 
-        relayError(stream, ErrorCode.NOT_IMPLEMENTED);
-        assertThat(errorObject(stream).details().path("feature").asText()).isEqualTo("upgrade");
-        assertThat(requests).isEmpty();
+        ResponseHead switched = Waits.done(stream.head, "the 101 goes out before any byte");
+        assertThat(switched.status()).isEqualTo(101);
+        assertThat(switched.headers())
+                .containsExactly(new Header("sec-websocket-accept", "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="));
+        assertThat(takeRequest().upgrade()).isEqualTo("websocket");
+        assertThat(stream.body).as("no END_STREAM on a 101").isNotDone();
+        byte[] bytes = pattern(3 * GatewayStream.CHUNK + 7, 5); // past the first window's worth of slices
+        stream.send(bytes);
+
+        assertThat(Waits.done(stream.body, "the echo ends after the gateway's end", BULK))
+                .isEqualTo(bytes);
+        awaitNoRelays(pair);
+        assertThat(stream.reset).as("both ends were half closes, never a reset").isNotDone();
+    }
+
+    /** RFC 9110 §7.8: a target may ignore the upgrade; its answer is an ordinary response, the stream then settles. */
+    @Test
+    void upgradeHead_targetAnswersNot101_anOrdinaryResponse() {
+        V2LinkPair pair = connect(request -> {
+            java.util.Objects.requireNonNull(request.body()).cancel(new CancellationException("not switching"));
+            return CompletableFuture.completedFuture(new RelayedResponse(
+                    426, List.of(new Header("sec-websocket-version", "13")), 2, ArrayBody.of("no")));
+        });
+
+        GatewayStream stream = pair.open(upgradeHead(), false);
+
+        assertThat(Waits.done(stream.head, "the head").status()).isEqualTo(426);
+        assertThat(Waits.done(stream.body, "the body")).isEqualTo(utf8("no"));
+        awaitNoRelays(pair);
+    }
+
+    /** Section 9.7: RESET aborts both directions of a switched stream: the target's signal aborts. */
+    @Test
+    void switchedStream_gatewayResets_abortsTheTarget() {
+        V2LinkPair pair = connect(request -> CompletableFuture.completedFuture(
+                RelayedResponse.switching(List.of(), java.util.Objects.requireNonNull(request.body()))));
+
+        GatewayStream stream = pair.open(upgradeHead(), false);
+        assertThat(Waits.done(stream.head, "the 101").status()).isEqualTo(101);
+        RelayedRequest request = takeRequest();
+        stream.cancel();
+
+        Waits.until("the target's request is aborted", () -> request.signal().isAborted());
         awaitNoRelays(pair);
     }
 
@@ -369,9 +417,12 @@ final class V2ServedRelayTest {
         assertThat(reset(past).code()).isEqualTo(V2ErrorCode.REFUSED_STREAM);
         assertThat(answers).hasSize(limit);
 
-        answers.get(0).complete(new RelayedResponse(204, List.of(), null)); // the target calls ran in any order
-        Waits.until("one relay answers", () -> streams.stream().anyMatch(st -> st.head.isDone()));
-        assertThat(streams.stream().filter(st -> st.head.isDone())).hasSize(1);
+        // The targets run on the executor, so the first answer is not necessarily stream 0's.
+        answers.get(0).complete(new RelayedResponse(204, List.of(), null));
+        Waits.until("one relay answers", () -> streams.stream().anyMatch(s -> s.head.isDone()));
+        assertThat(streams.stream().filter(s -> s.head.isDone()).toList())
+                .singleElement()
+                .satisfies(s -> assertThat(s.head.join().status()).isEqualTo(204));
         Waits.until("the ended relay freed its slot", () -> pair.session.activeRelays() == limit - 1);
         GatewayStream again = pair.open(head("GET"), true);
         Waits.until("the stream at the limit again is called", () -> answers.size() == limit + 1);
@@ -468,11 +519,11 @@ final class V2ServedRelayTest {
         awaitNoRelays(pair);
     }
 
-    /** A 101 answers only a head that named an upgrade (section 9.3); this relay upgrades none. */
+    /** A 101 answers only a head that named an upgrade (section 9.3); this one named none. */
     @Test
     void target101_withoutAnUpgrade_resetRelayErrorInternalAndNoHead() {
-        V2LinkPair pair =
-                connect(request -> CompletableFuture.completedFuture(new RelayedResponse(101, List.of(), null)));
+        V2LinkPair pair = connect(
+                request -> CompletableFuture.completedFuture(RelayedResponse.switching(List.of(), ArrayBody.of("x"))));
 
         GatewayStream stream = pair.open(head("GET"), true);
 

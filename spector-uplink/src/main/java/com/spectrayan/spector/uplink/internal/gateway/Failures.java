@@ -37,6 +37,17 @@ public final class Failures {
                 && NO_LINK.equals(e.details().get("reason"));
     }
 
+    /**
+     * An upgrade (docs/PROTOCOL.md section 9.7) for a worker whose link speaks v1, which carries
+     * no two-way stream: NOT_IMPLEMENTED, {@code feature} {@code relay-upgrade}; nothing was sent.
+     */
+    public static SpectorException upgradeNeedsV2(String workerId) {
+        return SpectorException.of(
+                ErrorCode.NOT_IMPLEMENTED,
+                "upgrades through /relay/... need uplink v2's two-way streams (worker " + workerId + " speaks v1)",
+                Map.of("feature", "relay-upgrade"));
+    }
+
     /** A worker that broke the relay protocol: INTERNAL naming it. */
     public static SpectorException invalidResponse(String workerId, @Nullable Throwable cause) {
         return SpectorException.of(
