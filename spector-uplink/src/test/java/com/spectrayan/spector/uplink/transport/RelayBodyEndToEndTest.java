@@ -278,7 +278,8 @@ final class RelayBodyEndToEndTest {
         until(
                 "the gateway fills the stream's window while the target reads nothing",
                 WAIT,
-                () -> wire.v2().dataBytes(wire.v2().lastStreamId(), true) >= V2Limits.INITIAL_STREAM_WINDOW);
+                () -> wire.v2().opened()
+                        && wire.v2().dataBytes(wire.v2().lastStreamId(), true) >= V2Limits.INITIAL_STREAM_WINDOW);
         int stream = wire.v2().lastStreamId();
         done(h.link(W1).admin().statusGet(), "a round trip on the link while the window is full", WAIT);
         assertThat(wire.v2().dataBytes(stream, true))

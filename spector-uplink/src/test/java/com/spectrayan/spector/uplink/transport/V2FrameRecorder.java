@@ -208,6 +208,11 @@ final class V2FrameRecorder extends ChannelDuplexHandler {
         return seen(s -> s.sent() && s.streamId() == streamId);
     }
 
+    /** Answers whether this end opened a stream yet (wrote a request HEADERS): the open is queued on the link's loop. */
+    boolean opened() {
+        return !seen(s -> s.sent() && s.isHeaders()).isEmpty();
+    }
+
     /** Returns the id of the last stream this end opened (the last request HEADERS it wrote). */
     int lastStreamId() {
         List<Seen> heads = seen(s -> s.sent() && s.isHeaders());
