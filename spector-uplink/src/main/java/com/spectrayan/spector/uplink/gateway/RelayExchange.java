@@ -1,7 +1,5 @@
 package com.spectrayan.spector.uplink.gateway;
 
-import static java.util.Objects.requireNonNull;
-
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.ResponseFraming;
@@ -491,7 +489,8 @@ final class RelayExchange implements RelayHooks {
                 return;
             }
             if (shortBody != null) {
-                fail(shortBody, true, true); // section 9.4: a declared length is a promise
+                // Section 9.4: a declared length is a promise; its breach resets PROTOCOL_ERROR.
+                failV2(shortBody, V2ErrorCode.PROTOCOL_ERROR, true);
                 return;
             }
             V2Stream s = stream;
@@ -678,30 +677,14 @@ final class RelayExchange implements RelayHooks {
     @Override
     public void onRelayChunk(RelayChunk chunk) {
         ByteBuffer part = chunk.chunk();
-        ResponseBody b = null;
-        SpectorException broken = null;
-        synchronized (this) {
-            if (finished) {
-                return;
-            }
-            ResponseBody current = body;
-            if (!headSeen) {
-                broken = Failures.invalidResponse(workerId, new IllegalStateException("a relay-chunk before the head"));
-            } else if (current == null) {
-                broken = Failures.invalidResponse(
-                        workerId, new IllegalStateException("a relay-chunk for a response without a body"));
-            } else {
-                receivedBytes += part.remaining();
-                if (declaredLength != ResponseFraming.UNKNOWN_LENGTH && receivedBytes > declaredLength) {
-                    broken = Failures.lengthOverrun(workerId, declaredLength, receivedBytes);
-                } else {
-                    b = current;
-                }
-            }
-        }
+        Admission a = admit(part.remaining(), "a relay-chunk");
         assertNoLock();
+        ResponseBody b = a.body();
         if (b == null) {
-            fail(requireNonNull(broken, "broken"), true);
+            SpectorException broken = a.broken();
+            if (broken != null) {
+                fail(broken, true);
+            }
             return;
         }
         long unread = b.offer(Unpooled.wrappedBuffer(part));
@@ -722,46 +705,58 @@ final class RelayExchange implements RelayHooks {
      * that falls behind holds the worker back instead of failing.
      */
     private boolean dataArrived(ByteBuf data) {
-        ResponseBody b = null;
-        SpectorException broken = null;
-        synchronized (this) {
-            if (finished) {
-                data.release();
-                return false;
-            }
-            ResponseBody current = body;
-            if (current == null) {
-                broken = Failures.invalidResponse(
-                        workerId, new IllegalStateException("DATA for a response without a body"));
-            } else {
-                receivedBytes += data.readableBytes();
-                if (declaredLength != ResponseFraming.UNKNOWN_LENGTH && receivedBytes > declaredLength) {
-                    broken = Failures.lengthOverrun(workerId, declaredLength, receivedBytes);
-                } else {
-                    b = current;
-                }
-            }
-        }
+        Admission a = admit(data.readableBytes(), "DATA");
         assertNoLock();
+        ResponseBody b = a.body();
         if (b == null) {
             data.release();
-            failV2(requireNonNull(broken, "broken"), V2ErrorCode.PROTOCOL_ERROR);
+            SpectorException broken = a.broken();
+            if (broken != null) {
+                failV2(broken, V2ErrorCode.PROTOCOL_ERROR, false);
+            }
             return false;
         }
         b.offer(data);
         return true;
     }
 
-    /** Ends a v2 relay the worker broke: its stream is reset {@code code} (section 9.4), the relay fails. */
-    private void failV2(SpectorException failure, V2ErrorCode code) {
+    /**
+     * Step 1 of a part of the response body, either version's: the body it goes to, or why it
+     * breaks the relay (a part before the head or of a bodyless response, or one past the declared
+     * length, counted here); neither when the relay ended.
+     */
+    private record Admission(
+            @Nullable ResponseBody body, @Nullable SpectorException broken) {}
+
+    private synchronized Admission admit(int bytes, String part) {
+        if (finished) {
+            return new Admission(null, null);
+        }
+        ResponseBody current = body;
+        if (!headSeen || current == null) {
+            String why = !headSeen ? part + " before the head" : part + " for a response without a body";
+            return new Admission(null, Failures.invalidResponse(workerId, new IllegalStateException(why)));
+        }
+        receivedBytes += bytes;
+        if (declaredLength != ResponseFraming.UNKNOWN_LENGTH && receivedBytes > declaredLength) {
+            return new Admission(null, Failures.lengthOverrun(workerId, declaredLength, receivedBytes));
+        }
+        return new Admission(current, null);
+    }
+
+    /**
+     * Ends a v2 relay the worker broke: the relay fails ({@code afterQueued}: behind the parts
+     * already queued) and its stream is reset {@code code} (section 9.4).
+     */
+    private void failV2(SpectorException failure, V2ErrorCode code, boolean afterQueued) {
         V2Relay relay;
         synchronized (this) {
             relay = v2Relay;
         }
         V2Stream s = relay == null ? null : relay.stream;
-        fail(failure, false);
+        fail(failure, false, afterQueued);
         if (s != null) {
-            s.reset(code, null);
+            s.reset(code, null); // nothing when the stream already ended both ways
         }
     }
 
