@@ -162,8 +162,12 @@ final class GatewayRelayTest {
         worker.chunk(request.id(), utf8("def"));
         worker.result(request.id(), empty());
 
-        assertThat(text(done(body.next(), "first part"))).isEqualTo("abc");
-        assertThat(text(done(body.next(), "second part"))).isEqualTo("def");
+        // Parts that queued before the read come as one (ResponseBody.MAX_COALESCED_BYTES).
+        StringBuilder read = new StringBuilder(text(done(body.next(), "first part")));
+        if (read.length() < 6) {
+            read.append(text(done(body.next(), "second part")));
+        }
+        assertThat(read.toString()).as("the 6 declared bytes, in order").isEqualTo("abcdef");
         assertThat(done(body.next(), "the end"))
                 .as("6 of 6 bytes: the body ends")
                 .isNull();
