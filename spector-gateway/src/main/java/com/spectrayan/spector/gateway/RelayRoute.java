@@ -150,7 +150,8 @@ final class RelayRoute {
                 lease,
                 exchange.requestBody(hasBody),
                 exchange.signal(),
-                exchange.upgrade());
+                exchange.upgrade(),
+                exchange.eventLoop()); // a v2 link on the client's own loop is preferred
         exchange.onRelayed(relay.relay(workerId, new RelayCall(target, relayed)));
     }
 

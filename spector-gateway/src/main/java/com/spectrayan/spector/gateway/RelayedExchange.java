@@ -9,6 +9,7 @@ import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.gateway.GatewayRelay;
 import com.spectrayan.spector.uplink.wire.Header;
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -19,6 +20,8 @@ import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -37,15 +40,30 @@ import org.jspecify.annotations.Nullable;
  * anything else is answered as any response. On a v1 link the relay fails NOT_IMPLEMENTED (501).
  */
 final class RelayedExchange implements ClientConnection.Exchange, BodySource {
+    /**
+     * The request body bytes read from the client ahead of the relay at which reading stops
+     * ({@code autoRead} off) until the relay took them down to {@link #READ_AHEAD_LOW_BYTES}: the
+     * client's socket and the uplink work at once, reading switched on and off once per window.
+     */
+    static final int READ_AHEAD_HIGH_BYTES = 256 * 1024;
+
+    /** The request body bytes read ahead at or below which reading from the client resumes. */
+    static final int READ_AHEAD_LOW_BYTES = 64 * 1024;
+
     private final ClientConnection connection;
     private final EventExecutor loop;
     private final String path;
     private final boolean expectContinue;
     private final GatewayMetrics metrics;
     private final AbortSignal signal = new AbortSignal();
-    private final ArrayDeque<ByteBuf> queued = new ArrayDeque<>(); // at most one read batch
-    /** The relay's outstanding read of the request body, and whether it takes the buffer as it is. */
-    private @Nullable CompletableFuture<@Nullable ByteBuf> pending;
+    /** The request body read ahead: {@link #queuedBytes}, at most the read-ahead plus one read. */
+    private final ArrayDeque<ByteBuf> queued = new ArrayDeque<>();
+
+    private int queuedBytes;
+    /** Reading from the client stopped at {@link #READ_AHEAD_HIGH_BYTES}. */
+    private boolean paused;
+    /** The relay's outstanding read of the request body. */
+    private @Nullable BiConsumer<@Nullable ByteBuf, @Nullable Throwable> pending;
 
     private @Nullable BodySource responseBody;
     private @Nullable SpectorException bodyFailure;
@@ -104,6 +122,12 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         return signal;
     }
 
+    /** Returns the client connection's event loop, the relay's hint for a link on the same loop. */
+    @Nullable
+    EventLoop eventLoop() {
+        return loop instanceof EventLoop l ? l : null;
+    }
+
     /** Returns the protocol the request asks to upgrade to, or null. */
     @Nullable
     String upgrade() {
@@ -154,31 +178,60 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     @Override
     public CompletionStage<@Nullable ByteBuf> nextBuf() {
         CompletableFuture<@Nullable ByteBuf> f = new CompletableFuture<>();
-        loop.execute(() -> {
-            SpectorException failure = bodyFailure;
-            ByteBuf b = queued.poll();
-            if (failure != null) {
-                if (b != null) {
-                    b.release();
-                }
-                f.completeExceptionally(failure);
+        loop.execute(() -> readInto((b, error) -> {
+            if (error != null) {
+                f.completeExceptionally(error);
             } else if (b != null) {
-                metrics.relayedToWorker(b.readableBytes());
                 complete(f, b);
-            } else if (bodyEnded || discarded) {
-                f.complete(null);
             } else {
-                if (!pulled) {
-                    pulled = true;
-                    if (expectContinue) {
-                        connection.sendContinue(); // RFC 9110 §10.1.1: the body is wanted now
-                    }
-                }
-                pending = f;
-                connection.readBody();
+                f.complete(null);
             }
-        });
+        }));
         return f;
+    }
+
+    /** The body lives on the connection's loop: reading it never blocks. */
+    @Override
+    public boolean nonBlocking() {
+        return true;
+    }
+
+    /** A reader on the connection's loop (a v2 link there) gets each part there, inline when one is queued. */
+    @Override
+    public void nextBufOn(Executor on, BiConsumer<@Nullable ByteBuf, @Nullable Throwable> then) {
+        BodySource.nextBufOnLoop(this, loop, on, then, this::readInto);
+    }
+
+    /** Hands {@code then} the next part, the end or the failure, or keeps it until one comes (loop). */
+    private void readInto(BiConsumer<@Nullable ByteBuf, @Nullable Throwable> then) {
+        SpectorException failure = bodyFailure;
+        ByteBuf b = queued.poll();
+        if (failure != null) {
+            if (b != null) {
+                b.release();
+            }
+            then.accept(null, failure);
+        } else if (b != null) {
+            queuedBytes -= b.readableBytes();
+            if (paused && queuedBytes <= READ_AHEAD_LOW_BYTES) {
+                paused = false;
+                connection.resumeBody(); // the relay caught up: read ahead again
+            }
+            metrics.relayedToWorker(b.readableBytes());
+            then.accept(b, null);
+        } else if (bodyEnded || discarded) {
+            then.accept(null, null);
+        } else {
+            if (!pulled) {
+                pulled = true;
+                if (expectContinue) {
+                    connection.sendContinue(); // RFC 9110 §10.1.1: the body is wanted now
+                }
+            }
+            pending = then;
+            paused = false;
+            connection.resumeBody(); // read ahead of the relay, up to READ_AHEAD_HIGH_BYTES
+        }
     }
 
     @Override
@@ -195,23 +248,28 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
             b.release();
             return;
         }
-        CompletableFuture<@Nullable ByteBuf> p = pending;
+        BiConsumer<@Nullable ByteBuf, @Nullable Throwable> p = pending;
         if (p != null) {
             pending = null;
             metrics.relayedToWorker(b.readableBytes());
-            complete(p, b);
+            p.accept(b, null);
         } else {
             queued.add(b);
+            queuedBytes += b.readableBytes();
+            if (!paused && queuedBytes >= READ_AHEAD_HIGH_BYTES) {
+                paused = true;
+                connection.pauseBody(); // the relay is behind: wait for it
+            }
         }
     }
 
     @Override
     public void onBodyEnd() {
         bodyEnded = true;
-        CompletableFuture<@Nullable ByteBuf> p = pending;
+        BiConsumer<@Nullable ByteBuf, @Nullable Throwable> p = pending;
         if (p != null) {
             pending = null;
-            p.complete(null);
+            p.accept(null, null);
         }
     }
 
@@ -219,10 +277,10 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     public void onBodyFailed(SpectorException error) {
         bodyFailure = error;
         releaseQueued();
-        CompletableFuture<@Nullable ByteBuf> p = pending;
+        BiConsumer<@Nullable ByteBuf, @Nullable Throwable> p = pending;
         pending = null;
         if (p != null) {
-            p.completeExceptionally(error);
+            p.accept(null, error);
         }
         signal.abort(error); // the worker cancels the target's request: never a completed upload
         if (!finished) {
@@ -341,10 +399,10 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     public void onClosed() {
         releaseQueued();
         SpectorException gone = SpectorException.of(ErrorCode.DAEMON_CONNECTION_LOST, "the caller went away");
-        CompletableFuture<@Nullable ByteBuf> p = pending;
+        BiConsumer<@Nullable ByteBuf, @Nullable Throwable> p = pending;
         pending = null;
         if (p != null) {
-            p.completeExceptionally(gone);
+            p.accept(null, gone);
         }
         if (!finished) {
             cancelResponseBody(gone);
@@ -370,6 +428,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         while ((b = queued.poll()) != null) {
             b.release();
         }
+        queuedBytes = 0;
     }
 
     /** Hands a part to the relay's read; a read nobody waits for any more does not keep it. */

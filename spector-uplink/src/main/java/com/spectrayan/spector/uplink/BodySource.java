@@ -2,11 +2,13 @@ package com.spectrayan.spector.uplink;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.util.concurrent.EventExecutor;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -43,15 +45,61 @@ public interface BodySource {
      * released here, so a part nobody can take never leaks.
      */
     default void nextBufOn(Executor executor, BiConsumer<@Nullable ByteBuf, @Nullable Throwable> then) {
-        nextBuf().whenComplete((part, error) -> {
+        handOn(nextBuf(), executor, then);
+    }
+
+    /**
+     * {@link #nextBufOn} for a {@link #nonBlocking()} producer confined to {@code loop}: a reader
+     * on that loop has {@code read} run with {@code then} there (inline when it is on it, the part
+     * handed over before this returns when one is ready), any other reader is served as the
+     * default {@link #nextBufOn} serves it. When the loop refuses the task, {@code then} gets the
+     * refusal.
+     */
+    static void nextBufOnLoop(
+            BodySource source,
+            EventExecutor loop,
+            Executor executor,
+            BiConsumer<@Nullable ByteBuf, @Nullable Throwable> then,
+            Consumer<BiConsumer<@Nullable ByteBuf, @Nullable Throwable>> read) {
+        if (executor != loop) {
+            handOn(source.nextBuf(), executor, then);
+        } else if (loop.inEventLoop()) {
+            read.accept(then);
+        } else {
             try {
-                executor.execute(() -> then.accept(part, error));
+                loop.execute(() -> read.accept(then));
             } catch (RejectedExecutionException e) {
-                if (part != null) {
-                    part.release();
+                then.accept(null, e); // nobody runs the producer any more
+            }
+        }
+    }
+
+    private static void handOn(
+            CompletionStage<@Nullable ByteBuf> part,
+            Executor executor,
+            BiConsumer<@Nullable ByteBuf, @Nullable Throwable> then) {
+        part.whenComplete((b, error) -> {
+            try {
+                executor.execute(() -> then.accept(b, error));
+            } catch (RejectedExecutionException e) {
+                if (b != null) {
+                    b.release();
                 }
             }
         });
+    }
+
+    /**
+     * Answers whether {@link #nextBuf()}, {@link #nextBufOn} and {@link #cancel} return without
+     * blocking the calling thread and run no user code on it, so a reader on an event loop may call
+     * them there instead of on a worker pool (a producer that lives on a Netty event loop: a
+     * socket's reads, a v2 stream's DATA). Such a producer also completes {@link #nextBufOn} on the
+     * caller's thread, before it returns, when {@code executor} is the event loop it runs on, the
+     * caller is on it and a part is ready: a reader that calls it in a loop must expect that (and
+     * loop rather than recurse). The default is false: the reader hops to its executor first.
+     */
+    default boolean nonBlocking() {
+        return false;
     }
 
     /** The reader stops reading: the producer releases what it holds and stops producing. */

@@ -3,6 +3,7 @@ package com.spectrayan.spector.uplink;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.uplink.wire.Header;
+import io.netty.channel.EventLoop;
 import java.net.URI;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -33,6 +34,11 @@ import org.jspecify.annotations.Nullable;
  * @param signal aborts when the exchange is cancelled, times out, or its uplink closes
  * @param upgrade the protocol the request asks to switch to, an RFC 9110 token such as {@code
  *     websocket}, or null for an ordinary request
+ * @param eventLoop the event loop the relay's uplink stream lives on, or null when it has none (v1,
+ *     or a caller outside an uplink). A hint, never a duty: a target that does its I/O on an event
+ *     loop of the same group may run the exchange there, so each part of either body goes from
+ *     socket to socket on one thread, without a hop (the worker's {@code http-forward} does). Its
+ *     bodies then say so with {@link BodySource#nonBlocking()}.
  */
 public record RelayedRequest(
         String method,
@@ -42,7 +48,8 @@ public record RelayedRequest(
         @Nullable String leaseId,
         @Nullable BodySource body,
         AbortSignal signal,
-        @Nullable String upgrade) {
+        @Nullable String upgrade,
+        @Nullable EventLoop eventLoop) {
     public RelayedRequest {
         requireNonNull(method, "method");
         requireNonNull(url, "url");
@@ -55,6 +62,19 @@ public record RelayedRequest(
         }
     }
 
+    /** A request with no event-loop hint. */
+    public RelayedRequest(
+            String method,
+            URI url,
+            List<Header> headers,
+            String tenant,
+            @Nullable String leaseId,
+            @Nullable BodySource body,
+            AbortSignal signal,
+            @Nullable String upgrade) {
+        this(method, url, headers, tenant, leaseId, body, signal, upgrade, null);
+    }
+
     /** An ordinary request, which asks for no upgrade. */
     public RelayedRequest(
             String method,
@@ -64,6 +84,6 @@ public record RelayedRequest(
             @Nullable String leaseId,
             @Nullable BodySource body,
             AbortSignal signal) {
-        this(method, url, headers, tenant, leaseId, body, signal, null);
+        this(method, url, headers, tenant, leaseId, body, signal, null, null);
     }
 }

@@ -32,16 +32,20 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -61,14 +65,31 @@ import org.jspecify.annotations.Nullable;
  * the relay answers with the final one. A response the upstream's framing broke (a decode failure,
  * e.g. a bad chunk size) fails the exchange INTERNAL; it never ends as if complete.
  *
- * <p>Threading: each exchange lives on one event loop of the group; the relay engine's calls hop
- * to it.
+ * <p>Threading: each exchange lives on one event loop of the group: the request's {@link
+ * RelayedRequest#eventLoop()} when it is one of the group's (a v2 stream's loop: both bodies then
+ * go from socket to socket on that one thread, each part handed over inline, as {@link
+ * BodySource#nonBlocking()} allows), any other otherwise, the relay engine's calls hopping to it.
+ *
+ * <p>Read-ahead: the upstream's response body is read ahead of the relay by at most {@link
+ * #READ_AHEAD_HIGH_BYTES} (plus the one socket read that crosses it): reading stops there ({@code
+ * autoRead} off) and resumes once the relay took it down to {@link #READ_AHEAD_LOW_BYTES}, so the
+ * upstream's socket and the uplink work at once and reading is switched on and off once per
+ * window, not once per part. The request body is written while the upstream's connection is
+ * writable, parts handed over inline written together and flushed once.
  */
 public final class HttpForwardTarget implements RelayTarget {
+    /** The response bytes read ahead of the relay at which reading from the upstream stops. */
+    static final int READ_AHEAD_HIGH_BYTES = 256 * 1024;
+
+    /** The response bytes read ahead at or below which reading from the upstream resumes. */
+    static final int READ_AHEAD_LOW_BYTES = 64 * 1024;
+
     private final URI upstream;
     private final String basePath;
     private final UpstreamHttpTransport transport;
     private final EventLoopGroup group;
+    /** The group's event loops, to take a request's {@link RelayedRequest#eventLoop()} hint. */
+    private final Set<EventExecutor> loops = Collections.newSetFromMap(new IdentityHashMap<>());
 
     /** Creates a target forwarding to {@code upstream} ({@code http://host:port}). */
     public HttpForwardTarget(URI upstream, UpstreamHttpTransport transport, EventLoopGroup group) {
@@ -80,14 +101,24 @@ public final class HttpForwardTarget implements RelayTarget {
         }
         String path = upstream.getRawPath() == null ? "" : upstream.getRawPath();
         this.basePath = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+        group.forEach(loops::add);
     }
 
     @Override
     public CompletionStage<RelayedResponse> handle(RelayedRequest request) {
-        EventLoop loop = group.next();
+        EventLoop hint = request.eventLoop();
+        EventLoop loop = hint != null && loops.contains(hint) ? hint : group.next();
         Forward forward = new Forward(request, loop);
         loop.execute(forward::start);
         return forward.head;
+    }
+
+    /**
+     * Returns the response bytes {@code body}, one of this target's response bodies, has read ahead
+     * and not yet handed over, or -1 for another body. Call it on the exchange's event loop (tests).
+     */
+    static int readAhead(BodySource body) {
+        return body instanceof Forward f ? f.buffered : -1;
     }
 
     /** One forwarded exchange, confined to its event loop. */
@@ -95,9 +126,29 @@ public final class HttpForwardTarget implements RelayTarget {
         final CompletableFuture<RelayedResponse> head = new CompletableFuture<>();
         private final RelayedRequest request;
         private final EventLoop loop;
-        private final ArrayDeque<ByteBuf> parts = new ArrayDeque<>(); // bounded: read only on demand
+        /** The response's parts read ahead: {@link #buffered} bytes, bounded by the read-ahead. */
+        private final ArrayDeque<ByteBuf> parts = new ArrayDeque<>();
+
+        private int buffered;
         private @Nullable Channel channel;
-        private @Nullable CompletableFuture<@Nullable ByteBuf> pending;
+        /** The relay's read of the response body waiting for a part. */
+        private @Nullable BiConsumer<@Nullable ByteBuf, @Nullable Throwable> waiter;
+        /** The request body while it is written to the upstream. */
+        private @Nullable BodySource requestBody;
+        /** A read of the request body is outstanding. */
+        private boolean requestReading;
+        /** {@link #pumpRequest} runs (a part handed over inline re-enters it: it loops instead). */
+        private boolean pumping;
+
+        private boolean pumpAgain;
+        /** Parts were written to the upstream and not yet flushed. */
+        private boolean unflushed;
+
+        private final io.netty.channel.ChannelFutureListener writeFailed = w -> {
+            if (!w.isSuccess()) {
+                fail(w.cause());
+            }
+        };
         private boolean requestComplete;
         private boolean responseComplete;
         private boolean interim; // between an interim 1xx head and its (empty) end
@@ -128,7 +179,9 @@ public final class HttpForwardTarget implements RelayTarget {
                 return;
             }
             channel = ch; // its messages come to this exchange from now on (acquired with it)
-            ch.config().setAutoRead(false);
+            // An upgrade's connection is read one read at a time (the splice asks); an ordinary
+            // response is read ahead up to the read-ahead (see the class's notes).
+            ch.config().setAutoRead(request.upgrade() == null);
             URI url = request.url();
             String target = basePath
                     + (url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath())
@@ -165,37 +218,65 @@ public final class HttpForwardTarget implements RelayTarget {
                 ch.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
                 requestComplete = true;
             } else {
-                ch.flush();
-                pumpRequest(body);
+                requestBody = body;
+                unflushed = true; // the head
+                pumpRequest();
             }
-            ch.read();
         }
 
-        private void pumpRequest(BodySource body) {
-            body.nextBuf() // the uplink's buffers as they came: no copy on the way to the upstream
-                    .whenComplete((part, error) -> loop.execute(() -> {
-                        Channel ch = channel;
-                        if (done || ch == null) {
-                            if (part != null) {
-                                part.release();
-                            }
-                            return;
-                        }
-                        if (error != null) {
-                            fail(error);
-                        } else if (part == null) {
-                            ch.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
-                            requestComplete = true;
-                        } else {
-                            ch.writeAndFlush(new DefaultHttpContent(part)).addListener(w -> {
-                                if (w.isSuccess()) {
-                                    pumpRequest(body);
-                                } else {
-                                    fail(w.cause());
-                                }
-                            });
-                        }
-                    }));
+        /**
+         * Writes the request body's parts while the upstream's connection is writable, reading
+         * the next as each is written; parts handed over inline go out in one flush. Resumed by the
+         * connection's writability and by each part that arrives later.
+         */
+        private void pumpRequest() {
+            if (pumping) {
+                pumpAgain = true;
+                return;
+            }
+            pumping = true;
+            try {
+                do {
+                    pumpAgain = false;
+                    Channel ch = channel;
+                    BodySource body = requestBody;
+                    if (ch != null && body != null && !done && !requestComplete && !requestReading && ch.isWritable()) {
+                        requestReading = true;
+                        // the uplink's buffers as they came: no copy on the way to the upstream
+                        body.nextBufOn(loop, this::requestPart); // may hand its part over inline
+                    }
+                    if (!pumpAgain && unflushed && ch != null && channel == ch) {
+                        unflushed = false;
+                        ch.flush(); // may turn it writable at once: pumpAgain
+                    }
+                } while (pumpAgain);
+            } finally {
+                pumping = false;
+            }
+        }
+
+        private void requestPart(@Nullable ByteBuf part, @Nullable Throwable error) {
+            requestReading = false;
+            Channel ch = channel;
+            if (done || ch == null) {
+                if (part != null) {
+                    part.release();
+                }
+                return;
+            }
+            if (error != null) {
+                fail(error);
+                return;
+            }
+            if (part == null) {
+                ch.write(LastHttpContent.EMPTY_LAST_CONTENT).addListener(writeFailed);
+                requestComplete = true;
+                requestBody = null;
+            } else {
+                ch.write(new DefaultHttpContent(part)).addListener(writeFailed);
+            }
+            unflushed = true;
+            pumpRequest();
         }
 
         @Override
@@ -234,20 +315,25 @@ public final class HttpForwardTarget implements RelayTarget {
                 if (done || discarding || !c.content().isReadable()) {
                     c.release();
                 } else {
-                    CompletableFuture<@Nullable ByteBuf> p = pending;
-                    if (p != null) {
-                        pending = null;
-                        hand(p, c.content());
+                    BiConsumer<@Nullable ByteBuf, @Nullable Throwable> w = waiter;
+                    if (w != null) {
+                        waiter = null;
+                        w.accept(c.content(), null);
                     } else {
                         parts.add(c.content());
+                        buffered += c.content().readableBytes();
+                        Channel ch = channel;
+                        if (buffered >= READ_AHEAD_HIGH_BYTES && ch != null && !last) {
+                            ch.config().setAutoRead(false); // the relay is behind: wait for it
+                        }
                     }
                 }
                 if (last) {
                     responseComplete = true;
-                    CompletableFuture<@Nullable ByteBuf> p = pending;
-                    if (p != null && parts.isEmpty()) {
-                        pending = null;
-                        p.complete(null);
+                    BiConsumer<@Nullable ByteBuf, @Nullable Throwable> w = waiter;
+                    if (w != null && parts.isEmpty()) {
+                        waiter = null;
+                        w.accept(null, null);
                     }
                     releaseChannel();
                 }
@@ -329,24 +415,56 @@ public final class HttpForwardTarget implements RelayTarget {
         @Override
         public CompletionStage<@Nullable ByteBuf> nextBuf() {
             CompletableFuture<@Nullable ByteBuf> f = new CompletableFuture<>();
-            loop.execute(() -> {
-                ByteBuf b = parts.poll();
-                Throwable failed = failure;
-                if (b != null) {
+            loop.execute(() -> readInto((b, error) -> {
+                if (error != null) {
+                    f.completeExceptionally(error);
+                } else if (b != null) {
                     hand(f, b);
-                } else if (failed != null) {
-                    f.completeExceptionally(failed);
-                } else if (responseComplete) {
-                    f.complete(null);
                 } else {
-                    pending = f;
-                    Channel ch = channel;
-                    if (ch != null) {
-                        ch.read();
-                    }
+                    f.complete(null);
                 }
-            });
+            }));
             return f;
+        }
+
+        /** Lives on the exchange's event loop: reading never blocks. */
+        @Override
+        public boolean nonBlocking() {
+            return true;
+        }
+
+        /** A reader on this exchange's loop gets its part there, inline when one is read ahead. */
+        @Override
+        public void nextBufOn(
+                java.util.concurrent.Executor on, BiConsumer<@Nullable ByteBuf, @Nullable Throwable> then) {
+            BodySource.nextBufOnLoop(this, loop, on, then, this::readInto);
+        }
+
+        /** Hands {@code then} the next part, the end or the failure, or keeps it until one comes (loop). */
+        private void readInto(BiConsumer<@Nullable ByteBuf, @Nullable Throwable> then) {
+            ByteBuf b = parts.poll();
+            Throwable failed = failure;
+            if (b != null) {
+                buffered -= b.readableBytes();
+                Channel ch = channel;
+                if (buffered <= READ_AHEAD_LOW_BYTES
+                        && ch != null
+                        && !responseComplete
+                        && !ch.config().isAutoRead()) {
+                    ch.config().setAutoRead(true); // the relay caught up: read ahead again
+                }
+                then.accept(b, null);
+            } else if (failed != null) {
+                then.accept(null, failed);
+            } else if (responseComplete) {
+                then.accept(null, null);
+            } else {
+                waiter = then;
+                Channel ch = channel;
+                if (ch != null && !ch.config().isAutoRead()) {
+                    ch.config().setAutoRead(true);
+                }
+            }
         }
 
         @Override
@@ -357,8 +475,8 @@ public final class HttpForwardTarget implements RelayTarget {
         @Override
         public void onReadComplete() {
             Channel ch = channel;
-            if (ch != null && (!head.isDone() || discarding)) {
-                ch.read(); // until the head arrives, or the end of what a bodyless answer drops
+            if (ch != null && switched == null && !ch.config().isAutoRead() && (!head.isDone() || discarding)) {
+                ch.read(); // an upgrade's connection: until the head arrives, or the end a bodyless answer drops
             }
         }
 
@@ -367,6 +485,8 @@ public final class HttpForwardTarget implements RelayTarget {
             Switched sw = switched;
             if (sw != null && writable) {
                 sw.upstreamWritable();
+            } else if (writable && requestBody != null) {
+                pumpRequest();
             }
         }
 
@@ -397,14 +517,16 @@ public final class HttpForwardTarget implements RelayTarget {
             }
             failure = why;
             head.completeExceptionally(why);
-            CompletableFuture<@Nullable ByteBuf> p = pending;
-            pending = null;
-            if (p != null) {
-                p.completeExceptionally(why);
-            }
             ByteBuf b;
             while ((b = parts.poll()) != null) {
                 b.release();
+            }
+            buffered = 0;
+            requestBody = null;
+            BiConsumer<@Nullable ByteBuf, @Nullable Throwable> w = waiter;
+            waiter = null;
+            if (w != null) {
+                w.accept(null, why);
             }
             Channel ch = channel;
             channel = null;

@@ -7,6 +7,7 @@ import com.spectrayan.spector.cluster.gateway.TransportSpec;
 import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedRequest;
@@ -14,6 +15,7 @@ import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.wire.Header;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -182,6 +184,20 @@ final class HttpForwardTargetTest {
         }
     }
 
+    private static RelayedRequest request(
+            String method, String path, @Nullable BodySource body, @Nullable EventLoop eventLoop) {
+        return new RelayedRequest(
+                method,
+                URI.create("http://app.local" + path),
+                List.of(new Header("accept", "*/*")),
+                "acme",
+                null,
+                body,
+                new AbortSignal(),
+                null,
+                eventLoop);
+    }
+
     private static RelayedRequest request(String method, String path) {
         return new RelayedRequest(
                 method,
@@ -215,6 +231,277 @@ final class HttpForwardTargetTest {
         return response.headers().stream()
                 .map(h -> h.name().toLowerCase(Locale.ROOT))
                 .toList();
+    }
+
+    /**
+     * A request on one of the group's loops (a v2 stream's hint) whose body hands its parts over
+     * inline there, as the stream's DATA does: 24 MiB reaches the upstream whole and in order. The
+     * pump writes inline parts until the connection turns unwritable and resumes when its flush
+     * turns it writable again, inside the same run (the stall this defends: that writability was
+     * lost and the upload waited for the body timeout).
+     */
+    @Test
+    void handle_onTheRequestsLoop_writesAnUploadHandedOverInline_wholeAndInOrder() throws Exception {
+        HttpForwardTarget target = sinkUpstream();
+        EventLoop loop = group.next();
+        InlineBody upload = new InlineBody(loop, 24 * 1024 * 1024, 16 * 1024);
+
+        RelayedResponse response =
+                done(target.handle(request("PUT", "/sink", upload, loop)), "PUT 24 MiB handed over inline", LONG_WAIT);
+
+        assertThat(response.status()).isEqualTo(200);
+        assertThat(new String(readAll(body(response), "the sink's answer"), StandardCharsets.US_ASCII))
+                .as("what the upstream received: its length and SHA-256")
+                .isEqualTo(upload.length + " " + upload.sha256());
+        assertThat(upload.inline.get())
+                .as("parts handed over inline on the loop")
+                .isPositive();
+    }
+
+    /**
+     * The response body is read ahead of a reader that stops by at most {@link
+     * HttpForwardTarget#READ_AHEAD_HIGH_BYTES} plus the one socket read that crosses it (Netty reads
+     * at most 64 KiB at once here), and reading resumes as the reader takes it: all 16 MiB arrive
+     * in order, read on the loop with parts handed over inline.
+     */
+    @Test
+    void handle_responseReadAhead_stopsAtItsBoundAndResumes() throws Exception {
+        HttpForwardTarget target = sourceUpstream();
+        EventLoop loop = group.next();
+        int length = 16 * 1024 * 1024;
+
+        RelayedResponse response = done(target.handle(request("GET", "/source/" + length, null, loop)), "GET 16 MiB");
+        BodySource body = body(response);
+        assertThat(body.nonBlocking()).isTrue();
+
+        Waits.until(
+                "the read-ahead fills while nobody reads",
+                () -> onLoop(loop, () -> HttpForwardTarget.readAhead(body)) >= HttpForwardTarget.READ_AHEAD_HIGH_BYTES);
+        org.awaitility.Awaitility.await("the read-ahead stays within its bound")
+                .during(Duration.ofMillis(300))
+                .atMost(Duration.ofSeconds(5))
+                .until(
+                        () -> onLoop(loop, () -> HttpForwardTarget.readAhead(body)),
+                        n -> n <= HttpForwardTarget.READ_AHEAD_HIGH_BYTES + 64 * 1024);
+
+        java.util.concurrent.CompletableFuture<byte[]> all = new java.util.concurrent.CompletableFuture<>();
+        MessageDigestReader reader = new MessageDigestReader(body, loop, all);
+        loop.execute(reader::read);
+        byte[] digest = done(all, "the whole body, read on the loop", LONG_WAIT);
+
+        assertThat(reader.bytes).isEqualTo(length);
+        assertThat(digest)
+                .isEqualTo(java.security.MessageDigest.getInstance("SHA-256").digest(pattern(length)));
+        assertThat(reader.inline).as("parts read ahead were handed over inline").isPositive();
+    }
+
+    private static final Duration LONG_WAIT = Duration.ofSeconds(30);
+
+    private static <T> T onLoop(EventLoop loop, java.util.concurrent.Callable<T> task) {
+        try {
+            return loop.submit(task).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException | ExecutionException | TimeoutException e) {
+            throw new AssertionError("the loop's task failed or was not run within " + WAIT, e);
+        }
+    }
+
+    /** {@code n} bytes of a repeating pattern whose position shows (a lost or reordered part changes the digest). */
+    static byte[] pattern(int n) {
+        byte[] out = new byte[n];
+        for (int i = 0; i < n; i++) {
+            out[i] = (byte) (i * 31 + (i >>> 12));
+        }
+        return out;
+    }
+
+    /** The JDK server's {@code /sink}: reads the whole request body, answers {@code <length> <sha256 hex>}. */
+    private HttpForwardTarget sinkUpstream() throws IOException {
+        HttpServer s = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        s.createContext("/sink", exchange -> {
+            try (exchange) {
+                java.security.MessageDigest sha = sha256();
+                long n = 0;
+                byte[] buf = new byte[64 * 1024];
+                InputStream in = exchange.getRequestBody();
+                for (int r; (r = in.read(buf)) > 0; ) {
+                    sha.update(buf, 0, r);
+                    n += r;
+                }
+                byte[] answer = (n + " " + java.util.HexFormat.of().formatHex(sha.digest()))
+                        .getBytes(StandardCharsets.US_ASCII);
+                exchange.sendResponseHeaders(200, answer.length);
+                exchange.getResponseBody().write(answer);
+            }
+        });
+        s.start();
+        server = s;
+        return new HttpForwardTarget(
+                URI.create("http://127.0.0.1:" + s.getAddress().getPort()), transport, group);
+    }
+
+    /** The JDK server's {@code /source/N}: N bytes of {@link #pattern}, with their length. */
+    private HttpForwardTarget sourceUpstream() throws IOException {
+        HttpServer s = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        s.createContext("/source/", exchange -> {
+            try (exchange) {
+                int n = Integer.parseInt(exchange.getRequestURI().getPath().substring("/source/".length()));
+                byte[] body = pattern(n);
+                exchange.sendResponseHeaders(200, n);
+                OutputStream out = exchange.getResponseBody();
+                for (int off = 0; off < n; off += 64 * 1024) {
+                    out.write(body, off, Math.min(64 * 1024, n - off));
+                }
+            }
+        });
+        s.start();
+        server = s;
+        return new HttpForwardTarget(
+                URI.create("http://127.0.0.1:" + s.getAddress().getPort()), transport, group);
+    }
+
+    static java.security.MessageDigest sha256() {
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256");
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * A request body that lives on {@code loop}, as a v2 stream's does: {@link #nextBufOn} there
+     * hands the next part over inline, except every fifth, which comes from a later task (both
+     * ways a stream's DATA arrives).
+     */
+    static final class InlineBody implements BodySource {
+        final EventLoop loop;
+        final int length;
+        final int partBytes;
+        final byte[] bytes;
+        int offset;
+        int asked;
+        final java.util.concurrent.atomic.AtomicInteger inline = new java.util.concurrent.atomic.AtomicInteger();
+
+        InlineBody(EventLoop loop, int length, int partBytes) {
+            this.loop = loop;
+            this.length = length;
+            this.partBytes = partBytes;
+            this.bytes = pattern(length);
+        }
+
+        String sha256() {
+            return java.util.HexFormat.of()
+                    .formatHex(HttpForwardTargetTest.sha256().digest(bytes));
+        }
+
+        @Override
+        public boolean nonBlocking() {
+            return true;
+        }
+
+        @Override
+        public void nextBufOn(
+                java.util.concurrent.Executor on,
+                java.util.function.BiConsumer<io.netty.buffer.@Nullable ByteBuf, @Nullable Throwable> then) {
+            if (on == loop && loop.inEventLoop() && ++asked % 5 != 0) {
+                inline.incrementAndGet();
+                give(then);
+            } else {
+                loop.execute(() -> give(then));
+            }
+        }
+
+        private void give(java.util.function.BiConsumer<io.netty.buffer.@Nullable ByteBuf, @Nullable Throwable> then) {
+            if (offset == length) {
+                then.accept(null, null);
+                return;
+            }
+            int n = Math.min(partBytes, length - offset);
+            io.netty.buffer.ByteBuf part =
+                    io.netty.buffer.Unpooled.directBuffer(n).writeBytes(bytes, offset, n);
+            offset += n;
+            then.accept(part, null);
+        }
+
+        @Override
+        public CompletionStage<io.netty.buffer.@Nullable ByteBuf> nextBuf() {
+            java.util.concurrent.CompletableFuture<io.netty.buffer.@Nullable ByteBuf> f =
+                    new java.util.concurrent.CompletableFuture<>();
+            loop.execute(() -> give((b, e) -> f.complete(b)));
+            return f;
+        }
+
+        @Override
+        public CompletionStage<@Nullable ByteBuffer> next() {
+            return nextBuf().thenApply(b -> {
+                if (b == null) {
+                    return null;
+                }
+                ByteBuffer copy = ByteBuffer.allocate(b.readableBytes());
+                b.readBytes(copy);
+                b.release();
+                return copy.flip();
+            });
+        }
+
+        @Override
+        public void cancel(Throwable reason) {
+            // the test's body is all in memory: nothing to stop
+        }
+    }
+
+    /** Reads a body on its loop with {@link BodySource#nextBufOn}, looping over parts handed over inline. */
+    static final class MessageDigestReader {
+        final BodySource body;
+        final EventLoop loop;
+        final java.util.concurrent.CompletableFuture<byte[]> result;
+        final java.security.MessageDigest sha = sha256();
+        long bytes;
+        int inline;
+        private boolean reading;
+        private boolean got;
+
+        MessageDigestReader(BodySource body, EventLoop loop, java.util.concurrent.CompletableFuture<byte[]> result) {
+            this.body = body;
+            this.loop = loop;
+            this.result = result;
+        }
+
+        void read() {
+            reading = true;
+            try {
+                do {
+                    got = false;
+                    body.nextBufOn(loop, this::part);
+                    if (got) {
+                        inline++;
+                    }
+                } while (got && !result.isDone());
+            } finally {
+                reading = false;
+            }
+        }
+
+        private void part(io.netty.buffer.@Nullable ByteBuf b, @Nullable Throwable error) {
+            if (error != null) {
+                result.completeExceptionally(error);
+                return;
+            }
+            if (b == null) {
+                result.complete(sha.digest());
+                return;
+            }
+            try {
+                bytes += b.readableBytes();
+                sha.update(b.nioBuffer());
+            } finally {
+                b.release();
+            }
+            if (reading) {
+                got = true; // inline: the loop in read() asks for the next
+            } else {
+                read();
+            }
+        }
     }
 
     /** RFC 9110 §8.6: the upstream's Content-Length is the relayed length; the header never crosses. */

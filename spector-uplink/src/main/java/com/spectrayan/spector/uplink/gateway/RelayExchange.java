@@ -218,7 +218,7 @@ final class RelayExchange implements RelayHooks {
             limiter.release(); // The relay ended while it waited: hand the slot on.
             return;
         }
-        WorkerLink link = directory.live(workerId);
+        WorkerLink link = directory.live(workerId, call.request().eventLoop());
         if (link == null) {
             fail(Failures.noLink(workerId), false);
             return;
@@ -343,8 +343,33 @@ final class RelayExchange implements RelayHooks {
             this.connection = connection;
         }
 
-        /** On the loop: reads the caller's next part while the stream takes more. */
+        /** Whether {@link #pump} runs on the loop (a part handed over inline re-enters it: it loops). */
+        private boolean pumping;
+
+        private boolean pumpAgain;
+
+        /**
+         * On the loop: reads the caller's next part while the stream takes more. A caller's body on
+         * this loop ({@link BodySource#nonBlocking()}) may hand its part over inline; the run then
+         * loops rather than recursing.
+         */
         private void pump() {
+            if (pumping) {
+                pumpAgain = true;
+                return;
+            }
+            pumping = true;
+            try {
+                do {
+                    pumpAgain = false;
+                    pumpOnce();
+                } while (pumpAgain);
+            } finally {
+                pumping = false;
+            }
+        }
+
+        private void pumpOnce() {
             V2Stream s = stream;
             BodySource source = call.request().body();
             if (s == null || source == null || !s.isWritable()) {

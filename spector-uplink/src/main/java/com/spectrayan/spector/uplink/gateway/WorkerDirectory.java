@@ -1,6 +1,7 @@
 package com.spectrayan.spector.uplink.gateway;
 
 import com.spectrayan.spector.contract.ErrorCode;
+import io.netty.channel.EventLoop;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -169,6 +170,17 @@ public final class WorkerDirectory {
      * when it has none; a link that is going away ({@link WorkerLink#goAway}) is none.
      */
     public @Nullable WorkerLink live(String workerId) {
+        return live(workerId, null);
+    }
+
+    /**
+     * Returns the worker's open link with the fewest relays running, or null when it has none; of
+     * those tied, one on {@code prefer} (the caller's event loop) first, else the next in turn. A
+     * relay on its client's loop moves each part without a hop between threads, as Envoy keeps a
+     * connection pool per worker thread; the count still spreads the load (a busier link on the
+     * caller's loop loses to an idler one elsewhere).
+     */
+    public @Nullable WorkerLink live(String workerId, @Nullable EventLoop prefer) {
         List<WorkerLink> held = links.get(workerId);
         if (held == null) {
             return null;
@@ -178,7 +190,15 @@ public final class WorkerDirectory {
         WorkerLink best = null;
         for (int i = 0; i < n; i++) {
             WorkerLink l = held.get((start + i) % n);
-            if (l.isOpen() && !l.isGoingAway() && (best == null || l.activeRelays() < best.activeRelays())) {
+            if (!l.isOpen() || l.isGoingAway()) {
+                continue;
+            }
+            if (best == null
+                    || l.activeRelays() < best.activeRelays()
+                    || (prefer != null
+                            && l.activeRelays() == best.activeRelays()
+                            && l.eventLoop() == prefer
+                            && best.eventLoop() != prefer)) {
                 best = l;
             }
         }

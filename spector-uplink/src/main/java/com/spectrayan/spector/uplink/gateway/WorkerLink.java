@@ -5,7 +5,9 @@ import static java.util.Objects.requireNonNull;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.uplink.internal.gateway.Failures;
 import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
+import com.spectrayan.spector.uplink.internal.v2.V2Connection;
 import com.spectrayan.spector.uplink.wire.StatusReport;
+import io.netty.channel.EventLoop;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
@@ -159,6 +161,15 @@ public final class WorkerLink {
     /** Returns the worker's client. */
     public GatewayWorkerClient client() {
         return client;
+    }
+
+    /**
+     * Returns the event loop the link's channel runs on when it speaks v2 (its streams live there),
+     * or null for a v1 link.
+     */
+    public @Nullable EventLoop eventLoop() {
+        V2Connection v2 = client.v2();
+        return v2 == null ? null : v2.channel().eventLoop();
     }
 
     /** Returns the client with its relay operations, for {@link GatewayRelay}. */

@@ -29,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -49,7 +50,13 @@ import org.slf4j.LoggerFactory;
  *       #connectionLost}) and every completion from the target hop onto it. Target code (the call,
  *       each read and the cancel of the response body, the abort signal's listeners, the
  *       completion of the request body's reads) runs on {@link WorkerOptions#executor()}, never on
- *       the loop. {@link #isSettled()} is the one field read across threads (volatile). No lock.
+ *       the loop, with one exception: bodies that declare {@link BodySource#nonBlocking()} (a
+ *       socket's, like {@code http-forward}'s). The response body's reads are then made from the
+ *       loop, and a reader of the request body on the loop gets its parts there. The request carries
+ *       the loop ({@link RelayedRequest#eventLoop()}), so such a target can run the exchange on it:
+ *       each part is then handed over inline, with no thread hop, and {@link #writeOut} loops over
+ *       parts that come inline rather than recursing. {@link #isSettled()} is the one field read
+ *       across threads (volatile). No lock.
  *   <li><b>States</b> (one per relay, forward only):
  *       <pre>
  *   HELD ---start---&gt; CALLED ---head sent, body follows---&gt; STREAMING ---END_STREAM---&gt; SETTLED
@@ -126,6 +133,10 @@ final class V2ServedRelay implements V2StreamHandler {
     private long taken;
     /** Whether a read of the response body is outstanding. */
     private boolean reading;
+    /** Whether {@link #writeOut} runs (a part read inline re-enters it: it loops instead). */
+    private boolean writing;
+    /** Whether something changed while {@link #writeOut} ran that it must look at again. */
+    private boolean writeAgain;
     /** The rest of the part read last, not yet written (the stream turned unwritable). */
     private @Nullable ByteBuf pending;
 
@@ -251,7 +262,7 @@ final class V2ServedRelay implements V2StreamHandler {
         }
         state = State.CALLED;
         RelayedRequest request = new RelayedRequest(
-                head.method(), url, head.headers(), head.tenant(), head.leaseId(), body, signal, head.upgrade());
+                head.method(), url, head.headers(), head.tenant(), head.leaseId(), body, signal, head.upgrade(), loop);
         try {
             CompletableFuture.supplyAsync(() -> target.handle(request), executor)
                     .thenCompose(Function.identity())
@@ -339,24 +350,46 @@ final class V2ServedRelay implements V2StreamHandler {
 
     // ---- the response body ----
 
-    /** Writes what is pending while the stream is writable, then reads the next part. */
+    /**
+     * Writes what is pending while the stream is writable, then reads the next part; a part a
+     * {@link BodySource#nonBlocking()} body hands over inline is written by the same run (a loop,
+     * never a recursion).
+     */
     private void writeOut() {
-        ByteBuf p;
-        while ((p = pending) != null && stream.isWritable()) {
-            if (p.readableBytes() <= WRITE_BYTES) {
-                pending = null;
-                stream.write(p, false);
-            } else {
-                stream.write(p.readRetainedSlice(WRITE_BYTES), false);
-            }
+        if (writing) {
+            writeAgain = true;
+            return;
         }
-        if (pending == null && !reading && state == State.STREAMING && stream.isWritable()) {
-            read(requireNonNull(responseBody, "responseBody"));
+        writing = true;
+        try {
+            do {
+                writeAgain = false;
+                ByteBuf p;
+                while ((p = pending) != null && stream.isWritable()) {
+                    if (p.readableBytes() <= WRITE_BYTES) {
+                        pending = null;
+                        stream.write(p, false);
+                    } else {
+                        stream.write(p.readRetainedSlice(WRITE_BYTES), false);
+                    }
+                }
+                if (pending == null && !reading && state == State.STREAMING && stream.isWritable()) {
+                    read(requireNonNull(responseBody, "responseBody"));
+                }
+            } while (writeAgain);
+        } finally {
+            writing = false;
         }
     }
 
     private void read(BodySource source) {
         reading = true;
+        if (source.nonBlocking()) {
+            // A body that lives on an event loop (http-forward's socket, on this loop when it took
+            // the request's hint): read from here, no hop through the executor.
+            source.nextBufOn(loop, this::pulled);
+            return;
+        }
         try {
             executor.execute(() -> {
                 CompletionStage<@Nullable ByteBuf> part;
@@ -548,13 +581,29 @@ final class V2ServedRelay implements V2StreamHandler {
         @Override
         public CompletionStage<@Nullable ByteBuffer> next() {
             CompletableFuture<@Nullable ByteBuffer> read = new CompletableFuture<>();
-            return startRead(read, new Read(null, read));
+            return startRead(read, new Read(null, read, null));
         }
 
         @Override
         public CompletionStage<@Nullable ByteBuf> nextBuf() {
             CompletableFuture<@Nullable ByteBuf> read = new CompletableFuture<>();
-            return startRead(read, new Read(read, null));
+            return startRead(read, new Read(read, null, null));
+        }
+
+        /** The stream's DATA lives on the link's loop: reading it never blocks. */
+        @Override
+        public boolean nonBlocking() {
+            return true;
+        }
+
+        /**
+         * A reader on the link's own loop (a target that took the request's event-loop hint) gets
+         * each part there, inline when one is queued: no hop through the executor or the loop's
+         * task queue. Any other reader is served as {@link BodySource#nextBufOn} says.
+         */
+        @Override
+        public void nextBufOn(Executor on, BiConsumer<@Nullable ByteBuf, @Nullable Throwable> then) {
+            BodySource.nextBufOnLoop(this, loop, on, then, reader -> read(new Read(null, null, reader)));
         }
 
         private <T> CompletionStage<T> startRead(CompletableFuture<T> read, Read r) {
@@ -617,7 +666,6 @@ final class V2ServedRelay implements V2StreamHandler {
             } else if (waiting != null) {
                 reader = null;
                 take(waiting, data);
-                waiting = null;
             } else {
                 queued.add(data);
                 queuedCount += n;
@@ -625,10 +673,13 @@ final class V2ServedRelay implements V2StreamHandler {
             }
             if (end) {
                 endSeen = true;
-                if (waiting != null) {
+                // The reader now waiting: the one that came with empty DATA, or one a reader on the
+                // loop placed inline while it took the part above.
+                Read r = reader;
+                if (r != null) {
                     reader = null;
                     endDelivered = true;
-                    deliver(waiting, null, null);
+                    deliver(r, null, null);
                     settleIfBothEnded();
                 }
             }
@@ -662,8 +713,12 @@ final class V2ServedRelay implements V2StreamHandler {
             }
         }
 
-        /** Completes a read on the executor; a part nobody takes is released. */
+        /** Completes a read on the executor (inline for a reader on the loop); a part nobody takes is released. */
         private void deliver(Read read, @Nullable ByteBuf part, @Nullable Throwable error) {
+            if (read.onLoop != null) {
+                read.onLoop.accept(part, error);
+                return;
+            }
             try {
                 executor.execute(() -> read.complete(part, error));
             } catch (RejectedExecutionException e) {
@@ -675,10 +730,14 @@ final class V2ServedRelay implements V2StreamHandler {
         }
     }
 
-    /** One outstanding read of the request body: as a buffer ({@code buf}) or as a copy ({@code heap}). */
+    /**
+     * One outstanding read of the request body: as a buffer ({@code buf}), as a copy ({@code
+     * heap}), or handed to a reader on the link's loop ({@code onLoop}, called there, inline).
+     */
     private record Read(
             @Nullable CompletableFuture<@Nullable ByteBuf> buf,
-            @Nullable CompletableFuture<@Nullable ByteBuffer> heap) {
+            @Nullable CompletableFuture<@Nullable ByteBuffer> heap,
+            @Nullable BiConsumer<@Nullable ByteBuf, @Nullable Throwable> onLoop) {
         void complete(@Nullable ByteBuf part, @Nullable Throwable error) {
             CompletableFuture<@Nullable ByteBuf> b = buf;
             CompletableFuture<@Nullable ByteBuffer> h = heap;
