@@ -31,6 +31,7 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
@@ -573,6 +574,11 @@ public final class HttpForwardTarget implements RelayTarget {
             }
 
             void start() {
+                if (ch.pipeline().get(FlushConsolidationHandler.class) != null) {
+                    // Each write is flushed before a FIN (shutdownOutput bypasses the pipeline and
+                    // would fail bytes still held): removing it flushes what it held.
+                    ch.pipeline().remove(FlushConsolidationHandler.class);
+                }
                 // A FIN from the upstream is its half close, not the connection's end.
                 ch.config().setOption(io.netty.channel.ChannelOption.ALLOW_HALF_CLOSURE, true);
                 ch.pipeline().addLast("upgrade-fin", new io.netty.channel.ChannelInboundHandlerAdapter() {

@@ -21,6 +21,7 @@ import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.collection.IntObjectHashMap;
 import java.io.IOException;
@@ -193,6 +194,17 @@ public final class V2Connection {
         } else {
             channel.pipeline().addAfter(after, "v2-aggregator", aggregator);
             channel.pipeline().addAfter("v2-aggregator", "v2-frames", connection.new Handler());
+        }
+        // The scheduler flushes once per batch, and a batch is often one part: a part another
+        // channel's read gave (a client's upload, an upstream's download) on this same loop. Those
+        // flushes go out as one write once the loop's current work is done (Netty's
+        // FlushConsolidationHandler, ahead of the frames handler whose context flushes).
+        if (channel.pipeline().get(FlushConsolidationHandler.class) == null) { // the gateway's port has one
+            channel.pipeline()
+                    .addBefore(
+                            "v2-aggregator",
+                            "v2-flush",
+                            new FlushConsolidationHandler(V2Limits.FLUSH_AFTER_FLUSHES, true));
         }
         return connection;
     }

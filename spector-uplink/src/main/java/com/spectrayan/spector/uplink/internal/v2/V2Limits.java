@@ -88,4 +88,11 @@ public final class V2Limits {
      * peer provokes answers (PING acks, resets) faster than it reads them: the link is closed.
      */
     public static final int MAX_QUEUED_CONTROL_FRAMES = 1024;
+
+    /**
+     * The most flushes a link consolidates before it writes at once, outside a read batch of its
+     * own: Netty's default for {@code FlushConsolidationHandler}, 256. Not on the wire: how often
+     * this side writes, never what.
+     */
+    public static final int FLUSH_AFTER_FLUSHES = 256;
 }
