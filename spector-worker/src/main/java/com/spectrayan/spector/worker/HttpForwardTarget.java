@@ -487,7 +487,9 @@ public final class HttpForwardTarget implements RelayTarget {
             if (sw != null && writable) {
                 sw.upstreamWritable();
             } else if (writable && requestBody != null) {
-                pumpRequest();
+                // Not from inside the flush that turned it writable: a write made there can meet
+                // buffers the flush is still releasing.
+                loop.execute(this::pumpRequest);
             }
         }
 
