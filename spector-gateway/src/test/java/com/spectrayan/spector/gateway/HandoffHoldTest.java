@@ -42,24 +42,40 @@ final class HandoffHoldTest {
     private static String token;
     /** The paths whose namespace is still being handed off by the old owner. */
     private static final Set<String> moving = ConcurrentHashMap.newKeySet();
+    /** The paths the old owner answers owner-lagging for: its ring is behind the request's epoch. */
+    private static final Set<String> lagging = ConcurrentHashMap.newKeySet();
+    /** The paths the old owner answers with a 503 of its own (an application's, not a refusal). */
+    private static final Set<String> busy = ConcurrentHashMap.newKeySet();
+    /** The paths the old owner serves (once it caught up): they stay its own. */
+    private static final Set<String> served = ConcurrentHashMap.newKeySet();
 
     @BeforeAll
     static void start() throws Exception {
         log = dir.resolve("access.log");
-        oldOwner = MockOwner.start(r -> moving.contains(r.path())
-                ? MockOwner.response(
-                        503,
-                        "Service Unavailable",
-                        "{\"code\":\"HANDING_OFF\"}",
-                        "X-Spector-Handoff: mock-new",
-                        "Content-Type: application/problem+json")
-                : MockOwner.response(
-                        421,
-                        "Misdirected Request",
-                        "",
-                        "X-Spector-Owner: mock-new",
-                        "X-Spector-Epoch: 2",
-                        "X-Spector-Redirect: moved"));
+        oldOwner = MockOwner.start(r -> lagging.contains(r.path())
+                ? laggingAnswer(r)
+                : busy.contains(r.path())
+                        ? MockOwner.response(503, "Service Unavailable", "{\"code\":\"APP_BUSY\"}", "Retry-After: 7")
+                        : served.contains(r.path())
+                                ? MockOwner.response(
+                                        200,
+                                        "OK",
+                                        "old owner got " + r.body().length + " bytes",
+                                        "Content-Type: text/plain")
+                                : moving.contains(r.path())
+                                        ? MockOwner.response(
+                                                503,
+                                                "Service Unavailable",
+                                                "{\"code\":\"HANDING_OFF\"}",
+                                                "X-Spector-Handoff: mock-new",
+                                                "Content-Type: application/problem+json")
+                                        : MockOwner.response(
+                                                421,
+                                                "Misdirected Request",
+                                                "",
+                                                "X-Spector-Owner: mock-new",
+                                                "X-Spector-Epoch: 2",
+                                                "X-Spector-Redirect: moved"));
         newOwner = MockOwner.start(r -> MockOwner.response(
                 200, "OK", "new owner got " + r.body().length + " bytes", "Content-Type: text/plain"));
         cell = Cell.builder()
@@ -212,6 +228,103 @@ final class HandoffHoldTest {
         assertThat(cell.gateway.forwarder().replayBudgetAvailable())
                 .as("every replay byte back")
                 .isEqualTo(64L * 1024 * 1024);
+    }
+
+    /**
+     * The reference owner's rule 3 (DESIGN.md section 4): a request whose epoch is newer than the
+     * owner's view gets 503 owner-lagging, with the owner's (older) epoch and Retry-After.
+     */
+    private static String laggingAnswer(MockOwner.Request r) {
+        String sent = r.header("X-Spector-Epoch");
+        long older = sent == null ? 0 : Long.parseLong(sent) - 1;
+        return MockOwner.response(
+                503,
+                "Service Unavailable",
+                "{\"code\":\"GATEWAY_ROUTING_FAILURE\",\"details\":{\"reason\":\"owner-lagging\"}}",
+                "X-Spector-Epoch: " + older,
+                "Retry-After: 1",
+                "Cache-Control: no-store",
+                "Content-Type: application/problem+json");
+    }
+
+    /**
+     * Issue 13 (a ring change reaches the gateway before the owner): the owner's 503
+     * owner-lagging, whose X-Spector-Epoch is older than the request's, is held and re-sent to the
+     * same owner until it caught up, as a hand-off's is; the client gets the owner's 200, never the
+     * 503 (RFC 9110 section 15.6.4 lets the gateway retry it), and the owner got the same body each
+     * time.
+     */
+    @Test
+    void shouldHoldALaggingOwnersAnswer_andResendToItOnceItCaughtUp() {
+        String path = laggingPath("caught-up");
+        byte[] body = "y".repeat(500).getBytes(StandardCharsets.US_ASCII);
+        try (WireClient c = new WireClient(cell.gateway.port())) {
+            c.send(put(path, body.length)).send(body);
+            Waits.until("the gateway re-sent to the lagging owner at least once", () -> seen(oldOwner, path) >= 2);
+            lagging.remove(path); // the owner read the new ring
+
+            WireClient.Response r = c.read();
+
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.text()).isEqualTo("old owner got 500 bytes");
+        }
+        assertThat(oldOwner.requestsEndingWith(path))
+                .as("each attempt carried the whole body and the same epoch")
+                .allSatisfy(q -> assertThat(q.body()).isEqualTo(body))
+                .extracting(q -> q.header("X-Spector-Epoch"))
+                .containsOnly(oldOwner.requestsEndingWith(path).get(0).header("X-Spector-Epoch"));
+        assertThat(newOwner.requestsEndingWith(path)).isEmpty();
+        Waits.untilAsserted(() -> assertThat(Cell.accessLogLines(log, path))
+                .singleElement()
+                .satisfies(l -> assertThat(l).contains("\"status\":200").contains("\"retargets\":\"lagging\"")));
+    }
+
+    /**
+     * An owner that stays behind past the hold window: the gateway answers 503 with Retry-After
+     * (RFC 9110 section 10.2.3) after the window, as for a hand-off that does not end.
+     */
+    @Test
+    void shouldAnswer503WithRetryAfter_whenTheOwnerStaysLaggingPastTheHold() {
+        String path = laggingPath("stuck");
+        long start = System.nanoTime();
+        WireClient.Response r;
+        try (WireClient c = new WireClient(cell.gateway.port())) {
+            r = c.send(put(path, 3))
+                    .send("abc".getBytes(StandardCharsets.US_ASCII))
+                    .read();
+        }
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
+
+        assertThat(r.status()).isEqualTo(503);
+        assertThat(r.header("Retry-After")).isEqualTo("1");
+        assertThat(r.code()).isEqualTo("GATEWAY_ROUTING_FAILURE");
+        assertThat(r.json().at("/details/reason").asText()).isEqualTo("handoff-hold-expired");
+        assertThat(tookMs).as("held for the window, %d ms", tookMs).isBetween(HOLD.toMillis(), HOLD.toMillis() + 1500);
+        assertThat(seen(oldOwner, path)).as("polled while it lagged").isGreaterThanOrEqualTo(2);
+    }
+
+    /**
+     * A 503 of the owner's own (no X-Spector-Epoch, no X-Spector-Handoff) is its answer: it
+     * reaches the client at once with its Retry-After, and the owner saw the request once.
+     */
+    @Test
+    void shouldPassAnOwnersOwn503_withoutHolding() {
+        String path = "/api/v1/namespaces/" + cell.namespaceOwnedBy("mock-old") + "/busy";
+        busy.add(path);
+        WireClient.Response r;
+        try (WireClient c = new WireClient(cell.gateway.port())) {
+            r = c.send(put(path, 1)).send(new byte[] {'z'}).read();
+        }
+        assertThat(r.status()).isEqualTo(503);
+        assertThat(r.header("Retry-After")).isEqualTo("7");
+        assertThat(seen(oldOwner, path)).isEqualTo(1);
+    }
+
+    private static String laggingPath(String name) {
+        String path = "/api/v1/namespaces/" + cell.namespaceOwnedBy("mock-old") + "/lag-" + name;
+        lagging.add(path);
+        served.add(path);
+        return path;
     }
 
     private static String movingPath(String name) {

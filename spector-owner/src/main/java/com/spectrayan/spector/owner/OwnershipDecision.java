@@ -90,7 +90,8 @@ public record OwnershipDecision(Outcome outcome, RouteEntry view, String reason,
     /**
      * Returns the headers to write on a refusal, in order: for a 421 {@code X-Spector-Owner},
      * {@code X-Spector-Epoch}, {@code X-Spector-Fence} and {@code Cache-Control: no-store}; for a
-     * 503 {@code Retry-After} and {@code Cache-Control: no-store}. Empty for SERVE.
+     * 503 {@code X-Spector-Epoch} (the owner's, older than the request's), {@code Retry-After} and
+     * {@code Cache-Control: no-store}. Empty for SERVE.
      */
     public Map<String, String> headers() {
         Map<String, String> headers = new LinkedHashMap<>();
@@ -103,6 +104,9 @@ public record OwnershipDecision(Outcome outcome, RouteEntry view, String reason,
                 headers.put("Cache-Control", "no-store");
             }
             case LAGGING -> {
+                // The owner's own (older) epoch: the gateway tells this refusal from an
+                // application's 503 by it, and holds the request until the owner caught up.
+                headers.put(SpectorHeaders.EPOCH, Long.toString(view.epoch()));
                 headers.put("Retry-After", Integer.toString(LAGGING_RETRY_AFTER_SECONDS));
                 headers.put("Cache-Control", "no-store");
             }

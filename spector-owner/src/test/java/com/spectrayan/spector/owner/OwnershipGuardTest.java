@@ -104,6 +104,9 @@ final class OwnershipGuardTest {
         assertThat(newer.outcome()).as("epoch one above the view").isEqualTo(OwnershipDecision.Outcome.LAGGING);
         assertThat(newer.status()).isEqualTo(503);
         assertThat(newer.headers()).containsEntry("Retry-After", "1").doesNotContainKey(SpectorHeaders.OWNER);
+        assertThat(newer.headers())
+                .as("the owner's own epoch, older than the request's: the gateway holds the request on it")
+                .containsEntry(SpectorHeaders.EPOCH, "1");
         JsonNode problem = OwnerClient.JSON.readTree(newer.problemJson(null));
         assertThat(problem.path("code").asText()).isEqualTo(ErrorCode.GATEWAY_ROUTING_FAILURE.name());
         assertThat(problem.path("details").path("reason").asText()).isEqualTo("owner-lagging");

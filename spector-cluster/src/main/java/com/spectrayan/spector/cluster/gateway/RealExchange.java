@@ -101,6 +101,14 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     /** The retarget cause of a hold. */
     static final String HANDOFF = "handoff";
 
+    /**
+     * The retarget cause of a hold for an owner behind the ring: its {@code 503} names an {@code
+     * X-Spector-Epoch} older than the one the request carried ({@code owner-lagging}). The owner
+     * catches up within milliseconds of a ring's publication (it watches the same key), so the
+     * request is held and re-sent to it as a hand-off's is, instead of the 503 reaching the client.
+     */
+    static final String LAGGING = "lagging";
+
     /** This request's slot in the gateway's holds while it waits for a hand-off, else null. */
     private HandoffHolds.@Nullable Hold hold;
     /** The ticker's time of the first hand-off 503, or -1: the hold window runs from it, once per exchange. */
@@ -456,7 +464,9 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             forwarder.health.succeeded(a.entry().owner()); // any head: the owner is alive
             probe = null;
         }
-        boolean handoff = code == 503 && pinned == null && response.headers().contains(SpectorHeaders.HANDOFF);
+        boolean lagging = code == 503 && pinned == null && isLagging(a, response);
+        boolean handoff =
+                code == 503 && pinned == null && (lagging || response.headers().contains(SpectorHeaders.HANDOFF));
         boolean pollEnded = polling && !handoff;
         if (pollEnded) {
             // The old owner answers otherwise now: the hand-off is over (or was called off).
@@ -467,7 +477,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         if (handoff) {
             current = null;
             a.finish(false); // answered before the body: not worth keeping, as after a 421
-            onHandoff(a, response);
+            onHandoff(a, response, lagging ? LAGGING : HANDOFF);
         } else if (code == 101) {
             if (request.upgrade() == null) {
                 onFailed(a, new IllegalStateException("101 to a request that asked for none"));
@@ -494,17 +504,36 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     }
 
     /**
-     * The owner is handing the key's namespace to another ({@code 503} with {@code
-     * X-Spector-Handoff}): hold the request until the move ends, or answer 503 at once when it
-     * cannot be held (a body too large to replay, no retarget left, the window spent, no hold free).
+     * Answers whether {@code response} is an owner's {@code owner-lagging} refusal: a 503 whose
+     * {@code X-Spector-Epoch} is older than the epoch this attempt sent (DESIGN.md section 4, rule
+     * 3 of the owner side). Any other 503 is the owner's own answer and goes to the client.
      */
-    private void onHandoff(Attempt a, HttpResponse response) {
+    private static boolean isLagging(Attempt a, HttpResponse response) {
+        String named = response.headers().get(SpectorHeaders.EPOCH);
+        if (named == null || response.headers().contains(SpectorHeaders.HANDOFF)) {
+            return false;
+        }
+        try {
+            return Long.parseLong(named.trim()) < a.entry().epoch();
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
+    /**
+     * The owner is handing the key's namespace to another ({@code 503} with {@code
+     * X-Spector-Handoff}), or is behind the request's epoch ({@link #LAGGING}): hold the request
+     * until the move ends or the owner caught up (it is polled as a hand-off's old owner is), or
+     * answer 503 at once when it cannot be held (a body too large to replay, no retarget left, the
+     * window spent, no hold free).
+     */
+    private void onHandoff(Attempt a, HttpResponse response, String cause) {
         boolean poll = polling;
         polling = false;
         handoffTo = Objects.requireNonNullElse(response.headers().get(SpectorHeaders.HANDOFF), "");
         if (!poll) {
             metrics.countHandoffHold();
-            retarget(HANDOFF);
+            retarget(cause);
         }
         if (!replay.isReplayable() || request.declaredLength() > spec.replayBufferBytes()) {
             metrics.countHandoffRefused();
