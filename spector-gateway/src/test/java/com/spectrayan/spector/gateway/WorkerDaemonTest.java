@@ -164,4 +164,48 @@ final class WorkerDaemonTest {
             }
         }
     }
+    /**
+     * Both of the worker's two v2 links are picked by a relay that names their loop: of the links
+     * tied on relays running, the directory gives the one on the caller's event loop (a relay then
+     * moves each part on one thread). The loops differ, or the test shows nothing: the gateway
+     * spreads its connections over its loops in turn.
+     */
+    @Test
+    void directory_ofLinksTiedOnRelays_givesTheOneOnTheCallersLoop() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        try (Cell cell = Cell.builder().owners(1).start()) {
+            URI ownerUri = cell.owner("owner-0").baseUri();
+            GatewayServer gateway = gateway(port, ownerUri.toString());
+            try (WorkerDaemon worker = WorkerDaemon.start(
+                    URI.create("ws://127.0.0.1:" + port + "/uplink"), "dw", TOKEN, Map.of("owner", ownerUri))) {
+                var directory = gateway.workerDirectory();
+                await("both links up").atMost(Duration.ofSeconds(10)).until(() -> worker.connectedUplinks() == 2);
+                await("both links registered")
+                        .atMost(Duration.ofSeconds(10))
+                        .until(() -> directory.links("dw").size() == 2);
+                var links = directory.links("dw");
+                assertThat(links)
+                        .allSatisfy(l ->
+                                assertThat(l.eventLoop()).as("a v2 link's loop").isNotNull());
+                assertThat(links.get(0).eventLoop())
+                        .as("the two links are on different loops of the gateway")
+                        .isNotSameAs(links.get(1).eventLoop());
+                for (var link : links) {
+                    for (int turn = 0; turn < 4; turn++) { // ties are otherwise taken in turn
+                        assertThat(directory.live("dw", link.eventLoop()))
+                                .as("a caller on %s, turn %d", link.eventLoop(), turn)
+                                .isSameAs(link);
+                    }
+                }
+                assertThat(relayEcho(port).statusCode())
+                        .as("a relay still goes through")
+                        .isEqualTo(200);
+            } finally {
+                gateway.close();
+            }
+        }
+    }
 }
