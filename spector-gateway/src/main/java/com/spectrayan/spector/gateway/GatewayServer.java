@@ -48,7 +48,6 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.flow.FlowControlHandler;
-import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -77,9 +76,6 @@ public final class GatewayServer implements AutoCloseable {
 
     /** Client connection write buffer: past the high mark the owner is no longer read. */
     static final WriteBufferWaterMark CLIENT_WATER_MARK = new WriteBufferWaterMark(64 * 1024, 256 * 1024);
-
-    /** The name of a client connection's flush consolidation (first after TLS). */
-    static final String FLUSH_NAME = "flush";
 
     /** How often a worker link is refreshed with {@code status.get} (two misses close it). */
     static final Duration STATUS_REFRESH_INTERVAL = Duration.ofSeconds(30);
@@ -341,11 +337,6 @@ public final class GatewayServer implements AutoCloseable {
             }
             GatewayHandler gateway = new GatewayHandler(context, t != null, null);
             ch.pipeline()
-                    // A relayed or forwarded body's parts, each flushed as it came (one per DATA
-                    // frame or owner read), go out as one write once the loop's current work is
-                    // done (Netty's FlushConsolidationHandler; a close flushes first). An uplink
-                    // on this connection shares it.
-                    .addLast(FLUSH_NAME, new FlushConsolidationHandler(UpstreamHttpTransport.FLUSH_AFTER_FLUSHES, true))
                     .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
                     .addLast("codec", new HttpServerCodec(decoder))
                     .addLast("uplink", uplinks.newHandler())

@@ -85,6 +85,15 @@ public final class HttpForwardTarget implements RelayTarget {
     /** The response bytes read ahead at or below which reading from the upstream resumes. */
     static final int READ_AHEAD_LOW_BYTES = 64 * 1024;
 
+    /**
+     * Flushes an upstream connection consolidates at most before it writes at once (Netty's
+     * default for {@link FlushConsolidationHandler}). The request body's parts come one per DATA
+     * frame of a link read, each flushed as it is written; consolidated, they go out as one write
+     * after the read, so the upstream reads larger pieces. The worker's own connections only: on
+     * the gateway's forward path it cost a 1 MiB response 14 % more CPU (bench/README).
+     */
+    static final int FLUSH_AFTER_FLUSHES = FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES;
+
     private final URI upstream;
     private final String basePath;
     private final UpstreamHttpTransport transport;
@@ -180,6 +189,9 @@ public final class HttpForwardTarget implements RelayTarget {
                 return;
             }
             channel = ch; // its messages come to this exchange from now on (acquired with it)
+            if (request.upgrade() == null && ch.pipeline().get(FlushConsolidationHandler.class) == null) {
+                ch.pipeline().addFirst("flush", new FlushConsolidationHandler(FLUSH_AFTER_FLUSHES, true));
+            }
             // An upgrade's connection is read one read at a time (the splice asks); an ordinary
             // response is read ahead up to the read-ahead (see the class's notes).
             ch.config().setAutoRead(request.upgrade() == null);

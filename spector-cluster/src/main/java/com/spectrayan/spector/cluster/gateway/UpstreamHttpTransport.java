@@ -14,7 +14,6 @@ import io.netty.channel.pool.ChannelPoolHandler;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.resolver.dns.DnsAddressResolverGroup;
@@ -64,12 +63,6 @@ import org.jspecify.annotations.Nullable;
  * <p>Concurrency: pools are created lazily and concurrently; each pool's work runs on its loop.
  */
 public final class UpstreamHttpTransport implements AutoCloseable {
-    /**
-     * Flushes an owner connection consolidates at most before it writes at once, outside a read
-     * batch of its own (Netty's default, {@link FlushConsolidationHandler#DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES}).
-     */
-    public static final int FLUSH_AFTER_FLUSHES = FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES;
-
     private static final AttributeKey<Boolean> IN_USE = AttributeKey.valueOf("spector.inUse");
     private static final AttributeKey<AtomicInteger> USES = AttributeKey.valueOf("spector.uses");
     private static final AttributeKey<Boolean> UNPOOLED = AttributeKey.valueOf("spector.unpooled");
@@ -484,10 +477,6 @@ public final class UpstreamHttpTransport implements AutoCloseable {
                     .setMaxHeaderSize(spec.maxResponseHeaderBytes())
                     .setMaxChunkSize(64 * 1024);
             ch.pipeline()
-                    // Flushes made while another channel's read batch runs (a relay's or a
-                    // client's parts, one per read) go out as one write after it (Netty's
-                    // FlushConsolidationHandler, as nginx writes what a read batch gave at once).
-                    .addLast("flush", new FlushConsolidationHandler(FLUSH_AFTER_FLUSHES, true))
                     .addLast("codec", new HttpClientCodec(decoder, false, false))
                     .addLast(
                             "idle",

@@ -199,7 +199,7 @@ public final class V2Connection {
         // channel's read gave (a client's upload, an upstream's download) on this same loop. Those
         // flushes go out as one write once the loop's current work is done (Netty's
         // FlushConsolidationHandler, ahead of the frames handler whose context flushes).
-        if (channel.pipeline().get(FlushConsolidationHandler.class) == null) { // the gateway's port has one
+        if (channel.pipeline().get(FlushConsolidationHandler.class) == null) { // one per channel
             channel.pipeline()
                     .addBefore(
                             "v2-aggregator",
