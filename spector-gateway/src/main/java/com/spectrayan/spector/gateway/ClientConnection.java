@@ -121,7 +121,7 @@ final class ClientConnection {
     }
 
     /** The HTTP handlers of a client connection, removed once it switched protocols. */
-    private static final String[] HTTP_HANDLERS = {"gateway", "idle", "flow", "uplink", "head-watch"};
+    private static final String[] HTTP_HANDLERS = {"gateway", "flow", "idle", "uplink", "head-watch"};
 
     private enum Body {
         /** No body, or all of it arrived. */

@@ -81,7 +81,7 @@ public final class GatewayServer implements AutoCloseable {
     static final Duration STATUS_REFRESH_INTERVAL = Duration.ofSeconds(30);
 
     /** The handlers of a client connection that an uplink upgrade leaves behind. */
-    private static final List<String> HTTP_ONLY_HANDLERS = List.of("head-watch", "flow", "idle", "gateway");
+    private static final List<String> HTTP_ONLY_HANDLERS = List.of("head-watch", "idle", "flow", "gateway");
 
     /** The close reason workers get when the gateway drains: they reconnect, reaching another gateway. */
     static final String DRAIN_CLOSE_REASON = "gateway draining: reconnect";
@@ -340,9 +340,12 @@ public final class GatewayServer implements AutoCloseable {
                     .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
                     .addLast("codec", new HttpServerCodec(decoder))
                     .addLast("uplink", uplinks.newHandler())
+                    // Ahead of "flow": it must see the socket's reads and their ends. Behind it,
+                    // a pipelined request the flow handler handed on without a read-complete left
+                    // it "reading" for good, and an idle connection was never closed.
+                    .addLast("idle", new IdleStateHandler(0, 0, idleNanos, TimeUnit.NANOSECONDS))
                     // Pipelined requests wait here, decoded, while an exchange runs.
                     .addLast("flow", new FlowControlHandler())
-                    .addLast("idle", new IdleStateHandler(0, 0, idleNanos, TimeUnit.NANOSECONDS))
                     .addLast("gateway", gateway);
         }
     }

@@ -86,8 +86,9 @@ record PeerListener(Channel server, ChannelGroup connections, String address) im
                         ch.pipeline()
                                 .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
                                 .addLast(CODEC, new HttpServerCodec(decoder))
-                                .addLast("flow", new FlowControlHandler())
+                                // ahead of "flow", as on the client port (GatewayServer)
                                 .addLast("idle", new IdleStateHandler(0, 0, idleNanos, TimeUnit.NANOSECONDS))
+                                .addLast("flow", new FlowControlHandler())
                                 .addLast("gateway", gateway);
                     }
                 })
