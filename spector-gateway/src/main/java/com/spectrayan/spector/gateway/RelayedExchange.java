@@ -17,7 +17,6 @@ import io.netty.util.concurrent.EventExecutor;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -177,17 +176,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     /** The client's next part as the socket read it: no copy (the relay writes it on, or releases it). */
     @Override
     public CompletionStage<@Nullable ByteBuf> nextBuf() {
-        CompletableFuture<@Nullable ByteBuf> f = new CompletableFuture<>();
-        loop.execute(() -> readInto((b, error) -> {
-            if (error != null) {
-                f.completeExceptionally(error);
-            } else if (b != null) {
-                complete(f, b);
-            } else {
-                f.complete(null);
-            }
-        }));
-        return f;
+        return BodySource.nextBufFromLoop(loop, this::readInto);
     }
 
     /** The body lives on the connection's loop: reading it never blocks. */
@@ -429,13 +418,6 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
             b.release();
         }
         queuedBytes = 0;
-    }
-
-    /** Hands a part to the relay's read; a read nobody waits for any more does not keep it. */
-    private static void complete(CompletableFuture<@Nullable ByteBuf> read, ByteBuf part) {
-        if (!read.complete(part)) {
-            part.release();
-        }
     }
 
     private static ByteBuffer copy(ByteBuf b) {

@@ -74,6 +74,24 @@ public interface BodySource {
         }
     }
 
+    /**
+     * {@link #nextBuf()} for a {@link #nonBlocking()} producer confined to {@code loop}: runs
+     * {@code read} there and completes the stage with what it hands over; a part the reader gave
+     * up on is released.
+     */
+    static CompletionStage<@Nullable ByteBuf> nextBufFromLoop(
+            EventExecutor loop, Consumer<BiConsumer<@Nullable ByteBuf, @Nullable Throwable>> read) {
+        java.util.concurrent.CompletableFuture<@Nullable ByteBuf> f = new java.util.concurrent.CompletableFuture<>();
+        loop.execute(() -> read.accept((b, error) -> {
+            if (error != null) {
+                f.completeExceptionally(error);
+            } else if (!f.complete(b) && b != null) {
+                b.release();
+            }
+        }));
+        return f;
+    }
+
     private static void handOn(
             CompletionStage<@Nullable ByteBuf> part,
             Executor executor,

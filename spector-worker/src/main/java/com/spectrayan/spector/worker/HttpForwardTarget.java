@@ -427,17 +427,7 @@ public final class HttpForwardTarget implements RelayTarget {
         /** The upstream's next part as its socket read it: no copy (the reader writes it on or releases it). */
         @Override
         public CompletionStage<@Nullable ByteBuf> nextBuf() {
-            CompletableFuture<@Nullable ByteBuf> f = new CompletableFuture<>();
-            loop.execute(() -> readInto((b, error) -> {
-                if (error != null) {
-                    f.completeExceptionally(error);
-                } else if (b != null) {
-                    hand(f, b);
-                } else {
-                    f.complete(null);
-                }
-            }));
-            return f;
+            return BodySource.nextBufFromLoop(loop, this::readInto);
         }
 
         /** Lives on the exchange's event loop: reading never blocks. */
@@ -764,13 +754,6 @@ public final class HttpForwardTarget implements RelayTarget {
                     done = true;
                     transport.release(loop, upstream, ch, false); // a switched connection is never reused
                 }
-            }
-        }
-
-        /** Hands a part to a read; one nobody waits for any more does not keep it. */
-        private static void hand(CompletableFuture<@Nullable ByteBuf> read, ByteBuf part) {
-            if (!read.complete(part)) {
-                part.release();
             }
         }
 
