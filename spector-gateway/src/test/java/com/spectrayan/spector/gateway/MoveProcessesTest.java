@@ -83,7 +83,12 @@ final class MoveProcessesTest {
         Result r = harness.run();
         String report = System.getProperty(REPORT_PROPERTY);
         if (report != null) { // bench/move.sh
-            java.nio.file.Files.writeString(Path.of(report), r.line() + System.lineSeparator());
+            java.nio.file.Files.writeString(
+                    Path.of(report),
+                    r.line()
+                            + System.lineSeparator()
+                            + String.join(System.lineSeparator(), r.errorSamples())
+                            + System.lineSeparator());
         }
 
         assertThat(r.errors()).as("client errors: %s", r.errorSamples()).isZero();
@@ -98,6 +103,9 @@ final class MoveProcessesTest {
 
     /** The system property naming a file the run's numbers go to ({@code bench/move.sh}). */
     static final String REPORT_PROPERTY = "spector.move.report";
+
+    /** With this system property {@code true}, the measured move is the first one (no warm-up). */
+    static final String COLD_PROPERTY = "spector.move.cold";
 
     /**
      * One run's numbers.
@@ -204,6 +212,9 @@ final class MoveProcessesTest {
          * both and the times of the measured one.
          */
         Result run() throws Exception {
+            if (Boolean.getBoolean(COLD_PROPERTY)) { // bench/move.sh cold: the first move, fresh JVMs
+                return run(namespaceOf("owner-0", 1), 1);
+            }
             Result warmUp = run(namespaceOf("owner-0", 0), 2);
             Result measured = run(namespaceOf("owner-0", 1), 1);
             List<String> samples = new ArrayList<>(warmUp.errorSamples());
