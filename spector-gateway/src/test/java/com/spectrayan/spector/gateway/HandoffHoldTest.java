@@ -7,9 +7,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -44,6 +46,8 @@ final class HandoffHoldTest {
     private static final Set<String> moving = ConcurrentHashMap.newKeySet();
     /** The paths the old owner answers owner-lagging for: its ring is behind the request's epoch. */
     private static final Set<String> lagging = ConcurrentHashMap.newKeySet();
+    /** The paths the old owner answers owner-lagging for that many more times, then serves. */
+    private static final Map<String, AtomicInteger> laggingTimes = new ConcurrentHashMap<>();
     /** The paths the old owner answers with a 503 of its own (an application's, not a refusal). */
     private static final Set<String> busy = ConcurrentHashMap.newKeySet();
     /** The paths the old owner serves (once it caught up): they stay its own. */
@@ -52,7 +56,7 @@ final class HandoffHoldTest {
     @BeforeAll
     static void start() throws Exception {
         log = dir.resolve("access.log");
-        oldOwner = MockOwner.start(r -> lagging.contains(r.path())
+        oldOwner = MockOwner.start(r -> lagging.contains(r.path()) || stillLagging(r.path())
                 ? laggingAnswer(r)
                 : busy.contains(r.path())
                         ? MockOwner.response(503, "Service Unavailable", "{\"code\":\"APP_BUSY\"}", "Retry-After: 7")
@@ -129,14 +133,9 @@ final class HandoffHoldTest {
     @Test
     void shouldAnswer503WithRetryAfterWhenTheHoldRunsOut() {
         String path = movingPath("stuck");
-        long start = System.nanoTime();
-        WireClient.Response r;
-        try (WireClient c = new WireClient(cell.gateway.port())) {
-            r = c.send(put(path, 3))
-                    .send("abc".getBytes(StandardCharsets.US_ASCII))
-                    .read();
-        }
-        long tookMs = (System.nanoTime() - start) / 1_000_000;
+        Timed t = putAbc(path);
+        WireClient.Response r = t.response();
+        long tookMs = t.ms();
 
         assertThat(r.status()).isEqualTo(503);
         assertThat(r.header("Retry-After")).isEqualTo("1");
@@ -280,20 +279,57 @@ final class HandoffHoldTest {
     }
 
     /**
+     * A lagging owner is polled with a back-off from 10 ms (10, 20, 40 ms, then up to the 100 ms of
+     * a hand-off's poll), since it reads the ring the gateway already has: one that catches up
+     * after three lagging answers serves the request well within the three 100 ms polls a
+     * hand-off's hold would have taken.
+     */
+    @Test
+    void shouldPollALaggingOwnerSoonerThanAHandoffsOldOwner() {
+        String path = "/api/v1/namespaces/" + cell.namespaceOwnedBy("mock-old") + "/lag-soon";
+        served.add(path);
+        laggingTimes.put(path, new AtomicInteger(3));
+        Timed t = putAbc(path);
+        WireClient.Response r = t.response();
+        long tookMs = t.ms();
+
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.text()).isEqualTo("old owner got 3 bytes");
+        assertThat(seen(oldOwner, path))
+                .as("three lagging answers, then the served one")
+                .isEqualTo(4);
+        assertThat(tookMs).as("served after %d ms", tookMs).isLessThan(3 * 100);
+    }
+
+    /** A response and how long the client waited for it. */
+    private record Timed(WireClient.Response response, long ms) {}
+
+    /** Sends a 3-byte PUT of {@code path} on a new connection and times its response. */
+    private static Timed putAbc(String path) {
+        long start = System.nanoTime();
+        try (WireClient c = new WireClient(cell.gateway.port())) {
+            WireClient.Response r = c.send(put(path, 3))
+                    .send("abc".getBytes(StandardCharsets.US_ASCII))
+                    .read();
+            return new Timed(r, (System.nanoTime() - start) / 1_000_000);
+        }
+    }
+
+    private static boolean stillLagging(String path) {
+        AtomicInteger left = laggingTimes.get(path);
+        return left != null && left.getAndDecrement() > 0;
+    }
+
+    /**
      * An owner that stays behind past the hold window: the gateway answers 503 with Retry-After
      * (RFC 9110 section 10.2.3) after the window, as for a hand-off that does not end.
      */
     @Test
     void shouldAnswer503WithRetryAfter_whenTheOwnerStaysLaggingPastTheHold() {
         String path = laggingPath("stuck");
-        long start = System.nanoTime();
-        WireClient.Response r;
-        try (WireClient c = new WireClient(cell.gateway.port())) {
-            r = c.send(put(path, 3))
-                    .send("abc".getBytes(StandardCharsets.US_ASCII))
-                    .read();
-        }
-        long tookMs = (System.nanoTime() - start) / 1_000_000;
+        Timed t = putAbc(path);
+        WireClient.Response r = t.response();
+        long tookMs = t.ms();
 
         assertThat(r.status()).isEqualTo(503);
         assertThat(r.header("Retry-After")).isEqualTo("1");

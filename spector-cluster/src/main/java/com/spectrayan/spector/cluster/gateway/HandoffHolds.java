@@ -30,8 +30,9 @@ import org.jspecify.annotations.Nullable;
  *       slots and bytes, and runs each hold's wake-up once, on the caller's thread: the exchange
  *       hops to its own event loop and sends the request on.
  *   <li><b>Polling.</b> Each held exchange ticks every {@link #POLL_INTERVAL} on its own event
- *       loop; {@link #claimPoll} lets one tick per key per interval through, so a key with many
- *       held requests costs its old owner one request per interval, not one per held request.
+ *       loop (a lagging owner's sooner: {@link #nextLaggingPoll}); {@link #claimPoll} lets one
+ *       tick per key per interval through, so a key with many held requests costs its old owner
+ *       one request per interval, not one per held request.
  *   <li><b>A race.</b> The move may end while a 503 is on its way: {@link #wokenSince} remembers
  *       each key's last wake-up, so a request whose attempt went out before it is sent on at once.
  *   <li><b>The window</b> (the hold's time limit) and the timers are the exchange's; this class
@@ -48,6 +49,14 @@ final class HandoffHolds {
      * invalidation be missed (Redis down, a message lost): 100 ms, the issue's number.
      */
     static final Duration POLL_INTERVAL = Duration.ofMillis(100);
+
+    /**
+     * The first poll of an owner that answered {@code owner-lagging}: 10 ms. Such an owner reads
+     * the ring the gateway already has, from the same Redis key and announcement, so it is
+     * usually behind by a millisecond or two, not by a move's length; its polls double from here
+     * up to {@link #POLL_INTERVAL} (Envoy's retry back-off, with a base of 10 ms instead of 25).
+     */
+    static final Duration LAGGING_FIRST_POLL = Duration.ofMillis(10);
 
     /**
      * Keys whose last wake-up is remembered: past it the ones older than {@link #RECENT_WAKE} are
@@ -133,19 +142,28 @@ final class HandoffHolds {
 
     /**
      * Answers whether a held exchange of {@code key} may poll the old owner now ({@code nowNanos}):
-     * true for the first tick at least {@link #POLL_INTERVAL} after the key's last poll (or its
-     * first hold).
+     * true for the first tick at least {@code intervalNanos} ({@link #POLL_INTERVAL}, or a lagging
+     * owner's back-off) after the key's last poll (or its first hold).
      */
-    boolean claimPoll(RoutingKey key, long nowNanos) {
+    boolean claimPoll(RoutingKey key, long nowNanos, long intervalNanos) {
         KeyHolds kh = byKey.get(key);
         if (kh == null) {
             return false;
         }
         long last = kh.lastPollNanos.get();
-        if (last != Long.MIN_VALUE && nowNanos - last < POLL_INTERVAL.toNanos()) {
+        if (last != Long.MIN_VALUE && nowNanos - last < intervalNanos) {
             return false;
         }
         return kh.lastPollNanos.compareAndSet(last, nowNanos);
+    }
+
+    /**
+     * Returns the wait before a lagging owner's next poll, in nanoseconds: {@link
+     * #LAGGING_FIRST_POLL} after the first answer ({@code previousNanos} 0), then twice the
+     * previous wait, at most {@link #POLL_INTERVAL}: 10, 20, 40, 80, 100, 100, ... ms.
+     */
+    static long nextLaggingPoll(long previousNanos) {
+        return previousNanos <= 0 ? LAGGING_FIRST_POLL.toNanos() : Math.min(POLL_INTERVAL.toNanos(), 2 * previousNanos);
     }
 
     /** Answers whether {@code key} was woken at or after {@code sinceNanos} (the ticker's time). */

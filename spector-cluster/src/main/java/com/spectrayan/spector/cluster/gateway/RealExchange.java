@@ -106,6 +106,8 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
      * X-Spector-Epoch} older than the one the request carried ({@code owner-lagging}). The owner
      * catches up within milliseconds of a ring's publication (it watches the same key), so the
      * request is held and re-sent to it as a hand-off's is, instead of the 503 reaching the client.
+     * Its polls back off from {@link HandoffHolds#LAGGING_FIRST_POLL} (see {@link
+     * HandoffHolds#nextLaggingPoll}) rather than waiting a whole {@link HandoffHolds#POLL_INTERVAL}.
      */
     static final String LAGGING = "lagging";
 
@@ -119,6 +121,8 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     private @Nullable ScheduledFuture<?> pollTimer;
     /** Whether the current attempt is a held request's poll of the old owner (not a new attempt). */
     private boolean polling;
+    /** The wait before the next poll: {@link HandoffHolds#POLL_INTERVAL}, or a lagging owner's back-off. */
+    private long pollDelayNanos = HandoffHolds.POLL_INTERVAL.toNanos();
     /** The owner handing off and where it said the namespace goes, for the poll and the problem. */
     private @Nullable RouteEntry heldEntry;
 
@@ -531,6 +535,9 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         boolean poll = polling;
         polling = false;
         handoffTo = Objects.requireNonNullElse(response.headers().get(SpectorHeaders.HANDOFF), "");
+        pollDelayNanos = LAGGING.equals(cause)
+                ? HandoffHolds.nextLaggingPoll(poll ? pollDelayNanos : 0)
+                : HandoffHolds.POLL_INTERVAL.toNanos();
         if (!poll) {
             metrics.countHandoffHold();
             retarget(cause);
@@ -599,11 +606,11 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
 
     private void schedulePoll() {
         if (pollTimer == null) {
-            pollTimer = loop.schedule(this::onPollTick, HandoffHolds.POLL_INTERVAL.toNanos(), TimeUnit.NANOSECONDS);
+            pollTimer = loop.schedule(this::onPollTick, pollDelayNanos, TimeUnit.NANOSECONDS);
         }
     }
 
-    /** Every poll interval while held: one held request per key asks the old owner again. */
+    /** Every poll delay while held: one held request per key asks the old owner again. */
     private void onPollTick() {
         pollTimer = null;
         RouteEntry entry = heldEntry;
@@ -611,7 +618,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         if (!state.isHolding() || hold == null || entry == null || uri == null) {
             return;
         }
-        if (forwarder.holds.claimPoll(request.routingKey(), forwarder.ticker.read())) {
+        if (forwarder.holds.claimPoll(request.routingKey(), forwarder.ticker.read(), pollDelayNanos)) {
             polling = true;
             connect(entry, uri); // the same attempt number: a poll is not a retarget
         } else {

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.spectrayan.spector.cluster.routing.RoutingKey;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -108,14 +110,48 @@ final class HandoffHoldsTest {
         holds.tryHold(ORDERS, 0, () -> {});
         holds.tryHold(ORDERS, 0, () -> {});
 
-        assertThat(holds.claimPoll(ORDERS, 1_000)).as("the first tick").isTrue();
-        assertThat(holds.claimPoll(ORDERS, 1_000 + INTERVAL - 1))
+        assertThat(holds.claimPoll(ORDERS, 1_000, INTERVAL))
+                .as("the first tick")
+                .isTrue();
+        assertThat(holds.claimPoll(ORDERS, 1_000 + INTERVAL - 1, INTERVAL))
                 .as("within the interval")
                 .isFalse();
-        assertThat(holds.claimPoll(ORDERS, 1_000 + INTERVAL))
+        assertThat(holds.claimPoll(ORDERS, 1_000 + INTERVAL, INTERVAL))
                 .as("an interval later")
                 .isTrue();
-        assertThat(holds.claimPoll(CARTS, 1_000)).as("a key with no holds").isFalse();
+        assertThat(holds.claimPoll(CARTS, 1_000, INTERVAL))
+                .as("a key with no holds")
+                .isFalse();
+    }
+
+    @Test
+    void claimPoll_ofALaggingOwner_usesTheShorterInterval() {
+        HandoffHolds holds = new HandoffHolds(10, 1000);
+        holds.tryHold(ORDERS, 0, () -> {});
+        long first = HandoffHolds.LAGGING_FIRST_POLL.toNanos();
+
+        assertThat(holds.claimPoll(ORDERS, 1_000, first)).isTrue();
+        assertThat(holds.claimPoll(ORDERS, 1_000 + first - 1, first))
+                .as("within it")
+                .isFalse();
+        assertThat(holds.claimPoll(ORDERS, 1_000 + first, first))
+                .as("one back-off later")
+                .isTrue();
+    }
+
+    @Test
+    void nextLaggingPoll_doublesFromTheFirstPollUpToThePollInterval() {
+        long wait = 0;
+        List<Long> waits = new ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            wait = HandoffHolds.nextLaggingPoll(wait);
+            waits.add(wait / 1_000_000);
+        }
+
+        assertThat(waits).containsExactly(10L, 20L, 40L, 80L, 100L, 100L, 100L);
+        assertThat(HandoffHolds.nextLaggingPoll(HandoffHolds.POLL_INTERVAL.toNanos() - 1))
+                .as("one under the cap, doubled: the cap")
+                .isEqualTo(HandoffHolds.POLL_INTERVAL.toNanos());
     }
 
     @Test
