@@ -132,7 +132,7 @@ public final class GatewayForwarder {
         this.ticker = requireNonNull(ticker, "ticker");
         this.replayBudget = new ReplayBudget(spec.replayBudgetBytes());
         this.problems = new ForwardProblems(spec);
-        this.health = new OwnerHealth(spec, ticker);
+        this.health = new OwnerHealth(spec, ticker, this::isMember);
         this.holds = new HandoffHolds(spec.handoffMaxHeld(), spec.handoffMaxHeldBytes(), ticker);
         resolver.addRouteListener(holds::wake); // another process moved a key: its held requests go on
     }

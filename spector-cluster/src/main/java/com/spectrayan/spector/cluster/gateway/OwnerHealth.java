@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import com.github.benmanes.caffeine.cache.Ticker;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,6 +28,11 @@ import org.slf4j.LoggerFactory;
  *   PROBING ──it ended without either (cancelled, timed out)──> DOWN(until = now): the next request probes
  * </pre>
  *
+ * <p>An owner has an entry only once it failed. When a new entry is made, the entries of owners
+ * the ring no longer names are dropped ({@code isMember}), so the map holds the current ring's
+ * failing owners plus at most the one just added, however often the ring changes; an owner
+ * removed and added back starts up.
+ *
  * <p>Thread-safety: each owner's state is guarded by its own monitor; exchanges of every event loop
  * call in. A timeout is not a failure here: a slow owner is alive.
  */
@@ -47,17 +53,33 @@ final class OwnerHealth {
     private final long backoffNanos;
     private final long maxBackoffNanos;
     private final Ticker ticker;
+    private final Predicate<String> isMember;
     private final ConcurrentHashMap<String, State> owners = new ConcurrentHashMap<>();
 
-    OwnerHealth(ForwarderSpec spec, Ticker ticker) {
+    /**
+     * @param isMember answers whether the current ring names an owner: an entry of one it does not
+     *     is dropped when the next entry is made
+     */
+    OwnerHealth(ForwarderSpec spec, Ticker ticker, Predicate<String> isMember) {
         this.failuresToDown = spec.ownerDownAfter();
         this.backoffNanos = spec.ownerDownBackoff().toNanos();
         this.maxBackoffNanos = spec.ownerDownBackoffMax().toNanos();
         this.ticker = requireNonNull(ticker, "ticker");
+        this.isMember = requireNonNull(isMember, "isMember");
     }
 
     private State state(String owner) {
+        State s = owners.get(owner);
+        if (s != null) {
+            return s;
+        }
+        owners.keySet().removeIf(o -> !o.equals(owner) && !isMember.test(o)); // owners the ring dropped
         return owners.computeIfAbsent(owner, o -> new State());
+    }
+
+    /** Returns how many owners have an entry (test hook: the bound above). */
+    int tracked() {
+        return owners.size();
     }
 
     /** Answers whether an attempt to {@code owner} may go now. */

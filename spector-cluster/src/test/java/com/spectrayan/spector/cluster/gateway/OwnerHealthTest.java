@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.spectrayan.spector.cluster.gateway.OwnerHealth.Admission;
 import com.spectrayan.spector.testkit.FakeTicker;
 import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
 
 /** Passive health's states, exactly, on a fake clock (issue 13). */
@@ -13,7 +15,8 @@ final class OwnerHealthTest {
     private static final Duration MAX = Duration.ofSeconds(4);
 
     private final FakeTicker ticker = new FakeTicker();
-    private final OwnerHealth health = new OwnerHealth(spec(3), ticker);
+    private final Set<String> members = ConcurrentHashMap.newKeySet();
+    private final OwnerHealth health = new OwnerHealth(spec(3), ticker, o -> o.equals("o") || members.contains(o));
 
     private static ForwarderSpec spec(int downAfter) {
         ForwarderSpec d = ForwarderSpec.defaults();
@@ -96,12 +99,37 @@ final class OwnerHealthTest {
 
     @Test
     void zeroTurnsItOff() {
-        OwnerHealth off = new OwnerHealth(spec(0), ticker);
+        OwnerHealth off = new OwnerHealth(spec(0), ticker, o -> true);
         for (int i = 0; i < 100; i++) {
             off.failed("o", false);
         }
         assertThat(off.admit("o")).isEqualTo(Admission.GO);
         assertThat(off.isDown("o")).isFalse();
+    }
+
+    @Test
+    void entriesOfOwnersTheRingDropped_goWhenTheNextEntryIsMade() {
+        members.addAll(Set.of("a", "b"));
+        for (int i = 0; i < 3; i++) {
+            health.failed("a", false);
+        }
+        health.failed("b", false);
+        assertThat(health.isDown("a")).isTrue();
+        assertThat(health.tracked()).isEqualTo(2);
+
+        members.remove("a"); // a ring without a
+        health.failed("b", false);
+        assertThat(health.tracked()).as("no new entry: nothing dropped yet").isEqualTo(2);
+        health.failed("c", false); // c: not a member either, but the entry being made is kept
+
+        assertThat(health.tracked()).as("b and c; a dropped").isEqualTo(2);
+        down();
+        assertThat(health.tracked()).as("b and o; c dropped").isEqualTo(2);
+        members.add("a");
+        assertThat(health.isDown("a")).as("a, back in a ring, starts up").isFalse();
+        assertThat(health.admit("a")).isEqualTo(Admission.GO);
+        health.failed("b", false);
+        assertThat(health.isDown("b")).as("b kept its count: down at its third").isTrue();
     }
 
     private void down() {
