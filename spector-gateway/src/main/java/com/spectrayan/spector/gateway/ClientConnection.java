@@ -25,12 +25,15 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,8 +53,13 @@ import org.slf4j.LoggerFactory;
  *       its body flows to the exchange, its response flows out) -> back to {@code AWAITING_HEAD}
  *       when the response ended on a reusable connection, or {@code CLOSING} (the last response is
  *       flushed, then the connection closes). Pipelined requests wait, decoded, in the {@code
- *       FlowControlHandler} in front of this side: reading stops when a request's body has
- *       arrived, and resumes when its response ended, so requests are answered in order.
+ *       FlowControlHandler} in front of this side, and here: reading goes on while a request
+ *       without a body (or whose body arrived) is answered, and stops only when the next request's
+ *       head actually arrives during the exchange (it waits here, what follows it waits in the
+ *       {@code FlowControlHandler} and the socket); it resumes when the response ended, so
+ *       requests are answered in order. Stopping lazily spares the two {@code epoll_ctl} calls a
+ *       stop and a resume cost on every request of a client that does not pipeline (issue 14).
+ *       An upgrade request stops reading at once, as its next bytes may be another protocol's.
  *   <li><b>Framing (RFC 9112 §6, §9.3).</b> A known length is sent as {@code Content-Length};
  *       an unknown one is chunked for an HTTP/1.1 client and close-delimited for an HTTP/1.0
  *       client (which cannot read chunked, §6.1). Responses without a body (HEAD, 1xx, 204, 304:
@@ -136,7 +144,19 @@ final class ClientConnection {
     private final GatewayContext context;
     private final long headTimeoutNanos;
     private final long bodyTimeoutNanos;
+    /** Hands a message that waited ({@link #holdBack}) to the gateway's handler, in order. */
+    private final Consumer<Object> dispatch;
+
     private State state = State.AWAITING_HEAD;
+    /**
+     * The messages that arrived behind a running exchange: the next request's head first, then
+     * whatever the decoder gave before reading stopped. Null while nothing waits.
+     */
+    private @Nullable ArrayDeque<Object> waiting;
+    /** A closing connection reads and discards what still arrives (closeAfterFlush). */
+    private boolean lingering;
+    /** The current request asked for an upgrade: reading stops when it has arrived. */
+    private boolean upgradeRequest;
 
     // ---- the current exchange (reset by begin) ----
     private @Nullable Exchange exchange;
@@ -178,9 +198,10 @@ final class ClientConnection {
     private @Nullable ScheduledFuture<?> headTimer;
     private long headStartNanos; // 0 while no head is arriving
 
-    ClientConnection(ChannelHandlerContext ctx, GatewayContext context) {
+    ClientConnection(ChannelHandlerContext ctx, GatewayContext context, Consumer<Object> dispatch) {
         this.ctx = ctx;
         this.context = context;
+        this.dispatch = dispatch;
         this.headTimeoutNanos = context.headerTimeout().toNanos();
         this.bodyTimeoutNanos = context.bodyTimeout().toNanos();
     }
@@ -193,7 +214,10 @@ final class ClientConnection {
      * #onReadComplete()}): most heads arrive whole in one read, and cost no timer.
      */
     void onBytes() {
-        if (state == State.AWAITING_HEAD && headStartNanos == 0) {
+        // Bytes during an exchange whose body has arrived can only be the next head (pipelined):
+        // its clock starts now, and its timer when the exchange ends (exchangeEnded).
+        boolean nextHead = state == State.AWAITING_HEAD || (state == State.EXCHANGE && body != Body.READING);
+        if (nextHead && headStartNanos == 0) {
             headStartNanos = System.nanoTime() | 1; // never 0 while running
         }
     }
@@ -228,6 +252,7 @@ final class ClientConnection {
         http10 = request.protocolVersion().equals(HttpVersion.HTTP_1_0);
         keepAlive = HttpUtil.isKeepAlive(request) && !context.drain().isDraining();
         headRequest = HttpMethod.HEAD.equals(request.method());
+        upgradeRequest = requestHeaders.contains(HttpHeaderNames.UPGRADE);
         boolean hasBody = request.decoderResult().isFailure() || hasBody(request);
         body = hasBody ? Body.READING : Body.COMPLETE;
         bodyWanted = false;
@@ -361,7 +386,7 @@ final class ClientConnection {
                 if (body == Body.READING) {
                     body = Body.COMPLETE;
                 }
-                ctx.channel().config().setAutoRead(false); // one exchange at a time: pipelined requests wait
+                requestArrived();
             }
             return;
         }
@@ -378,8 +403,76 @@ final class ClientConnection {
             body = Body.COMPLETE;
             bodyWanted = false;
             cancelBodyTimer();
-            ctx.channel().config().setAutoRead(false); // one exchange at a time: pipelined requests wait
+            requestArrived();
             e.onBodyEnd();
+        }
+    }
+
+    /**
+     * The current request arrived whole. Reading goes on (a pipelined request that arrives waits
+     * in {@link #holdBack}), but for an upgrade: what follows it may be the new protocol's bytes,
+     * which must stay unread (in the socket, or the codec's leftovers) for the splice.
+     */
+    private void requestArrived() {
+        if (upgradeRequest) {
+            ctx.channel().config().setAutoRead(false);
+        }
+    }
+
+    /**
+     * Takes a decoded message that arrived while the connection cannot take it: the next request's
+     * head during an exchange (reading stops there; the exchange's end hands it on), or anything
+     * behind a message already waiting. Returns false for a message to handle now.
+     */
+    boolean holdBack(Object msg) {
+        ArrayDeque<Object> w = waiting;
+        if (w != null) {
+            w.add(msg);
+            return true;
+        }
+        if (msg instanceof HttpRequest) {
+            if (state == State.EXCHANGE) {
+                w = new ArrayDeque<>(4);
+                w.add(msg);
+                waiting = w;
+                ctx.channel().config().setAutoRead(false); // the rest waits in FlowControlHandler and the socket
+                return true;
+            }
+            if (state == State.CLOSING && !lingering) {
+                ctx.channel().config().setAutoRead(false); // dropped: nothing more is read before the close
+            }
+        }
+        return false;
+    }
+
+    /** Hands on the messages that waited, in order, as long as the connection can take them. */
+    private void dispatchWaiting() {
+        ArrayDeque<Object> w;
+        while ((w = waiting) != null) {
+            Object next = w.peek();
+            if (next == null) {
+                waiting = null;
+                break;
+            }
+            if (next instanceof HttpRequest && state == State.EXCHANGE) {
+                return; // the next exchange runs: the rest waits for its end
+            }
+            w.poll();
+            if (w.isEmpty()) {
+                waiting = null; // before the dispatch: what it reads next is not behind anything
+            }
+            dispatch.accept(next);
+        }
+    }
+
+    private void releaseWaiting() {
+        ArrayDeque<Object> w = waiting;
+        waiting = null;
+        if (w != null) {
+            Object m;
+            while ((m = w.poll()) != null) {
+                ReferenceCountUtil.release(m);
+            }
         }
     }
 
@@ -749,8 +842,7 @@ final class ClientConnection {
 
     void onReadComplete() {
         if (state == State.AWAITING_HEAD && headStartNanos != 0 && headTimer == null) {
-            long left = headTimeoutNanos - (System.nanoTime() - headStartNanos);
-            headTimer = ctx.executor().schedule(this::onHeadTimeout, Math.max(0, left), TimeUnit.NANOSECONDS);
+            armHeadTimer();
         }
         Exchange e = exchange;
         if (e != null && state == State.EXCHANGE) {
@@ -771,6 +863,7 @@ final class ClientConnection {
     void onClosed() {
         cancelHeadTimer();
         cancelBodyTimer();
+        releaseWaiting();
         state = State.CLOSED;
         Exchange e = exchange;
         exchange = null;
@@ -787,6 +880,7 @@ final class ClientConnection {
     void onRemoved() {
         cancelHeadTimer();
         cancelBodyTimer();
+        releaseWaiting();
         if (state == State.AWAITING_HEAD) {
             state = State.CLOSED;
         }
@@ -819,6 +913,7 @@ final class ClientConnection {
                 ctx.close();
                 return;
             }
+            lingering = true;
             ch.config().setAutoRead(true); // whatever still arrives is read and released (state CLOSING)
             ctx.executor().schedule(() -> ctx.close(), LINGER_TIME.toNanos(), TimeUnit.NANOSECONDS);
         });
@@ -830,7 +925,15 @@ final class ClientConnection {
         countEnd(status);
         if (reuse && state == State.EXCHANGE) {
             state = State.AWAITING_HEAD;
-            ctx.channel().config().setAutoRead(true); // the next (perhaps pipelined) request
+            if (waiting != null) {
+                dispatchWaiting(); // the next request, pipelined: its exchange may start (or end) here
+            } else if (headStartNanos != 0 && headTimer == null) {
+                armHeadTimer(); // part of a next head came during the exchange: its clock runs
+            }
+            if (waiting == null
+                    && (state == State.AWAITING_HEAD || (state == State.EXCHANGE && body != Body.READING))) {
+                ctx.channel().config().setAutoRead(true); // a no-op unless a pipelined request stopped it
+            }
         } else if (state != State.CLOSED) {
             state = State.CLOSING;
         }
@@ -869,6 +972,11 @@ final class ClientConnection {
             inFlight = false;
             context.drain().exchangeEnded();
         }
+    }
+
+    private void armHeadTimer() {
+        long left = headTimeoutNanos - (System.nanoTime() - headStartNanos);
+        headTimer = ctx.executor().schedule(this::onHeadTimeout, Math.max(0, left), TimeUnit.NANOSECONDS);
     }
 
     private void cancelHeadTimer() {

@@ -65,7 +65,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
-        connection = new ClientConnection(ctx, context);
+        connection = new ClientConnection(ctx, context, msg -> dispatch(ctx, msg));
     }
 
     @Override
@@ -86,6 +86,12 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!connection().holdBack(msg)) { // a pipelined request waits for the running exchange's end
+            dispatch(ctx, msg);
+        }
+    }
+
+    private void dispatch(ChannelHandlerContext ctx, Object msg) {
         if (msg instanceof HttpRequest request) {
             try {
                 onRequest(ctx, request);

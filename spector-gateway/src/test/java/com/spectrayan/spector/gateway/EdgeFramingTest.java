@@ -1,6 +1,7 @@
 package com.spectrayan.spector.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.spectrayan.spector.gateway.WireClient.Framing;
 import com.spectrayan.spector.gateway.WireClient.Response;
@@ -10,11 +11,13 @@ import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.wire.Header;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -43,6 +46,13 @@ final class EdgeFramingTest {
     private static final int STREAM_PART_BYTES = 1000;
 
     private static final List<String> streamCalls = new CopyOnWriteArrayList<>();
+
+    /** How long the mock holds a {@code /held} answer at most (the test releases it sooner). */
+    private static final Duration HOLD_AT_MOST = Duration.ofSeconds(10);
+
+    /** What the mock's {@code /held} answer waits for; the test that uses it completes it. */
+    private static volatile CompletableFuture<Void> held = new CompletableFuture<>();
+
     private static MockOwner mock;
     private static RelayCell relayCell;
     private static Cell cell;
@@ -226,6 +236,56 @@ final class EdgeFramingTest {
                 .containsExactly("PUT", "GET");
     }
 
+    /**
+     * Requests pipelined in writes of their own while the first is still being answered (its
+     * owner holds the answer) wait for it: no owner hears of them before the first response ends,
+     * and the answers come in order, a body-carrying PUT included (RFC 9112 §9.3.2). The
+     * connection keeps reading during an exchange and stops only when the next head arrives, so
+     * this is the path that holds a decoded request back, not the socket.
+     */
+    @Test
+    void shouldHoldRequestsPipelinedDuringAnExchangeUntilItsResponseEnded() {
+        String first = "/api/v1/namespaces/" + cell.namespaceOwnedBy("mock-0") + "/pipelined/held";
+        String echo = "/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-1") + "/echo";
+        String object = "/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-0") + "/objects/pipelined-later";
+        CompletableFuture<Void> gate = new CompletableFuture<>();
+        held = gate;
+        try (WireClient c = client()) {
+            c.send(get(first));
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> mock.requestsEndingWith("/pipelined/held").size() == 1);
+            c.send(get(echo + "?order=2"));
+            c.send(WireClient.head("PUT", object, token, "Content-Length: 5"));
+            c.send("hello");
+            c.send(get(object));
+            await().during(Duration.ofMillis(300))
+                    .atMost(Duration.ofSeconds(5))
+                    .until(() -> cell.served("owner-1", "GET", echo).isEmpty()
+                            && cell.served("owner-0", "PUT", object).isEmpty());
+            gate.complete(null);
+
+            Response r1 = c.read();
+            Response r2 = c.read();
+            Response r3 = c.read();
+            Response r4 = c.read();
+            assertThat(r1.status()).as("%s", r1).isEqualTo(200);
+            assertThat(r1.text()).isEqualTo(FIXED);
+            assertThat(r2.status()).as("%s", r2).isEqualTo(200);
+            assertThat(r2.json().path("query").asText()).isEqualTo("order=2");
+            assertThat(r3.status()).as("%s", r3).isEqualTo(201);
+            assertThat(r4.status()).as("%s", r4).isEqualTo(200);
+            assertThat(r4.text()).isEqualTo("hello");
+            assertThat(r4.closed()).isFalse();
+        } finally {
+            gate.complete(null);
+        }
+        assertThat(cell.served("owner-1", "GET", echo)).hasSize(1);
+        assertThat(cell.owner("owner-0").requests().stream()
+                        .filter(q -> q.path().equals(object))
+                        .map(RecordedRequest::method))
+                .containsExactly("PUT", "GET");
+    }
+
     // ---- responses without a body ----
 
     /**
@@ -381,6 +441,15 @@ final class EdgeFramingTest {
     /** The mock owner's answers, by the path's last segment. */
     private static String script(MockOwner.Request r) {
         String p = r.path();
+        if (p.endsWith("/held")) {
+            try {
+                held.get(HOLD_AT_MOST.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (Exception e) {
+                return MockOwner.response(
+                        500, "Not Released", "the test never released it", "Content-Type: text/plain");
+            }
+            p = p.substring(0, p.length() - "/held".length()) + "/fixed";
+        }
         if (p.endsWith("/fixed")) {
             String head =
                     "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + FIXED.length() + "\r\n\r\n";

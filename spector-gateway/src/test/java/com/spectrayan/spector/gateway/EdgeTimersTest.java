@@ -55,6 +55,10 @@ final class EdgeTimersTest {
     private static final Duration WITHIN = OwnerUploads.WITHIN;
 
     private static final RecordingTarget target = new RecordingTarget();
+    /** What the mock's answer waits for; the test that uses it completes it. */
+    private static volatile CompletableFuture<Void> held = new CompletableFuture<>();
+
+    private static MockOwner mock;
     private static Cell cell;
     private static ReferenceOwner owner;
     private static OwnerUploads uploads;
@@ -63,9 +67,18 @@ final class EdgeTimersTest {
 
     @BeforeAll
     static void start() throws Exception {
+        mock = MockOwner.start(r -> {
+            try {
+                held.get(10, TimeUnit.SECONDS);
+                return MockOwner.response(200, "OK", "held", "Content-Type: text/plain");
+            } catch (Exception e) {
+                return MockOwner.response(500, "Not Released", "never released", "Content-Type: text/plain");
+            }
+        });
         cell = Cell.builder()
                 .owners(1)
                 .silentMember()
+                .member("mock-0", mock.baseUri())
                 .set("spector.routing.gateway.owner-timeout", "1s")
                 .set("spector.server.body-timeout", "1s")
                 .set("spector.server.header-timeout", "1s")
@@ -85,6 +98,7 @@ final class EdgeTimersTest {
     @AfterAll
     static void stop() {
         cell.close();
+        mock.close();
         loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     }
 
@@ -214,6 +228,44 @@ final class EdgeTimersTest {
                             HEADER_TIMEOUT.plus(MARGIN).toMillis());
         }
         assertThat(owner.requests()).noneMatch(q -> q.path().equals(path));
+    }
+
+    /**
+     * Half a head pipelined behind a request that is still being answered (it arrives, and is
+     * read, during the exchange) gets its 408 at the header timeout counted from its first byte,
+     * after the first response, and the close: the connection does not wait for the idle timeout
+     * (RFC 9110 §15.5.9, RFC 9112 §9.3.2).
+     */
+    @Test
+    void shouldAnswer408ToAHalfHeadPipelinedDuringAnExchange() {
+        String path = "/api/v1/namespaces/" + cell.namespaceOwnedBy("mock-0") + "/held-for-408";
+        CompletableFuture<Void> gate = new CompletableFuture<>();
+        held = gate;
+        try (WireClient c = client().timeout(HEADER_TIMEOUT.plus(MARGIN))) {
+            c.send(WireClient.head("GET", path, token));
+            await().atMost(WITHIN)
+                    .until(() -> mock.requestsEndingWith("/held-for-408").size() == 1);
+            c.send("GET " + path + "/next HTTP/1.1\r\nHost: gateway.test\r\n");
+            long sent = System.nanoTime();
+            await().during(Duration.ofMillis(300))
+                    .atMost(HEADER_TIMEOUT)
+                    .until(() -> mock.requestsEndingWith("/next").isEmpty());
+            gate.complete(null);
+
+            Response first = c.read();
+            Response timeout = c.read();
+
+            assertThat(first.status()).as("%s", first).isEqualTo(200);
+            assertThat(first.text()).isEqualTo("held");
+            assertThat(timeout.status()).as("%s", timeout).isEqualTo(408);
+            assertThat(timeout.closed()).isTrue();
+            assertThat(millisSince(sent))
+                    .as("answered at the header timeout from the half head's first byte, before the idle timeout")
+                    .isBetween(HEADER_TIMEOUT.toMillis() - 100, IDLE_TIMEOUT.toMillis());
+        } finally {
+            gate.complete(null);
+        }
+        assertThat(mock.requestsEndingWith("/next")).isEmpty();
     }
 
     /**
