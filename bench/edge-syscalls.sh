@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# System calls per forwarded request of two gateway builds, side by side: a count, not a time, so
-# it holds on a noisy machine (bench/edge-ab.sh gives the rates). Each build forwards 1 KiB GETs
+# System calls per forwarded request of two gateway builds and nginx (../shared/bench's proxy), side
+# by side: a count, not a time, so it holds on a noisy machine (bench/edge-ab.sh gives the rates).
+# Each forwards 1 KiB GETs
 # over keep-alive connections to the nginx backend of ../shared/bench; `strace -c -f` counts its
 # threads' calls during a fixed number of requests (ab -k), after a warm-up without strace.
 #   bench/edge-syscalls.sh OLD_JAR NEW_JAR [requests=20000] [connections=8]
@@ -17,13 +18,13 @@ mkdir -p "$BENCH_DIR"/{logs,tmp,www/api/v1/namespaces/bench}
 for d in "$BENCH_DIR/www" "$BENCH_DIR/www/api/v1/namespaces/bench"; do
   [ -f "$d/1k" ] || head -c 1024 /dev/urandom > "$d/1k"
 done
-sed "s#@DIR@#$BENCH_DIR#g" "$shared/bench/conf/backend.conf" > "$BENCH_DIR/backend.conf"
+for c in backend.conf nginxproxy.conf; do sed "s#@DIR@#$BENCH_DIR#g" "$shared/bench/conf/$c" > "$BENCH_DIR/$c"; done
 L=$BENCH_DIR/logs
-declare -A PORT=([old]=19005 [new]=19006)
+declare -A PORT=([old]=19005 [new]=19006 [nginx]=19001)
 declare -A PID=()
 started=()
 stop_all() {
-  [ -f $L/backend.pid ] && kill "$(cat $L/backend.pid)" 2>/dev/null; rm -f $L/backend.pid
+  for f in backend nproxy; do [ -f $L/$f.pid ] && kill "$(cat $L/$f.pid)" 2>/dev/null; rm -f $L/$f.pid; done
   for p in "${started[@]}"; do kill -- -"$p" 2>/dev/null || kill "$p" 2>/dev/null; done
 }
 trap stop_all EXIT
@@ -32,6 +33,7 @@ printf '%s' "$secret" > "$BENCH_DIR/edge-syscalls-secret"
 token=$(java -jar "$new_jar" token --secret-file "$BENCH_DIR/edge-syscalls-secret" --tenant bench --ttl 86400)
 AUTH="Authorization: Bearer $token"
 nginx -e $L/startup.err -p "$BENCH_DIR" -c "$BENCH_DIR/backend.conf"
+nginx -e $L/startup.err -p "$BENCH_DIR" -c "$BENCH_DIR/nginxproxy.conf"
 for build in old new; do
   jar=$old_jar; [ $build = new ] && jar=$new_jar
   setsid env SPECTOR_CELL_ROLE=gateway SPECTOR_CELL_RING_MEMBERS=bench=http://127.0.0.1:19000 \
@@ -41,12 +43,14 @@ for build in old new; do
   started+=($!); PID[$build]=$!
 done
 url() { echo "http://127.0.0.1:${PORT[$1]}/api/v1/namespaces/bench/1k"; }
+for i in $(seq 1 50); do [ -s $L/nproxy.pid ] && break; sleep 0.1; done
+PID[nginx]=$(pgrep -P "$(cat $L/nproxy.pid)" | head -1) # its one worker
 for b in old new; do
   ok=0; for i in $(seq 1 600); do curl -sf -H "$AUTH" -o /dev/null "$(url $b)" && { ok=1; break; }; sleep 0.1; done
   [ $ok = 1 ] || { echo "$b did not answer (see $L/sys-$b.log)"; exit 1; }
 done
-for b in old new; do timeout 120 ab -q -k -n $((N * 2)) -c $CONNS -H "$AUTH" "$(url $b)" > /dev/null; done # warm-up
-for b in old new; do
+for b in old new nginx; do timeout 120 ab -q -k -n $((N * 2)) -c $CONNS -H "$AUTH" "$(url $b)" > /dev/null; done # warm-up
+for b in old new nginx; do
   out=$BENCH_DIR/syscalls-$b.txt
   timeout 300 strace -c -f -q -o "$out" -p "${PID[$b]}" & st=$!
   sleep 1 # strace attaches to every thread
