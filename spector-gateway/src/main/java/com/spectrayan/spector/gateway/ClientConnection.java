@@ -25,6 +25,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.net.InetSocketAddress;
@@ -148,6 +149,10 @@ final class ClientConnection {
     private final Consumer<Object> dispatch;
 
     private State state = State.AWAITING_HEAD;
+    /** The last Content-Length this connection sent, and its text ({@link #lengthText}). */
+    private long lastLength = -1;
+
+    private @Nullable AsciiString lastLengthText;
     /**
      * The messages that arrived behind a running exchange: the next request's head first, then
      * whatever the decoder gave before reading stopped. Null while nothing waits.
@@ -594,6 +599,21 @@ final class ClientConnection {
     // ---- the response ----
 
     /**
+     * Returns {@code length} as header text, reusing the last one this connection sent: a client
+     * on keep-alive mostly asks for the same sizes, and a {@code long} header value would be
+     * turned into a new {@code String} per response.
+     */
+    private AsciiString lengthText(long length) {
+        AsciiString t = lastLengthText;
+        if (t == null || lastLength != length) {
+            t = new AsciiString(Long.toString(length));
+            lastLength = length;
+            lastLengthText = t;
+        }
+        return t;
+    }
+
+    /**
      * Writes the response head. {@code contentLength} is the body's length when known, else -1.
      * Returns false when the response has no body (the caller then calls {@link #end()} at once).
      */
@@ -607,7 +627,7 @@ final class ClientConnection {
         h.remove(HttpHeaderNames.TRANSFER_ENCODING);
         h.remove(HttpHeaderNames.CONTENT_LENGTH);
         if (length >= 0) { // never on 1xx or 204 (RFC 9110 §8.6); the GET's on HEAD and 304
-            h.set(HttpHeaderNames.CONTENT_LENGTH, length);
+            h.set(HttpHeaderNames.CONTENT_LENGTH, lengthText(length));
         } else if (!bodyless) {
             if (http10) {
                 closeAfterResponse = true; // RFC 9112 §6.1, §6.3: close-delimited, the only framing 1.0 reads

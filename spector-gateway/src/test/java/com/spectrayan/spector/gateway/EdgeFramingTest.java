@@ -188,6 +188,26 @@ final class EdgeFramingTest {
     }
 
     /**
+     * Each response on one keep-alive connection carries its own length (RFC 9110 §8.6, RFC 9112
+     * §6.3): responses of two sizes, then the first size again, each with a {@code Content-Length}
+     * equal to the body that follows (the gateway reuses the text of the last length it sent).
+     */
+    @Test
+    void shouldSendEachResponsesOwnContentLengthOnAKeepAliveConnection() {
+        String echo = "/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-1") + "/echo";
+        try (WireClient c = client()) {
+            for (String q : List.of("a=1", "a=22222", "a=1", "a=333")) {
+                Response r = c.send(get(echo + "?" + q)).read();
+
+                assertThat(r.status()).as("%s", r).isEqualTo(200);
+                assertThat(r.header("Content-Length")).as("%s", q).isEqualTo(Integer.toString(r.body().length));
+                assertThat(r.json().path("query").asText()).isEqualTo(q);
+                assertThat(r.closed()).isFalse();
+            }
+        }
+    }
+
+    /**
      * Pipelined requests answered by different kinds of exchange (relayed, forwarded, relayed) come
      * back in order on the one connection too (RFC 9112 §9.3.2): the client side is one.
      */
