@@ -2,6 +2,7 @@ package com.spectrayan.spector.deploy;
 
 import static com.spectrayan.spector.deploy.HelmChart.NAMESPACE;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
@@ -424,6 +425,94 @@ final class HelmChartTest {
         assertThat(ports).as("one port").hasSize(1);
         assertThat(ports.get(0).getPort().getIntVal()).as("port").isEqualTo(7070);
         assertThat(ports.get(0).getProtocol()).as("protocol").isEqualTo("TCP");
+    }
+
+    @Test
+    void ownerAdminToken_isUnsetByDefault() {
+        Manifests objects = split();
+
+        assertThat(env(container(ownerStatefulSet(objects))))
+                .as("no token: the admin API answers loopback callers only")
+                .doesNotContainKey("SPECTOR_OWNER_ADMIN_TOKEN");
+        assertThat(objects.find(io.fabric8.kubernetes.api.model.Secret.class, "cell-a-owner-admin"))
+                .isEmpty();
+        assertThat(objects.secret("cell-a-secrets").getStringData()).doesNotContainKey("SPECTOR_OWNER_ADMIN_TOKEN");
+    }
+
+    @Test
+    void ownerAdminToken_reachesOnlyTheOwners_fromTheirOwnSecret_andLetsOwnerPodsReachEachOther() {
+        String token = "chart-admin-token-0123456789";
+        Manifests objects = render("owner.adminToken", token);
+        Container owner = container(ownerStatefulSet(objects));
+        EnvVar env = envVar(owner, "SPECTOR_OWNER_ADMIN_TOKEN");
+
+        assertThat(objects.secret("cell-a-owner-admin").getStringData())
+                .containsExactly(Map.entry("SPECTOR_OWNER_ADMIN_TOKEN", token));
+        assertThat(env.getValue()).as("never an inline value").isNull();
+        assertThat(env.getValueFrom().getSecretKeyRef().getName()).isEqualTo("cell-a-owner-admin");
+        assertThat(env.getValueFrom().getSecretKeyRef().getKey()).isEqualTo("SPECTOR_OWNER_ADMIN_TOKEN");
+        assertThat(env.getValueFrom().getSecretKeyRef().getOptional())
+                .as("not optional: a pod without its token does not start")
+                .isNotEqualTo(true);
+        assertThat(objects.secret("cell-a-secrets").getStringData())
+                .as("not in the Secret the gateway reads whole")
+                .doesNotContainValue(token);
+        Container gateway = container(gatewayDeployment(objects));
+        assertThat(gateway.getEnvFrom())
+                .extracting(
+                        e -> e.getSecretRef() == null ? "" : e.getSecretRef().getName())
+                .doesNotContain("cell-a-owner-admin");
+        assertThat(env(gateway)).doesNotContainKey("SPECTOR_OWNER_ADMIN_TOKEN");
+        assertOwnersReachEachOther(objects);
+    }
+
+    @Test
+    void ownerAdminTokenSecret_pointsTheOwnersAtASecretOfYourOwn() {
+        Manifests objects = render("owner.adminTokenSecret", "ops-owner-admin");
+        EnvVar env = envVar(container(ownerStatefulSet(objects)), "SPECTOR_OWNER_ADMIN_TOKEN");
+
+        assertThat(env.getValueFrom().getSecretKeyRef().getName()).isEqualTo("ops-owner-admin");
+        assertThat(env.getValueFrom().getSecretKeyRef().getKey()).isEqualTo("SPECTOR_OWNER_ADMIN_TOKEN");
+        assertThat(objects.find(io.fabric8.kubernetes.api.model.Secret.class, "cell-a-owner-admin"))
+                .as("the chart makes no Secret of its own")
+                .isEmpty();
+        assertOwnersReachEachOther(objects);
+    }
+
+    @Test
+    void ownerAdminToken_andASecretOfYourOwn_isRefused() {
+        assertThatThrownBy(() -> render(
+                        "owner.adminToken",
+                        "chart-admin-token-0123456789",
+                        "owner.adminTokenSecret",
+                        "ops-owner-admin"))
+                .hasMessageContaining("owner.adminToken and owner.adminTokenSecret are both set");
+    }
+
+    /** With an admin token the owners' policy has a second rule: owner pods, on 7070 (a move's import). */
+    private static void assertOwnersReachEachOther(Manifests objects) {
+        Map<String, String> ownerPods =
+                podLabels(ownerStatefulSet(objects).getSpec().getTemplate());
+        Map<String, String> gatewayPods =
+                podLabels(gatewayDeployment(objects).getSpec().getTemplate());
+        List<NetworkPolicyIngressRule> ingress = objects.get(
+                        NetworkPolicy.class, "cell-a-owner-ingress-from-gateway-only")
+                .getSpec()
+                .getIngress();
+
+        assertThat(ingress).as("the gateway rule, then the owners' own").hasSize(2);
+        assertThat(selects(ingress.get(0).getFrom().get(0).getPodSelector(), gatewayPods))
+                .isTrue();
+        NetworkPolicyIngressRule owners = ingress.get(1);
+        assertThat(owners.getFrom()).hasSize(1);
+        assertThat(owners.getFrom().get(0).getIpBlock()).isNull();
+        assertThat(owners.getFrom().get(0).getNamespaceSelector()).isNull();
+        assertThat(selects(owners.getFrom().get(0).getPodSelector(), ownerPods))
+                .as("the second rule's peers are the owner pods")
+                .isTrue();
+        assertThat(selects(owners.getFrom().get(0).getPodSelector(), gatewayPods))
+                .isFalse();
+        assertThat(policyPorts(owners)).containsExactly(7070);
     }
 
     @Test

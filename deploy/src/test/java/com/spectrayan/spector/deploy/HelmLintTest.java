@@ -64,6 +64,8 @@ final class HelmLintTest {
                         "gateway.autoscaling.enabled", false,
                         "networkPolicy.ingressFromGatewayOnly", false,
                         "networkPolicy.peerFromGatewayOnly", false)));
+        sets.add(Arguments.of("owner admin token", Map.of("owner.adminToken", "a".repeat(44))));
+        sets.add(Arguments.of("owner admin token from a Secret", Map.of("owner.adminTokenSecret", "ops-owner-admin")));
         sets.add(Arguments.of(
                 "secrets set, Redis off",
                 Map.of(

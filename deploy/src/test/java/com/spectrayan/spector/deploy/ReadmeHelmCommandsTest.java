@@ -35,7 +35,8 @@ final class ReadmeHelmCommandsTest {
     private static final Map<String, String> SHELL = Map.of(
             "HMAC_SECRET", "readme-hmac-secret-0123456789abcdefghijklmnopqrstuvwxyz0123456789ab",
             "PEER_SECRET", "readme-peer-secret-0123456789abcdefghijklmnop",
-            "TOKEN_HASH", "ab".repeat(32));
+            "TOKEN_HASH", "ab".repeat(32),
+            "ADMIN_TOKEN", "readme+admin/token-0123456789abcdefghijklmnopq");
 
     /** One {@code helm} command line of the README. */
     record HelmLine(
@@ -202,6 +203,12 @@ final class ReadmeHelmCommandsTest {
                 .containsEntry("SPECTOR_SECURITY_JWT_HMAC_SECRET", SHELL.get("HMAC_SECRET"))
                 .containsEntry("SPECTOR_CELL_PEER_SECRET", SHELL.get("PEER_SECRET"))
                 .containsEntry("SPECTOR_UPLINK_TOKENS", "worker-1=" + SHELL.get("TOKEN_HASH"));
+        String adminToken = line.sets().get("owner.adminToken");
+        if (adminToken != null) {
+            assertThat(adminToken).isEqualTo(SHELL.get("ADMIN_TOKEN"));
+            assertThat(objects.secret(line.release() + "-owner-admin").getStringData())
+                    .containsEntry("SPECTOR_OWNER_ADMIN_TOKEN", adminToken);
+        }
         String tlsSecret = line.sets().get("gateway.tls.secretName");
         if (tlsSecret != null) {
             assertThat(gateway.getSpec().getTemplate().getSpec().getVolumes())

@@ -26,7 +26,12 @@ import picocli.CommandLine.Spec;
  * admin API. Finds the namespace's current owner (the newest view any member reports, {@code GET
  * /admin/ownership}), asks it to hand the namespace over ({@code POST /admin/move}), and prints
  * the owner's answer: the new epoch, what was copied, and the hand-off time. Exit 0 when the move
- * is done, 1 when the owner called it off (the namespace stays where it was), 2 on bad input.
+ * is done, 1 when the owner called it off (the namespace stays where it was) or a member refused
+ * the admin token (401, named with the member's id), 2 on bad input.
+ *
+ * <p>Every call carries {@code Authorization: Bearer <--admin-token>} when one is given (default:
+ * {@code $SPECTOR_OWNER_ADMIN_TOKEN}), which owners with an admin token require from every caller;
+ * owners without one answer loopback callers only.
  */
 @Command(
         name = "move",
@@ -66,10 +71,25 @@ final class MoveCommand implements Callable<Integer> {
             description = "The owners' admin addresses, as spector.cell.ring-members: owner-0=http://host:port,...")
     List<String> members = List.of();
 
+    @Option(
+            names = "--admin-token",
+            paramLabel = "TOKEN",
+            defaultValue = "${env:" + OwnerCommand.ADMIN_TOKEN_ENV + "}",
+            description = {
+                "The cell's admin token, sent to every member (default: $" + OwnerCommand.ADMIN_TOKEN_ENV + ")."
+            })
+    @Nullable
+    String adminToken;
+
+    /** The {@code Authorization} value of every call, or null without a token. Set in call(). */
+    private @Nullable String authorization;
+
     @Override
     public Integer call() throws IOException, InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        String token = OwnerCommand.adminToken(adminToken);
+        authorization = token == null ? null : "Bearer " + token;
         Map<String, URI> owners = parse(members);
         URI target = owners.get(to);
         if (target == null) {
@@ -99,12 +119,16 @@ final class MoveCommand implements Callable<Integer> {
         }
         body.put("namespace", namespace).put("to", to).put("toUrl", target.toString());
         HttpResponse<String> r = http.send(
-                HttpRequest.newBuilder(source.resolve("/admin/move"))
+                authorized(HttpRequest.newBuilder(source.resolve("/admin/move")))
                         .timeout(MOVE_TIMEOUT)
                         .header("Content-Type", "application/json")
                         .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
                         .build(),
                 HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        if (r.statusCode() == 401) {
+            err.println(refused(from, r));
+            return 1;
+        }
         if (r.statusCode() != 200) {
             err.println("spector move: " + from + " called the move off (" + r.statusCode() + "): " + r.body());
             return 1;
@@ -121,14 +145,20 @@ final class MoveCommand implements Callable<Integer> {
         String owner = null;
         long epoch = -1;
         long fence = -1;
+        boolean refused = false;
         for (Map.Entry<String, URI> m : owners.entrySet()) {
             try {
                 HttpResponse<String> r = http.send(
-                        HttpRequest.newBuilder(m.getValue().resolve(query))
+                        authorized(HttpRequest.newBuilder(m.getValue().resolve(query)))
                                 .timeout(CALL_TIMEOUT)
                                 .GET()
                                 .build(),
                         HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+                if (r.statusCode() == 401) {
+                    err.println(refused(m.getKey(), r));
+                    refused = true;
+                    continue;
+                }
                 if (r.statusCode() != 200) {
                     err.println("spector move: " + m.getKey() + " answered " + r.statusCode() + ": " + r.body());
                     continue;
@@ -145,10 +175,30 @@ final class MoveCommand implements Callable<Integer> {
                 err.println("spector move: " + m.getKey() + " did not answer: " + e);
             }
         }
+        if (refused) {
+            return null; // a member that refused may hold the newest view: no move on a partial picture
+        }
         if (owner == null) {
             err.println("spector move: no member reported the owner of " + namespace);
         }
         return owner;
+    }
+
+    /** Returns {@code b} with this command's {@code Authorization}, if it has a token. */
+    private HttpRequest.Builder authorized(HttpRequest.Builder b) {
+        String a = authorization;
+        return a == null ? b : b.header("Authorization", a);
+    }
+
+    /** Returns the line printed for a member's 401: its id, and whether a token was sent. */
+    private String refused(String member, HttpResponse<String> r) {
+        return "spector move: " + member + " refused the admin call (401 "
+                + r.headers().firstValue("WWW-Authenticate").orElse("") + "): "
+                + (authorization == null
+                        ? "it asks for the cell's admin token; give --admin-token or set "
+                                + OwnerCommand.ADMIN_TOKEN_ENV
+                        : "not its admin token; the cell's owners must share one")
+                + ": " + r.body();
     }
 
     /** Parses {@code id=url} members. */

@@ -1,5 +1,6 @@
 package com.spectrayan.spector.cli;
 
+import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.owner.OwnerSpec;
 import com.spectrayan.spector.owner.ReferenceOwner;
 import java.io.IOException;
@@ -18,6 +19,9 @@ import picocli.CommandLine.Option;
         mixinStandardHelpOptions = true,
         description = "Run a reference owner node (echo, stream, objects, commands, events, token issuance).")
 final class OwnerCommand extends DaemonCommand {
+    /** The variable {@code --admin-token} defaults to, as the owner image reads it. */
+    static final String ADMIN_TOKEN_ENV = "SPECTOR_OWNER_ADMIN_TOKEN";
+
     @Option(names = "--node-id", required = true, paramLabel = "ID", description = "This node's ring member id.")
     String nodeId = "";
 
@@ -52,6 +56,17 @@ final class OwnerCommand extends DaemonCommand {
     @Nullable
     String redis;
 
+    @Option(
+            names = "--admin-token",
+            paramLabel = "TOKEN",
+            defaultValue = "${env:" + ADMIN_TOKEN_ENV + "}",
+            description = {
+                "The cell's admin token (default: $" + ADMIN_TOKEN_ENV + "): every admin caller must send it as",
+                "Authorization: Bearer, from any address. None: the admin API answers loopback callers only."
+            })
+    @Nullable
+    String adminToken;
+
     @Override
     AutoCloseable launch() throws IOException {
         OwnerSpec.Builder spec = OwnerSpec.builder(nodeId)
@@ -69,6 +84,28 @@ final class OwnerCommand extends DaemonCommand {
         if (redis != null) {
             spec.redisUri(redis);
         }
+        String token = adminToken(adminToken);
+        if (token != null) {
+            spec.adminToken(token);
+        }
         return ReferenceOwner.start(spec.build());
+    }
+
+    /**
+     * Returns an {@code --admin-token} value, or null when it is unset or blank (an empty variable
+     * counts as unset).
+     *
+     * @throws SpectorException BAD_REQUEST naming what is wrong with it, never its text
+     */
+    static @Nullable String adminToken(@Nullable String value) {
+        if (value == null || value.isBlank()) {
+            return null;
+        }
+        String token = value.strip();
+        String problem = OwnerSpec.adminTokenProblem(token);
+        if (problem != null) {
+            throw SpectorException.badRequest("--admin-token", problem);
+        }
+        return token;
     }
 }

@@ -7,7 +7,10 @@ import com.spectrayan.spector.cluster.routing.RouteEntry;
 import com.spectrayan.spector.cluster.routing.RouteInvalidation;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.Problem;
+import com.spectrayan.spector.contract.ProblemJson;
 import com.spectrayan.spector.contract.SpectorException;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -21,7 +24,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The admin API on the node's port, accepted only from a loopback address (403 otherwise):
+ * The admin API on the node's port. Who may call it:
+ *
+ * <ul>
+ *   <li>a node without an admin token ({@link OwnerSpec#adminToken()}, the default): loopback
+ *       callers only; any other address is {@code 403 FORBIDDEN}, reason {@code admin-not-loopback};
+ *   <li>a node with one: every caller that sends {@code Authorization: Bearer <token>}, from any
+ *       address; a caller without it, loopback included, is {@code 401 UNAUTHENTICATED}, reason
+ *       {@code admin-token}, with {@code WWW-Authenticate: Bearer realm="spector-admin"} (RFC 6750
+ *       §3; with {@code error="invalid_token"} for a wrong token, §3.1).
+ * </ul>
+ *
+ * Each refused call is logged once at WARN with its address and reason, never a token. {@code
+ * /health} and {@code /api/v1} are not admin routes and ask for neither. The routes:
  *
  * <ul>
  *   <li>{@code POST /admin/ownership} {@code {"tenant", "namespace", "owner", "epoch"?, "fence"?}}
@@ -43,19 +58,58 @@ import org.slf4j.LoggerFactory;
 final class AdminEndpoints {
     private static final Logger log = LoggerFactory.getLogger(AdminEndpoints.class);
 
+    /** The {@code reason} of a 403 to a non-loopback caller of a node without an admin token. */
+    static final String NOT_LOOPBACK = "admin-not-loopback";
+
+    /** The {@code reason} of a 401 to a caller without the node's admin token. */
+    static final String TOKEN_REASON = "admin-token";
+
     private AdminEndpoints() {}
 
     /**
-     * Returns the sink of an admin request.
+     * Returns the sink of an admin request; a caller the node does not admit is answered here
+     * (401) and its body drained.
      *
-     * @throws SpectorException FORBIDDEN from a non-loopback address, NOT_FOUND for an unknown route
+     * @throws SpectorException FORBIDDEN from a non-loopback address of a node without an admin
+     *     token, NOT_FOUND for an unknown route
      */
     static BodySink open(Exchange ex) {
-        if (!isLoopback(ex.ctx.channel().remoteAddress())) {
-            throw SpectorException.of(
-                    ErrorCode.FORBIDDEN,
-                    "the admin API answers loopback callers only",
-                    Map.of("reason", "admin-not-loopback"));
+        SocketAddress remote = ex.ctx.channel().remoteAddress();
+        AdminToken token = ex.node.adminToken;
+        if (token == null) {
+            if (!isLoopback(remote)) {
+                log.warn("{}: admin call {} from {} refused: {}", ex.node.nodeId, ex, remote, NOT_LOOPBACK);
+                throw SpectorException.of(
+                        ErrorCode.FORBIDDEN,
+                        "the admin API answers loopback callers only",
+                        Map.of("reason", NOT_LOOPBACK));
+            }
+        } else {
+            AdminToken.Verdict verdict = token.check(ex.headers.getAll(HttpHeaderNames.AUTHORIZATION));
+            if (verdict != AdminToken.Verdict.ACCEPTED) {
+                boolean missing = verdict == AdminToken.Verdict.MISSING;
+                log.warn(
+                        "{}: admin call {} from {} refused: {} ({})",
+                        ex.node.nodeId,
+                        ex,
+                        remote,
+                        TOKEN_REASON,
+                        missing ? "no bearer token" : "not the admin token");
+                SpectorException refusal = SpectorException.of(
+                        ErrorCode.UNAUTHENTICATED,
+                        "the admin API needs the cell's admin token: Authorization: Bearer <token>",
+                        Map.of("reason", TOKEN_REASON));
+                ex.respond(
+                        HttpResponseStatus.UNAUTHORIZED,
+                        Problem.CONTENT_TYPE,
+                        ProblemJson.toBytes(refusal.toProblem(ex.path)),
+                        Map.of(
+                                HttpHeaderNames.WWW_AUTHENTICATE.toString(),
+                                missing ? AdminToken.CHALLENGE : AdminToken.CHALLENGE_INVALID,
+                                HttpHeaderNames.CACHE_CONTROL.toString(),
+                                "no-store"));
+                return Sinks.drain(ex);
+            }
         }
         return switch (ex.method + " " + ex.path) {
             case "POST /admin/ownership" -> Sinks.collect(ex, body -> ownership(ex, body));

@@ -35,15 +35,17 @@ import org.slf4j.LoggerFactory;
  *   2. wait until no write of the key admitted before the mark still runs
  *      ({@link OwnerLimits#MOVE_DRAIN_TIMEOUT}, checked every {@link OwnerLimits#MOVE_DRAIN_CHECK});
  *   3. copy: the key's objects (base64) and answered idempotency records, in one import request
- *      of at most {@link OwnerLimits#IMPORT_BYTES} ({@link OwnerLimits#MOVE_IMPORT_TIMEOUT}); the
- *      new owner stores them and takes the key at the new epoch (an ownership override);
+ *      of at most {@link OwnerLimits#IMPORT_BYTES} ({@link OwnerLimits#MOVE_IMPORT_TIMEOUT}), with
+ *      this node's admin token if it has one (the cell's owners share it); the new owner stores
+ *      them and takes the key at the new epoch (an ownership override);
  *   4. take this node's override naming the new owner at that epoch: its requests are now 421
  *      moved; end the mark;
  *   5. store the entry in L2 and publish the invalidation: gateways send their held requests on.
  * </pre>
  *
  * The hand-off time reported is from step 1 to the end of step 5. A step that fails ends the mark
- * and the node serves the key on, as before: a failed move costs no data. The old copy stays on
+ * and the node serves the key on, as before: a failed move costs no data (an import the new owner
+ * refuses, a 401 for a token it does not share, is such a failure). The old copy stays on
  * disk (unused: the key's requests are 421 here now).
  *
  * <p>Threading: steps 1 to 3 run on the admin request's event loop (the file reads are bounded by
@@ -148,20 +150,10 @@ final class NamespaceMove {
             }
             int objects = ((List<?>) java.util.Objects.requireNonNull(payload.get("objects"))).size();
             int records = ((List<?>) java.util.Objects.requireNonNull(payload.get("idempotency"))).size();
-            HttpRequest request = HttpRequest.newBuilder(toUrl.resolve(IMPORT_PATH))
-                    .timeout(OwnerLimits.MOVE_IMPORT_TIMEOUT)
-                    .header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-                    .build();
+            HttpRequest request = importRequest(body);
             HTTP.sendAsync(request, HttpResponse.BodyHandlers.ofString()).whenComplete((response, error) -> {
                 if (error != null || response.statusCode() != 200) {
-                    calledOff(SpectorException.of(
-                            ErrorCode.OWNER_UNREACHABLE,
-                            "the import to " + to + " failed: "
-                                    + (error != null
-                                            ? error.toString()
-                                            : response.statusCode() + " " + response.body()),
-                            Map.of("owner", to)));
+                    calledOff(importFailed(error, response));
                     return;
                 }
                 RouteEntry moved = node.guard.setOverride(key, to, epoch, epoch);
@@ -192,6 +184,37 @@ final class NamespaceMove {
                     ex.respondJson(HttpResponseStatus.OK, out);
                 });
             });
+        }
+
+        /** Returns the import request: the copy, with this node's admin token if it has one. */
+        private HttpRequest importRequest(byte[] body) {
+            HttpRequest.Builder request = HttpRequest.newBuilder(toUrl.resolve(IMPORT_PATH))
+                    .timeout(OwnerLimits.MOVE_IMPORT_TIMEOUT)
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+            AdminToken token = node.adminToken;
+            if (token != null) {
+                request.header("Authorization", token.authorization()); // the cell's owners share it
+            }
+            return request.build();
+        }
+
+        /** Returns the problem of an import that did not answer 200. */
+        private SpectorException importFailed(@Nullable Throwable error, @Nullable HttpResponse<String> response) {
+            String why;
+            if (error != null || response == null) {
+                why = String.valueOf(error);
+            } else if (response.statusCode() == 401) {
+                why = "401, " + to
+                        + (node.adminToken == null
+                                ? " asks for an admin token and " + node.nodeId + " has none"
+                                : " refused " + node.nodeId + "'s admin token")
+                        + " (the cell's owners must share one: SPECTOR_OWNER_ADMIN_TOKEN); " + response.body();
+            } else {
+                why = response.statusCode() + " " + response.body();
+            }
+            return SpectorException.of(
+                    ErrorCode.OWNER_UNREACHABLE, "the import to " + to + " failed: " + why, Map.of("owner", to));
         }
 
         /** A step failed: the mark ends, the node serves the key on, the caller gets the problem. */

@@ -87,6 +87,12 @@ final class OwnerLimits {
     /** Bytes of the HMAC secret: HS256 needs a key at least as long as its 256-bit output. */
     static final int MIN_HMAC_SECRET_BYTES = 32;
 
+    /** Bytes of the admin token at least: 128 bits, too many to guess over the network. */
+    static final int MIN_ADMIN_TOKEN_BYTES = 16;
+
+    /** Bytes of the admin token at most: ample for any generator, and it bounds the compare. */
+    static final int MAX_ADMIN_TOKEN_BYTES = 256;
+
     // ---- Process ----
 
     /** Worker event loops: a reference node serves tests and demos, not production load. */

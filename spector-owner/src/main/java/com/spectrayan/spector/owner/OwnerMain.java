@@ -32,8 +32,14 @@ import org.jspecify.annotations.Nullable;
  *       #DEFAULT_HOST});
  *   <li>optional: {@code SPECTOR_ROUTING_REDIS_URI} (ownership changes are published there, and
  *       the cell's published ring, {@code spector ring publish}, replaces the configured one for
- *       this node's 421s), {@code SPECTOR_DATA_DIR}, {@code SPECTOR_SECURITY_JWT_HMAC_SECRET}.
+ *       this node's 421s), {@code SPECTOR_DATA_DIR}, {@code SPECTOR_SECURITY_JWT_HMAC_SECRET};
+ *   <li>optional: {@code SPECTOR_OWNER_ADMIN_TOKEN}, the cell's admin token ({@link
+ *       OwnerSpec#adminToken()}): with it, every admin caller must send {@code Authorization: Bearer
+ *       <token>}, from any address; without it, the admin API answers loopback callers only.
  * </ul>
+ *
+ * Neither secret is ever printed: a problem with one names its length or what is wrong, not its
+ * text.
  *
  * An empty value counts as unset.
  */
@@ -54,6 +60,7 @@ public final class OwnerMain {
     static final String REDIS_URI = "SPECTOR_ROUTING_REDIS_URI";
     static final String DATA_DIR = "SPECTOR_DATA_DIR";
     static final String HMAC_SECRET = "SPECTOR_SECURITY_JWT_HMAC_SECRET";
+    static final String ADMIN_TOKEN = "SPECTOR_OWNER_ADMIN_TOKEN";
 
     private OwnerMain() {}
 
@@ -121,6 +128,11 @@ public final class OwnerMain {
             problems.add(HMAC_SECRET + ": " + secretBytes.length + " bytes (expected: >= "
                     + OwnerLimits.MIN_HMAC_SECRET_BYTES + " bytes)");
         }
+        String adminToken = Environment.value(env, ADMIN_TOKEN);
+        String tokenProblem = adminToken == null ? null : OwnerSpec.adminTokenProblem(adminToken);
+        if (tokenProblem != null) {
+            problems.add(ADMIN_TOKEN + ": " + tokenProblem); // never the token itself
+        }
         if (nodeId == null || members == null || !problems.isEmpty()) {
             throw new Environment.Problems(problems);
         }
@@ -140,6 +152,9 @@ public final class OwnerMain {
         }
         if (secretBytes != null) {
             spec.hmacSecret(secretBytes);
+        }
+        if (adminToken != null) {
+            spec.adminToken(adminToken);
         }
         return spec.build();
     }

@@ -26,6 +26,9 @@ final class OwnerNode {
     final Clock clock;
     final @Nullable RedisRouting redis;
 
+    /** The token every admin caller must present, or null: the admin API answers loopback callers only. */
+    final @Nullable AdminToken adminToken;
+
     /** The reads of the published ring (when there is Redis). */
     final RingMetrics ringMetrics = new RingMetrics();
 
@@ -47,5 +50,7 @@ final class OwnerNode {
         this.tokens = new TokenIssuer(spec.hmacSecret(), clock);
         this.clock = clock;
         this.redis = redis;
+        String token = spec.adminToken();
+        this.adminToken = token == null ? null : AdminToken.of(token);
     }
 }

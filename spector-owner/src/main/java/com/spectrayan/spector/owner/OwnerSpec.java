@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What a {@link ReferenceOwner} is: its node id, where it listens, its cell and ring, where it
- * keeps objects, the secret it signs tokens with, and the Redis it publishes ownership changes to.
+ * keeps objects, the secret it signs tokens with, the Redis it publishes ownership changes to, and
+ * the admin token its admin API asks for.
  * Immutable; built with {@link #builder(String)}, which validates every value.
  *
  * <pre>{@code
@@ -41,6 +42,7 @@ public final class OwnerSpec {
     private final @Nullable Path dataDir;
     private final byte[] hmacSecret;
     private final @Nullable String redisUri;
+    private final @Nullable String adminToken;
 
     private OwnerSpec(Builder b) {
         this.nodeId = OwnershipGuard.checkNode("nodeId", b.nodeId);
@@ -52,6 +54,7 @@ public final class OwnerSpec {
         this.dataDir = b.dataDir;
         this.hmacSecret = b.hmacSecret == null ? randomSecret() : b.hmacSecret.clone();
         this.redisUri = b.redisUri;
+        this.adminToken = b.adminToken;
         // Validates the members (labels, duplicates, count) now rather than at start.
         KetamaRing.of(ringEpoch, ringMembers);
     }
@@ -109,6 +112,25 @@ public final class OwnerSpec {
         return redisUri;
     }
 
+    /**
+     * Returns the admin token, or null when there is none (the default): with one, every caller
+     * of the admin API, loopback included, must send {@code Authorization: Bearer <token>}, and a
+     * move sends it on its import; without one, the admin API answers loopback callers only.
+     */
+    public @Nullable String adminToken() {
+        return adminToken;
+    }
+
+    /**
+     * Returns what makes {@code token} no admin token, without its text (e.g. {@code "15 bytes
+     * (expected: 16..256 bytes)"}), or null when it is one: {@value OwnerLimits#MIN_ADMIN_TOKEN_BYTES}
+     * to {@value OwnerLimits#MAX_ADMIN_TOKEN_BYTES} bytes of RFC 9110 token68 ({@code
+     * A-Za-z0-9-._~+/}, {@code =} only at the end).
+     */
+    public static @Nullable String adminTokenProblem(String token) {
+        return AdminToken.problemOf(token);
+    }
+
     /** Returns the ring this spec describes. */
     public KetamaRing ring() {
         return KetamaRing.of(ringEpoch, ringMembers);
@@ -117,7 +139,8 @@ public final class OwnerSpec {
     @Override
     public String toString() {
         return "OwnerSpec{nodeId=" + nodeId + ", bind=" + bindHost + ":" + port + ", cell=" + cellId + ", ring="
-                + ringMembers + "@" + ringEpoch + ", dataDir=" + dataDir + ", redis=" + (redisUri != null) + "}";
+                + ringMembers + "@" + ringEpoch + ", dataDir=" + dataDir + ", redis=" + (redisUri != null)
+                + ", adminToken=" + (adminToken != null) + "}";
     }
 
     private static byte[] randomSecret() {
@@ -137,6 +160,7 @@ public final class OwnerSpec {
         private @Nullable Path dataDir;
         private byte @Nullable [] hmacSecret;
         private @Nullable String redisUri;
+        private @Nullable String adminToken;
 
         private Builder(String nodeId) {
             this.nodeId = requireNonNull(nodeId, "nodeId");
@@ -202,6 +226,18 @@ public final class OwnerSpec {
         /** Sets the Redis URI ({@code redis://host:port}) ownership changes are published to. */
         public Builder redisUri(String redisUri) {
             this.redisUri = requireNonNull(redisUri, "redisUri");
+            return this;
+        }
+
+        /**
+         * Sets the admin token ({@link OwnerSpec#adminToken()}): {@value
+         * OwnerLimits#MIN_ADMIN_TOKEN_BYTES}..{@value OwnerLimits#MAX_ADMIN_TOKEN_BYTES} bytes of
+         * token68 ({@code A-Za-z0-9-._~+/}, {@code =} only at the end).
+         *
+         * @throws IllegalArgumentException naming what is wrong with it, never its text
+         */
+        public Builder adminToken(String adminToken) {
+            this.adminToken = AdminToken.check(adminToken);
             return this;
         }
 

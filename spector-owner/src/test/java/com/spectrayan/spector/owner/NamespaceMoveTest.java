@@ -10,6 +10,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -25,6 +26,9 @@ final class NamespaceMoveTest {
     private static final String CELL = "cell-m";
     private static final List<String> MEMBERS = List.of("owner-a", "owner-b");
     private static final KetamaRing RING = KetamaRing.of(1, MEMBERS);
+
+    private static final String TOKEN = "cell-m-admin-token-0123456789";
+    private static final String OTHER_TOKEN = "another-admin-token-9876543210";
 
     private ReferenceOwner a;
     private ReferenceOwner b;
@@ -111,6 +115,82 @@ final class NamespaceMoveTest {
     }
 
     @Test
+    void shouldHandTheNamespaceOverBetweenOwnersThatShareTheAdminToken() throws Exception {
+        restart(TOKEN, TOKEN);
+        String ns = namespaceOf("owner-a");
+        OwnerClient toA = new OwnerClient(a);
+        OwnerClient toB = new OwnerClient(b);
+        assertThat(put(toA, ns, "one", "first object").statusCode()).isEqualTo(201);
+
+        HttpResponse<byte[]> move = toA.send(moveRequest(toA, ns, TOKEN));
+
+        assertThat(move.statusCode())
+                .as(new String(move.body(), StandardCharsets.UTF_8))
+                .isEqualTo(200);
+        assertThat(OwnerClient.json(move).path("objects").asInt()).isEqualTo(1);
+        assertThat(get(toA, ns, "one").statusCode()).as("moved away").isEqualTo(421);
+        assertThat(new String(get(toB, ns, "one").body(), StandardCharsets.UTF_8))
+                .as("the object is at the new owner")
+                .isEqualTo("first object");
+        assertThat(view(toB, ns, TOKEN).path("owner").asText()).isEqualTo("owner-b");
+        assertThat(view(toB, ns, TOKEN).path("epoch").asLong()).isEqualTo(2);
+    }
+
+    @Test
+    void shouldCallTheMoveOffWhenTheNewOwnerHasAnotherAdminToken_andServeOn() throws Exception {
+        restart(TOKEN, OTHER_TOKEN);
+        String ns = namespaceOf("owner-a");
+
+        JsonNode problem = calledOffMove(ns, TOKEN);
+
+        assertThat(problem.path("code").asText()).isEqualTo("OWNER_UNREACHABLE");
+        assertThat(problem.path("details").path("owner").asText()).isEqualTo("owner-b");
+        assertThat(problem.path("detail").asText())
+                .as("the answer says why")
+                .contains("401")
+                .contains("owner-b refused owner-a's admin token")
+                .contains("SPECTOR_OWNER_ADMIN_TOKEN")
+                .doesNotContain(TOKEN)
+                .doesNotContain(OTHER_TOKEN);
+        OwnerClient toB = new OwnerClient(b);
+        assertThat(put(new OwnerClient(a), ns, "two", "y").statusCode())
+                .as("writes are served on too")
+                .isEqualTo(201);
+        assertThat(view(toB, ns, OTHER_TOKEN).path("owner").asText())
+                .as("the new owner never took it")
+                .isEqualTo("owner-a");
+        assertThat(get(toB, ns, "one").statusCode()).isEqualTo(421);
+    }
+
+    @Test
+    void shouldCallTheMoveOffWhenOnlyTheNewOwnerHasAnAdminToken() throws Exception {
+        restart(null, TOKEN);
+
+        JsonNode problem = calledOffMove(namespaceOf("owner-a"));
+
+        assertThat(problem.path("detail").asText()).contains("owner-b asks for an admin token and owner-a has none");
+    }
+
+    /**
+     * Moves a namespace of owner-a holding one object, a move that must be called off, and
+     * returns its problem after checking that owner-a serves the namespace on.
+     */
+    private JsonNode calledOffMove(String ns, String... token) throws Exception {
+        OwnerClient toA = new OwnerClient(a);
+        assertThat(put(toA, ns, "one", "x").statusCode()).isEqualTo(201);
+
+        HttpResponse<byte[]> move = toA.send(moveRequest(toA, ns, token));
+
+        assertThat(move.statusCode()).isEqualTo(502);
+        assertThat(handingTo(toA, ns, token)).as("the hand-off ended").isEmpty();
+        assertThat(view(toA, ns, token).path("owner").asText()).isEqualTo("owner-a");
+        assertThat(get(toA, ns, "one").statusCode())
+                .as("served on by the old owner")
+                .isEqualTo(200);
+        return OwnerClient.json(move);
+    }
+
+    @Test
     void importOverTheCap_isRefused413() throws Exception {
         OwnerClient toB = new OwnerClient(b);
         HttpResponse<byte[]> r = toB.send(toB.request("/admin/import")
@@ -121,25 +201,50 @@ final class NamespaceMoveTest {
         assertThat(r.statusCode()).isEqualTo(413);
     }
 
-    private HttpRequest moveRequest(OwnerClient c, String ns) {
-        return c.request("/admin/move")
+    /** Restarts both owners with these admin tokens (null: none). */
+    private void restart(@Nullable String tokenA, @Nullable String tokenB) {
+        stop();
+        a = ReferenceOwner.start(spec("owner-a", tokenA));
+        b = ReferenceOwner.start(spec("owner-b", tokenB));
+    }
+
+    private static OwnerSpec spec(String node, @Nullable String token) {
+        OwnerSpec.Builder spec = OwnerSpec.builder(node).cellId(CELL).ringMembers(MEMBERS);
+        if (token != null) {
+            spec.adminToken(token);
+        }
+        return spec.build();
+    }
+
+    private HttpRequest moveRequest(OwnerClient c, String ns, String... token) {
+        return authorized(c.request("/admin/move"), token)
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString("{\"tenant\":\"acme\",\"namespace\":\"" + ns
                         + "\",\"to\":\"owner-b\",\"toUrl\":\"" + b.baseUri() + "\"}"))
                 .build();
     }
 
-    private static String handingTo(OwnerClient c, String ns) {
-        JsonNode v = view(c, ns);
+    private static String handingTo(OwnerClient c, String ns, String... token) {
+        JsonNode v = view(c, ns, token);
         return v.path("handingTo").isNull() ? "" : v.path("handingTo").asText();
     }
 
-    private static JsonNode view(OwnerClient c, String ns) {
+    private static JsonNode view(OwnerClient c, String ns, String... token) {
         try {
-            return OwnerClient.json(c.get("/admin/ownership?tenant=acme&namespace=" + ns));
+            return OwnerClient.json(c.send(authorized(c.request("/admin/ownership?tenant=acme&namespace=" + ns), token)
+                    .GET()
+                    .build()));
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** Returns {@code b} with {@code Authorization: Bearer} of the token, if one is given. */
+    private static HttpRequest.Builder authorized(HttpRequest.Builder b, String... token) {
+        for (String t : token) {
+            b.header("Authorization", "Bearer " + t);
+        }
+        return b;
     }
 
     private static HttpResponse<byte[]> get(OwnerClient c, String ns, String key) throws Exception {

@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.spectrayan.spector.contract.Environment;
+import com.spectrayan.spector.testkit.Waits;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -191,6 +193,44 @@ final class OwnerMainTest {
     }
 
     @Test
+    void specFrom_adminTokenAtItsBounds_isTaken_andOnePastIsRefusedWithoutShowingIt() {
+        String min = "a".repeat(OwnerLimits.MIN_ADMIN_TOKEN_BYTES);
+        String max = "Z".repeat(OwnerLimits.MAX_ADMIN_TOKEN_BYTES);
+
+        assertThat(OwnerMain.specFrom(env("SPECTOR_CELL_NODE_ID", "n", "SPECTOR_OWNER_ADMIN_TOKEN", min))
+                        .adminToken())
+                .isEqualTo(min);
+        assertThat(OwnerMain.specFrom(env("SPECTOR_CELL_NODE_ID", "n", "SPECTOR_OWNER_ADMIN_TOKEN", max))
+                        .adminToken())
+                .isEqualTo(max);
+        List<String> short15 =
+                problems(env("SPECTOR_CELL_NODE_ID", "n", "SPECTOR_OWNER_ADMIN_TOKEN", min.substring(1)));
+        List<String> long257 = problems(env("SPECTOR_CELL_NODE_ID", "n", "SPECTOR_OWNER_ADMIN_TOKEN", max + "Z"));
+
+        assertThat(short15).containsExactly("SPECTOR_OWNER_ADMIN_TOKEN: 15 bytes (expected: 16..256 bytes)");
+        assertThat(long257).containsExactly("SPECTOR_OWNER_ADMIN_TOKEN: 257 bytes (expected: 16..256 bytes)");
+        assertThat(String.join("\n", long257)).doesNotContain("ZZZZ");
+    }
+
+    @Test
+    void specFrom_adminTokenWithABadChar_isRefusedWithoutShowingIt_andEmptyIsUnset() {
+        String token = "admin-token-with space";
+
+        List<String> refused = problems(env("SPECTOR_CELL_NODE_ID", "n", "SPECTOR_OWNER_ADMIN_TOKEN", token));
+
+        assertThat(refused)
+                .containsExactly("SPECTOR_OWNER_ADMIN_TOKEN: a character outside token68 at index 16 (expected:"
+                        + " A-Za-z0-9-._~+/ with '=' only at the end)");
+        assertThat(String.join("\n", refused)).doesNotContain("admin-token-with");
+        assertThat(OwnerMain.specFrom(env("SPECTOR_CELL_NODE_ID", "n", "SPECTOR_OWNER_ADMIN_TOKEN", ""))
+                        .adminToken())
+                .as("an empty value counts as unset")
+                .isNull();
+        assertThat(OwnerMain.specFrom(env("SPECTOR_CELL_NODE_ID", "n")).adminToken())
+                .isNull();
+    }
+
+    @Test
     void specFrom_severalBadValues_listsEveryOne() {
         assertThat(problems(env(
                         "SPECTOR_CELL_NODE_ID", "n",
@@ -251,6 +291,75 @@ final class OwnerMainTest {
             assertThat(err).contains("SPECTOR_SERVER_PORT: '70000' (expected: 0..65535)");
         } finally {
             owner.destroyForcibly();
+        }
+    }
+
+    @Test
+    void main_asAProcessWithAnAdminToken_asksEveryAdminCallerForIt_andNeverLogsIt() throws Exception {
+        String token = "owner-main-admin-token-0123456789";
+        Path stderr = tmp.resolve("owner.err");
+        Process owner = start(
+                env(
+                        "SPECTOR_CELL_NODE_ID", "owner-0",
+                        "SPECTOR_SERVER_PORT", "0",
+                        "SPECTOR_SERVER_HOST", "127.0.0.1",
+                        "SPECTOR_DATA_DIR", tmp.resolve("data").toString(),
+                        "SPECTOR_OWNER_ADMIN_TOKEN", token),
+                stderr);
+        try {
+            int p = CompletableFuture.supplyAsync(() -> readyPort(owner)).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            HttpClient http = HttpClient.newBuilder().connectTimeout(WAIT).build();
+            URI stats = URI.create("http://127.0.0.1:" + p + "/admin/stats");
+
+            HttpResponse<String> without = http.send(
+                    HttpRequest.newBuilder(stats).timeout(WAIT).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> with = http.send(
+                    HttpRequest.newBuilder(stats)
+                            .timeout(WAIT)
+                            .header("Authorization", "Bearer " + token)
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+
+            assertThat(without.statusCode()).as("loopback without the token").isEqualTo(401);
+            assertThat(without.headers().firstValue("WWW-Authenticate")).hasValue("Bearer realm=\"spector-admin\"");
+            assertThat(with.statusCode()).isEqualTo(200);
+            Waits.until("the refusal is logged", () -> read(stderr).contains("refused: admin-token"));
+            String log = read(stderr);
+            assertThat(log.lines().filter(l -> l.contains("refused: admin-token")))
+                    .as("once, at WARN, naming the address")
+                    .singleElement()
+                    .asString()
+                    .contains("WARN")
+                    .contains("GET /admin/stats from /127.0.0.1:");
+            assertThat(log).as("the token is never logged").doesNotContain(token);
+        } finally {
+            owner.destroyForcibly();
+            owner.waitFor(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    @Test
+    void main_asAProcessWithATooShortAdminToken_exitsTwoWithoutPrintingIt() throws Exception {
+        String token = "fifteen-bytes-x";
+        Path stderr = tmp.resolve("owner.err");
+        Process owner = start(env("SPECTOR_CELL_NODE_ID", "owner-0", "SPECTOR_OWNER_ADMIN_TOKEN", token), stderr);
+        try {
+            assertThat(owner.waitFor(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            String err = read(stderr);
+
+            assertThat(owner.exitValue()).isEqualTo(2);
+            assertThat(err).contains("SPECTOR_OWNER_ADMIN_TOKEN: 15 bytes (expected: 16..256 bytes)");
+            assertThat(err).doesNotContain(token);
+        } finally {
+            owner.destroyForcibly();
+        }
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.readString(file, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

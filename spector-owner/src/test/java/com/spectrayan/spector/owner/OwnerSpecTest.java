@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.spectrayan.spector.contract.SpectorException;
+import java.util.Base64;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -21,6 +22,65 @@ final class OwnerSpecTest {
         assertThat(spec.dataDir()).isNull();
         assertThat(spec.redisUri()).isNull();
         assertThat(spec.hmacSecret()).hasSize(OwnerLimits.MIN_HMAC_SECRET_BYTES);
+        assertThat(spec.adminToken())
+                .as("no admin token: loopback admin callers only")
+                .isNull();
+    }
+
+    @Test
+    void adminToken_atItsBoundsIsTaken_andOnePastIsRefusedWithoutShowingIt() {
+        String min = "t".repeat(OwnerLimits.MIN_ADMIN_TOKEN_BYTES);
+        String max = "T".repeat(OwnerLimits.MAX_ADMIN_TOKEN_BYTES);
+
+        assertThat(OwnerSpec.builder("n").adminToken(min).build().adminToken()).isEqualTo(min);
+        assertThat(OwnerSpec.builder("n").adminToken(max).build().adminToken()).isEqualTo(max);
+        assertThatThrownBy(() -> OwnerSpec.builder("n").adminToken(min.substring(1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("adminToken: 15 bytes (expected: 16..256 bytes)");
+        assertThatThrownBy(() -> OwnerSpec.builder("n").adminToken(max + "T"))
+                .hasMessage("adminToken: 257 bytes (expected: 16..256 bytes)");
+    }
+
+    @Test
+    void adminToken_ofToken68IsTaken_andAnyOtherCharIsRefusedByItsIndexOnly() {
+        String everyClass = "AZaz09-._~+/AZaz"; // RFC 9110 §11.2 token68: each class of its chars
+        String base64 = Base64.getEncoder().encodeToString(new byte[32]);
+        String base64url = Base64.getUrlEncoder().encodeToString(new byte[20]);
+
+        for (String token : List.of(everyClass, everyClass + "==", base64, base64url, "f".repeat(64))) {
+            assertThat(OwnerSpec.builder("n").adminToken(token).build().adminToken())
+                    .as(token)
+                    .isEqualTo(token);
+        }
+        String expected = " (expected: A-Za-z0-9-._~+/ with '=' only at the end)";
+        for (String[] bad : new String[][] {
+            {"abcdefgh=ijklmnop", "8"}, // '=' is padding: only at the end
+            {"abcdefgh ijklmnop", "8"},
+            {"abcdefghijklmno\"", "15"},
+            {"abcdefgh\tijklmnop", "8"},
+            {"abcdefghijklmnop\u00e9", "16"}, // not ASCII
+            {"abc,defghijklmnop", "3"}
+        }) {
+            assertThatThrownBy(() -> OwnerSpec.builder("n").adminToken(bad[0]))
+                    .as(bad[0])
+                    .hasMessage("adminToken: a character outside token68 at index " + bad[1] + expected)
+                    .message()
+                    .doesNotContain(bad[0]);
+        }
+        assertThatThrownBy(() -> OwnerSpec.builder("n").adminToken("=".repeat(16)))
+                .hasMessage("adminToken: only '='" + expected.replace(" (expected: ", " (expected: token68, "));
+        assertThat(OwnerSpec.adminTokenProblem(everyClass)).isNull();
+        assertThat(OwnerSpec.adminTokenProblem("short")).isEqualTo("5 bytes (expected: 16..256 bytes)");
+    }
+
+    @Test
+    void toString_saysWhetherThereIsAnAdminToken_neverTheToken() {
+        String token = "secret-admin-token-0123456789";
+
+        assertThat(OwnerSpec.builder("n").adminToken(token).build().toString())
+                .contains("adminToken=true")
+                .doesNotContain(token);
+        assertThat(OwnerSpec.builder("n").build().toString()).contains("adminToken=false");
     }
 
     @Test

@@ -14,7 +14,9 @@ import java.net.NetworkInterface;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.Collections;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -27,6 +29,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 final class OwnershipScenarioTest {
     @RegisterExtension
     final RingOwnerExtension ring = new RingOwnerExtension();
+
+    /** The admin token of the tests that set one. */
+    private static final String ADMIN_TOKEN = "scenario-admin-token-0123456789abcdef";
 
     private OwnerClient client;
 
@@ -210,23 +215,138 @@ final class OwnershipScenarioTest {
 
     @Test
     void shouldAnswerAdminCallsFromLoopbackOnly() throws Exception {
-        Optional<InetAddress> external = nonLoopbackAddress();
-        assumeThat(external).as("a non-loopback IPv4 address on this machine").isPresent();
-        ring.restart(OwnerSpec.builder("owner-0")
-                .bindHost("0.0.0.0")
-                .ringMembers(RingOwnerExtension.MEMBERS)
-                .build());
-        OwnerClient remote = new OwnerClient(URI.create(
-                "http://" + external.get().getHostAddress() + ":" + ring.owner().port()));
+        OwnerClient remote = restartForRemoteCallers(OwnerSpec.builder("owner-0"));
 
         HttpResponse<byte[]> refused = remote.get("/admin/requests");
         HttpResponse<byte[]> api = remote.get("/health");
         HttpResponse<byte[]> local = new OwnerClient(ring.owner()).get("/admin/requests");
 
-        assertThat(refused.statusCode()).as("admin from " + external.get()).isEqualTo(403);
+        assertThat(refused.statusCode()).as("admin from another address").isEqualTo(403);
         assertThat(OwnerClient.json(refused).path("code").asText()).isEqualTo("FORBIDDEN");
+        assertThat(OwnerClient.json(refused).path("details").path("reason").asText())
+                .isEqualTo("admin-not-loopback");
+        assertThat(refused.headers().firstValue("WWW-Authenticate"))
+                .as("no token configured: no challenge")
+                .isEmpty();
         assertThat(api.statusCode()).isEqualTo(200);
         assertThat(local.statusCode()).isEqualTo(200);
+    }
+
+    /** RFC 6750 §2.1 (the credentials), §3 and §3.1 (the challenge); RFC 9110 §11.6.1. */
+    @Test
+    void shouldAskEveryAdminCallerForTheTokenOnceOneIsSet_loopbackIncluded() throws Exception {
+        ring.restart(OwnerSpec.builder("owner-0")
+                .ringMembers(RingOwnerExtension.MEMBERS)
+                .adminToken(ADMIN_TOKEN)
+                .build());
+        OwnerClient local = new OwnerClient(ring.owner());
+
+        HttpResponse<byte[]> none = admin(local, "/admin/requests");
+        HttpResponse<byte[]> wrong = admin(local, "/admin/requests", "Bearer " + ADMIN_TOKEN + "x");
+        HttpResponse<byte[]> prefix = admin(local, "/admin/requests", "Bearer " + ADMIN_TOKEN.substring(1));
+        HttpResponse<byte[]> basic = admin(local, "/admin/requests", "Basic " + ADMIN_TOKEN);
+        HttpResponse<byte[]> right = admin(local, "/admin/requests", "Bearer " + ADMIN_TOKEN);
+        HttpResponse<byte[]> anyCase = admin(local, "/admin/stats", "bEARER " + ADMIN_TOKEN);
+
+        assertThat(none.statusCode()).as("loopback without the token").isEqualTo(401);
+        assertThat(none.headers().firstValue("WWW-Authenticate")).hasValue("Bearer realm=\"spector-admin\"");
+        assertThat(none.headers().firstValue("Content-Type")).hasValue(Problem.CONTENT_TYPE);
+        assertThat(OwnerClient.node(none)).isEqualTo("owner-0");
+        JsonNode problem = OwnerClient.json(none);
+        assertThat(problem.path("code").asText()).isEqualTo("UNAUTHENTICATED");
+        assertThat(problem.path("status").asInt()).isEqualTo(401);
+        assertThat(problem.path("details").path("reason").asText()).isEqualTo("admin-token");
+        assertThat(new String(none.body(), StandardCharsets.UTF_8)).doesNotContain(ADMIN_TOKEN);
+        for (HttpResponse<byte[]> r : List.of(wrong, prefix)) {
+            assertThat(r.statusCode()).as("a wrong token").isEqualTo(401);
+            assertThat(r.headers().firstValue("WWW-Authenticate"))
+                    .hasValue("Bearer realm=\"spector-admin\", error=\"invalid_token\"");
+            assertThat(OwnerClient.json(r).path("details").path("reason").asText())
+                    .isEqualTo("admin-token");
+        }
+        assertThat(basic.statusCode())
+                .as("another scheme carries no bearer token")
+                .isEqualTo(401);
+        assertThat(basic.headers().firstValue("WWW-Authenticate")).hasValue("Bearer realm=\"spector-admin\"");
+        assertThat(right.statusCode()).as("the token").isEqualTo(200);
+        assertThat(anyCase.statusCode())
+                .as("the scheme in any case, RFC 9110 §11.1")
+                .isEqualTo(200);
+        assertThat(local.get("/health").statusCode())
+                .as("/health asks for no token")
+                .isEqualTo(200);
+        assertThat(local.get("/api/v1/namespaces/" + MINE + "/echo").statusCode())
+                .as("/api/v1 asks for no token")
+                .isEqualTo(200);
+    }
+
+    @Test
+    void shouldRefuseAnAdminWriteWithoutTheToken_beforeApplyingIt_andKeepTheConnection() throws Exception {
+        ring.restart(OwnerSpec.builder("owner-0")
+                .ringMembers(RingOwnerExtension.MEMBERS)
+                .adminToken(ADMIN_TOKEN)
+                .build());
+        String body = "{\"namespace\":\"" + MINE + "\",\"owner\":\"owner-2\"}";
+
+        try (RawHttp raw = new RawHttp(ring.owner())) {
+            raw.write("POST /admin/ownership HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: " + body.length() + "\r\n\r\n" + body);
+            RawHttp.Head refused = raw.readFinalHead();
+            raw.readBody(refused);
+            raw.write("GET /admin/ownership?namespace=" + MINE + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                    + ADMIN_TOKEN + "\r\n\r\n");
+            RawHttp.Head view = raw.readFinalHead();
+            JsonNode owner = OwnerClient.JSON.readTree(raw.readBody(view));
+
+            assertThat(refused.status()).isEqualTo(401);
+            assertThat(refused.header("WWW-Authenticate")).isEqualTo("Bearer realm=\"spector-admin\"");
+            assertThat(view.status())
+                    .as("the same connection, its body drained")
+                    .isEqualTo(200);
+            assertThat(owner.path("owner").asText())
+                    .as("the refused write was not applied")
+                    .isEqualTo("owner-0");
+        }
+    }
+
+    @Test
+    void shouldServeARemoteAdminCallerWithTheToken_andAskOneWithoutItForTheToken() throws Exception {
+        OwnerClient remote =
+                restartForRemoteCallers(OwnerSpec.builder("owner-0").adminToken(ADMIN_TOKEN));
+
+        HttpResponse<byte[]> with = admin(remote, "/admin/requests", "Bearer " + ADMIN_TOKEN);
+        HttpResponse<byte[]> without = admin(remote, "/admin/requests");
+
+        assertThat(with.statusCode())
+                .as("admin from another address with the token: the address does not matter")
+                .isEqualTo(200);
+        assertThat(without.statusCode()).as("without it: 401, not 403").isEqualTo(401);
+        assertThat(without.headers().firstValue("WWW-Authenticate")).hasValue("Bearer realm=\"spector-admin\"");
+        assertThat(OwnerClient.json(without).path("details").path("reason").asText())
+                .isEqualTo("admin-token");
+        assertThat(remote.get("/health").statusCode()).isEqualTo(200);
+    }
+
+    /**
+     * Restarts the owner from {@code spec} on every interface, in the three-member ring, and
+     * returns a client that reaches it at a non-loopback IPv4 address of this machine; the test
+     * is skipped on a machine without one.
+     */
+    private OwnerClient restartForRemoteCallers(OwnerSpec.Builder spec) throws Exception {
+        Optional<InetAddress> external = nonLoopbackAddress();
+        assumeThat(external).as("a non-loopback IPv4 address on this machine").isPresent();
+        ring.restart(
+                spec.bindHost("0.0.0.0").ringMembers(RingOwnerExtension.MEMBERS).build());
+        return new OwnerClient(URI.create(
+                "http://" + external.get().getHostAddress() + ":" + ring.owner().port()));
+    }
+
+    private static HttpResponse<byte[]> admin(OwnerClient c, String path, String... authorization) throws Exception {
+        HttpRequest.Builder b = c.request(path).GET();
+        for (String a : authorization) {
+            b.header("Authorization", a);
+        }
+        return c.send(b.build());
     }
 
     private static Optional<InetAddress> nonLoopbackAddress() throws Exception {
