@@ -72,6 +72,16 @@ final class MoveCommand implements Callable<Integer> {
     List<String> members = List.of();
 
     @Option(
+            names = "--to-url",
+            paramLabel = "URL",
+            description = {
+                "The address the current owner reaches the new one at, when it is not the one in",
+                "--members (a command run through a port-forward; default: the --to member's)."
+            })
+    @Nullable
+    URI toUrl;
+
+    @Option(
             names = "--admin-token",
             paramLabel = "TOKEN",
             defaultValue = "${env:" + OwnerCommand.ADMIN_TOKEN_ENV + "}",
@@ -117,7 +127,8 @@ final class MoveCommand implements Callable<Integer> {
         if (tenant != null) {
             body.put("tenant", tenant);
         }
-        body.put("namespace", namespace).put("to", to).put("toUrl", target.toString());
+        URI reach = toUrl == null ? target : toUrl;
+        body.put("namespace", namespace).put("to", to).put("toUrl", reach.toString());
         HttpResponse<String> r = http.send(
                 authorized(HttpRequest.newBuilder(source.resolve("/admin/move")))
                         .timeout(MOVE_TIMEOUT)

@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -80,6 +81,36 @@ final class MoveCommandTest {
         JsonNode back = JSON.readTree(out.toString());
         assertThat(back.path("from").asText()).isEqualTo("owner-b");
         assertThat(back.path("epoch").asLong()).isEqualTo(3);
+    }
+
+    /**
+     * {@code --to-url} is the address the current owner reaches the new one at: here the new
+     * owner's --members address is one nothing answers on (as a port-forward's would be from the
+     * owner's side), and the move still goes through on --to-url.
+     */
+    @Test
+    void move_withToUrl_sendsThatAddressToTheCurrentOwner() throws Exception {
+        String ns = namespaceOf("owner-a");
+        String unreachableB = "owner-a=" + a.baseUri() + ",owner-b=http://127.0.0.1:1";
+
+        assertThat(run(
+                        "move",
+                        "--namespace",
+                        ns,
+                        "--tenant",
+                        "acme",
+                        "--to",
+                        "owner-b",
+                        "--members",
+                        unreachableB,
+                        "--to-url",
+                        b.baseUri().toString()))
+                .as(err.toString())
+                .isZero();
+
+        assertThat(JSON.readTree(out.toString()).path("to").asText()).isEqualTo("owner-b");
+        assertThat(ownerSeenBy(b, ns, null)).isEqualTo("owner-b");
+        assertThat(err.toString()).as("the member it could not ask").contains("owner-b did not answer");
     }
 
     @Test
@@ -232,14 +263,14 @@ final class MoveCommandTest {
     }
 
     /** Returns the owner of {@code acme/ns} in {@code node}'s view, asked with the admin token. */
-    private static String ownerSeenBy(ReferenceOwner node, String ns, String token) throws Exception {
-        HttpResponse<String> r = HttpClient.newHttpClient()
-                .send(
-                        HttpRequest.newBuilder(node.baseUri().resolve("/admin/ownership?tenant=acme&namespace=" + ns))
-                                .timeout(Duration.ofSeconds(10))
-                                .header("Authorization", "Bearer " + token)
-                                .build(),
-                        HttpResponse.BodyHandlers.ofString());
+    private static String ownerSeenBy(ReferenceOwner node, String ns, @Nullable String token) throws Exception {
+        HttpRequest.Builder q = HttpRequest.newBuilder(
+                        node.baseUri().resolve("/admin/ownership?tenant=acme&namespace=" + ns))
+                .timeout(Duration.ofSeconds(10));
+        if (token != null) {
+            q.header("Authorization", "Bearer " + token);
+        }
+        HttpResponse<String> r = HttpClient.newHttpClient().send(q.build(), HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         return JSON.readTree(r.body()).path("owner").asText();
     }
