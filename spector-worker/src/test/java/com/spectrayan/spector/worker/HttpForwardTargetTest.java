@@ -195,7 +195,8 @@ final class HttpForwardTargetTest {
                 body,
                 new AbortSignal(),
                 null,
-                eventLoop);
+                eventLoop,
+                -1);
     }
 
     private static RelayedRequest request(String method, String path) {
