@@ -86,8 +86,9 @@ public final class Limits {
     public static final Bound CHUNK_BYTES = Bound.atMost("chunkBytes", 256 * KIB, "bytes", ErrorCode.BAD_REQUEST);
 
     /**
-     * A relayed response's declared content length ({@code relay-head}'s {@code length}): up to
-     * 2^53 - 1 bytes, the largest integer a JavaScript peer reads exactly.
+     * A relayed body's declared content length (the {@code length} of {@code relay-head} and of
+     * {@code relay.request}): up to 2^53 - 1 bytes, the largest integer a JavaScript peer reads
+     * exactly.
      */
     public static final Bound RELAY_LENGTH_BYTES =
             Bound.atMost("relayLengthBytes", (1L << 53) - 1, "bytes", ErrorCode.BAD_REQUEST);

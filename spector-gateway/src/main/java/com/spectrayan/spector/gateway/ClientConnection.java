@@ -369,6 +369,12 @@ final class ClientConnection {
         }
     }
 
+    /** Returns the current exchange, or null between requests (tests; on the connection's loop). */
+    @Nullable
+    Exchange exchange() {
+        return exchange;
+    }
+
     /** Answers whether the current request has a body still to come. */
     boolean bodyPending() {
         return body == Body.READING;

@@ -64,6 +64,11 @@ final class Drain {
         }
     }
 
+    /** Returns the open client connections (tests). */
+    ChannelGroup connections() {
+        return connections;
+    }
+
     /** Answers whether the gateway is draining (readiness DOWN, connections close after their exchange). */
     boolean isDraining() {
         return draining;

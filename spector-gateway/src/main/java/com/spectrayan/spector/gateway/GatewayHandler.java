@@ -76,7 +76,8 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private ClientConnection connection() {
+    /** Returns the connection this handler serves (on its loop). */
+    ClientConnection connection() {
         ClientConnection c = connection;
         if (c == null) {
             throw new IllegalStateException("handler not added");

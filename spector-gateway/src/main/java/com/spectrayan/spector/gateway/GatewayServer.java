@@ -40,6 +40,7 @@ import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioDatagramChannel;
@@ -433,6 +434,11 @@ public final class GatewayServer implements AutoCloseable {
     /** Returns the open client connections (uplinks included), as counted against max-connections. */
     public int clientConnections() {
         return clientConnections.get();
+    }
+
+    /** Returns the channels of the open client connections, uplinks excluded (tests). */
+    ChannelGroup clientChannels() {
+        return drain.connections();
     }
 
     /** Returns the bound peer port, or -1 when the peer listener is off. */

@@ -2,6 +2,7 @@ package com.spectrayan.spector.gateway;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.contract.SpectorHeaders;
 import com.spectrayan.spector.uplink.RelayedRequest;
@@ -13,8 +14,10 @@ import com.spectrayan.spector.uplink.wire.Header;
 import com.spectrayan.spector.uplink.wire.RelayHeaders;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -151,8 +154,33 @@ final class RelayRoute {
                 exchange.requestBody(hasBody),
                 exchange.signal(),
                 exchange.upgrade(),
-                exchange.eventLoop()); // a v2 link on the client's own loop is preferred
+                exchange.eventLoop(), // a v2 link on the client's own loop is preferred
+                declaredLength(request, hasBody, exchange.upgrade() != null));
         exchange.onRelayed(relay.relay(workerId, new RelayCall(target, relayed)));
+    }
+
+    /**
+     * Returns the length a relayed request declares (docs/PROTOCOL.md sections 3, 5 and 9.3): the
+     * client's {@code Content-Length}, which the edge validated, when it sent one and no {@code
+     * Transfer-Encoding} (RFC 9112 §6.3); else unknown (-1), the body relayed as it comes. A request
+     * without a body declares at most 0, an upgrade none.
+     *
+     * @throws SpectorException BAD_REQUEST ({@code Content-Length}) past {@code Limits.RELAY_LENGTH_BYTES}
+     */
+    static long declaredLength(HttpRequest request, boolean hasBody, boolean upgrade) {
+        if (upgrade || request.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)) {
+            return ResponseFraming.UNKNOWN_LENGTH;
+        }
+        long length = HttpUtil.getContentLength(request, ResponseFraming.UNKNOWN_LENGTH);
+        if (!hasBody && length > 0) {
+            return ResponseFraming.UNKNOWN_LENGTH; // never so: the edge reads a body it announced
+        }
+        if (length != ResponseFraming.UNKNOWN_LENGTH && !Limits.RELAY_LENGTH_BYTES.allows(length)) {
+            throw SpectorException.badRequest(
+                    "Content-Length",
+                    length + " (expected: <= " + Limits.RELAY_LENGTH_BYTES.max() + " bytes for a relayed request)");
+        }
+        return length;
     }
 
     /** The connected workers as JSON. */

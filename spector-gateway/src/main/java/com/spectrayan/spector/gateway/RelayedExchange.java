@@ -49,6 +49,15 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     /** The request body bytes read ahead at or below which reading from the client resumes. */
     static final int READ_AHEAD_LOW_BYTES = 64 * 1024;
 
+    /**
+     * Returns the request body bytes {@code exchange}, a relayed one, has read from the client
+     * ahead of the relay and not yet handed over, or -1 for another exchange. Call it on the
+     * connection's event loop (tests).
+     */
+    static int readAhead(ClientConnection.@Nullable Exchange exchange) {
+        return exchange instanceof RelayedExchange e ? e.queuedBytes : -1;
+    }
+
     private final ClientConnection connection;
     private final EventExecutor loop;
     private final String path;

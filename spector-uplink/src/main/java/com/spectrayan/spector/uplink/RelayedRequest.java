@@ -2,6 +2,8 @@ package com.spectrayan.spector.uplink;
 
 import static java.util.Objects.requireNonNull;
 
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.uplink.wire.Header;
 import io.netty.channel.EventLoop;
 import java.net.URI;
@@ -25,6 +27,17 @@ import org.jspecify.annotations.Nullable;
  * headers ({@code Sec-WebSocket-Key}, {@code -Version}, {@code -Protocol}, {@code -Extensions})
  * as they are, so the client's key and the upstream's accept match end to end.
  *
+ * <p><b>The declared length</b> travels beside the headers, never as a {@code Content-Length}
+ * header, as {@link RelayedResponse#contentLength()} does: the client's {@code Content-Length}
+ * (docs/PROTOCOL.md sections 3, 9.3), or {@link ResponseFraming#UNKNOWN_LENGTH} for a chunked
+ * body. It is a promise the relay holds the body to: on the gateway, a body that yields more bytes,
+ * or ends with fewer, fails the relay instead of being sent; on the worker, the gateway's bytes
+ * past it, or an end short of it, fail the relay and abort the {@link #signal()}, so the body's
+ * reader gets a failure, never an end. The worker hands its target the part that completes the
+ * length only together with the end, so a target never holds the whole of a body the relay then
+ * fails. A target that frames the body upstream with {@code Content-Length: <contentLength>}
+ * (the worker's {@code http-forward}) never sends an upstream a complete request that failed.
+ *
  * @param method the method
  * @param url the absolute http(s) URL
  * @param headers the headers in order, repeats kept
@@ -39,6 +52,9 @@ import org.jspecify.annotations.Nullable;
  *     loop of the same group may run the exchange there, so each part of either body goes from
  *     socket to socket on one thread, without a hop (the worker's {@code http-forward} does). Its
  *     bodies then say so with {@link BodySource#nonBlocking()}.
+ * @param contentLength the body's declared length in bytes (0..{@link Limits#RELAY_LENGTH_BYTES};
+ *     only 0 without a body), or {@link ResponseFraming#UNKNOWN_LENGTH} (-1) when unknown (a
+ *     chunked body, or an upgrade)
  */
 public record RelayedRequest(
         String method,
@@ -49,7 +65,8 @@ public record RelayedRequest(
         @Nullable BodySource body,
         AbortSignal signal,
         @Nullable String upgrade,
-        @Nullable EventLoop eventLoop) {
+        @Nullable EventLoop eventLoop,
+        long contentLength) {
     public RelayedRequest {
         requireNonNull(method, "method");
         requireNonNull(url, "url");
@@ -59,6 +76,15 @@ public record RelayedRequest(
         if (upgrade != null && body == null) {
             throw new IllegalArgumentException(
                     "body: null with upgrade " + upgrade + " (expected: the client's side of the connection)");
+        }
+        if (contentLength != ResponseFraming.UNKNOWN_LENGTH
+                && (!Limits.RELAY_LENGTH_BYTES.allows(contentLength)
+                        || (body == null && contentLength > 0)
+                        || upgrade != null)) {
+            String expected = upgrade != null
+                    ? "-1 with an upgrade"
+                    : body == null ? "-1 or 0 without a body" : "-1 or 0.." + Limits.RELAY_LENGTH_BYTES.max();
+            throw new IllegalArgumentException("contentLength: " + contentLength + " (expected: " + expected + ")");
         }
     }
 
@@ -72,7 +98,7 @@ public record RelayedRequest(
             @Nullable BodySource body,
             AbortSignal signal,
             @Nullable String upgrade) {
-        this(method, url, headers, tenant, leaseId, body, signal, upgrade, null);
+        this(method, url, headers, tenant, leaseId, body, signal, upgrade, null, ResponseFraming.UNKNOWN_LENGTH);
     }
 
     /** An ordinary request, which asks for no upgrade. */
@@ -84,6 +110,6 @@ public record RelayedRequest(
             @Nullable String leaseId,
             @Nullable BodySource body,
             AbortSignal signal) {
-        this(method, url, headers, tenant, leaseId, body, signal, null, null);
+        this(method, url, headers, tenant, leaseId, body, signal, null, null, ResponseFraming.UNKNOWN_LENGTH);
     }
 }

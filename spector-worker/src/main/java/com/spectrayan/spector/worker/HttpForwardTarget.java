@@ -3,6 +3,7 @@ package com.spectrayan.spector.worker;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
+import com.spectrayan.spector.contract.DeclaredLength;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.HeaderPolicy;
 import com.spectrayan.spector.contract.Limits;
@@ -65,6 +66,15 @@ import org.jspecify.annotations.Nullable;
  * connection goes back to the pool in step. Interim 1xx responses (RFC 9110 §15.2) are skipped:
  * the relay answers with the final one. A response the upstream's framing broke (a decode failure,
  * e.g. a bad chunk size) fails the exchange INTERNAL; it never ends as if complete.
+ *
+ * <p>The request is framed the same way (RFC 9112 §6.2, §6.3): a relayed request that declares its
+ * length ({@link RelayedRequest#contentLength()}, the client's {@code Content-Length}) goes upstream
+ * with {@code Content-Length: <length>} and its bytes as they are, no {@code Transfer-Encoding}
+ * (a request without a body that declared 0 says {@code Content-Length: 0}); one of unknown length
+ * is chunked. Its body is held to that length: a part that would run past it is never written (it
+ * would be read as the start of another request), and an end short of it fails the exchange; either
+ * way, as any failure, the connection is closed, never pooled, so the upstream never takes a
+ * request it did not get whole.
  *
  * <p>Threading: each exchange lives on one event loop of the group: the request's {@link
  * RelayedRequest#eventLoop()} when it is one of the group's (a v2 stream's loop: both bodies then
@@ -147,6 +157,8 @@ public final class HttpForwardTarget implements RelayTarget {
         private @Nullable BodySource requestBody;
         /** A read of the request body is outstanding. */
         private boolean requestReading;
+        /** The request body's bytes written, held to the length its head declared upstream. */
+        private final DeclaredLength requestLength;
         /** {@link #pumpRequest} runs (a part handed over inline re-enters it: it loops instead). */
         private boolean pumping;
 
@@ -171,6 +183,7 @@ public final class HttpForwardTarget implements RelayTarget {
         Forward(RelayedRequest request, EventLoop loop) {
             this.request = request;
             this.loop = loop;
+            this.requestLength = new DeclaredLength(request.contentLength());
         }
 
         void start() {
@@ -222,7 +235,9 @@ public final class HttpForwardTarget implements RelayTarget {
                 return;
             }
             BodySource body = request.body();
-            if (body != null) {
+            if (requestLength.isKnown()) {
+                headers.set(HttpHeaderNames.CONTENT_LENGTH, requestLength.declared()); // RFC 9112 §6.2
+            } else if (body != null) {
                 headers.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
             }
             ch.write(new DefaultHttpRequest(
@@ -279,6 +294,17 @@ public final class HttpForwardTarget implements RelayTarget {
             }
             if (error != null) {
                 fail(error);
+                return;
+            }
+            if (part == null ? requestLength.endsShort() : !requestLength.admit(part.readableBytes())) {
+                if (part != null) {
+                    part.release(); // never written: past the length it would frame another request
+                }
+                fail(SpectorException.of(
+                        ErrorCode.INTERNAL,
+                        "the relayed request's body " + (part == null ? "ended after " : "ran to ")
+                                + requestLength.counted() + " of its declared " + requestLength.declared()
+                                + " bytes; the upstream request to " + upstream + " was aborted"));
                 return;
             }
             if (part == null) {

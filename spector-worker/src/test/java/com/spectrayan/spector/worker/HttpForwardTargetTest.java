@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.spectrayan.spector.cluster.gateway.TransportSpec;
 import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.testkit.RecordingUpstream;
 import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
@@ -70,6 +72,7 @@ final class HttpForwardTargetTest {
     private final ExecutorService rawThreads = Executors.newCachedThreadPool();
     private @Nullable HttpServer server;
     private @Nullable ServerSocket raw;
+    private @Nullable RecordingUpstream recording;
 
     @AfterEach
     void tearDown() throws IOException {
@@ -81,6 +84,10 @@ final class HttpForwardTargetTest {
         ServerSocket r = raw;
         if (r != null) {
             r.close();
+        }
+        RecordingUpstream up = recording;
+        if (up != null) {
+            up.close();
         }
         rawThreads.shutdownNow();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(WAIT.toMillis());
@@ -186,6 +193,12 @@ final class HttpForwardTargetTest {
 
     private static RelayedRequest request(
             String method, String path, @Nullable BodySource body, @Nullable EventLoop eventLoop) {
+        return request(method, path, body, eventLoop, ResponseFraming.UNKNOWN_LENGTH);
+    }
+
+    /** A request whose body declares {@code contentLength} (-1: unknown), as the relay hands it over. */
+    private static RelayedRequest request(
+            String method, String path, @Nullable BodySource body, @Nullable EventLoop eventLoop, long contentLength) {
         return new RelayedRequest(
                 method,
                 URI.create("http://app.local" + path),
@@ -195,7 +208,8 @@ final class HttpForwardTargetTest {
                 body,
                 new AbortSignal(),
                 null,
-                eventLoop);
+                eventLoop,
+                contentLength);
     }
 
     private static RelayedRequest request(String method, String path) {
@@ -501,6 +515,164 @@ final class HttpForwardTargetTest {
             } else {
                 read();
             }
+        }
+    }
+
+    // ---- the request's framing upstream (RFC 9112 §6.2, §6.3) ----
+
+    /** Starts a {@link RecordingUpstream}, closed after the test, and a target forwarding to it. */
+    private HttpForwardTarget recordingUpstream() throws IOException {
+        RecordingUpstream up = RecordingUpstream.start();
+        recording = up;
+        return new HttpForwardTarget(up.uri(), transport, group);
+    }
+
+    private RecordingUpstream recorded() {
+        return java.util.Objects.requireNonNull(recording, "recordingUpstream() first");
+    }
+
+    /**
+     * RFC 9112 §6.2, §6.3: a relayed request that declares its length goes upstream with exactly
+     * {@code Content-Length: <length>} and its bytes as they are, no Transfer-Encoding and no chunk
+     * framing; one of unknown length is chunked (§7.1). Either way the upstream reads the whole
+     * body (its SHA-256 answered back) and the connection stays in step: the next exchange reuses
+     * it, its head the next bytes there.
+     */
+    @ParameterizedTest(name = "length declared: {0}")
+    @ValueSource(booleans = {true, false})
+    void handle_upload_isFramedUpstreamAsItsDeclaredLengthSays(boolean declared) throws Exception {
+        HttpForwardTarget target = recordingUpstream();
+        EventLoop loop = group.next();
+        InlineBody upload = new InlineBody(loop, 300 * 1024 + 7, 16 * 1024);
+
+        RelayedResponse response =
+                done(target.handle(request("PUT", "/up", upload, loop, declared ? upload.length : -1)), "the PUT");
+
+        assertThat(new String(readAll(body(response), "the upstream's answer"), StandardCharsets.US_ASCII))
+                .as("what the upstream read: its length and SHA-256")
+                .isEqualTo(upload.length + " " + upload.sha256());
+        RecordingUpstream.Recorded put = recorded().takeRequest(WAIT);
+        assertThat(put.requestLine()).isEqualTo("PUT /up HTTP/1.1");
+        assertThat(put.complete()).isTrue();
+        assertThat(put.body()).isEqualTo(upload.bytes);
+        if (declared) {
+            assertThat(put.headers("Content-Length")).containsExactly(Integer.toString(upload.length));
+            assertThat(put.headers("Transfer-Encoding")).isEmpty();
+            assertThat(put.framing()).isEqualTo(RecordingUpstream.Framing.CONTENT_LENGTH);
+            assertThat(put.wire())
+                    .as("exactly the body's bytes on the wire, no chunk framing")
+                    .isEqualTo(upload.bytes);
+        } else {
+            assertThat(put.headers("Transfer-Encoding")).containsExactly("chunked");
+            assertThat(put.headers("Content-Length")).isEmpty();
+            assertThat(put.framing()).isEqualTo(RecordingUpstream.Framing.CHUNKED);
+        }
+        readAll(body(done(target.handle(request("GET", "/after", null, loop)), "the next GET")), "its answer");
+        RecordingUpstream.Recorded after = recorded().takeRequest(WAIT);
+        assertThat(after.requestLine()).isEqualTo("GET /after HTTP/1.1");
+        assertThat(after.connection()).as("the same connection, in step").isEqualTo(put.connection());
+    }
+
+    /**
+     * RFC 9110 §8.6: a request without a body that declared a length of 0 (a client's {@code
+     * Content-Length: 0}) says so upstream; one that declared none sends no framing header at all.
+     */
+    @Test
+    void handle_noBody_declaredZeroSendsContentLength0_andUndeclaredSendsNeither() throws Exception {
+        HttpForwardTarget target = recordingUpstream();
+
+        readAll(body(done(target.handle(request("POST", "/zero", null, null, 0)), "POST, length 0")), "answer");
+        readAll(body(done(target.handle(request("POST", "/none", null, null)), "POST, no length")), "answer");
+
+        RecordingUpstream.Recorded zero = recorded().takeRequest(WAIT);
+        assertThat(zero.headers("Content-Length")).containsExactly("0");
+        assertThat(zero.headers("Transfer-Encoding")).isEmpty();
+        RecordingUpstream.Recorded none = recorded().takeRequest(WAIT);
+        assertThat(none.headers("Content-Length")).isEmpty();
+        assertThat(none.headers("Transfer-Encoding")).isEmpty();
+        assertThat(none.connection()).isEqualTo(zero.connection());
+    }
+
+    /**
+     * A body that breaks the length its request declared never completes a request upstream: one
+     * that ends short of it, one whose part would run past it (never written: past the length it
+     * would be read as the start of another request), or one whose read fails on the way (as the
+     * relay fails it when the gateway broke the length, or its client went away) fails the
+     * exchange, and the upstream's connection is closed with fewer bytes than it declared, never
+     * pooled: the next exchange opens another.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"endsShort", "runsPast", "fails"})
+    void handle_uploadBreakingItsDeclaredLength_abortsTheUpstreamRequest_andClosesItsConnection(String broken)
+            throws Exception {
+        HttpForwardTarget target = recordingUpstream();
+        byte[] data = pattern(246);
+        SpectorException relayFailed = SpectorException.badRequest("length", "the relay's body broke its length");
+        BodySource body = switch (broken) {
+            case "endsShort" ->
+                PartsBody.of(
+                        null, java.util.Arrays.copyOfRange(data, 0, 100), java.util.Arrays.copyOfRange(data, 100, 245));
+            case "runsPast" -> PartsBody.of(null, java.util.Arrays.copyOfRange(data, 0, 200), pattern(47));
+            default -> PartsBody.of(relayFailed, java.util.Arrays.copyOfRange(data, 0, 100));
+        };
+
+        Throwable failure = Waits.failure(target.handle(request("PUT", "/up", body, null, 246)), "the PUT fails");
+
+        if (broken.equals("fails")) {
+            assertThat(failure).isSameAs(relayFailed);
+        } else {
+            assertThat(failure)
+                    .isInstanceOfSatisfying(
+                            SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL))
+                    .hasMessageContaining(
+                            broken.equals("endsShort")
+                                    ? "ended after 245 of its declared 246"
+                                    : "ran to 247 of its declared 246");
+        }
+        RecordingUpstream.Recorded put = recorded().takeRequest(WAIT);
+        assertThat(put.headers("Content-Length")).containsExactly("246");
+        assertThat(put.complete())
+                .as("the upstream never had the whole request: its connection closed first")
+                .isFalse();
+        assertThat(put.wire().length).as("fewer bytes than declared").isLessThan(246);
+        assertThat(put.wire())
+                .as("what it got is the body's start, nothing past the length")
+                .isEqualTo(java.util.Arrays.copyOf(data, put.wire().length));
+        readAll(body(done(target.handle(request("GET", "/next", null, null)), "the next GET")), "its answer");
+        assertThat(recorded().takeRequest(WAIT).connection())
+                .as("a new connection: the broken one was closed, not pooled")
+                .isNotEqualTo(put.connection());
+    }
+
+    /** A request body of fixed parts, then its end or, instead, {@code failure}. Thread-safe. */
+    private static final class PartsBody implements BodySource {
+        private final java.util.ArrayDeque<byte[]> parts;
+        private final @Nullable Throwable failure;
+
+        private PartsBody(@Nullable Throwable failure, byte[]... parts) {
+            this.failure = failure;
+            this.parts = new java.util.ArrayDeque<>(List.of(parts));
+        }
+
+        static PartsBody of(@Nullable Throwable failure, byte[]... parts) {
+            return new PartsBody(failure, parts);
+        }
+
+        @Override
+        public synchronized CompletionStage<@Nullable ByteBuffer> next() {
+            byte[] part = parts.poll();
+            if (part != null) {
+                return java.util.concurrent.CompletableFuture.completedFuture(ByteBuffer.wrap(part));
+            }
+            Throwable f = failure;
+            return f == null
+                    ? java.util.concurrent.CompletableFuture.completedFuture(null)
+                    : java.util.concurrent.CompletableFuture.failedFuture(f);
+        }
+
+        @Override
+        public void cancel(Throwable reason) {
+            // all in memory: nothing to stop
         }
     }
 

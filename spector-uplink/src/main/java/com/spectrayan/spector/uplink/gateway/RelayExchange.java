@@ -1,5 +1,6 @@
 package com.spectrayan.spector.uplink.gateway;
 
+import com.spectrayan.spector.contract.DeclaredLength;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.ResponseFraming;
@@ -50,6 +51,12 @@ import org.jspecify.annotations.Nullable;
  * the worker to it: chunks that add up to more fail the body INTERNAL at once (the excess never
  * reaches the caller) and cancel the relay; a relay answered {@code {}} with fewer bytes fails the
  * body INTERNAL after the bytes that came. Either names the worker.
+ *
+ * <p>The request's declared length ({@link RelayedRequest#contentLength()}) goes out as the
+ * head's {@code length} (v1's {@code relay.request}, v2's request head), and the caller's body is
+ * held to it before anything of it is sent ({@code requestBroken}, the same shape as the response's
+ * {@code admit}): a part past it, or an end short of it, fails the relay INTERNAL and cancels it,
+ * so the worker never receives a body it would refuse.
  *
  * <p>Upgrades (v2 only, docs/PROTOCOL.md section 9.7; on a v1 link NOT_IMPLEMENTED before
  * anything is sent): the stream opens with the request head's {@code upgrade} and no END_STREAM,
@@ -152,11 +159,11 @@ final class RelayExchange implements RelayHooks {
     /** What is left of the caller's last part, sent in chunks of CHUNK_BYTES. Guarded by this. */
     private @Nullable ByteBuffer leftover;
 
-    /** The length the head declared, or UNKNOWN_LENGTH. Guarded by this. */
-    private long declaredLength = ResponseFraming.UNKNOWN_LENGTH;
+    /** The response body's bytes, held to the length its head declared (unknown before it). Guarded by this. */
+    private DeclaredLength responseLength = DeclaredLength.unknown();
 
-    /** The response body bytes received so far, held to the declared length. Guarded by this. */
-    private long receivedBytes;
+    /** The caller's body's bytes, held to the request's declared length before they are sent. Guarded by this. */
+    private final DeclaredLength requestLength;
 
     RelayExchange(
             String workerId,
@@ -178,6 +185,7 @@ final class RelayExchange implements RelayHooks {
         this.maxUnreadBytes = maxUnreadBytes;
         this.onCallerAbort = this::callerAborted;
         this.scheduler = scheduler;
+        this.requestLength = new DeclaredLength(call.request().contentLength());
     }
 
     CompletionStage<RelayedResponse> result() {
@@ -245,7 +253,8 @@ final class RelayExchange implements RelayHooks {
                     request.headers(),
                     request.tenant(),
                     request.leaseId(),
-                    hasBody);
+                    hasBody,
+                    request.contentLength());
         } catch (SpectorException e) {
             fail(e, false);
             return;
@@ -287,7 +296,8 @@ final class RelayExchange implements RelayHooks {
                     request.headers(),
                     request.tenant(),
                     request.leaseId(),
-                    request.upgrade());
+                    request.upgrade(),
+                    request.contentLength());
             head.toFrame(1, !hasBody); // the END_STREAM rule (section 9.3), before anything is sent
         } catch (SpectorException e) {
             fail(e, false);
@@ -387,12 +397,16 @@ final class RelayExchange implements RelayHooks {
 
         private void partRead(V2Stream s, @Nullable ByteBuf part, @Nullable Throwable error) {
             boolean send;
+            SpectorException broken = null;
             synchronized (RelayExchange.this) {
                 reading = false;
                 if (error != null || part == null) {
                     eof = true; // ended or failed: never read or cancel it again
                 }
-                send = !finished && uploading && !endSent;
+                if (error == null) {
+                    broken = requestBroken(part == null ? -1 : part.readableBytes());
+                }
+                send = broken == null && !finished && uploading && !endSent;
                 if (send && error == null && part == null) {
                     endSent = true;
                 }
@@ -400,6 +414,13 @@ final class RelayExchange implements RelayHooks {
             assertNoLock();
             if (error != null) {
                 fail(Failures.unwrap(error), true);
+                return;
+            }
+            if (broken != null) {
+                if (part != null) {
+                    part.release();
+                }
+                fail(broken, true); // reset CANCEL: nothing past the length, no END_STREAM short of it
                 return;
             }
             if (!send) {
@@ -502,10 +523,8 @@ final class RelayExchange implements RelayHooks {
                         halfClosed = body;
                     }
                 }
-                if (body != null
-                        && declaredLength != ResponseFraming.UNKNOWN_LENGTH
-                        && receivedBytes < declaredLength) {
-                    shortBody = Failures.lengthUnderrun(workerId, declaredLength, receivedBytes);
+                if (body != null && responseLength.endsShort()) {
+                    shortBody = Failures.lengthUnderrun(workerId, responseLength);
                 }
                 uploadOpen = uploading && !endSent;
             }
@@ -628,15 +647,34 @@ final class RelayExchange implements RelayHooks {
             fail(Failures.unwrap(error), true);
             return;
         }
+        SpectorException broken;
         synchronized (this) {
             reading = false;
+            broken = requestBroken(part == null ? -1 : part.remaining());
             if (part == null) {
                 eof = true;
-            } else {
+            } else if (broken == null) {
                 leftover = part;
             }
         }
+        if (broken != null) {
+            fail(broken, true); // nothing of the part past the length goes out
+            return;
+        }
         pump();
+    }
+
+    /**
+     * Step 1 of a part of the caller's body, either version's ({@code bytes} -1 for its end): why it
+     * breaks the request's declared length, counted here, or null. The worker would refuse it
+     * (PROTOCOL section 3, 9.4); this side fails the relay before sending it.
+     */
+    private @Nullable SpectorException requestBroken(long bytes) {
+        assert Thread.holdsLock(this);
+        if (bytes < 0) {
+            return requestLength.endsShort() ? Failures.requestLengthUnderrun(requestLength) : null;
+        }
+        return requestLength.admit(bytes) ? null : Failures.requestLengthOverrun(requestLength);
     }
 
     private void bodyAnswered(@Nullable Throwable error) {
@@ -673,7 +711,7 @@ final class RelayExchange implements RelayHooks {
                         && ResponseFraming.bodyless(call.request().method().equals("HEAD"), status);
                 ResponseBody b = noBody ? null : new ResponseBody(reason -> fail(reason, true), onTaken);
                 body = b;
-                declaredLength = length;
+                responseLength = new DeclaredLength(length);
                 if (switching && b != null) {
                     switched = true;
                     // As Envoy applies no request timeout to an upgraded WebSocket: the deadline
@@ -762,9 +800,8 @@ final class RelayExchange implements RelayHooks {
             String why = !headSeen ? part + " before the head" : part + " for a response without a body";
             return new Admission(null, Failures.invalidResponse(workerId, new IllegalStateException(why)));
         }
-        receivedBytes += bytes;
-        if (declaredLength != ResponseFraming.UNKNOWN_LENGTH && receivedBytes > declaredLength) {
-            return new Admission(null, Failures.lengthOverrun(workerId, declaredLength, receivedBytes));
+        if (!responseLength.admit(bytes)) {
+            return new Admission(null, Failures.lengthOverrun(workerId, responseLength));
         }
         return new Admission(current, null);
     }
@@ -812,8 +849,8 @@ final class RelayExchange implements RelayHooks {
         }
         SpectorException shortBody = null;
         synchronized (this) {
-            if (body != null && declaredLength != ResponseFraming.UNKNOWN_LENGTH && receivedBytes < declaredLength) {
-                shortBody = Failures.lengthUnderrun(workerId, declaredLength, receivedBytes);
+            if (body != null && responseLength.endsShort()) {
+                shortBody = Failures.lengthUnderrun(workerId, responseLength);
             }
         }
         if (shortBody != null) {

@@ -2,6 +2,7 @@ package com.spectrayan.spector.uplink.worker;
 
 import static java.util.Objects.requireNonNull;
 
+import com.spectrayan.spector.contract.DeclaredLength;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.ResponseFraming;
@@ -41,6 +42,12 @@ import org.slf4j.LoggerFactory;
  * offered is cancelled. The next part is read only once the previous push was written, in pushes
  * of at most {@link Limits#CHUNK_BYTES}.
  *
+ * <p>The request's {@code length}, when declared, is a promise the gateway is held to, as the
+ * gateway holds the worker to the response's: a chunk that runs past it, or an {@code end} short
+ * of it, is refused BAD_REQUEST ({@code length}) and aborts the relay, so the target's body fails
+ * and never ends as if complete. The chunk that completes the length reaches the target only with
+ * the {@code end}: a body that then runs past is refused before the target holds all of it.
+ *
  * <p>Threading: every field is touched on the session's serial executor only ({@link
  * UplinkSession#serial()}); target code (the call, its body reads and cancels, the abort signal's
  * listeners, the completion of the request body's reads) runs on {@link WorkerOptions#executor()}.
@@ -79,7 +86,7 @@ final class ServedRelay {
         this.relayId = request.relayId();
         this.target = request.target();
         this.method = request.method();
-        this.body = request.hasBody() ? new FedBody() : null;
+        this.body = request.hasBody() ? new FedBody(new DeclaredLength(request.length())) : null;
     }
 
     /** Returns the relay id the gateway gave it. */
@@ -89,8 +96,17 @@ final class ServedRelay {
 
     /** Calls the target with the relayed request; its response is sent when it arrives. */
     void start(RelayTarget relayTarget, RelayRequest input, URI url) {
-        RelayedRequest request =
-                new RelayedRequest(input.method(), url, input.headers(), input.tenant(), input.leaseId(), body, signal);
+        RelayedRequest request = new RelayedRequest(
+                input.method(),
+                url,
+                input.headers(),
+                input.tenant(),
+                input.leaseId(),
+                body,
+                signal,
+                null,
+                null,
+                input.length());
         CompletableFuture.supplyAsync(() -> relayTarget.handle(request), executor)
                 .thenCompose(Function.identity())
                 .whenCompleteAsync(this::responded, serial);
@@ -210,8 +226,8 @@ final class ServedRelay {
 
     /**
      * Takes a {@code relay.body} call for this relay: the part goes to the target's body (the call
-     * is answered once the target took it); a part out of order, after the end, or for a relay
-     * without a body is refused BAD_REQUEST and aborts the relay.
+     * is answered once the target took it); a part out of order, after the end, past or short of
+     * the declared length, or for a relay without a body is refused BAD_REQUEST and aborts the relay.
      */
     void bodyCalled(long bodyCallId, RelayBody input) {
         FedBody fed = body;
@@ -228,6 +244,11 @@ final class ServedRelay {
                     "seq",
                     chunk.seq() + (chunk.seq() < fed.nextSeq ? " repeated" : " out of order") + " (expected: "
                             + fed.nextSeq + ")");
+        } else if (input instanceof RelayBody.Chunk chunk
+                && !fed.length.admit(chunk.chunk().remaining())) {
+            refusal = UplinkSession.requestLengthOverrun(fed.length);
+        } else if (input instanceof RelayBody.End && fed.length.endsShort()) {
+            refusal = UplinkSession.requestLengthUnderrun(fed.length);
         }
         if (refusal != null || fed == null) {
             SpectorException failure = requireNonNull(refusal);
@@ -244,9 +265,18 @@ final class ServedRelay {
         }
         if (input instanceof RelayBody.Chunk chunk) {
             fed.nextSeq++;
-            fed.offer(bodyCallId, chunk.chunk());
+            if (fed.length.isComplete() && fed.failure == null) {
+                fed.held = new Part(bodyCallId, chunk.chunk()); // the target takes it with the end
+            } else {
+                fed.offer(bodyCallId, chunk.chunk());
+            }
         } else {
             fed.endSeen = true;
+            Part last = fed.held;
+            fed.held = null;
+            if (last != null) {
+                fed.offer(last.callId(), last.data());
+            }
             fed.offer(bodyCallId, null);
         }
     }
@@ -311,11 +341,21 @@ final class ServedRelay {
     /** A relayed request's body, fed by relay.body calls and pulled by the target. */
     private final class FedBody implements BodySource {
         private final ArrayDeque<Part> queued = new ArrayDeque<>();
+        /** The body's bytes, held to the request's declared length. */
+        final DeclaredLength length;
+        /** The chunk that completed the declared length, kept from the target until the end comes. */
+        @Nullable
+        Part held;
+
         int nextSeq;
         boolean endSeen;
         private boolean endDelivered;
         private @Nullable Throwable failure;
         private @Nullable CompletableFuture<@Nullable ByteBuffer> reader;
+
+        FedBody(DeclaredLength length) {
+            this.length = length;
+        }
 
         @Override
         public CompletionStage<@Nullable ByteBuffer> next() {
@@ -370,6 +410,11 @@ final class ServedRelay {
         void close(Throwable reason) {
             if (failure == null) {
                 failure = reason;
+            }
+            Part last = held;
+            held = null;
+            if (last != null) {
+                session.reply(last.callId, UplinkSession.empty());
             }
             Part part;
             while ((part = queued.poll()) != null) {

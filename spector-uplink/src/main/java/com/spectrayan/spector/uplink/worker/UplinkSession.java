@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.spectrayan.spector.contract.DeclaredLength;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
@@ -14,6 +15,7 @@ import com.spectrayan.spector.uplink.internal.v2.V2Carrier;
 import com.spectrayan.spector.uplink.internal.v2.V2ErrorCode;
 import com.spectrayan.spector.uplink.internal.v2.V2Stream;
 import com.spectrayan.spector.uplink.internal.v2.V2StreamAcceptor;
+import com.spectrayan.spector.uplink.internal.wire.Lengths;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayCancel;
 import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
@@ -457,6 +459,25 @@ public final class UplinkSession implements FrameChannel.Receiver {
 
     static ObjectNode empty() {
         return JsonNodeFactory.instance.objectNode();
+    }
+
+    /**
+     * The gateway sent more of a request body than its head's {@code length} declared (PROTOCOL
+     * sections 3 and 9.4): BAD_REQUEST naming {@code length}, either version's.
+     */
+    static SpectorException requestLengthOverrun(DeclaredLength length) {
+        return SpectorException.badRequest(
+                Lengths.FIELD,
+                "the request body ran to " + length.counted() + " bytes (expected: the declared " + length.declared()
+                        + ")");
+    }
+
+    /** The gateway ended a request body short of its head's {@code length}: BAD_REQUEST naming {@code length}. */
+    static SpectorException requestLengthUnderrun(DeclaredLength length) {
+        return SpectorException.badRequest(
+                Lengths.FIELD,
+                "the request body ended after " + length.counted() + " bytes (expected: the declared "
+                        + length.declared() + ")");
     }
 
     static Throwable unwrap(Throwable failure) {

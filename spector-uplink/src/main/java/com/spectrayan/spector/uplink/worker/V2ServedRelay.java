@@ -2,6 +2,7 @@ package com.spectrayan.spector.uplink.worker;
 
 import static java.util.Objects.requireNonNull;
 
+import com.spectrayan.spector.contract.DeclaredLength;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
@@ -70,6 +71,12 @@ import org.slf4j.LoggerFactory;
  *       stream window the link grants (256 KiB at first); {@link V2Stream#consumed} returns their
  *       credit only when the target takes them, so a target that stops reading holds back its own
  *       stream and nothing fails for being slow.
+ *   <li><b>The request's length.</b> A request head's {@code length} is a promise the gateway is
+ *       held to (section 9.4), as {@code RelayExchange} holds the worker to the response's: DATA
+ *       that runs past it, or END_STREAM short of it, resets the stream {@code PROTOCOL_ERROR} and
+ *       aborts the target, whose body read fails (never an end). The DATA that completes the length
+ *       is kept from the target until END_STREAM comes, so a target (an upstream framed with {@code
+ *       Content-Length}) never holds the whole of a body that then runs past.
  *   <li><b>The response.</b> The head goes out with END_STREAM when the response has no body
  *       ({@link ResponseFraming#bodyless} for the method, a null body, or a declared length of 0).
  *       Otherwise each part of the body ({@link BodySource#nextBuf()}) is read only while the
@@ -127,10 +134,8 @@ final class V2ServedRelay implements V2StreamHandler {
     private State state = State.HELD;
     /** The target's response body while this relay reads it or may still have to cancel it. */
     private @Nullable BodySource responseBody;
-    /** The declared length of the response body, or {@link ResponseFraming#UNKNOWN_LENGTH}. */
-    private long declared = ResponseFraming.UNKNOWN_LENGTH;
-    /** Bytes of the response body taken from the target so far. */
-    private long taken;
+    /** The response body's bytes taken from the target, held to the length its head declared. */
+    private DeclaredLength responseLength = DeclaredLength.unknown();
     /** Whether a read of the response body is outstanding. */
     private boolean reading;
     /** Whether {@link #writeOut} runs (a part read inline re-enters it: it loops instead). */
@@ -160,7 +165,7 @@ final class V2ServedRelay implements V2StreamHandler {
         this.head = head;
         this.loop = stream.eventLoop();
         this.executor = session.executor();
-        this.body = endStream ? null : new StreamBody();
+        this.body = endStream ? null : new StreamBody(new DeclaredLength(head.length()));
     }
 
     /** Returns the request head the gateway opened the stream with. */
@@ -262,7 +267,16 @@ final class V2ServedRelay implements V2StreamHandler {
         }
         state = State.CALLED;
         RelayedRequest request = new RelayedRequest(
-                head.method(), url, head.headers(), head.tenant(), head.leaseId(), body, signal, head.upgrade(), loop);
+                head.method(),
+                url,
+                head.headers(),
+                head.tenant(),
+                head.leaseId(),
+                body,
+                signal,
+                head.upgrade(),
+                loop,
+                head.length());
         try {
             CompletableFuture.supplyAsync(() -> target.handle(request), executor)
                     .thenCompose(Function.identity())
@@ -338,7 +352,7 @@ final class V2ServedRelay implements V2StreamHandler {
         }
         state = State.STREAMING;
         this.responseBody = responseBody;
-        this.declared = length;
+        this.responseLength = new DeclaredLength(length);
         writeOut();
     }
 
@@ -426,8 +440,9 @@ final class V2ServedRelay implements V2StreamHandler {
         }
         if (part == null) {
             responseBody = null;
-            if (declared != ResponseFraming.UNKNOWN_LENGTH && taken < declared) {
-                String message = "response body ended after " + taken + " of the " + declared + " bytes it declared";
+            if (responseLength.endsShort()) {
+                String message = "response body ended after " + responseLength.counted() + " of the "
+                        + responseLength.declared() + " bytes it declared";
                 failedAfterHead(message, internal(message), false); // failedAfterHead names the target
                 return;
             }
@@ -441,14 +456,13 @@ final class V2ServedRelay implements V2StreamHandler {
             return;
         }
         int n = part.readableBytes();
-        if (declared != ResponseFraming.UNKNOWN_LENGTH && taken + n > declared) {
+        if (!responseLength.admit(n)) {
             part.release();
-            String message =
-                    "response body ran past the " + declared + " bytes it declared (at least " + (taken + n) + ")";
+            String message = "response body ran past the " + responseLength.declared() + " bytes it declared (at least "
+                    + responseLength.counted() + ")";
             failedAfterHead(message, internal(message), true); // failedAfterHead names the target
             return;
         }
-        taken += n;
         if (n == 0) {
             part.release();
         } else {
@@ -464,6 +478,16 @@ final class V2ServedRelay implements V2StreamHandler {
         }
         stream.resetRelayError(internal(message));
         settle(cause);
+    }
+
+    /**
+     * The gateway broke the request's declared length (section 9.4): the stream is reset {@code
+     * PROTOCOL_ERROR} and the relay settles, aborting the target with {@code broken}.
+     */
+    private void requestLengthBroken(SpectorException broken) {
+        log.debug("{}: reset PROTOCOL_ERROR: {}", this, broken.getMessage());
+        stream.reset(V2ErrorCode.PROTOCOL_ERROR, null);
+        settle(broken);
     }
 
     // ---- a switched stream's two ends (section 9.7) ----
@@ -567,6 +591,11 @@ final class V2ServedRelay implements V2StreamHandler {
      */
     final class StreamBody implements BodySource {
         private final ArrayDeque<ByteBuf> queued = new ArrayDeque<>();
+        /** The body's bytes as they arrive, held to the request's declared length. */
+        private final DeclaredLength length;
+        /** The DATA that completed the declared length, kept from the reader until END_STREAM. */
+        private @Nullable ByteBuf held;
+
         boolean endSeen;
         private boolean endDelivered;
         private @Nullable Throwable failure;
@@ -577,6 +606,10 @@ final class V2ServedRelay implements V2StreamHandler {
 
         /** {@link #queuedCount} as last written, for a reader on another thread (tests). */
         private volatile long queuedBytes;
+
+        StreamBody(DeclaredLength length) {
+            this.length = length;
+        }
 
         @Override
         public CompletionStage<@Nullable ByteBuffer> next() {
@@ -640,8 +673,7 @@ final class V2ServedRelay implements V2StreamHandler {
             } else if (reader != null) {
                 deliver(read, null, new IllegalStateException("one read at a time"));
             } else if ((part = queued.poll()) != null) {
-                queuedCount -= part.readableBytes();
-                queuedBytes = queuedCount;
+                count(-part.readableBytes());
                 take(read, part);
             } else if (endSeen) {
                 endDelivered = true;
@@ -652,7 +684,10 @@ final class V2ServedRelay implements V2StreamHandler {
             }
         }
 
-        /** Takes one DATA frame's bytes (the relay owns them), END_STREAM when {@code end}. */
+        /**
+         * Takes one DATA frame's bytes (the relay owns them), END_STREAM when {@code end}, held to
+         * the declared length first (the relay's design notes, "The request's length").
+         */
         void offer(ByteBuf data, boolean end) {
             int n = data.readableBytes();
             if (failure != null) {
@@ -660,17 +695,31 @@ final class V2ServedRelay implements V2StreamHandler {
                 stream.consumed(n);
                 return;
             }
-            Read waiting = reader;
-            if (n == 0) {
+            SpectorException broken = !length.admit(n)
+                    ? UplinkSession.requestLengthOverrun(length)
+                    : end && length.endsShort() ? UplinkSession.requestLengthUnderrun(length) : null;
+            if (broken != null) {
                 data.release();
-            } else if (waiting != null) {
-                reader = null;
-                take(waiting, data);
-            } else {
-                queued.add(data);
-                queuedCount += n;
-                queuedBytes = queuedCount;
+                stream.consumed(n);
+                requestLengthBroken(broken); // closes this body: what it holds is released
+                return;
             }
+            if (length.isComplete() && !end) {
+                if (n > 0) {
+                    held = data; // none held before: any byte after a held part runs past
+                    count(n);
+                } else {
+                    data.release();
+                }
+                return;
+            }
+            ByteBuf last = held;
+            held = null;
+            if (last != null) {
+                count(-last.readableBytes());
+                arrived(last);
+            }
+            arrived(data);
             if (end) {
                 endSeen = true;
                 // The reader now waiting: the one that came with empty DATA, or one a reader on the
@@ -685,6 +734,26 @@ final class V2ServedRelay implements V2StreamHandler {
             }
         }
 
+        /** Hands a part to the waiting reader, or queues it. */
+        private void arrived(ByteBuf data) {
+            int n = data.readableBytes();
+            Read waiting = reader;
+            if (n == 0) {
+                data.release();
+            } else if (waiting != null) {
+                reader = null;
+                take(waiting, data);
+            } else {
+                queued.add(data);
+                count(n);
+            }
+        }
+
+        private void count(int bytes) {
+            queuedCount += bytes;
+            queuedBytes = queuedCount;
+        }
+
         private void take(Read read, ByteBuf part) {
             stream.consumed(part.readableBytes()); // the target took it: the gateway's window moves on
             deliver(read, part, null);
@@ -696,6 +765,12 @@ final class V2ServedRelay implements V2StreamHandler {
                 failure = reason;
             }
             int released = 0;
+            ByteBuf last = held;
+            held = null;
+            if (last != null) {
+                released += last.readableBytes();
+                last.release();
+            }
             ByteBuf part;
             while ((part = queued.poll()) != null) {
                 released += part.readableBytes();

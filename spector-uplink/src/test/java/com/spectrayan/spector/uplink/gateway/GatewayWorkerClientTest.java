@@ -43,7 +43,7 @@ final class GatewayWorkerClientTest {
     }
 
     private static RelayRequest request(String relayId) {
-        return new RelayRequest(relayId, "app", "GET", "https://app.local/", List.of(), "acme", null, false);
+        return new RelayRequest(relayId, "app", "GET", "https://app.local/", List.of(), "acme", null, false, -1);
     }
 
     @Test

@@ -349,7 +349,7 @@ final class RelayExchangeEndToEndTest {
             probe.on(requireNonNull(h.client(W1).v2())
                     .openStream(
                             new com.spectrayan.spector.uplink.internal.v2.RequestHead(
-                                    "app", "GET", "http://app.local/h", List.of(), "acme", null, null),
+                                    "app", "GET", "http://app.local/h", List.of(), "acme", null, null, -1),
                             true,
                             probe));
             assertThat(done(probe.head, "the raw head is answered", WAIT).status())

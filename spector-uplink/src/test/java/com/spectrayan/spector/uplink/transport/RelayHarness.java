@@ -277,6 +277,23 @@ final class RelayHarness implements AutoCloseable {
                         method, URI.create("http://app.local" + path), List.of(), "acme", null, body, signal));
     }
 
+    /** A call whose request declares {@code contentLength} (-1: unknown) for {@code body}. */
+    static RelayCall call(String method, String path, @Nullable BodySource body, long contentLength) {
+        return new RelayCall(
+                "app",
+                new RelayedRequest(
+                        method,
+                        URI.create("http://app.local" + path),
+                        List.of(),
+                        "acme",
+                        null,
+                        body,
+                        new AbortSignal(),
+                        null,
+                        null,
+                        contentLength));
+    }
+
     static CompletableFuture<RelayedResponse> respond(int status, @Nullable BodySource body, Header... headers) {
         return CompletableFuture.completedFuture(new RelayedResponse(status, List.of(headers), body));
     }

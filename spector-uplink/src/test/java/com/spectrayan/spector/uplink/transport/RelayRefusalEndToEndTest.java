@@ -320,7 +320,7 @@ final class RelayRefusalEndToEndTest {
     }
 
     private static RequestHead holdHead() {
-        return new RequestHead("app", "GET", "http://app.local/hold", List.of(), "acme", null, null);
+        return new RequestHead("app", "GET", "http://app.local/hold", List.of(), "acme", null, null, -1);
     }
 
     private static String longUrl(int chars) {

@@ -138,7 +138,8 @@ final class RelaySeedFixture implements AutoCloseable, AfterEachCallback {
     }
 
     static RelayRequest wireRequest(String relayId, String method, String path, boolean hasBody) {
-        return new RelayRequest(relayId, "app", method, "http://app.local" + path, List.of(), "acme", null, hasBody);
+        return new RelayRequest(
+                relayId, "app", method, "http://app.local" + path, List.of(), "acme", null, hasBody, -1);
     }
 
     /** A relay.request input that passes every bound; tests change one field. */

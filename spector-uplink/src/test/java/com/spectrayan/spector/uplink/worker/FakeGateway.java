@@ -144,6 +144,11 @@ final class FakeGateway implements FrameChannel.Receiver {
 
     /** Sends a relay.request; returns the call id. */
     long relayRequest(String relayId, String target, String method, boolean hasBody) {
+        return relayRequest(relayId, target, method, hasBody, -1);
+    }
+
+    /** Sends a relay.request declaring the body's {@code length} (-1: none); returns the call id. */
+    long relayRequest(String relayId, String target, String method, boolean hasBody, long length) {
         ObjectNode input = JsonNodeFactory.instance
                 .objectNode()
                 .put("relayId", relayId)
@@ -155,6 +160,9 @@ final class FakeGateway implements FrameChannel.Receiver {
         headers.addArray().add("authorization").add("Bearer secret");
         headers.addArray().add("x-b").add("2");
         input.put("tenant", "acme").put("leaseId", "l-9").put("hasBody", hasBody);
+        if (length >= 0) {
+            input.put("length", length);
+        }
         return call("relay.request", input);
     }
 

@@ -104,6 +104,14 @@ final class GatewayStream implements V2StreamHandler {
         });
     }
 
+    /** Writes {@code bytes} as one DATA frame, END_STREAM when {@code end} (on the gateway's loop). */
+    void data(byte[] bytes, boolean end) {
+        stream()
+                .eventLoop()
+                .execute(() -> stream()
+                        .write(ByteBufAllocator.DEFAULT.buffer(bytes.length).writeBytes(bytes), end));
+    }
+
     /** Resets the stream CANCEL, as the gateway does when its caller went away. */
     void cancel() {
         stream().reset(V2ErrorCode.CANCEL, null);

@@ -232,6 +232,92 @@ final class UplinkSessionTest {
         assertThat(gw.answer(id)).as("relay.request still running").isNotDone();
     }
 
+    /**
+     * PROTOCOL section 3: relay.request's {@code length} reaches the target as the request's
+     * content length, and the chunk that completes it is handed over only with the body's end, so
+     * the target never holds the whole of a body that then runs past (its upstream, framed with
+     * Content-Length, would have taken it as complete). Exact: nothing runs until the test acts.
+     */
+    @Test
+    void relayBody_theChunkThatCompletesTheDeclaredLength_reachesTheTargetWithTheEnd() throws Exception {
+        FakeGateway gw = connectExact(options("app", hanging()));
+        long id = gw.relayRequest("r-1", "app", "PUT", true, 246);
+        long first = gw.chunk("r-1", 0, bytes(100));
+        long last = gw.chunk("r-1", 1, bytes(146));
+        tasks.runUntilIdle();
+        RelayedRequest request = requests.get(0);
+        assertThat(request.contentLength()).isEqualTo(246);
+        BodySource body = body(request);
+
+        CompletableFuture<ByteBuffer> part = body.next().toCompletableFuture();
+        tasks.runUntilIdle();
+        assertThat(java.util.Objects.requireNonNull(part.join()).remaining()).isEqualTo(100);
+        assertThat(gw.result(first)).isEmpty();
+        CompletableFuture<ByteBuffer> completing = body.next().toCompletableFuture();
+        tasks.runUntilIdle();
+        assertThat(completing)
+                .as("the chunk that completes the length waits for the end, once everything ran")
+                .isNotDone();
+        assertThat(gw.answer(last)).as("and its relay.body is unanswered").isNotDone();
+
+        long end = gw.end("r-1");
+        tasks.runUntilIdle();
+
+        assertThat(completing).as("the end releases it").isDone();
+        assertThat(java.util.Objects.requireNonNull(completing.join()).remaining())
+                .isEqualTo(146);
+        assertThat(gw.result(last)).isEmpty();
+        CompletableFuture<ByteBuffer> after = body.next().toCompletableFuture();
+        tasks.runUntilIdle();
+        assertThat(after.join()).as("then the end").isNull();
+        assertThat(gw.result(end)).isEmpty();
+        assertThat(gw.answer(id)).as("relay.request still running").isNotDone();
+        assertThat(request.signal().isAborted()).isFalse();
+    }
+
+    /**
+     * PROTOCOL section 3: a declared length is a promise. A chunk past it, or an end short of it,
+     * is BAD_REQUEST ({@code length}) and aborts the relay: the target's read fails, never an end,
+     * and the chunk that completed the length never reached it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"oneBytePast", "oneByteShort"})
+    void relayBody_breakingTheDeclaredLength_isBadRequest_andTheTargetsReadFails(String broken) throws Exception {
+        FakeGateway gw = connectExact(options("app", hanging()));
+        long id = gw.relayRequest("r-1", "app", "PUT", true, 246);
+        gw.chunk("r-1", 0, bytes(100));
+        tasks.runUntilIdle();
+        BodySource body = body(requests.get(0));
+        CompletableFuture<ByteBuffer> part = body.next().toCompletableFuture();
+        tasks.runUntilIdle();
+        assertThat(java.util.Objects.requireNonNull(part.join()).remaining()).isEqualTo(100);
+        CompletableFuture<ByteBuffer> next = body.next().toCompletableFuture();
+
+        long bad;
+        String message;
+        if (broken.equals("oneBytePast")) {
+            gw.chunk("r-1", 1, bytes(146));
+            bad = gw.chunk("r-1", 2, bytes(1));
+            message = "length: the request body ran to 247 bytes (expected: the declared 246)";
+        } else {
+            gw.chunk("r-1", 1, bytes(145));
+            tasks.runUntilIdle();
+            assertThat(java.util.Objects.requireNonNull(next.join()).remaining())
+                    .isEqualTo(145);
+            next = body.next().toCompletableFuture();
+            bad = gw.end("r-1");
+            message = "length: the request body ended after 245 bytes (expected: the declared 246)";
+        }
+        tasks.runUntilIdle();
+
+        assertThat(gw.error(bad, ErrorCode.BAD_REQUEST).message()).isEqualTo(message);
+        assertThat(gw.error(id, ErrorCode.BAD_REQUEST).message()).isEqualTo("relay 'r-1' aborted: " + message);
+        assertThat(requests.get(0).signal().isAborted())
+                .as("the target's request is aborted")
+                .isTrue();
+        assertThat(next).as("the target's read fails, never an end").isCompletedExceptionally();
+    }
+
     @Test
     void relayBody_targetAnswering401WithoutReading_everyBodyCallAnsweredOnceTheCallSettles() throws Exception {
         CompletableFuture<RelayedResponse> answer = new CompletableFuture<>();

@@ -99,7 +99,30 @@ final class V2ServedRelayTest {
                 List.of(new Header("accept", "text/plain")),
                 "acme",
                 "l-9",
-                null);
+                null,
+                -1);
+    }
+
+    /** A request head for target {@code app} declaring the body's {@code length}. */
+    private static RequestHead head(String method, long length) {
+        RequestHead h = head(method);
+        return new RequestHead(h.target(), h.method(), h.url(), h.headers(), h.tenant(), h.leaseId(), null, length);
+    }
+
+    /**
+     * A target that reads the request body to its end with {@code nextBuf}, counting the bytes it
+     * took in {@code taken}, completes {@code read} with them (or the body's failure) and answers 204.
+     */
+    private static RelayTarget reading(AtomicLong taken, CompletableFuture<byte[]> read) {
+        return request -> readAllBufs(java.util.Objects.requireNonNull(request.body()), new ArrayList<>(), taken)
+                .whenComplete((bytes, error) -> {
+                    if (error != null) {
+                        read.completeExceptionally(error);
+                    } else {
+                        read.complete(bytes);
+                    }
+                })
+                .thenApply(bytes -> new RelayedResponse(204, List.of(), null));
     }
 
     private RelayedRequest takeRequest() {
@@ -330,7 +353,7 @@ final class V2ServedRelayTest {
     }
 
     private static RequestHead upgradeHead() {
-        return new RequestHead("app", "GET", "https://app.local/ws", List.of(), "acme", null, "websocket");
+        return new RequestHead("app", "GET", "https://app.local/ws", List.of(), "acme", null, "websocket", -1);
     }
 
     /**
@@ -584,6 +607,83 @@ final class V2ServedRelayTest {
         assertThat(stream.head).isNotDone();
     }
 
+    // ---- the request's declared length (section 9.4) ----
+
+    /**
+     * The request head's {@code length} reaches the target as the request's content length, and
+     * the DATA that completes it is kept from the target until END_STREAM: a target never holds
+     * the whole of a body that then runs past (an upstream framed with Content-Length would take it
+     * as a complete request).
+     */
+    @Test
+    void requestLength_theDataThatCompletesIt_reachesTheTargetOnlyWithEndStream() {
+        byte[] sent = pattern(246, 4);
+        AtomicLong taken = new AtomicLong();
+        CompletableFuture<byte[]> read = new CompletableFuture<>();
+        V2LinkPair pair = connect(reading(taken, read));
+
+        GatewayStream stream = pair.open(head("PUT", 246), false);
+        stream.data(java.util.Arrays.copyOfRange(sent, 0, 100), false);
+        RelayedRequest request = takeRequest();
+        assertThat(request.contentLength()).isEqualTo(246);
+        V2ServedRelay.StreamBody body = streamBody(request);
+        Waits.until("the first 100 bytes reach the target", () -> taken.get() == 100);
+        stream.data(java.util.Arrays.copyOfRange(sent, 100, 246), false);
+        Waits.until("the DATA that completes the length arrives", () -> body.queuedBytes() == 146);
+        org.awaitility.Awaitility.await("it is kept from the target until END_STREAM")
+                .during(Duration.ofMillis(200))
+                .atMost(Duration.ofSeconds(5))
+                .until(taken::get, n -> n == 100);
+
+        stream.data(new byte[0], true);
+
+        assertThat(Waits.done(read, "the target reads the whole body, then its end"))
+                .isEqualTo(sent);
+        assertThat(Waits.done(stream.head, "the answer").status()).isEqualTo(204);
+        assertThat(stream.reset).isNotDone();
+        assertThat(request.signal().isAborted()).isFalse();
+        awaitNoRelays(pair);
+    }
+
+    /**
+     * A declared length is a promise (section 9.4): DATA past it, or END_STREAM short of it, resets
+     * the stream PROTOCOL_ERROR and aborts the target, whose read fails (never an end); the DATA
+     * that broke it, and the DATA that completed the length, never reach the target.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"oneBytePast", "oneByteShort"})
+    void requestLength_broken_resetProtocolError_andTheTargetsReadFails(String broken) {
+        AtomicLong taken = new AtomicLong();
+        CompletableFuture<byte[]> read = new CompletableFuture<>();
+        V2LinkPair pair = connect(reading(taken, read));
+
+        GatewayStream stream = pair.open(head("PUT", 246), false);
+        stream.data(pattern(100, 1), false);
+        RelayedRequest request = takeRequest();
+        Waits.until("the first 100 bytes reach the target", () -> taken.get() == 100);
+        String message;
+        if (broken.equals("oneBytePast")) {
+            stream.data(pattern(146, 2), false);
+            stream.data(pattern(1, 3), false);
+            message = "length: the request body ran to 247 bytes (expected: the declared 246)";
+        } else {
+            stream.data(pattern(145, 2), true);
+            message = "length: the request body ended after 245 bytes (expected: the declared 246)";
+        }
+
+        GatewayStream.Reset reset = reset(stream);
+        assertThat(reset.code()).isEqualTo(V2ErrorCode.PROTOCOL_ERROR);
+        assertThat(reset.error()).as("no error object").isNull();
+        assertThat(Waits.failure(read, "the target's read fails"))
+                .isInstanceOfSatisfying(
+                        SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.BAD_REQUEST))
+                .hasMessage(message);
+        assertThat(taken.get()).as("the target took only what came before").isEqualTo(100);
+        Waits.until("the target's signal aborts", () -> request.signal().isAborted());
+        assertThat(stream.head).as("no response head").isNotDone();
+        awaitNoRelays(pair);
+    }
+
     // ---- cancel and the link's loss ----
 
     /**
@@ -645,13 +745,22 @@ final class V2ServedRelayTest {
 
     /** Reads a body to its end with {@code nextBuf}, releasing each buffer; records the threads the reads completed on. */
     static CompletableFuture<byte[]> readAllBufs(BodySource body, List<String> threads) {
+        return readAllBufs(body, threads, new AtomicLong());
+    }
+
+    /** As {@link #readAllBufs(BodySource, List)}, counting the bytes taken so far in {@code taken}. */
+    static CompletableFuture<byte[]> readAllBufs(BodySource body, List<String> threads, AtomicLong taken) {
         CompletableFuture<byte[]> all = new CompletableFuture<>();
-        readBufs(body, new ByteArrayOutputStream(), all, threads);
+        readBufs(body, new ByteArrayOutputStream(), all, threads, taken);
         return all;
     }
 
     private static void readBufs(
-            BodySource body, ByteArrayOutputStream out, CompletableFuture<byte[]> all, List<String> threads) {
+            BodySource body,
+            ByteArrayOutputStream out,
+            CompletableFuture<byte[]> all,
+            List<String> threads,
+            AtomicLong taken) {
         body.nextBuf().whenComplete((buf, error) -> {
             threads.add(Thread.currentThread().getName());
             if (error != null) {
@@ -661,10 +770,11 @@ final class V2ServedRelayTest {
             } else {
                 try {
                     out.writeBytes(ByteBufUtil.getBytes(buf));
+                    taken.addAndGet(buf.readableBytes());
                 } finally {
                     buf.release();
                 }
-                readBufs(body, out, all, threads);
+                readBufs(body, out, all, threads, taken);
             }
         });
     }

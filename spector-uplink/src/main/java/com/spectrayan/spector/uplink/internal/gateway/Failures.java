@@ -1,5 +1,6 @@
 package com.spectrayan.spector.uplink.internal.gateway;
 
+import com.spectrayan.spector.contract.DeclaredLength;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
 import java.util.Map;
@@ -55,17 +56,37 @@ public final class Failures {
     }
 
     /** A worker whose relayed body ran past the length its head declared. */
-    public static SpectorException lengthOverrun(String workerId, long declared, long received) {
+    public static SpectorException lengthOverrun(String workerId, DeclaredLength length) {
         return SpectorException.of(
                 ErrorCode.INTERNAL,
-                "worker " + workerId + " sent " + received + " bytes of a relayed response it declared as " + declared);
+                "worker " + workerId + " sent " + length.counted() + " bytes of a relayed response it declared as "
+                        + length.declared());
     }
 
     /** A worker that ended a relayed body short of the length its head declared. */
-    public static SpectorException lengthUnderrun(String workerId, long declared, long received) {
+    public static SpectorException lengthUnderrun(String workerId, DeclaredLength length) {
         return SpectorException.of(
                 ErrorCode.INTERNAL,
-                "worker " + workerId + " ended the relayed response after " + received + " of its declared " + declared
+                "worker " + workerId + " ended the relayed response after " + length.counted() + " of its declared "
+                        + length.declared() + " bytes");
+    }
+
+    /**
+     * The caller's request body ran past the length its request declared: INTERNAL (the caller
+     * broke {@code RelayedRequest}'s contract); nothing past the length was sent.
+     */
+    public static SpectorException requestLengthOverrun(DeclaredLength length) {
+        return SpectorException.of(
+                ErrorCode.INTERNAL,
+                "the relayed request's body ran to " + length.counted() + " bytes of its declared "
+                        + length.declared());
+    }
+
+    /** The caller's request body ended short of the length its request declared: INTERNAL, and no end was sent. */
+    public static SpectorException requestLengthUnderrun(DeclaredLength length) {
+        return SpectorException.of(
+                ErrorCode.INTERNAL,
+                "the relayed request's body ended after " + length.counted() + " of its declared " + length.declared()
                         + " bytes");
     }
 

@@ -2,12 +2,12 @@ package com.spectrayan.spector.uplink.internal.v2;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.internal.wire.HeaderLists;
 import com.spectrayan.spector.uplink.internal.wire.Inputs;
+import com.spectrayan.spector.uplink.internal.wire.Lengths;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.wire.Header;
 import com.spectrayan.spector.uplink.wire.RelayHeaders;
@@ -64,10 +64,7 @@ public record ResponseHead(int status, List<Header> headers, long length) {
             ObjectNode in = FrameCodec.readObject(frame.json(), 0, frame.json().length);
             int status = (int) Inputs.integer(in, "status", RelayHead.MIN_STATUS, RelayHead.MAX_STATUS);
             List<Header> headers = HeaderLists.parse(in);
-            long length = Inputs.member(in, RelayHead.LENGTH) == null
-                    ? ResponseFraming.UNKNOWN_LENGTH
-                    : Inputs.integer(in, RelayHead.LENGTH, 0, Limits.RELAY_LENGTH_BYTES.max());
-            ResponseHead head = new ResponseHead(status, headers, length);
+            ResponseHead head = new ResponseHead(status, headers, Lengths.parse(in));
             head.checkSwitching(upgradeRequested);
             return head;
         } catch (SpectorException | UplinkException e) {
@@ -80,10 +77,7 @@ public record ResponseHead(int status, List<Header> headers, long length) {
     public ObjectNode toJson() {
         ObjectNode node = JsonNodeFactory.instance.objectNode().put("status", status);
         node.set(HeaderLists.FIELD, HeaderLists.toJson(headers));
-        if (length != ResponseFraming.UNKNOWN_LENGTH) {
-            node.put(RelayHead.LENGTH, length);
-        }
-        return node;
+        return Lengths.put(node, length);
     }
 
     private void checkSwitching(boolean upgradeRequested) {

@@ -3,7 +3,6 @@ package com.spectrayan.spector.uplink.internal.wire;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.wire.Header;
@@ -51,8 +50,8 @@ public record RelayHead(int status, List<Header> headers, long length) {
     /** The one status in range a relay refuses: 101 Switching Protocols. */
     public static final int SWITCHING_PROTOCOLS = 101;
 
-    /** The member holding the declared length. */
-    public static final String LENGTH = "length";
+    /** The member holding the declared length ({@link Lengths#FIELD}). */
+    public static final String LENGTH = Lengths.FIELD;
 
     public RelayHead {
         headers = checkedHead(status, headers, length, false);
@@ -75,11 +74,7 @@ public record RelayHead(int status, List<Header> headers, long length) {
                     "status", "101 (expected: not 101, the relay carries no protocol switch)");
         }
         List<Header> checked = HeaderLists.checked(RelayHeaders.forResponse(headers));
-        if (length != ResponseFraming.UNKNOWN_LENGTH) {
-            if (!Limits.RELAY_LENGTH_BYTES.allows(length)) {
-                throw SpectorException.badRequest(
-                        LENGTH, length + " (expected: absent or 0.." + Limits.RELAY_LENGTH_BYTES.max() + ")");
-            }
+        if (Lengths.checked(length) != ResponseFraming.UNKNOWN_LENGTH) {
             if (ResponseFraming.contentLength(status, length) != length) {
                 throw SpectorException.badRequest(
                         LENGTH,
@@ -105,19 +100,13 @@ public record RelayHead(int status, List<Header> headers, long length) {
         ObjectNode in = Inputs.object(data, "data");
         int status = (int) Inputs.integer(in, "status", MIN_STATUS, MAX_STATUS);
         List<Header> headers = HeaderLists.parse(in);
-        long length = Inputs.member(in, LENGTH) == null
-                ? ResponseFraming.UNKNOWN_LENGTH
-                : Inputs.integer(in, LENGTH, 0, Limits.RELAY_LENGTH_BYTES.max());
-        return new RelayHead(status, headers, length);
+        return new RelayHead(status, headers, Lengths.parse(in));
     }
 
     /** Returns the data as sent. */
     public ObjectNode toJson() {
         ObjectNode node = JsonNodeFactory.instance.objectNode().put("status", status);
         node.set(HeaderLists.FIELD, HeaderLists.toJson(headers));
-        if (length != ResponseFraming.UNKNOWN_LENGTH) {
-            node.put(LENGTH, length);
-        }
-        return node;
+        return Lengths.put(node, length);
     }
 }

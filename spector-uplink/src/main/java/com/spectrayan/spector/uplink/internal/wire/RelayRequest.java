@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.wire.Header;
 import com.spectrayan.spector.uplink.wire.RelayHeaders;
@@ -21,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  * <pre>
  * {"relayId":"r-1", "target":"app", "method":"PUT", "url":"https://app.local/a?x=1",
  *  "headers":[["content-type","text/plain"],["x-b","1"],["x-b","2"]],
- *  "tenant":"acme", "leaseId":"l-9", "hasBody":true}
+ *  "tenant":"acme", "leaseId":"l-9", "hasBody":true, "length":11}
  *
  * relayId  [A-Za-z0-9._:-], 1..64 chars, unique among the connection's active relays
  * target   [a-z0-9][a-z0-9-]*, 1..64 chars
@@ -31,7 +32,15 @@ import org.jspecify.annotations.Nullable;
  * tenant   1..300 chars, no control chars
  * leaseId  optional, [A-Za-z0-9._:-], 1..128 chars
  * hasBody  boolean; true is refused with GET and HEAD
+ * length   optional integer 0..2^53-1 (Limits#RELAY_LENGTH_BYTES): the request's Content-Length as
+ *          the client declared it; absent when unknown (a chunked body); only 0 without a body
  * </pre>
+ *
+ * <p>The {@code length} member is new in v1 and optional, as {@code relay-head}'s is: a gateway
+ * that omits it relays as before (the worker's target frames the body as it comes, chunked), and
+ * a worker that does not know it ignores it. A worker holds the gateway to a length it declared:
+ * {@code relay.body} chunks that add up to more, or an {@code end} after fewer bytes, fail the
+ * relay BAD_REQUEST and abort the target's request.
  *
  * <p>The URL is printable ASCII without spaces (percent-encode the rest), {@code http} or {@code
  * https} in any case, then {@code ://}, a host (a name, an IPv4 address or an {@code [IPv6]}
@@ -50,6 +59,8 @@ import org.jspecify.annotations.Nullable;
  * @param tenant the tenant the request is made for
  * @param leaseId the lease the request is made under, or null
  * @param hasBody whether {@code relay.body} calls carry a request body
+ * @param length the body's declared length in bytes, or {@link ResponseFraming#UNKNOWN_LENGTH}
+ *     (-1) when the input has no {@code length}
  */
 public record RelayRequest(
         String relayId,
@@ -59,7 +70,8 @@ public record RelayRequest(
         List<Header> headers,
         String tenant,
         @Nullable String leaseId,
-        boolean hasBody) {
+        boolean hasBody,
+        long length) {
     /** The operation's name. */
     public static final String OP = "relay.request";
 
@@ -74,6 +86,22 @@ public record RelayRequest(
         headers = checkedExchange(target, method, url, headers, tenant, leaseId);
         if (hasBody && (method.equals("GET") || method.equals("HEAD"))) {
             throw SpectorException.badRequest("hasBody", "true with " + method + " (expected: false for GET and HEAD)");
+        }
+        checkLength(length, hasBody, "hasBody: false");
+    }
+
+    /**
+     * Refuses a declared request length out of its bound ({@link Lengths#checked}), or above 0 for
+     * a request without a body (its length, when declared, is 0). Shared with protocol v2's
+     * request head, whose END_STREAM says there is no body.
+     *
+     * @param noBody how the head says there is no body, for the refusal ({@code hasBody: false})
+     * @throws SpectorException BAD_REQUEST ({@code length})
+     */
+    public static void checkLength(long length, boolean hasBody, String noBody) {
+        if (Lengths.checked(length) > 0 && !hasBody) {
+            throw SpectorException.badRequest(
+                    Lengths.FIELD, length + " with " + noBody + " (expected: absent or 0, a request without a body)");
         }
     }
 
@@ -111,7 +139,15 @@ public record RelayRequest(
         return parseExchange(
                 in,
                 (target, method, url, headers, tenant, leaseId) -> new RelayRequest(
-                        relayId, target, method, url, headers, tenant, leaseId, Inputs.bool(in, "hasBody")));
+                        relayId,
+                        target,
+                        method,
+                        url,
+                        headers,
+                        tenant,
+                        leaseId,
+                        Inputs.bool(in, "hasBody"),
+                        Lengths.parse(in)));
     }
 
     /** Makes a record of the fields {@link #checkedExchange} checks. */
@@ -137,11 +173,11 @@ public record RelayRequest(
                 Inputs.optionalText(in, "leaseId"));
     }
 
-    /** Returns the input as sent; {@code leaseId} is left out when null. */
+    /** Returns the input as sent; {@code leaseId} is left out when null, {@code length} when unknown. */
     public ObjectNode toJson() {
         ObjectNode node = JsonNodeFactory.instance.objectNode().put("relayId", relayId);
         putExchange(node, target, method, url, headers, tenant, leaseId);
-        return node.put("hasBody", hasBody);
+        return Lengths.put(node.put("hasBody", hasBody), length);
     }
 
     /**

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import com.spectrayan.spector.uplink.wire.Header;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -26,7 +27,7 @@ final class RequestHeadTest {
     }
 
     private static RequestHead head(String method, List<Header> headers, @Nullable String upgrade) {
-        return new RequestHead("app", method, "http://app.local/", headers, "acme", null, upgrade);
+        return new RequestHead("app", method, "http://app.local/", headers, "acme", null, upgrade, -1);
     }
 
     /** Asserts that the peer's head is a stream error PROTOCOL_ERROR on its stream, whose reason starts so. */
@@ -60,7 +61,8 @@ final class RequestHeadTest {
                                 new Header("x-b", "2")),
                         "acme",
                         "l-9",
-                        null));
+                        null,
+                        -1));
     }
 
     @Test
@@ -139,6 +141,79 @@ final class RequestHeadTest {
                 headers(HEAD.replace("}", ",\"upgrade\":\"" + "w".repeat(65) + "\"}"), false),
                 "upgrade: 65 chars (expected: 1..64)");
         assertStreamError(headers(HEAD.replace("}", ",\"upgrade\":7}"), false), "upgrade: ");
+    }
+
+    private static RequestHead declaring(long length) {
+        return new RequestHead("app", "PUT", "http://app.local/", List.of(), "acme", null, null, length);
+    }
+
+    /**
+     * Section 9.3: {@code length} as v1's relay.request carries it (RFC 9110 §8.6), 0..2^53-1
+     * ({@code Limits.RELAY_LENGTH_BYTES}) at the limit, as the response head's is (ResponseHeadTest).
+     */
+    @Test
+    void length_from0To2Pow53Minus1_isReadAndRoundTrips() {
+        long max = com.spectrayan.spector.contract.Limits.RELAY_LENGTH_BYTES.max();
+        assertThat(max).isEqualTo(9_007_199_254_740_991L);
+        for (long length : new long[] {0, 246, max}) {
+            RequestHead head = RequestHead.parse(headers(HEAD.replace("}", ",\"length\":" + length + "}"), false));
+            assertThat(head.length()).as("length %d", length).isEqualTo(length);
+            assertThat(RequestHead.parse(head.toFrame(5, false))).isEqualTo(head);
+            assertThat(declaring(length).toJson().get("length").longValue()).isEqualTo(length);
+        }
+        assertThat(RequestHead.parse(headers(HEAD, false)).length())
+                .as("absent: unknown (a chunked body)")
+                .isEqualTo(-1);
+        assertThat(new String(declaring(-1).toFrame(5, false).json(), StandardCharsets.UTF_8))
+                .as("an unknown length is left out")
+                .doesNotContain("length");
+    }
+
+    @Test
+    void length_onePastEitherEnd_orNotAnInteger_isAStreamError() {
+        assertStreamError(
+                headers(HEAD.replace("}", ",\"length\":9007199254740992}"), false),
+                "length: 9007199254740992 (expected: 0..9007199254740991)");
+        assertStreamError(headers(HEAD.replace("}", ",\"length\":-1}"), false), "length: -1 (expected: 0..");
+        assertStreamError(headers(HEAD.replace("}", ",\"length\":\"246\"}"), false), "length: a string");
+        assertStreamError(headers(HEAD.replace("}", ",\"length\":246.5}"), false), "length: ");
+        assertBadRequest(() -> declaring(9_007_199_254_740_992L), "length");
+        assertBadRequest(() -> declaring(-2), "length");
+    }
+
+    /** END_STREAM says the request has no body: its length, when declared, is 0 (a client's Content-Length: 0). */
+    @Test
+    void length_withEndStream_onlyZero() {
+        assertThat(RequestHead.parse(declaring(0).toFrame(5, true)).length()).isZero();
+
+        assertBadRequest(() -> declaring(1).toFrame(5, true), "length");
+        String json = new String(declaring(1).toFrame(5, false).json(), StandardCharsets.UTF_8);
+        assertStreamError(
+                headers(json, true), "length: 1 with END_STREAM (expected: absent or 0, a request without a body)");
+    }
+
+    /** Section 9.7: a switched stream carries the upgraded connection, which has no declared length. */
+    @Test
+    void length_withUpgrade_isRefused() {
+        assertBadRequest(
+                () -> new RequestHead("app", "GET", "http://app.local/", List.of(), "acme", null, "websocket", 0),
+                "length");
+        assertStreamError(
+                headers(HEAD.replace("}", ",\"upgrade\":\"websocket\",\"length\":0}"), false),
+                "length: 0 with upgrade");
+    }
+
+    /** v1's relay.request and v2's head share the member: a v1 input's length reads the same. */
+    @Test
+    void length_ofAV1Input_readsTheSame() {
+        RelayRequest v1 = new RelayRequest("r-1", "app", "PUT", "http://app.local/", List.of(), "acme", null, true, 11);
+
+        assertThat(RequestHead.parse(new V2Frame.Headers(
+                                5,
+                                com.spectrayan.spector.uplink.internal.wire.FrameCodec.writeJson(v1.toJson()),
+                                false))
+                        .length())
+                .isEqualTo(11);
     }
 
     @Test

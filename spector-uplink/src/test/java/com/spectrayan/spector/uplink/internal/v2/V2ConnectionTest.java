@@ -46,7 +46,8 @@ final class V2ConnectionTest {
                 List.of(new Header("content-type", "text/plain")),
                 "acme",
                 null,
-                null);
+                null,
+                -1);
     }
 
     private static ResponseHead ok(long length) {

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.uplink.wire.Header;
 import com.spectrayan.spector.uplink.wire.RelayHeaders;
 import java.util.ArrayList;
@@ -295,7 +296,8 @@ final class RelayRequestTest {
                 List.of(new Header("Authorization", "Bearer s"), new Header("Accept", "*/*")),
                 "acme",
                 null,
-                false);
+                false,
+                -1);
 
         assertThat(request.headers()).containsExactly(new Header("Accept", "*/*"));
     }
@@ -444,6 +446,75 @@ final class RelayRequestTest {
                         .hasBody())
                 .as("%s without a body", method)
                 .isFalse();
+    }
+
+    /**
+     * RFC 9110 §8.6: the client's Content-Length crosses as {@code length}, 0..2^53-1
+     * ({@link Limits#RELAY_LENGTH_BYTES}), at the limit; as {@code relay-head}'s does (PushesTest).
+     */
+    @Test
+    void relayRequest_lengthFrom0To2Pow53Minus1_isAcceptedAndRoundTrips() {
+        long max = Limits.RELAY_LENGTH_BYTES.max();
+        for (long length : new long[] {0, 246, max}) {
+            RelayRequest request = RelayRequest.parse(input().put("length", length));
+            assertThat(request.length()).as("length %d", length).isEqualTo(length);
+            assertThat(request.toJson().get("length").longValue()).isEqualTo(length);
+            assertThat(RelayRequest.parse(request.toJson())).isEqualTo(request);
+        }
+        assertThat(max).isEqualTo(9_007_199_254_740_991L);
+    }
+
+    /** A request without a declared length (a chunked body, or a gateway from before the member): -1, left out. */
+    @Test
+    void relayRequest_noLength_isUnknown_andLeftOut() {
+        RelayRequest request = RelayRequest.parse(input());
+
+        assertThat(request.length()).isEqualTo(ResponseFraming.UNKNOWN_LENGTH);
+        assertThat(request.toJson().has("length")).isFalse();
+        assertThat(RelayRequest.parse(input().putNull("length")).length())
+                .as("null reads as absent")
+                .isEqualTo(ResponseFraming.UNKNOWN_LENGTH);
+    }
+
+    /** One past either end of {@link Limits#RELAY_LENGTH_BYTES}, on the wire and when building. */
+    @Test
+    void relayRequest_lengthOnePastEitherEnd_isBadRequest() {
+        assertRefused(() -> RelayRequest.parse(input().put("length", 9_007_199_254_740_992L)), "length", "2^53")
+                .hasMessage("length: 9007199254740992 (expected: 0..9007199254740991)");
+        assertRefused(() -> RelayRequest.parse(input().put("length", -1)), "length", "length -1 on the wire")
+                .hasMessage("length: -1 (expected: 0..9007199254740991)");
+        assertRefused(() -> build(true, 9_007_199_254_740_992L), "length", "building 2^53")
+                .hasMessage("length: 9007199254740992 (expected: absent or 0..9007199254740991)");
+        assertRefused(() -> build(true, -2), "length", "building -2");
+        assertRefused(
+                () -> RelayRequest.parse(input().put("length", new java.math.BigInteger("99999999999999999999999"))),
+                "length",
+                "length past a long");
+    }
+
+    @Test
+    void relayRequest_lengthNotAnInteger_isBadRequest() {
+        assertRefused(() -> RelayRequest.parse(with("length", "246")), "length", "length a string")
+                .hasMessage("length: a string (expected: an integer 0..9007199254740991)");
+        assertRefused(() -> RelayRequest.parse(input().put("length", 246.5)), "length", "length 246.5");
+        assertRefused(() -> RelayRequest.parse(input().put("length", 1e300)), "length", "length 1e300");
+    }
+
+    /** A request without a body declares no length, or 0 (a client's {@code Content-Length: 0}); never more. */
+    @Test
+    void relayRequest_lengthWithoutABody_onlyZero() {
+        assertThat(RelayRequest.parse(input().put("hasBody", false).put("length", 0))
+                        .length())
+                .isZero();
+        assertThat(build(false, 0).toJson().get("length").longValue()).isZero();
+
+        assertRefused(() -> RelayRequest.parse(input().put("hasBody", false).put("length", 1)), "length", "1, no body")
+                .hasMessage("length: 1 with hasBody: false (expected: absent or 0, a request without a body)");
+        assertRefused(() -> build(false, 246), "length", "building 246 without a body");
+    }
+
+    private static RelayRequest build(boolean hasBody, long length) {
+        return new RelayRequest("r-1", "app", "PUT", "http://app.local/", List.of(), "acme", null, hasBody, length);
     }
 
     @Test

@@ -1,0 +1,222 @@
+package com.spectrayan.spector.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.spectrayan.spector.testkit.RecordingUpstream;
+import com.spectrayan.spector.testkit.Waits;
+import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.RelayTarget;
+import com.spectrayan.spector.uplink.RelayedRequest;
+import com.spectrayan.spector.uplink.RelayedResponse;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link RelayedExchange} against a real gateway and a worker over the real uplink (v1, whose
+ * window of 4 {@code relay.body} calls makes the relay take the client's body one part at a time
+ * as the worker takes it): its read-ahead of the client's request body at its limit.
+ */
+final class RelayedExchangeTest {
+    private static final String WORKER = "ra";
+    private static final Duration WAIT = Duration.ofSeconds(20);
+    /** The most one socket read brings (Netty's adaptive receive buffer tops out at 64 KiB). */
+    private static final int ONE_READ = 64 * 1024;
+
+    private final SteppingTarget target = new SteppingTarget();
+    private final ExecutorService writer = Executors.newSingleThreadExecutor();
+    private RelayCell relayCell;
+
+    @BeforeEach
+    void start() throws Exception {
+        relayCell = RelayCell.start(Cell.builder(), WORKER, (c, httpForward) -> Map.of("step", target));
+    }
+
+    @AfterEach
+    void stop() {
+        writer.shutdownNow();
+        relayCell.close();
+    }
+
+    /** What the client side of the exchange shows on its event loop, in one look. */
+    private record Look(int readAhead, boolean reading) {}
+
+    private static Look look(Channel client) {
+        try {
+            return client.eventLoop()
+                    .submit(() -> new Look(
+                            RelayedExchange.readAhead(client.pipeline()
+                                    .get(GatewayHandler.class)
+                                    .connection()
+                                    .exchange()),
+                            client.config().isAutoRead()))
+                    .get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException | ExecutionException | TimeoutException e) {
+            throw new AssertionError("the client connection's loop did not answer within " + WAIT, e);
+        }
+    }
+
+    /** Returns the gateway's channel of the client connection whose exchange is a relay. */
+    private Channel relayedClient() {
+        Channel[] found = {null};
+        Waits.until("the gateway relays a client's exchange", WAIT, () -> {
+            for (Channel ch : relayCell.cell.gateway.clientChannels()) {
+                if (ch.pipeline().get(GatewayHandler.class) != null && look(ch).readAhead() >= 0) {
+                    found[0] = ch;
+                    return true;
+                }
+            }
+            return false;
+        });
+        return Objects.requireNonNull(found[0]);
+    }
+
+    /**
+     * Records the read-ahead at each {@code read()} the client channel is asked for, once told to
+     * watch: from the tail of the pipeline, where every {@code channel.read()} starts (turning
+     * {@code autoRead} on asks for one). While reading is off nothing asks, so the first read
+     * after a stall is the one that resumed it.
+     */
+    private static final class ReadWatch extends ChannelOutboundHandlerAdapter {
+        final List<Integer> reads = new CopyOnWriteArrayList<>();
+        volatile boolean watching;
+
+        @Override
+        public void read(ChannelHandlerContext ctx) {
+            if (watching) {
+                reads.add(RelayedExchange.readAhead(
+                        ctx.pipeline().get(GatewayHandler.class).connection().exchange()));
+            }
+            ctx.read();
+        }
+    }
+
+    /**
+     * With a relay whose worker stops taking the body, the gateway reads the client's body ahead
+     * by at most {@link RelayedExchange#READ_AHEAD_HIGH_BYTES} plus the one socket read that
+     * crosses it, then stops reading the client's socket ({@code autoRead} off). As the worker
+     * takes parts one at a time, the client stays unread while more than {@link
+     * RelayedExchange#READ_AHEAD_LOW_BYTES} is read ahead, and is read again as soon as the relay
+     * took it down to that mark (within one part of it). Every byte of 8 MiB arrives in order (its
+     * SHA-256).
+     */
+    @Test
+    void requestReadAhead_stopsAtItsBound_andResumesAtItsLowMark() throws Exception {
+        int length = 8 * 1024 * 1024;
+        byte[] data = new byte[length];
+        new java.util.Random(12).nextBytes(data);
+        try (WireClient client = new WireClient(relayCell.cell.gateway.port())) {
+            client.send(WireClient.head(
+                    "PUT", "/relay/" + WORKER + "/step/up", Cell.token(Cell.TENANT), "Content-Length: " + length));
+            CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> client.send(data), writer);
+            target.called(WAIT);
+            Channel ch = relayedClient();
+            ReadWatch watch = new ReadWatch();
+            ch.eventLoop()
+                    .submit(() -> ch.pipeline().addLast("read-watch", watch))
+                    .get(WAIT.toSeconds(), TimeUnit.SECONDS);
+
+            Waits.until(
+                    "the read-ahead fills to its bound while the worker takes nothing",
+                    WAIT,
+                    () -> look(ch).readAhead() >= RelayedExchange.READ_AHEAD_HIGH_BYTES);
+            org.awaitility.Awaitility.await("the read-ahead stays within its bound, the client unread")
+                    .during(Duration.ofMillis(300))
+                    .atMost(Duration.ofSeconds(5))
+                    .until(
+                            () -> look(ch),
+                            l -> !l.reading() && l.readAhead() <= RelayedExchange.READ_AHEAD_HIGH_BYTES + ONE_READ);
+            watch.watching = true; // nothing asks for a read while it stalls
+
+            int parts = 0;
+            while (watch.reads.isEmpty()) {
+                Look stalled = look(ch);
+                assertThat(stalled.reading()).as("the client is unread").isFalse();
+                assertThat(stalled.readAhead())
+                        .as("while more than the low mark is read ahead")
+                        .isGreaterThan(RelayedExchange.READ_AHEAD_LOW_BYTES);
+                assertThat(target.takeOne()).as("the worker takes a part").isTrue();
+                parts++;
+                Waits.until(
+                        "the relay takes a part of the read-ahead",
+                        WAIT,
+                        () -> !watch.reads.isEmpty() || look(ch).readAhead() < stalled.readAhead());
+            }
+            assertThat(parts)
+                    .as("parts the worker took before the client was read again")
+                    .isGreaterThan(1);
+            assertThat(watch.reads.get(0))
+                    .as("the read-ahead when the client was read again: at the low mark, within one part")
+                    .isLessThanOrEqualTo(RelayedExchange.READ_AHEAD_LOW_BYTES)
+                    .isGreaterThan(RelayedExchange.READ_AHEAD_LOW_BYTES - ONE_READ);
+
+            String answer = target.takeRest();
+            Waits.done(sent, "the client's whole body is written", WAIT);
+            WireClient.Response r = client.read();
+            assertThat(r.status()).as("%s", r).isEqualTo(200);
+            assertThat(r.text()).isEqualTo(answer);
+            assertThat(answer).as("every byte, in order").isEqualTo(length + " " + RecordingUpstream.sha256(data));
+        }
+    }
+
+    /**
+     * A relay target that takes its request's body only when the test says: one part at a time,
+     * or the rest; it then answers 200 with {@code "<bytes> <SHA-256 hex>"}. One call at a time.
+     */
+    private static final class SteppingTarget implements RelayTarget {
+        private final CompletableFuture<BodySource> body = new CompletableFuture<>();
+        private final CompletableFuture<RelayedResponse> answer = new CompletableFuture<>();
+        private final ByteArrayOutputStream taken = new ByteArrayOutputStream();
+
+        @Override
+        public CompletionStage<RelayedResponse> handle(RelayedRequest request) {
+            body.complete(Objects.requireNonNull(request.body(), "the upload's body"));
+            return answer;
+        }
+
+        void called(Duration within) {
+            Waits.done(body, "the worker's target is called", within);
+        }
+
+        /** Takes the next part; answers whether there was one (false at the end). */
+        boolean takeOne() {
+            ByteBuffer part =
+                    Waits.done(Waits.done(body, "the target's body", WAIT).next(), "the next part", WAIT);
+            if (part == null) {
+                return false;
+            }
+            byte[] bytes = new byte[part.remaining()];
+            part.get(bytes);
+            taken.writeBytes(bytes);
+            return true;
+        }
+
+        /** Takes the rest of the body (each part waited for within {@link #WAIT}) and answers; returns the answer's text. */
+        String takeRest() {
+            while (takeOne()) {
+                // the next part
+            }
+            byte[] all = taken.toByteArray();
+            String text = all.length + " " + RecordingUpstream.sha256(all);
+            answer.complete(new RelayedResponse(200, List.of(), DialedWorker.body(text)));
+            return text;
+        }
+    }
+}
