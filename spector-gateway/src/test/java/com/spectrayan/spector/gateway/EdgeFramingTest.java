@@ -188,6 +188,32 @@ final class EdgeFramingTest {
     }
 
     /**
+     * A client's {@code Content-Length: 0} reaches the owner as such (RFC 9110 §8.6: a POST with no
+     * content; an owner may answer 411 without it), and a request that declared no length gets
+     * none and no {@code Transfer-Encoding} (RFC 9112 §6.3 rule 7: no body).
+     */
+    @Test
+    void shouldPassAClientsZeroContentLengthToTheOwner() {
+        String base = "/api/v1/namespaces/" + cell.namespaceOwnedBy("mock-0");
+        try (WireClient c = client()) {
+            assertThat(c.send(WireClient.head("POST", base + "/zero/fixed", token, "Content-Length: 0"))
+                            .read()
+                            .status())
+                    .isEqualTo(200);
+            assertThat(c.send(WireClient.head("DELETE", base + "/none/fixed", token))
+                            .read()
+                            .status())
+                    .isEqualTo(200);
+        }
+        MockOwner.Request zero = mock.requestsEndingWith("/zero/fixed").get(0);
+        MockOwner.Request none = mock.requestsEndingWith("/none/fixed").get(0);
+        assertThat(zero.header("Content-Length")).isEqualTo("0");
+        assertThat(zero.header("Transfer-Encoding")).isNull();
+        assertThat(none.header("Content-Length")).isNull();
+        assertThat(none.header("Transfer-Encoding")).isNull();
+    }
+
+    /**
      * Each response on one keep-alive connection carries its own length (RFC 9110 §8.6, RFC 9112
      * §6.3): responses of two sizes, then the first size again, each with a {@code Content-Length}
      * equal to the body that follows (the gateway reuses the text of the last length it sent).

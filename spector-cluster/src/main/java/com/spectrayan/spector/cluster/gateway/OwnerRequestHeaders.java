@@ -88,6 +88,10 @@ final class OwnerRequestHeaders {
             } else {
                 out.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
             }
+        } else if (request.declaredLength() == 0) {
+            // A client's "Content-Length: 0" (a POST with no content) passes on, as Envoy passes
+            // it: an owner may refuse a POST without a length (411, RFC 9110 §15.5.12).
+            out.set(HttpHeaderNames.CONTENT_LENGTH, HttpHeaderValues.ZERO);
         }
     }
 

@@ -181,12 +181,22 @@ final class OwnerRequestHeadersTest {
         assertThat(out.contains(HttpHeaderNames.CONTENT_LENGTH)).isFalse();
     }
 
+    /** RFC 9110 §8.6: a POST with no content normally says so with Content-Length: 0; it passes on. */
     @Test
-    void forAttempt_noBody_sendsNoFraming() {
+    void forAttempt_noBodyDeclaredZero_sendsContentLengthZero() {
         HttpHeaders in = new DefaultHttpHeaders().add(HttpHeaderNames.CONTENT_LENGTH, "0");
 
         HttpHeaders out =
                 new OwnerRequestHeaders(request(in, RequestBody.EMPTY, 0, false, null)).forAttempt(OWNER, ENTRY, 1);
+
+        assertThat(out.getAll(HttpHeaderNames.CONTENT_LENGTH)).containsExactly("0");
+        assertThat(out.contains(HttpHeaderNames.TRANSFER_ENCODING)).isFalse();
+    }
+
+    @Test
+    void forAttempt_noBodyNoLength_sendsNoFraming() {
+        HttpHeaders out = new OwnerRequestHeaders(request(new DefaultHttpHeaders(), RequestBody.EMPTY, -1, false, null))
+                .forAttempt(OWNER, ENTRY, 1);
 
         assertThat(out.contains(HttpHeaderNames.CONTENT_LENGTH)).isFalse();
         assertThat(out.contains(HttpHeaderNames.TRANSFER_ENCODING)).isFalse();
