@@ -89,6 +89,22 @@ final class ComposeTest {
         }
     }
 
+    /**
+     * The owners run in separate containers, so a move's import between them is a non-loopback
+     * admin call: they share one admin token (docs/OPERATIONS.md, "Moving a namespace").
+     */
+    @Test
+    void owners_shareOneAdminToken() {
+        Compose compose = compose();
+        String token = env(compose.service(OWNERS.get(0)), "SPECTOR_OWNER_ADMIN_TOKEN");
+        for (String name : OWNERS) {
+            assertThat(env(compose.service(name), "SPECTOR_OWNER_ADMIN_TOKEN"))
+                    .as(name)
+                    .isEqualTo(token);
+        }
+        assertThat(token.length()).as("within the owner's bounds").isBetween(16, 256);
+    }
+
     @Test
     void twoGatewayReplicas_publish7070And7080_andAnswerToTheOneNameGateway() {
         Compose compose = compose();
