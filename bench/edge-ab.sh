@@ -5,7 +5,9 @@
 # OLD_JAR / NEW_JAR: spector-cli-*-all.jar of each build (e.g. from a `git worktree` of the old
 # commit: ./mvnw -B package -pl spector-cli -am -DskipTests). Environment: WARM_S (JVM warm-up
 # per build and size, default 30), JAVA_OPTS for both gateways, OLD_JAVA_OPTS / NEW_JAVA_OPTS for
-# one of them (two JVM flag sets on one jar: pass the same jar twice).
+# one of them (two JVM flag sets on one jar: pass the same jar twice). SYSCALLS=N: instead of the
+# rates, system calls per forwarded 1 KiB request of old, new and nginx (strace -c -f during N
+# requests of ab -k over 8 connections, after a warm-up): a count a noisy machine does not move.
 # Pinning as ../shared/bench/compare.sh: wrk on CPU 0, the backend and the proxies on CPU 1.
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n '2,8p' "$0"; exit 2; }
@@ -58,6 +60,23 @@ for t in "${TARGETS[@]}"; do
 done
 pids_of() { case $1 in direct) pgrep -P "$(cat $L/backend.pid)";; nginx) pgrep -P "$(cat $L/nproxy.pid)";;
   *) echo "${PID[$1]}"; pgrep -P "${PID[$1]}" || true;; esac; }
+if [ -n "${SYSCALLS:-}" ]; then
+  for command in ab strace; do command -v $command >/dev/null || { echo "SYSCALLS needs $command"; exit 1; }; done
+  url() { echo "http://127.0.0.1:${PORT[$1]}${PREFIX[$1]}/1k"; }
+  for t in old new nginx; do timeout 120 ab -q -k -n $((SYSCALLS * 2)) -c 8 -H "$AUTH" "$(url $t)" > /dev/null; done
+  for t in old new nginx; do
+    out=$BENCH_DIR/syscalls-$t.txt
+    pid=${PID[$t]:-$(pids_of nginx | head -1)} # a gateway's JVM (-f: its threads), nginx's one worker
+    timeout 300 strace -c -f -q -o "$out" -p "$pid" & st=$!
+    sleep 1 # strace attaches to every thread
+    timeout 300 ab -q -k -n "$SYSCALLS" -c 8 -H "$AUTH" "$(url $t)" | awk '/Failed|Non-2xx/'
+    kill -INT $st; wait $st 2>/dev/null || true
+    echo "== $t: system calls per request ($SYSCALLS requests, 8 keep-alive connections)"
+    awk -v n="$SYSCALLS" '$NF ~ /^[a-z_0-9]+$/ && $4 ~ /^[0-9]+$/ && $NF != "total" {printf "  %-16s %6.2f\n", $NF, $4/n; t+=$4}
+      END {printf "  %-16s %6.2f\n", "all", t/n}' "$out" | sort -k2 -nr | head -12
+  done
+  exit 0
+fi
 cpu_ticks() { local s=0; for p in "$@"; do set -- $(awk '{print $14, $15}' /proc/$p/stat 2>/dev/null); s=$((s+${1:-0}+${2:-0})); done; echo $s; }
 ms() { awk '{v=$1; if (v~/us$/){sub(/us/,"",v);v/=1000} else if (v~/ms$/){sub(/ms/,"",v)} else if (v~/s$/){sub(/s/,"",v);v*=1000}; printf "%.2f", v}'; }
 runwrk() { $PW wrk -t1 -c$CONNS -d${3}s --latency -H "$AUTH" "http://127.0.0.1:${PORT[$1]}${PREFIX[$1]}/$2" 2>&1; }
