@@ -27,10 +27,19 @@ public final class Claims {
 
     private final Map<String, Object> claims;
     private final Instant expiresAt;
+    /** {@link #expiresAt} in epoch milliseconds, for the verified-token cache's check per request. */
+    private final long expiresAtMillis;
 
     Claims(Map<String, Object> claims, Instant expiresAt) {
         this.claims = immutableMap(requireNonNull(claims, "claims"));
         this.expiresAt = requireNonNull(expiresAt, "expiresAt");
+        long millis;
+        try {
+            millis = expiresAt.toEpochMilli();
+        } catch (ArithmeticException e) {
+            millis = expiresAt.isBefore(Instant.EPOCH) ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
+        this.expiresAtMillis = millis;
     }
 
     /** Returns every claim, deeply immutable, in the token's order. */
@@ -61,6 +70,11 @@ public final class Claims {
     /** Returns when the token expires ({@code exp}, always present in a verified token). */
     public Instant expiresAt() {
         return expiresAt;
+    }
+
+    /** Returns {@link #expiresAt()} in epoch milliseconds (saturated at the bounds of a long). */
+    long expiresAtMillis() {
+        return expiresAtMillis;
     }
 
     /** Returns a claim that is a string, or null when it is absent or not a string. */

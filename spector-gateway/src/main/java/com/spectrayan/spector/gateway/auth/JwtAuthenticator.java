@@ -101,6 +101,8 @@ public final class JwtAuthenticator implements AutoCloseable {
     /** The clock difference allowed when checking {@code exp} and {@code nbf}. */
     public static final Duration CLOCK_SKEW = Duration.ofSeconds(30);
 
+    private static final long CLOCK_SKEW_MILLIS = CLOCK_SKEW.toMillis();
+
     /** How long a fetched JWK set is used before it is fetched again. */
     static final Duration JWKS_CACHE_TTL = Duration.ofMinutes(5);
 
@@ -233,7 +235,9 @@ public final class JwtAuthenticator implements AutoCloseable {
         if (header != null) {
             Claims remembered = verified.getIfPresent(header);
             if (remembered != null) {
-                if (!clock.instant().isAfter(remembered.expiresAt().plus(CLOCK_SKEW))) {
+                // Milliseconds, not clock.instant(): an Instant per request was 3.5 % of the
+                // event loop's samples (issue 14). Exact for exp, a whole second.
+                if (clock.millis() - CLOCK_SKEW_MILLIS <= remembered.expiresAtMillis()) {
                     return remembered;
                 }
                 verified.invalidate(header); // expired since: verify again, which refuses it

@@ -214,21 +214,25 @@ final class JwtAuthenticatorTest {
     // ---- Times ----
 
     @Test
-    void authenticate_rememberedToken_isRefusedOnceItExpires() throws JOSEException {
+    void authenticate_rememberedToken_isServedToExpPlusSkewAndRefusedOneMillisecondPast() throws JOSEException {
         FakeClock moving = FakeClock.at(NOW);
         JwtAuthenticator auth =
                 JwtAuthenticator.create(jwt(Map.of("spector.security.jwt.hmac-secret", SECRET)), moving);
         String token = hs256(
                 validClaims().expirationTime(Date.from(NOW.plusSeconds(60))).build());
-
+        Instant limit = NOW.plusSeconds(60).plus(JwtAuthenticator.CLOCK_SKEW);
         assertThat(auth.authenticate("Bearer " + token).subject()).isEqualTo("alice");
         assertThat(auth.authenticate("Bearer " + token).subject())
                 .as("answered from the cache")
                 .isEqualTo("alice");
-        moving.set(NOW.plusSeconds(60).plus(JwtAuthenticator.CLOCK_SKEW).plusSeconds(1));
 
+        moving.set(limit);
+        assertThat(auth.authenticate("Bearer " + token).subject())
+                .as("a remembered token at exp + skew exactly")
+                .isEqualTo("alice");
+        moving.set(limit.plusMillis(1));
         assertThat(reasonOf(auth, "Bearer " + token))
-                .as("a remembered token one second past exp + skew")
+                .as("a remembered token one millisecond past exp + skew")
                 .isEqualTo("expired");
     }
 
