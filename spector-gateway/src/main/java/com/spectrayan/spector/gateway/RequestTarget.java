@@ -309,6 +309,13 @@ final class RequestTarget {
 
     /** Checks every character and escape of a path; decodes unreserved escapes, upper-cases the rest. */
     private static String checkAndDecode(String rawPath) {
+        int plain = 0;
+        while (plain < rawPath.length() && isPlainPathChar(rawPath.charAt(plain))) {
+            plain++;
+        }
+        if (plain == rawPath.length()) {
+            return rawPath; // the usual path: nothing to decode, no copy (issue 14)
+        }
         StringBuilder out = new StringBuilder(rawPath.length());
         for (int i = 0; i < rawPath.length(); i++) {
             char c = rawPath.charAt(i);
@@ -349,6 +356,43 @@ final class RequestTarget {
      * no segment left to remove is refused.
      */
     private static String removeDotSegments(String path) {
+        return isNormal(path) ? path : removeDotSegmentsInFull(path);
+    }
+
+    /**
+     * Answers whether a checked path is already what {@link #removeDotSegmentsInFull} makes of it:
+     * no empty segment ({@code //}), no {@code .} or {@code ..} segment, at most {@link
+     * #MAX_SEGMENTS} segments. One scan and no copy, for the usual path (issue 14).
+     */
+    static boolean isNormal(String path) {
+        int n = path.length();
+        int segments = 0;
+        for (int i = 0; i < n; i++) {
+            if (path.charAt(i) != '/' || i + 1 == n) {
+                continue;
+            }
+            char c = path.charAt(i + 1);
+            if (c == '/') {
+                return false;
+            }
+            if (c == '.') {
+                int after = i + 2; // past "/."
+                if (after == n || path.charAt(after) == '/') {
+                    return false; // "."
+                }
+                if (path.charAt(after) == '.' && (after + 1 == n || path.charAt(after + 1) == '/')) {
+                    return false; // ".."
+                }
+            }
+            if (++segments > MAX_SEGMENTS) {
+                return false; // the full pass says why
+            }
+        }
+        return true;
+    }
+
+    /** {@link #removeDotSegments} for any checked path: segment by segment. */
+    static String removeDotSegmentsInFull(String path) {
         List<String> kept = new ArrayList<>();
         int segments = 0;
         boolean endsInDot = false;
@@ -386,6 +430,11 @@ final class RequestTarget {
             out.append('/');
         }
         return out.toString();
+    }
+
+    /** A path character that {@link #checkAndDecode} keeps as it is: {@code /} or a pchar ({@code %} is none). */
+    private static boolean isPlainPathChar(char c) {
+        return c == '/' || isPchar(c);
     }
 
     /** Checks a query for RFC 3986 query characters and well-formed escapes; returns it unchanged. */

@@ -176,6 +176,39 @@ final class RequestTargetPropertiesTest {
     }
 
     /**
+     * The one-scan shortcut of dot-segment removal (issue 14) answers exactly as the segment-by-
+     * segment pass: a path it calls normal is one the full pass returns unchanged, and every other
+     * path is the full pass's, refusals included. Paths of '/', '.', letters and up to 140
+     * segments, so the segment bound is crossed too.
+     */
+    @Property(tries = 3000)
+    void removeDotSegments_shortcut_agreesWithTheFullPass(@ForAll("dotPaths") String path) {
+        String full;
+        try {
+            full = RequestTarget.removeDotSegmentsInFull(path);
+        } catch (SpectorException e) {
+            assertThat(RequestTarget.isNormal(path)).as("normal: %s", path).isFalse();
+            return;
+        }
+        if (RequestTarget.isNormal(path)) {
+            assertThat(full).isEqualTo(path);
+        }
+        Statistics.label("normal").collect(RequestTarget.isNormal(path));
+    }
+
+    @Provide
+    Arbitrary<String> dotPaths() {
+        Arbitrary<String> small = Arbitraries.of("/", "/.", "/..", "/a", "/a.", "/.a", "/..a", "/...", "//", "/b.c")
+                .list()
+                .ofMaxSize(8)
+                .map(l -> String.join("", l));
+        Arbitrary<String> many = Arbitraries.integers()
+                .between(RequestTarget.MAX_SEGMENTS - 2, RequestTarget.MAX_SEGMENTS + 2)
+                .map(n -> "/s".repeat(n));
+        return Arbitraries.frequencyOf(Tuple.of(9, small), Tuple.of(1, many)).map(s -> s.isEmpty() ? "/" : s);
+    }
+
+    /**
      * Counts an outcome, and fails the property (at its end) when under 5% of its tries were refused
      * or under 5% accepted, so that a generator that drifted to all-valid or all-garbage is caught.
      */
