@@ -202,7 +202,7 @@ public final class UplinkAcceptor {
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof HttpRequest request && PATH.equals(new QueryStringDecoder(request.uri()).path())) {
+            if (msg instanceof HttpRequest request && isUplinkPath(request.uri())) {
                 FullHttpRequest copy = new DefaultFullHttpRequest(
                         request.protocolVersion(), request.method(), request.uri(), Unpooled.EMPTY_BUFFER);
                 copy.headers().set(request.headers());
@@ -215,6 +215,18 @@ public final class UplinkAcceptor {
             } else {
                 ctx.fireChannelRead(msg);
             }
+        }
+
+        /**
+         * Answers whether a request target's decoded path is {@link #PATH}. A target that neither
+         * starts with it nor holds an escape cannot decode to it: the usual request is answered by
+         * that look alone, with no decoder made (issue 14).
+         */
+        private static boolean isUplinkPath(String uri) {
+            if (!uri.startsWith(PATH) && uri.indexOf('%') < 0) {
+                return false;
+            }
+            return PATH.equals(new QueryStringDecoder(uri).path());
         }
 
         private void accept(ChannelHandlerContext ctx, FullHttpRequest request) {
