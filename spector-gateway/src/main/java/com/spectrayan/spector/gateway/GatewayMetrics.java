@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
@@ -44,7 +45,15 @@ import java.util.function.ToDoubleFunction;
  */
 final class GatewayMetrics {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final Map<String, Timer> requestTimers = new ConcurrentHashMap<>();
+    /**
+     * The request timers by route, then by status (an array index, so a request makes no {@code
+     * route|status} key string: issue 14). Routes are the gateway's own names, a few.
+     */
+    private final Map<String, AtomicReferenceArray<Timer>> requestTimers = new ConcurrentHashMap<>();
+
+    /** Statuses 0 to 999: what an HTTP/1.1 status line can carry (three digits), and 0 for none. */
+    static final int STATUSES = 1000;
+
     private final LongAdder relayBytesToWorkers = new LongAdder();
     private final LongAdder relayBytesFromWorkers = new LongAdder();
     private final MultiGauge ringEpoch = MultiGauge.builder("spector.ring.epoch")
@@ -68,17 +77,21 @@ final class GatewayMetrics {
 
     /** Records one request's route, final status and duration. */
     void request(String route, int status, long nanos) {
-        String key = route + '|' + status;
-        Timer timer = requestTimers.get(key);
+        AtomicReferenceArray<Timer> byStatus = requestTimers.get(route);
+        if (byStatus == null) {
+            byStatus = requestTimers.computeIfAbsent(route, r -> new AtomicReferenceArray<>(STATUSES));
+        }
+        int code = status >= 0 && status < STATUSES ? status : 0;
+        Timer timer = byStatus.get(code);
         if (timer == null) {
-            timer = requestTimers.computeIfAbsent(
-                    key,
-                    k -> Timer.builder("spector.gateway.requests")
-                            .description("Requests by route and final status")
-                            .tag("route", route)
-                            .tag("status", Integer.toString(status))
-                            .tag("outcome", outcome(status))
-                            .register(registry));
+            // The registry hands every caller of one id the same timer: a race registers it once.
+            timer = Timer.builder("spector.gateway.requests")
+                    .description("Requests by route and final status")
+                    .tag("route", route)
+                    .tag("status", Integer.toString(code))
+                    .tag("outcome", outcome(code))
+                    .register(registry);
+            byStatus.set(code, timer);
         }
         timer.record(nanos, TimeUnit.NANOSECONDS);
     }
