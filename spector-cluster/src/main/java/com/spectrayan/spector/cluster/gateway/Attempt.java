@@ -183,13 +183,15 @@ final class Attempt implements UpstreamHttpTransport.Listener {
         transport.release(loop, uri, ch, true);
     }
 
-    /** Writes the request head; a failed write fails the attempt. */
+    /**
+     * Writes the request head; a failed write fails the attempt. The request's writes take the
+     * channel's void promise: a failure reaches the connection's handler as an exception ({@link
+     * #onFailure}), at once as a listener would, without a promise, a listener and the encoder's
+     * promise combiner per write (issue 14).
+     */
     void sendHead(HttpRequest head) {
-        requireChannel().write(head).addListener(w -> {
-            if (!w.isSuccess() && !isDone()) {
-                events.onFailed(this, w.cause());
-            }
-        });
+        Channel ch = requireChannel();
+        ch.write(head, ch.voidPromise());
     }
 
     /** Writes what the replay copy holds (not flushed); returns the bytes written. */
@@ -199,12 +201,14 @@ final class Attempt implements UpstreamHttpTransport.Listener {
 
     /** Writes a body chunk (not flushed); ownership passes to the connection. */
     void send(ByteBuf chunk) {
-        requireChannel().write(new DefaultHttpContent(chunk));
+        Channel ch = requireChannel();
+        ch.write(new DefaultHttpContent(chunk), ch.voidPromise());
     }
 
     /** Ends the request (not flushed): the head timer starts. */
     void sendEnd() {
-        requireChannel().write(LastHttpContent.EMPTY_LAST_CONTENT);
+        Channel ch = requireChannel();
+        ch.write(LastHttpContent.EMPTY_LAST_CONTENT, ch.voidPromise());
         requestComplete();
     }
 

@@ -8,6 +8,7 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.util.AsciiString;
 import java.net.URI;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The headers of the request an owner receives, edited in place from the client's (no copy, as
@@ -43,6 +44,27 @@ final class OwnerRequestHeaders {
     private static final AsciiString FENCE = AsciiString.cached(SpectorHeaders.FENCE);
     private static final AsciiString ATTEMPT = AsciiString.cached(SpectorHeaders.ATTEMPT);
 
+    /** The texts of the usual attempt numbers (a first try and two retargets); others are made when sent. */
+    private static final AsciiString[] ATTEMPT_TEXT = {
+        AsciiString.cached("0"), AsciiString.cached("1"), AsciiString.cached("2"), AsciiString.cached("3")
+    };
+
+    /** An epoch and its text. */
+    private record EpochText(long epoch, AsciiString text) {}
+
+    /**
+     * The last epoch's text, shared by every loop: an epoch changes when the ring does, so it is
+     * made once per change instead of a {@code Long.toString} per attempt (issue 14). A race only
+     * makes the text again.
+     */
+    private static volatile EpochText lastEpoch = new EpochText(0, ATTEMPT_TEXT[0]);
+
+    /** The most owners whose {@code Host} text is kept; past it the texts are made again. */
+    static final int MAX_HOSTS = 64;
+
+    /** The {@code Host} text per owner URI, made once per owner instead of a concatenation per attempt. */
+    private static final ConcurrentHashMap<URI, String> HOSTS = new ConcurrentHashMap<>();
+
     private final ForwardRequest request;
     private boolean prepared;
 
@@ -57,7 +79,7 @@ final class OwnerRequestHeaders {
             prepared = true;
             prepare(out);
         }
-        out.set(HttpHeaderNames.HOST, owner.getPort() > 0 ? owner.getHost() + ":" + owner.getPort() : owner.getHost());
+        out.set(HttpHeaderNames.HOST, hostOf(owner));
         PinnedTarget pinned = request.pinned();
         if (pinned != null) {
             out.setAll(pinned.headers()); // set, each: a client's copy was dropped by the filter
@@ -70,15 +92,38 @@ final class OwnerRequestHeaders {
         if (tenant != null) {
             out.set(TENANT, tenant);
         }
-        out.set(EPOCH, entry.epoch());
+        out.set(EPOCH, epochText(entry.epoch()));
         if (entry.fence() != RouteEntry.NO_FENCE) {
             out.set(FENCE, entry.fence());
         } else {
             out.remove(FENCE);
         }
-        out.set(ATTEMPT, number);
+        out.set(ATTEMPT, number >= 0 && number < ATTEMPT_TEXT.length ? ATTEMPT_TEXT[number] : Integer.toString(number));
         framing(out);
         return out;
+    }
+
+    /** Returns the {@code Host} value for an owner's URI: {@code host[:port]}. */
+    static String hostOf(URI owner) {
+        String host = HOSTS.get(owner);
+        if (host == null) {
+            host = owner.getPort() > 0 ? owner.getHost() + ":" + owner.getPort() : owner.getHost();
+            if (HOSTS.size() >= MAX_HOSTS) {
+                HOSTS.clear(); // owners come and go over a long life: the map stays bounded
+            }
+            HOSTS.put(owner, host);
+        }
+        return host;
+    }
+
+    /** Returns the text of an epoch. */
+    static AsciiString epochText(long epoch) {
+        EpochText t = lastEpoch;
+        if (t.epoch() != epoch) {
+            t = new EpochText(epoch, new AsciiString(Long.toString(epoch)));
+            lastEpoch = t;
+        }
+        return t.text();
     }
 
     private void framing(HttpHeaders out) {

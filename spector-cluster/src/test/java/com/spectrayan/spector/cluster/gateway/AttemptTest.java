@@ -57,6 +57,11 @@ final class AttemptTest {
 
     @AfterEach
     void close() {
+        // The request's writes take the channel's void promise: left unflushed, the close would
+        // fail them into the pipeline as an exception, which the embedded channel rethrows.
+        if (channel.isOpen()) {
+            channel.flushOutbound();
+        }
         channel.finishAndReleaseAll();
         transport.close();
     }

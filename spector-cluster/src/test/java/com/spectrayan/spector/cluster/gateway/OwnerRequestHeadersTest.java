@@ -254,4 +254,27 @@ final class OwnerRequestHeadersTest {
         assertThat(out.get(HttpHeaderNames.CONTENT_LENGTH)).isEqualTo("12");
         assertThat(out.get("X-End-To-End")).isEqualTo("kept");
     }
+
+    /**
+     * The texts kept between attempts (issue 14): each epoch, attempt number and owner is sent as
+     * its own, when epochs alternate, past the kept attempt numbers, and past {@link
+     * OwnerRequestHeaders#MAX_HOSTS} owners.
+     */
+    @Test
+    void forAttempt_keptTexts_areEachAttemptsOwn() {
+        long[] epochs = {5, 6, 5, 0, Long.MAX_VALUE, 5};
+        for (int i = 0; i < epochs.length; i++) {
+            int number = i + 1;
+            HttpHeaders out = new OwnerRequestHeaders(
+                            request(new DefaultHttpHeaders(), RequestBody.EMPTY, -1, false, null))
+                    .forAttempt(OWNER, new RouteEntry("owner-a", epochs[i], 0), number);
+            assertThat(out.get(SpectorHeaders.EPOCH)).isEqualTo(Long.toString(epochs[i]));
+            assertThat(out.get(SpectorHeaders.ATTEMPT)).isEqualTo(Integer.toString(number));
+        }
+        for (int port = 1; port <= OwnerRequestHeaders.MAX_HOSTS * 2 + 1; port++) {
+            URI owner = URI.create("http://10.0.0.9:" + port);
+            assertThat(OwnerRequestHeaders.hostOf(owner)).isEqualTo("10.0.0.9:" + port);
+            assertThat(OwnerRequestHeaders.hostOf(OWNER)).isEqualTo("10.0.0.7:8081");
+        }
+    }
 }
