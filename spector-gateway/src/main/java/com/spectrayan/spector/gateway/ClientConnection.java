@@ -61,6 +61,8 @@ import org.slf4j.LoggerFactory;
  *       requests are answered in order. Stopping lazily spares the two {@code epoll_ctl} calls a
  *       stop and a resume cost on every request of a client that does not pipeline (issue 14).
  *       An upgrade request stops reading at once, as its next bytes may be another protocol's.
+ *       {@code AWAITING_HEAD} with no head begun for {@code spector.server.idle-timeout} closes
+ *       the connection ({@link #startIdleClock}).
  *   <li><b>Framing (RFC 9112 §6, §9.3).</b> A known length is sent as {@code Content-Length};
  *       an unknown one is chunked for an HTTP/1.1 client and close-delimited for an HTTP/1.0
  *       client (which cannot read chunked, §6.1). Responses without a body (HEAD, 1xx, 204, 304:
@@ -130,7 +132,7 @@ final class ClientConnection {
     }
 
     /** The HTTP handlers of a client connection, removed once it switched protocols. */
-    private static final String[] HTTP_HANDLERS = {"gateway", "flow", "idle", "uplink", "head-watch"};
+    private static final String[] HTTP_HANDLERS = {"gateway", "flow", "uplink", "head-watch"};
 
     private enum Body {
         /** No body, or all of it arrived. */
@@ -145,6 +147,8 @@ final class ClientConnection {
     private final GatewayContext context;
     private final long headTimeoutNanos;
     private final long bodyTimeoutNanos;
+    /** {@code spector.server.idle-timeout}: how long the connection may sit between requests. */
+    private final long idleNanos;
     /** Hands a message that waited ({@link #holdBack}) to the gateway's handler, in order. */
     private final Consumer<Object> dispatch;
 
@@ -203,12 +207,62 @@ final class ClientConnection {
     private @Nullable ScheduledFuture<?> headTimer;
     private long headStartNanos; // 0 while no head is arriving
 
-    ClientConnection(ChannelHandlerContext ctx, GatewayContext context, Consumer<Object> dispatch) {
+    /** When the connection last became idle: opened, or a response ended on it. */
+    private long idleSinceNanos;
+    /** The one idle check of the connection, re-armed as it finds the connection busy; null once it closed. */
+    private @Nullable ScheduledFuture<?> idleTimer;
+
+    ClientConnection(ChannelHandlerContext ctx, GatewayContext context, long idleNanos, Consumer<Object> dispatch) {
         this.ctx = ctx;
         this.context = context;
+        this.idleNanos = idleNanos;
         this.dispatch = dispatch;
         this.headTimeoutNanos = context.headerTimeout().toNanos();
         this.bodyTimeoutNanos = context.bodyTimeout().toNanos();
+    }
+
+    // ---- the idle clock ----
+
+    /**
+     * Starts the idle clock (nginx's {@code keepalive_timeout}): a connection that sits between
+     * requests, with no head begun, for {@code spector.server.idle-timeout} since it opened or
+     * since its last response ended is closed. One timer per connection, re-armed when it fires
+     * and finds the connection busy or active since, so an exchange costs no timer and no
+     * listener on its writes (issue 14: the all-idle handler this replaces put a listener on every
+     * write and a hop in both directions). A head that began is the header timeout's.
+     */
+    void startIdleClock() {
+        idleSinceNanos = System.nanoTime();
+        idleTimer = ctx.executor().schedule(this::checkIdle, idleNanos, TimeUnit.NANOSECONDS);
+    }
+
+    private void checkIdle() {
+        idleTimer = null;
+        if (state == State.CLOSED || state == State.UPGRADED) {
+            return;
+        }
+        long next = idleNanos;
+        if (state == State.AWAITING_HEAD && headStartNanos == 0 && waiting == null) {
+            long quiet = System.nanoTime() - idleSinceNanos;
+            if (quiet >= idleNanos) {
+                log.debug(
+                        "client {} idle for {} ms between requests: closed",
+                        ctx.channel().remoteAddress(),
+                        TimeUnit.NANOSECONDS.toMillis(quiet));
+                ctx.close();
+                return;
+            }
+            next = idleNanos - quiet;
+        }
+        idleTimer = ctx.executor().schedule(this::checkIdle, next, TimeUnit.NANOSECONDS);
+    }
+
+    private void cancelIdleTimer() {
+        ScheduledFuture<?> t = idleTimer;
+        if (t != null) {
+            t.cancel(false);
+            idleTimer = null;
+        }
     }
 
     // ---- the request head ----
@@ -643,10 +697,11 @@ final class ClientConnection {
         }
         connectionHeader(h);
         addEdgeHeaders(h);
+        // The void promise: a failed write reaches GatewayHandler.exceptionCaught, which closes,
+        // with no promise nor the encoder's promise combiner per write (issue 14).
+        ctx.write(r, ctx.voidPromise());
         if (flush) {
-            ctx.writeAndFlush(r);
-        } else {
-            ctx.write(r);
+            ctx.flush();
         }
         return !bodyless;
     }
@@ -752,7 +807,7 @@ final class ClientConnection {
     /** Writes a part of the response body (not flushed). */
     void chunk(ByteBuf chunk) {
         bytesOut += chunk.readableBytes();
-        ctx.write(new DefaultHttpContent(chunk));
+        ctx.write(new DefaultHttpContent(chunk), ctx.voidPromise());
     }
 
     /** Writes out what {@link #chunk} queued. */
@@ -889,6 +944,7 @@ final class ClientConnection {
     void onClosed() {
         cancelHeadTimer();
         cancelBodyTimer();
+        cancelIdleTimer();
         releaseWaiting();
         state = State.CLOSED;
         Exchange e = exchange;
@@ -906,15 +962,11 @@ final class ClientConnection {
     void onRemoved() {
         cancelHeadTimer();
         cancelBodyTimer();
+        cancelIdleTimer();
         releaseWaiting();
         if (state == State.AWAITING_HEAD) {
             state = State.CLOSED;
         }
-    }
-
-    /** Answers whether the connection sits between exchanges (an idle close is harmless). */
-    boolean isIdle() {
-        return state == State.AWAITING_HEAD;
     }
 
     void close() {
@@ -951,6 +1003,7 @@ final class ClientConnection {
         countEnd(status);
         if (reuse && state == State.EXCHANGE) {
             state = State.AWAITING_HEAD;
+            idleSinceNanos = System.nanoTime();
             if (waiting != null) {
                 dispatchWaiting(); // the next request, pipelined: its exchange may start (or end) here
             } else if (headStartNanos != 0 && headTimer == null) {

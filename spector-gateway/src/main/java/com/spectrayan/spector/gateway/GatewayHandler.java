@@ -21,8 +21,8 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
-import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
+import java.time.Duration;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -47,6 +47,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     static final String ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
 
     private final GatewayContext context;
+    private final long idleNanos;
     private final String scheme;
     private final @Nullable PeerRelay peer;
     private @Nullable ClientConnection connection;
@@ -55,17 +56,21 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     /**
      * A handler for a connection of the plain listener ({@code tls} false) or the TLS one, on the
      * client port ({@code peer} null) or on the peer listener: there every checked request goes to
-     * {@code peer}, and no client route is served.
+     * {@code peer}, and no client route is served. A connection that sits between requests for
+     * {@code idleTimeout} ({@code spector.server.idle-timeout}) is closed.
      */
-    GatewayHandler(GatewayContext context, boolean tls, @Nullable PeerRelay peer) {
+    GatewayHandler(GatewayContext context, boolean tls, @Nullable PeerRelay peer, Duration idleTimeout) {
         this.context = context;
+        this.idleNanos = idleTimeout.toNanos();
         this.scheme = tls ? "https" : "http";
         this.peer = peer;
     }
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
-        connection = new ClientConnection(ctx, context, msg -> dispatch(ctx, msg));
+        ClientConnection c = new ClientConnection(ctx, context, idleNanos, msg -> dispatch(ctx, msg));
+        connection = c;
+        c.startIdleClock();
     }
 
     @Override
@@ -344,15 +349,6 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) {
         connection().onClosed();
         ctx.fireChannelInactive();
-    }
-
-    @Override
-    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-        if (evt instanceof IdleStateEvent && connection().isIdle()) {
-            ctx.close(); // an idle keep-alive connection past spector.server.idle-timeout
-            return;
-        }
-        ctx.fireUserEventTriggered(evt);
     }
 
     @Override

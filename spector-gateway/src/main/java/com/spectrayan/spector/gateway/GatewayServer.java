@@ -49,7 +49,6 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.flow.FlowControlHandler;
-import io.netty.handler.timeout.IdleStateHandler;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -82,7 +81,7 @@ public final class GatewayServer implements AutoCloseable {
     static final Duration STATUS_REFRESH_INTERVAL = Duration.ofSeconds(30);
 
     /** The handlers of a client connection that an uplink upgrade leaves behind. */
-    private static final List<String> HTTP_ONLY_HANDLERS = List.of("head-watch", "idle", "flow", "gateway");
+    private static final List<String> HTTP_ONLY_HANDLERS = List.of("head-watch", "flow", "gateway");
 
     /** The close reason workers get when the gateway drains: they reconnect, reaching another gateway. */
     static final String DRAIN_CLOSE_REASON = "gateway draining: reconnect";
@@ -300,7 +299,7 @@ public final class GatewayServer implements AutoCloseable {
         private final GatewayContext context;
         private final HttpDecoderConfig decoder;
         private final UplinkAcceptor uplinks;
-        private final long idleNanos;
+        private final Duration idleTimeout;
         private final int maxConnections;
         private final @Nullable ServerTls tls;
 
@@ -314,7 +313,7 @@ public final class GatewayServer implements AutoCloseable {
             this.context = context;
             this.decoder = decoder;
             this.uplinks = uplinks;
-            this.idleNanos = idleTimeout.toNanos();
+            this.idleTimeout = idleTimeout;
             this.maxConnections = maxConnections;
             this.tls = tls;
         }
@@ -336,15 +335,11 @@ public final class GatewayServer implements AutoCloseable {
                         .addLast(ServerTls.HANDLER_NAME, t.newHandler(ch.alloc()))
                         .addLast(ServerTls.WATCH_NAME, t.newWatch());
             }
-            GatewayHandler gateway = new GatewayHandler(context, t != null, null);
+            GatewayHandler gateway = new GatewayHandler(context, t != null, null, idleTimeout);
             ch.pipeline()
                     .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
                     .addLast("codec", new HttpServerCodec(decoder))
                     .addLast("uplink", uplinks.newHandler())
-                    // Ahead of "flow": it must see the socket's reads and their ends. Behind it,
-                    // a pipelined request the flow handler handed on without a read-complete left
-                    // it "reading" for good, and an idle connection was never closed.
-                    .addLast("idle", new IdleStateHandler(0, 0, idleNanos, TimeUnit.NANOSECONDS))
                     // Pipelined requests wait here, decoded, while an exchange runs.
                     .addLast("flow", new FlowControlHandler())
                     .addLast("gateway", gateway);

@@ -15,7 +15,6 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.flow.FlowControlHandler;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -26,7 +25,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,7 +67,6 @@ record PeerListener(Channel server, ChannelGroup connections, String address) im
             Class<? extends ServerChannel> serverClass,
             HttpDecoderConfig decoder) {
         requireNonNull(relay, "relay");
-        long idleNanos = idleTimeout.toNanos();
         ChannelGroup open = new DefaultChannelGroup("peers", GlobalEventExecutor.INSTANCE);
         Channel server = new ServerBootstrap()
                 .group(boss, workers)
@@ -82,12 +79,10 @@ record PeerListener(Channel server, ChannelGroup connections, String address) im
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         open.add(ch);
-                        GatewayHandler gateway = new GatewayHandler(context, false, relay);
+                        GatewayHandler gateway = new GatewayHandler(context, false, relay, idleTimeout);
                         ch.pipeline()
                                 .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
                                 .addLast(CODEC, new HttpServerCodec(decoder))
-                                // ahead of "flow", as on the client port (GatewayServer)
-                                .addLast("idle", new IdleStateHandler(0, 0, idleNanos, TimeUnit.NANOSECONDS))
                                 .addLast("flow", new FlowControlHandler())
                                 .addLast("gateway", gateway);
                     }

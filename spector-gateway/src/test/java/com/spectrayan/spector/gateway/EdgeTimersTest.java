@@ -304,6 +304,36 @@ final class EdgeTimersTest {
         assertThat(cell.served("owner-0", "GET", echo)).hasSize(1);
     }
 
+    /**
+     * The idle clock counts from the end of the last response, as nginx's {@code
+     * keepalive_timeout}: a keep-alive connection whose exchange outlasted the idle timeout (a slow
+     * upload) is kept for a whole idle timeout after its response, then closed without a byte.
+     * Fails when the clock counts from the request's start (closed about 2.2 s after the response).
+     */
+    @Test
+    void shouldCountTheIdleTimeoutFromTheEndOfTheLastResponse() {
+        String path = objectPath("idle-after-upload");
+        byte[] body = randomBytes(900, 3);
+        try (WireClient c = client().timeout(IDLE_TIMEOUT.plus(MARGIN))) {
+            long started = System.nanoTime();
+            c.send(WireClient.head("PUT", path, token, "Content-Length: " + body.length));
+            CompletableFuture<Void> sent = c.trickle(body, 15, Duration.ofMillis(200)); // ~2.8 s
+
+            Response r = c.read();
+            long answered = System.nanoTime();
+
+            assertThat(r.status()).as("%s", r).isEqualTo(201);
+            assertThat(sent).succeedsWithin(Duration.ofSeconds(1));
+            assertThat(millisSince(started))
+                    .as("the exchange outlasted the idle timeout")
+                    .isGreaterThan(IDLE_TIMEOUT.toMillis());
+            assertThat(c.closesSilently()).as("closed with no byte sent").isTrue();
+            assertThat(millisSince(answered))
+                    .as("closed a whole idle timeout after the response ended")
+                    .isGreaterThanOrEqualTo(IDLE_TIMEOUT.toMillis() - 100);
+        }
+    }
+
     // ---- closes that follow Connection: close ----
 
     /**
