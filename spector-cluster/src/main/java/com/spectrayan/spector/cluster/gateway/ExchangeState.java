@@ -58,6 +58,9 @@ final class ExchangeState {
     private static final Set<State> ROUTABLE =
             EnumSet.of(State.RESOLVING, State.CONNECTING, State.SENDING, State.AWAITING_HEAD, State.HOLDING);
     private static final Set<State> SENDABLE = EnumSet.of(State.SENDING, State.STREAMING);
+    // One set each, made once: an EnumSet.of per transition was 2 % of a small request's samples.
+    private static final Set<State> CONNECTABLE = EnumSet.of(State.CONNECTING);
+    private static final Set<State> ENDABLE = EnumSet.of(State.STREAMING);
     private static final Set<State> LIVE =
             EnumSet.complementOf(EnumSet.of(State.COMPLETED, State.UPGRADED, State.FAILED, State.CANCELLED));
 
@@ -107,7 +110,7 @@ final class ExchangeState {
 
     /** The attempt's connection is held: the head is written. */
     boolean connected() {
-        return move("connected", EnumSet.of(State.CONNECTING), State.SENDING);
+        return move("connected", CONNECTABLE, State.SENDING);
     }
 
     /** The whole request is written (after the head, too, when the owner answered early). */
@@ -127,7 +130,7 @@ final class ExchangeState {
 
     /** The response ended. */
     boolean responseEnded() {
-        return move("responseEnded", EnumSet.of(State.STREAMING), State.COMPLETED);
+        return move("responseEnded", ENDABLE, State.COMPLETED);
     }
 
     /** The exchange failed. */
