@@ -29,8 +29,10 @@ public final class Claims {
     private final Instant expiresAt;
     /** {@link #expiresAt} in epoch milliseconds, for the verified-token cache's check per request. */
     private final long expiresAtMillis;
+    /** When the token was verified, in epoch milliseconds of the authenticator's clock. */
+    private final long verifiedAtMillis;
 
-    Claims(Map<String, Object> claims, Instant expiresAt) {
+    Claims(Map<String, Object> claims, Instant expiresAt, long verifiedAtMillis) {
         this.claims = immutableMap(requireNonNull(claims, "claims"));
         this.expiresAt = requireNonNull(expiresAt, "expiresAt");
         long millis;
@@ -40,6 +42,7 @@ public final class Claims {
             millis = expiresAt.isBefore(Instant.EPOCH) ? Long.MIN_VALUE : Long.MAX_VALUE;
         }
         this.expiresAtMillis = millis;
+        this.verifiedAtMillis = verifiedAtMillis;
     }
 
     /** Returns every claim, deeply immutable, in the token's order. */
@@ -75,6 +78,11 @@ public final class Claims {
     /** Returns {@link #expiresAt()} in epoch milliseconds (saturated at the bounds of a long). */
     long expiresAtMillis() {
         return expiresAtMillis;
+    }
+
+    /** Returns when the token was verified (epoch milliseconds). */
+    long verifiedAtMillis() {
+        return verifiedAtMillis;
     }
 
     /** Returns a claim that is a string, or null when it is absent or not a string. */

@@ -236,6 +236,45 @@ final class JwtAuthenticatorTest {
                 .isEqualTo("expired");
     }
 
+    /**
+     * A remembered token (the thread's last, then the cache) is served as the verified claims
+     * themselves until {@link JwtAuthenticator#VERIFIED_CACHE_TTL} after its verification; from
+     * then on it is verified again, however far its {@code exp}.
+     */
+    @Test
+    void authenticate_rememberedToken_isVerifiedAgainAfterTheCachesTtl() throws JOSEException {
+        FakeClock moving = FakeClock.at(NOW);
+        JwtAuthenticator auth =
+                JwtAuthenticator.create(jwt(Map.of("spector.security.jwt.hmac-secret", SECRET)), moving);
+        String header = "Bearer "
+                + hs256(validClaims()
+                        .expirationTime(Date.from(NOW.plus(Duration.ofHours(1))))
+                        .build());
+        Claims first = auth.authenticate(header);
+
+        moving.set(NOW.plus(JwtAuthenticator.VERIFIED_CACHE_TTL).minusMillis(1));
+        assertThat(auth.authenticate(header)).as("remembered within the TTL").isSameAs(first);
+        moving.set(NOW.plus(JwtAuthenticator.VERIFIED_CACHE_TTL));
+        Claims again = auth.authenticate(header);
+
+        assertThat(again).as("verified again at the TTL").isNotSameAs(first);
+        assertThat(again.subject()).isEqualTo("alice");
+        assertThat(auth.authenticate(header)).as("and remembered again").isSameAs(again);
+    }
+
+    /** The thread's last token serves only the same header: another one is verified on its own. */
+    @Test
+    void authenticate_afterAGoodToken_anotherHeaderIsVerifiedOnItsOwn() throws JOSEException {
+        JwtAuthenticator auth = JwtAuthenticator.create(jwt(Map.of("spector.security.jwt.hmac-secret", SECRET)), CLOCK);
+        String good = "Bearer " + hs256(validClaims().build());
+        assertThat(auth.authenticate(good).subject()).isEqualTo("alice");
+
+        String forged = good.substring(0, good.length() - 4) + (good.endsWith("AAAA") ? "BBBB" : "AAAA");
+
+        assertThat(reasonOf(auth, forged)).isEqualTo("bad-signature");
+        assertThat(auth.authenticate(good).subject()).isEqualTo("alice");
+    }
+
     @Test
     void authenticate_expiredPastTheSkew_isExpired() throws JOSEException {
         Instant atSkew = NOW.minus(JwtAuthenticator.CLOCK_SKEW);
