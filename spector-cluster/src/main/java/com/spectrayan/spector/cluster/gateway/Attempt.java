@@ -7,6 +7,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
@@ -41,7 +42,9 @@ import org.slf4j.LoggerFactory;
  *       whole one.
  *   <li><b>Timers.</b> The head timer ({@link ForwarderSpec#ownerTimeout()}) starts when the
  *       whole request is written, as Envoy's route timeout and nginx's {@code proxy_read_timeout}
- *       do, so a slow upload is never an owner timeout. After the head only the idle timer runs; it
+ *       do, so a slow upload is never an owner timeout; it is a deadline of the loop's {@link
+ *       FixedDelays} queue of owner timeouts (a link and an unlink per request, not a scheduled
+ *       task). After the head only the idle timer runs; it
  *       reads time from the {@link Ticker} and never fires while the client paused the reading.
  * </ul>
  *
@@ -96,7 +99,8 @@ final class Attempt implements UpstreamHttpTransport.Listener {
     private final EventLoop loop;
     private final UpstreamHttpTransport transport;
     private final Ticker ticker;
-    private final Duration ownerTimeout;
+    /** The owner timeouts of the loop, or of this attempt alone (a pinned target's own delay). */
+    private final FixedDelays headTimeouts;
 
     private State state = State.CONNECTING;
     private @Nullable Channel channel;
@@ -107,7 +111,9 @@ final class Attempt implements UpstreamHttpTransport.Listener {
     /** An interim 1xx head was read: the decoder's empty end of it comes next, and is not ours. */
     private boolean interimEnd;
 
-    private @Nullable ScheduledFuture<?> headTimer;
+    /** The owner timeout, armed when the whole request is written; made then. */
+    private FixedDelays.@Nullable Deadline headTimer;
+
     private @Nullable ScheduledFuture<?> idleTimer;
     /** The idle timer runs from the head on; it is scheduled when a read batch ends mid-response. */
     private boolean idleArmed;
@@ -124,14 +130,26 @@ final class Attempt implements UpstreamHttpTransport.Listener {
             UpstreamHttpTransport transport,
             Ticker ticker,
             Duration ownerTimeout) {
+        this(entry, uri, number, events, transport, ticker, new FixedDelays(loop, ticker, ownerTimeout));
+    }
+
+    /** An attempt whose owner timeout is a deadline of {@code headTimeouts} (on the attempt's loop). */
+    Attempt(
+            RouteEntry entry,
+            URI uri,
+            int number,
+            Events events,
+            UpstreamHttpTransport transport,
+            Ticker ticker,
+            FixedDelays headTimeouts) {
         this.entry = entry;
         this.uri = uri;
         this.number = number;
         this.events = events;
-        this.loop = loop;
+        this.loop = headTimeouts.loop();
         this.transport = transport;
         this.ticker = ticker;
-        this.ownerTimeout = ownerTimeout;
+        this.headTimeouts = headTimeouts;
     }
 
     /**
@@ -192,6 +210,17 @@ final class Attempt implements UpstreamHttpTransport.Listener {
     void sendHead(HttpRequest head) {
         Channel ch = requireChannel();
         ch.write(head, ch.voidPromise());
+    }
+
+    /**
+     * Writes a whole request that has no body to send, its head and its end, in one write (not
+     * flushed): one pass through the pipeline and the encoder instead of two (issue 14). The head
+     * timer starts, as after {@link #sendEnd}.
+     */
+    void sendWhole(FullHttpRequest request) {
+        Channel ch = requireChannel();
+        ch.write(request, ch.voidPromise());
+        requestComplete();
     }
 
     /** Writes what the replay copy holds (not flushed); returns the bytes written. */
@@ -404,14 +433,13 @@ final class Attempt implements UpstreamHttpTransport.Listener {
     private void requestComplete() {
         requestComplete = true;
         if (headTimer == null && !responseStarted && !isDone()) {
-            headTimer = loop.schedule(
-                    () -> {
-                        if (!responseStarted && !isDone()) {
-                            events.onFailed(this, new HeadTimeoutException(entry.owner()));
-                        }
-                    },
-                    ownerTimeout.toNanos(),
-                    TimeUnit.NANOSECONDS);
+            FixedDelays.Deadline d = new FixedDelays.Deadline(() -> {
+                if (!responseStarted && !isDone()) {
+                    events.onFailed(this, new HeadTimeoutException(entry.owner()));
+                }
+            });
+            headTimer = d;
+            headTimeouts.arm(d);
         }
     }
 
@@ -436,9 +464,9 @@ final class Attempt implements UpstreamHttpTransport.Listener {
     }
 
     private void cancelHeadTimer() {
-        ScheduledFuture<?> t = headTimer;
+        FixedDelays.Deadline t = headTimer;
         if (t != null) {
-            t.cancel(false);
+            t.disarm();
             headTimer = null;
         }
     }

@@ -8,6 +8,7 @@ import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
 import io.netty.channel.EventLoop;
 import java.net.URI;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -97,6 +98,12 @@ public final class GatewayForwarder {
     final HandoffHolds holds;
 
     /**
+     * Per event loop, its queues of owner timeouts ({@code [0]}) and head deadlines ({@code [1]}):
+     * one entry per loop that forwarded, so bounded by the loops.
+     */
+    private final ConcurrentHashMap<EventLoop, FixedDelays[]> deadlines = new ConcurrentHashMap<>();
+
+    /**
      * Creates a forwarder that reads time from the system ticker.
      *
      * @param members the base URI ({@code http://host:port}) of each owner, used while the ring
@@ -135,6 +142,26 @@ public final class GatewayForwarder {
         this.health = new OwnerHealth(spec, ticker, this::isMember);
         this.holds = new HandoffHolds(spec.handoffMaxHeld(), spec.handoffMaxHeldBytes(), ticker);
         resolver.addRouteListener(holds::wake); // another process moved a key: its held requests go on
+    }
+
+    /** Returns {@code loop}'s queue of owner timeouts ({@link ForwarderSpec#ownerTimeout()}). */
+    FixedDelays ownerTimeouts(EventLoop loop) {
+        return deadlinesOf(loop)[0];
+    }
+
+    /** Returns {@code loop}'s queue of head deadlines ({@link ForwarderSpec#headDeadline()}). */
+    FixedDelays headDeadlines(EventLoop loop) {
+        return deadlinesOf(loop)[1];
+    }
+
+    private FixedDelays[] deadlinesOf(EventLoop loop) {
+        FixedDelays[] q = deadlines.get(loop);
+        if (q == null) {
+            q = deadlines.computeIfAbsent(loop, l -> new FixedDelays[] {
+                new FixedDelays(l, ticker, spec.ownerTimeout()), new FixedDelays(l, ticker, spec.headDeadline())
+            });
+        }
+        return q;
     }
 
     /** Returns the requests held now while their namespace is handed to another owner. */

@@ -7,9 +7,12 @@ import com.spectrayan.spector.contract.HeaderPolicy;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.contract.SpectorHeaders;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
@@ -90,7 +93,8 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     private boolean staleRetryUsed;
     private long bodyBytes;
     private @Nullable Attempt current;
-    private @Nullable ScheduledFuture<?> headDeadline;
+    /** The head deadline across attempts, a deadline of the loop's queue of them ({@link FixedDelays}). */
+    private FixedDelays.@Nullable Deadline headDeadline;
     /** A pinned exchange's deadline ({@link PinnedTarget#deadline()}). */
     private @Nullable ScheduledFuture<?> pinnedDeadline;
     /** A pinned exchange's bound on its current attempt's connection ({@link PinnedTarget#connectTimeout()}). */
@@ -341,7 +345,16 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         }
         lastOwner = entry.owner();
         attemptNanos = forwarder.ticker.read();
-        Attempt a = new Attempt(entry, uri, attempts, this, loop, forwarder.transport, forwarder.ticker, ownerTimeout);
+        Attempt a = pinned == null
+                ? new Attempt(
+                        entry,
+                        uri,
+                        attempts,
+                        this,
+                        forwarder.transport,
+                        forwarder.ticker,
+                        forwarder.ownerTimeouts(loop))
+                : new Attempt(entry, uri, attempts, this, loop, forwarder.transport, forwarder.ticker, ownerTimeout);
         current = a;
         PinnedTarget p = pinned;
         if (p != null) {
@@ -374,20 +387,35 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             illegal("connected");
             return;
         }
-        a.sendHead(new DefaultHttpRequest(
-                HttpVersion.HTTP_1_1,
-                request.method(),
-                request.uri(),
-                headers.forAttempt(a.uri(), a.entry(), a.number())));
-        metrics.countToOwner(a.sendReplay(replay));
-        if (!a.isSending()) {
-            return; // the head's write failed at once: the attempt is over and the exchange moved on
-        }
-        if (body.isEnded()) {
-            a.sendEnd();
+        HttpHeaders ownerHeaders = headers.forAttempt(a.uri(), a.entry(), a.number());
+        if (body.isEnded() && replay.bytes() == 0) {
+            // No body to send (the usual GET): head and end in one write.
+            a.sendWhole(new DefaultFullHttpRequest(
+                    HttpVersion.HTTP_1_1,
+                    request.method(),
+                    request.uri(),
+                    Unpooled.EMPTY_BUFFER,
+                    ownerHeaders,
+                    EmptyHttpHeaders.INSTANCE));
+            if (!a.isSending()) {
+                return; // the write failed at once: the attempt is over and the exchange moved on
+            }
             if (!state.requestSent()) {
                 illegal("requestSent");
                 return;
+            }
+        } else {
+            a.sendHead(new DefaultHttpRequest(HttpVersion.HTTP_1_1, request.method(), request.uri(), ownerHeaders));
+            metrics.countToOwner(a.sendReplay(replay));
+            if (!a.isSending()) {
+                return; // the head's write failed at once: the attempt is over and the exchange moved on
+            }
+            if (body.isEnded()) {
+                a.sendEnd();
+                if (!state.requestSent()) {
+                    illegal("requestSent");
+                    return;
+                }
             }
         }
         a.flush();
@@ -785,8 +813,9 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
 
     private void armHeadDeadline() {
         if (headDeadline == null && !state.isStreaming() && pinned == null) {
-            headDeadline =
-                    loop.schedule(this::onHeadDeadline, spec.headDeadline().toNanos(), TimeUnit.NANOSECONDS);
+            FixedDelays.Deadline d = new FixedDelays.Deadline(this::onHeadDeadline);
+            headDeadline = d;
+            forwarder.headDeadlines(loop).arm(d);
         }
     }
 
@@ -968,9 +997,9 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     }
 
     private void cancelHeadDeadline() {
-        ScheduledFuture<?> t = headDeadline;
+        FixedDelays.Deadline t = headDeadline;
         if (t != null) {
-            t.cancel(false);
+            t.disarm();
             headDeadline = null;
         }
     }

@@ -8,10 +8,14 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.EmptyHttpHeaders;
+import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpMethod;
@@ -19,6 +23,7 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
 import java.net.URI;
 import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
@@ -114,6 +119,33 @@ final class AttemptTest {
         assertThat(events.calls).containsExactly("connected", "failed HeadTimeoutException");
     }
 
+    /** A request with no body to send goes as one message, and its end starts the head timer. */
+    @Test
+    void sendWhole_writesOneMessage_andStartsTheHeadTimer() {
+        open();
+        attempt.sendWhole(new DefaultFullHttpRequest(
+                HttpVersion.HTTP_1_1,
+                HttpMethod.GET,
+                "/x",
+                Unpooled.EMPTY_BUFFER,
+                new DefaultHttpHeaders().add("X-Kept", "yes"),
+                EmptyHttpHeaders.INSTANCE));
+        attempt.flush();
+
+        Object written = channel.readOutbound();
+        try {
+            assertThat(written).isInstanceOf(FullHttpRequest.class);
+            assertThat(((FullHttpRequest) written).headers().get("X-Kept")).isEqualTo("yes");
+            assertThat(channel.<Object>readOutbound()).as("one message").isNull();
+        } finally {
+            ReferenceCountUtil.release(written);
+        }
+        elapse(OWNER_TIMEOUT.minusNanos(1));
+        assertThat(events.calls).containsExactly("connected");
+        elapse(Duration.ofNanos(1));
+        assertThat(events.calls).containsExactly("connected", "failed HeadTimeoutException");
+    }
+
     @Test
     void headTimer_beforeTheRequestEnds_neverRuns() {
         open();
@@ -179,10 +211,13 @@ final class AttemptTest {
         attempt.onReadComplete();
 
         assertThat(channel.runScheduledPendingTasks())
-                .as("no task left: the head timer cancelled, no idle timer scheduled")
-                .isEqualTo(-1);
+                .as("the one task left is the owner-timeout queue's (FixedDelays), at 3 s: no idle timer at 1 s")
+                .isEqualTo(OWNER_TIMEOUT.toNanos());
         elapse(IDLE.multipliedBy(5));
         assertThat(events.calls).containsExactly("connected", "head 200", "content 1 last", "read complete");
+        assertThat(channel.runScheduledPendingTasks())
+                .as("the queue's task found its deadline disarmed: nothing is scheduled again")
+                .isEqualTo(-1);
     }
 
     @Test
