@@ -21,6 +21,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
 import java.util.Map;
@@ -45,6 +46,10 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
 
     /** What {@code OPTIONS *} answers (RFC 9110 §9.3.7): the methods the gateway forwards. */
     static final String ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
+
+    // Routing header names made once: a String name is hashed per look-up, an AsciiString once.
+    private static final AsciiString NAMESPACE = AsciiString.cached(SpectorHeaders.NAMESPACE);
+    private static final AsciiString TENANT = AsciiString.cached(SpectorHeaders.TENANT);
 
     private final GatewayContext context;
     private final long idleNanos;
@@ -276,8 +281,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             Map<String, Object> claims = path.startsWith("/api/v1/auth/")
                     ? Map.of()
                     : context.auth().authenticate(context.tokens().find(h, target.query()));
-            key = context.extractor()
-                    .extract(h.get(SpectorHeaders.NAMESPACE), h.get(SpectorHeaders.TENANT), path, claims);
+            key = context.extractor().extract(h.get(NAMESPACE), h.get(TENANT), path, claims);
         } catch (SpectorException e) {
             refuse(c, e, path);
             return;

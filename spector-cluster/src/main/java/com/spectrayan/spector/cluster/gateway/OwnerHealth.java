@@ -84,7 +84,7 @@ final class OwnerHealth {
 
     /** Answers whether an attempt to {@code owner} may go now. */
     Admission admit(String owner) {
-        if (failuresToDown == 0) {
+        if (failuresToDown == 0 || owners.isEmpty()) { // no owner failed: the usual request
             return Admission.GO;
         }
         State s = owners.get(owner);
