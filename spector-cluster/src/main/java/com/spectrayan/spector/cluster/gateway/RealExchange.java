@@ -388,8 +388,10 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             return;
         }
         HttpHeaders ownerHeaders = headers.forAttempt(a.uri(), a.entry(), a.number());
-        if (body.isEnded() && replay.bytes() == 0) {
-            // No body to send (the usual GET): head and end in one write.
+        if ((body.isEnded() || request.body() == RequestBody.EMPTY) && replay.bytes() == 0) {
+            // No body to send (the usual GET): head and end in one write. The empty body is not
+            // started: it ends here, as its start would end it at once (onEnd).
+            body.ended();
             a.sendWhole(new DefaultFullHttpRequest(
                     HttpVersion.HTTP_1_1,
                     request.method(),
@@ -419,7 +421,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             }
         }
         a.flush();
-        if (!body.isStarted()) {
+        if (!body.isStarted() && !body.isEnded()) {
             body.start(this);
         } else if (a.isWritable()) {
             resumeBody();
