@@ -97,11 +97,11 @@ public final class GatewayForwarder {
     final OwnerHealth health;
     final HandoffHolds holds;
 
-    /**
-     * Per event loop, its queues of owner timeouts ({@code [0]}) and head deadlines ({@code [1]}):
-     * one entry per loop that forwarded, so bounded by the loops.
-     */
-    private final ConcurrentHashMap<EventLoop, FixedDelays[]> deadlines = new ConcurrentHashMap<>();
+    /** Per event loop, its queues of deadlines: one entry per loop that forwarded, so bounded by the loops. */
+    private final ConcurrentHashMap<EventLoop, LoopDeadlines> deadlines = new ConcurrentHashMap<>();
+
+    /** One loop's queues: owner timeouts ({@link ForwarderSpec#ownerTimeout()}) and head deadlines. */
+    record LoopDeadlines(FixedDelays ownerTimeouts, FixedDelays headDeadlines) {}
 
     /**
      * Creates a forwarder that reads time from the system ticker.
@@ -144,22 +144,15 @@ public final class GatewayForwarder {
         resolver.addRouteListener(holds::wake); // another process moved a key: its held requests go on
     }
 
-    /** Returns {@code loop}'s queue of owner timeouts ({@link ForwarderSpec#ownerTimeout()}). */
-    FixedDelays ownerTimeouts(EventLoop loop) {
-        return deadlinesOf(loop)[0];
-    }
-
-    /** Returns {@code loop}'s queue of head deadlines ({@link ForwarderSpec#headDeadline()}). */
-    FixedDelays headDeadlines(EventLoop loop) {
-        return deadlinesOf(loop)[1];
-    }
-
-    private FixedDelays[] deadlinesOf(EventLoop loop) {
-        FixedDelays[] q = deadlines.get(loop);
+    /** Returns {@code loop}'s queues of deadlines. */
+    LoopDeadlines deadlinesOf(EventLoop loop) {
+        LoopDeadlines q = deadlines.get(loop);
         if (q == null) {
-            q = deadlines.computeIfAbsent(loop, l -> new FixedDelays[] {
-                new FixedDelays(l, ticker, spec.ownerTimeout()), new FixedDelays(l, ticker, spec.headDeadline())
-            });
+            q = deadlines.computeIfAbsent(
+                    loop,
+                    l -> new LoopDeadlines(
+                            new FixedDelays(l, ticker, spec.ownerTimeout()),
+                            new FixedDelays(l, ticker, spec.headDeadline())));
         }
         return q;
     }

@@ -95,6 +95,8 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     private @Nullable Attempt current;
     /** The head deadline across attempts, a deadline of the loop's queue of them ({@link FixedDelays}). */
     private FixedDelays.@Nullable Deadline headDeadline;
+    /** The loop's queues of deadlines, looked up once per exchange. */
+    private GatewayForwarder.@Nullable LoopDeadlines deadlines;
     /** A pinned exchange's deadline ({@link PinnedTarget#deadline()}). */
     private @Nullable ScheduledFuture<?> pinnedDeadline;
     /** A pinned exchange's bound on its current attempt's connection ({@link PinnedTarget#connectTimeout()}). */
@@ -353,7 +355,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
                         this,
                         forwarder.transport,
                         forwarder.ticker,
-                        forwarder.ownerTimeouts(loop))
+                        deadlines().ownerTimeouts())
                 : new Attempt(entry, uri, attempts, this, loop, forwarder.transport, forwarder.ticker, ownerTimeout);
         current = a;
         PinnedTarget p = pinned;
@@ -817,8 +819,17 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         if (headDeadline == null && !state.isStreaming() && pinned == null) {
             FixedDelays.Deadline d = new FixedDelays.Deadline(this::onHeadDeadline);
             headDeadline = d;
-            forwarder.headDeadlines(loop).arm(d);
+            deadlines().headDeadlines().arm(d);
         }
+    }
+
+    private GatewayForwarder.LoopDeadlines deadlines() {
+        GatewayForwarder.LoopDeadlines d = deadlines;
+        if (d == null) {
+            d = forwarder.deadlinesOf(loop);
+            deadlines = d;
+        }
+        return d;
     }
 
     private void onHeadDeadline() {
