@@ -209,6 +209,17 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
     }
 
     @Override
+    public void onEnd(ByteBuf last) {
+        finished = true;
+        if (responseBodyless) {
+            last.release();
+            connection.end();
+        } else {
+            connection.end(last);
+        }
+    }
+
+    @Override
     public void onError(SpectorException error, boolean headSent) {
         finished = true;
         releaseEarly();

@@ -776,13 +776,17 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         int n = b.readableBytes();
         if (n > 0) {
             metrics.countToClient(n);
-            sink.onChunk(b); // ownership passes to the sink
         } else {
             content.release();
         }
         if (content instanceof LastHttpContent) {
-            complete(a);
-        } else if (!sink.isWritable()) {
+            complete(a, n > 0 ? b : null); // the last part goes with the end, in one write
+            return;
+        }
+        if (n > 0) {
+            sink.onChunk(b); // ownership passes to the sink
+        }
+        if (!sink.isWritable()) {
             a.setReading(false);
         }
     }
@@ -799,15 +803,26 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         fail(ForwardProblems.idle(a.entry().owner(), idle), false);
     }
 
-    private void complete(Attempt a) {
+    /** The response ended, with {@code last} (ours to hand on or release) or no last part. */
+    private void complete(Attempt a, @Nullable ByteBuf last) {
         if (state.isOver()) {
+            if (last != null) {
+                last.release();
+            }
             return;
         }
         if (!state.responseEnded()) {
+            if (last != null) {
+                last.release();
+            }
             illegal("responseEnded");
             return;
         }
-        sink.onEnd();
+        if (last != null) {
+            sink.onEnd(last);
+        } else {
+            sink.onEnd();
+        }
         a.finish(true);
         cleanUp(false);
         metrics.ended(ForwarderMetrics.Outcome.COMPLETED);

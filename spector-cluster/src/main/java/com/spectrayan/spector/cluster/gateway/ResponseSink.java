@@ -26,6 +26,15 @@ public interface ResponseSink {
     void onEnd();
 
     /**
+     * The response body ended with {@code last}, its last chunk (the sink owns it): a sink that
+     * can writes the two at once. By default a chunk, then the end.
+     */
+    default void onEnd(ByteBuf last) {
+        onChunk(last);
+        onEnd();
+    }
+
+    /**
      * The exchange failed. Before the head ({@code headSent} false) the sink answers the client
      * with the error's problem+json; after it, the sink resets the client connection (the
      * response cannot be completed honestly).
