@@ -57,11 +57,6 @@ final class FixedDelays {
         }
     }
 
-    /** Returns the delay every deadline of this queue has. */
-    long delayNanos() {
-        return delayNanos;
-    }
-
     /** Returns the loop the queue runs on. */
     EventLoop loop() {
         return loop;
