@@ -1,5 +1,6 @@
 package com.spectrayan.spector.gateway;
 
+import com.spectrayan.spector.cluster.gateway.DecodedHeaders;
 import com.spectrayan.spector.cluster.gateway.ForwardRequest;
 import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
 import com.spectrayan.spector.cluster.gateway.RequestBody;
@@ -120,6 +121,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
+        DecodedHeaders.seal(request.headers()); // decoded: the names set from here on are constants
         ClientConnection c = connection();
         if (!c.begin(request, "malformed", trusted(c))) {
             return; // the connection is ending: a request behind its last response is dropped

@@ -1,6 +1,6 @@
 package com.spectrayan.spector.gateway;
 
-import io.netty.handler.codec.http.DefaultHttpHeaders;
+import com.spectrayan.spector.cluster.gateway.DecodedHeaders;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpHeadersFactory;
@@ -11,11 +11,13 @@ import org.jspecify.annotations.Nullable;
 /**
  * A client request's headers as the decoder builds them, remembering every {@code Content-Length}
  * field line as it arrived: Netty's decoder keeps only the first of an HTTP/1.0 request's, but RFC
- * 9112 §6.3 item 5 makes differing values invalid for every version (400, then close).
+ * 9112 §6.3 item 5 makes differing values invalid for every version (400, then close). Names are
+ * checked while the decoder adds them, and not once {@link GatewayHandler} seals them
+ * ({@link DecodedHeaders}).
  *
  * <p>Threading: built and read on the connection's event loop.
  */
-final class RequestHeaders extends DefaultHttpHeaders {
+final class RequestHeaders extends DecodedHeaders {
     /** Builds these for every request the client side decodes (HttpDecoderConfig#setHeadersFactory). */
     static final HttpHeadersFactory FACTORY = new HttpHeadersFactory() {
         @Override

@@ -6,6 +6,7 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import com.spectrayan.spector.cluster.routing.CellRing;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
 import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.FastThreadLocal;
 import java.net.URI;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -100,6 +101,12 @@ public final class GatewayForwarder {
     /** Per event loop, its queues of deadlines: one entry per loop that forwarded, so bounded by the loops. */
     private final ConcurrentHashMap<EventLoop, LoopDeadlines> deadlines = new ConcurrentHashMap<>();
 
+    /**
+     * The running loop's entry of {@link #deadlines}, kept in the loop thread's own slot: a look-up
+     * keyed by the loop hashes its identity, which cost 2 % of a 1 KiB request's samples (issue 14).
+     */
+    private final FastThreadLocal<LoopDeadlines> loopDeadlines = new FastThreadLocal<>();
+
     /** One loop's queues: owner timeouts ({@link ForwarderSpec#ownerTimeout()}) and head deadlines. */
     record LoopDeadlines(FixedDelays ownerTimeouts, FixedDelays headDeadlines) {}
 
@@ -146,13 +153,17 @@ public final class GatewayForwarder {
 
     /** Returns {@code loop}'s queues of deadlines. */
     LoopDeadlines deadlinesOf(EventLoop loop) {
-        LoopDeadlines q = deadlines.get(loop);
+        boolean onLoop = loop.inEventLoop();
+        LoopDeadlines q = onLoop ? loopDeadlines.getIfExists() : null;
         if (q == null) {
             q = deadlines.computeIfAbsent(
                     loop,
                     l -> new LoopDeadlines(
                             new FixedDelays(l, ticker, spec.ownerTimeout()),
                             new FixedDelays(l, ticker, spec.headDeadline())));
+            if (onLoop) {
+                loopDeadlines.set(q);
+            }
         }
         return q;
     }

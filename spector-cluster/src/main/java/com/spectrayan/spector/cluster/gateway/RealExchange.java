@@ -732,6 +732,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         replay.discard();
         cancelHeadDeadline();
         HttpHeaders in = response.headers();
+        DecodedHeaders.seal(in); // decoded: the names set from here on are the gateway's constants
         long length = HttpUtil.getContentLength(response, -1L);
         HeaderFilter.toClient(in);
         String contentType = in.get(HttpHeaderNames.CONTENT_TYPE);

@@ -489,7 +489,8 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             HttpDecoderConfig decoder = new HttpDecoderConfig()
                     .setMaxInitialLineLength(spec.maxInitialLineBytes())
                     .setMaxHeaderSize(spec.maxResponseHeaderBytes())
-                    .setMaxChunkSize(64 * 1024);
+                    .setMaxChunkSize(64 * 1024)
+                    .setHeadersFactory(DecodedHeaders.FACTORY); // sealed when the exchange takes the head
             ch.pipeline()
                     .addLast("codec", new HttpClientCodec(decoder, false, false))
                     // Reader idleness: a pooled connection's last event is the read that ended its
