@@ -15,11 +15,10 @@ import io.netty.channel.pool.ChannelPoolHandler;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.timeout.IdleStateEvent;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.resolver.dns.DnsAddressResolverGroup;
 import io.netty.resolver.dns.DnsServerAddressStreamProviders;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.FastThreadLocal;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -46,9 +45,11 @@ import org.jspecify.annotations.Nullable;
  *       and {@link TransportSpec#maxPendingAcquires()} waiters per pool; a waiter gives up after
  *       {@link TransportSpec#acquireTimeout()} (the forwarder answers 503).
  *   <li>Stale connections: LIFO reuse keeps the hottest connections busy and lets the rest go
- *       idle; an {@link IdleStateHandler} closes a pooled connection unused for {@link
- *       TransportSpec#maxIdleTime()} (background eviction), and acquire checks that a pooled one is
- *       still open. A connection that dies as it is reused is retried once by the forwarder.
+ *       idle; the pool closes one that stayed in its deque {@link TransportSpec#maxIdleTime()}
+ *       (background eviction: the deque's tail is the oldest, and one timer per pool is armed for
+ *       it while the deque holds any), and acquire checks that a pooled one is still open. A
+ *       connection that dies as it is reused is retried once by the forwarder. (An idle handler in
+ *       each connection's pipeline did the same at the cost of a hop per read and write: issue 14.)
  *   <li>Cheap reuse: the pool is a deque on its loop, so taking an idle connection costs one
  *       succeeded future and giving it back none (Netty's {@code FixedChannelPool} made about eight
  *       promises and listeners per acquire and release, and a health-check future each way: issue
@@ -69,6 +70,12 @@ public final class UpstreamHttpTransport implements AutoCloseable {
     private final DnsAddressResolverGroup resolver;
     private final Map<PoolKey, Pool> pools = new ConcurrentHashMap<>();
     private final AtomicInteger connections = new AtomicInteger();
+    /**
+     * The pool each loop acquired from last, in the loop thread's own slot: a run of requests to
+     * one owner (the same {@code URI} of one ring) skips the map's key and look-up (issue 14).
+     */
+    private final FastThreadLocal<Pool> lastPool = new FastThreadLocal<>();
+
     private volatile boolean closed;
 
     /**
@@ -109,8 +116,18 @@ public final class UpstreamHttpTransport implements AutoCloseable {
         if (closed) {
             return loop.newFailedFuture(new ClosedChannelException());
         }
-        Pool pool = pools.computeIfAbsent(new PoolKey(loop, owner), this::newPool);
-        if (loop.inEventLoop()) {
+        boolean onLoop = loop.inEventLoop();
+        Pool last = onLoop ? lastPool.getIfExists() : null;
+        Pool pool;
+        if (last != null && last.loop == loop && last.owner.equals(owner)) { // equals: identity first
+            pool = last;
+        } else {
+            pool = pools.computeIfAbsent(new PoolKey(loop, owner), this::newPool);
+            if (onLoop) {
+                lastPool.set(pool);
+            }
+        }
+        if (onLoop) {
             Channel idle = pool.takeIdle();
             if (idle != null) {
                 return loop.newSucceededFuture(idle); // the hot path: no promise, no listener
@@ -189,10 +206,8 @@ public final class UpstreamHttpTransport implements AutoCloseable {
      */
     static void detach(Channel channel) {
         listen(channel, null);
-        for (String name : new String[] {"idle", "owner"}) {
-            if (channel.pipeline().get(name) != null) {
-                channel.pipeline().remove(name);
-            }
+        if (channel.pipeline().get("owner") != null) {
+            channel.pipeline().remove("owner");
         }
     }
 
@@ -222,7 +237,8 @@ public final class UpstreamHttpTransport implements AutoCloseable {
 
     /**
      * Gives a channel back: to its pool when {@code reusable} (request and response complete, keep-
-     * alive allowed), else closes it first so the pool drops it.
+     * alive allowed), else closes it first so the pool drops it. {@code loop} and {@code owner}
+     * are those it was acquired with; the channel knows its pool.
      */
     public void release(EventLoop loop, URI owner, Channel channel, boolean reusable) {
         OwnerChannelHandler h = handlerOf(channel);
@@ -233,12 +249,16 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             channel.close(); // never pooled
             return;
         }
-        Pool pool = pools.get(new PoolKey(loop, owner));
+        Pool pool = h.pool; // its own pool, not a look-up by loop and owner per release (issue 14)
         if (pool == null) {
             channel.close();
             return;
         }
-        onLoop(loop, () -> pool.release(channel, reusable), null);
+        if (pool.loop.inEventLoop()) {
+            pool.release(channel, reusable);
+        } else {
+            onLoop(pool.loop, () -> pool.release(channel, reusable), null);
+        }
     }
 
     /** Returns the number of open owner connections (pooled or in use). */
@@ -300,6 +320,9 @@ public final class UpstreamHttpTransport implements AutoCloseable {
         private int open;
         /** Set by {@link #close}: nothing is handed out or connected any more. */
         private boolean closed;
+        /** The idle eviction's timer: armed while {@link #idle} holds a connection, for its oldest. */
+        @Nullable
+        private ScheduledFuture<?> eviction;
 
         Pool(EventLoop loop, URI owner, Bootstrap bootstrap, PoolHandler handler) {
             this.handler = handler;
@@ -372,6 +395,10 @@ public final class UpstreamHttpTransport implements AutoCloseable {
                 }
                 Channel ch = f.channel();
                 ch.closeFuture().addListener(c -> onClosed(ch));
+                OwnerChannelHandler h = handlerOf(ch);
+                if (h != null) {
+                    h.pool = this;
+                }
                 if (closed) {
                     ch.close();
                     out.tryFailure(new ClosedChannelException());
@@ -415,11 +442,47 @@ public final class UpstreamHttpTransport implements AutoCloseable {
                     return;
                 }
             }
+            OwnerChannelHandler h = handlerOf(ch);
+            if (h != null) {
+                h.idleSince = System.nanoTime();
+            }
             idle.addFirst(ch);
+            if (eviction == null) {
+                eviction = loop.schedule(this::evict, spec.maxIdleTime().toNanos(), TimeUnit.NANOSECONDS);
+            }
+        }
+
+        /**
+         * Closes the connections that stayed idle {@link TransportSpec#maxIdleTime()}, oldest (the
+         * deque's tail) first, and arms the timer again for the oldest one left.
+         */
+        private void evict() {
+            eviction = null;
+            if (closed) {
+                return;
+            }
+            long max = spec.maxIdleTime().toNanos();
+            long now = System.nanoTime();
+            Channel oldest;
+            while ((oldest = idle.peekLast()) != null) {
+                OwnerChannelHandler h = handlerOf(oldest);
+                long idleFor = h == null ? max : now - h.idleSince;
+                if (idleFor < max) {
+                    eviction = loop.schedule(this::evict, max - idleFor, TimeUnit.NANOSECONDS);
+                    return;
+                }
+                idle.pollLast();
+                oldest.close(); // its close future does the counting
+            }
         }
 
         void close() {
             closed = true;
+            ScheduledFuture<?> e = eviction;
+            if (e != null) {
+                e.cancel(false);
+                eviction = null;
+            }
             Channel ch;
             while ((ch = idle.pollFirst()) != null) {
                 ch.close();
@@ -493,10 +556,6 @@ public final class UpstreamHttpTransport implements AutoCloseable {
                     .setHeadersFactory(DecodedHeaders.FACTORY); // sealed when the exchange takes the head
             ch.pipeline()
                     .addLast("codec", new HttpClientCodec(decoder, false, false))
-                    // Reader idleness: a pooled connection's last event is the read that ended its
-                    // response, so it is the same clock as all-idle, without a listener on every
-                    // write that all-idle adds (issue 14).
-                    .addLast("idle", new IdleStateHandler(spec.maxIdleTime().toNanos(), 0, 0, TimeUnit.NANOSECONDS))
                     .addLast("owner", owner);
             return owner;
         }
@@ -532,6 +591,11 @@ public final class UpstreamHttpTransport implements AutoCloseable {
         final boolean unpooled;
         /** Held by an exchange (the pool's idle timeout leaves it alone). */
         boolean inUse;
+        /** When it went into its pool's idle deque ({@link System#nanoTime}). */
+        long idleSince;
+        /** Its pool, once connected by one (null for an unpooled connection). */
+        @Nullable
+        Pool pool;
         /** How many exchanges took it, this one included. */
         int uses;
 
@@ -583,15 +647,6 @@ public final class UpstreamHttpTransport implements AutoCloseable {
                 l.onFailure(cause);
             }
             ctx.close();
-        }
-
-        @Override
-        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-            if (evt instanceof IdleStateEvent && !inUse) {
-                ctx.close(); // idle in the pool past maxIdleTime
-                return;
-            }
-            ctx.fireUserEventTriggered(evt);
         }
     }
 }

@@ -185,4 +185,63 @@ final class UpstreamHttpTransportTest {
             loop.submit(() -> t.release(loop, ownerUri(), f.getNow(), false)).get(WAIT_MS, TimeUnit.MILLISECONDS);
         }
     }
+
+    private static TransportSpec specWithIdle(Duration maxIdleTime) {
+        return new TransportSpec(Duration.ofSeconds(2), 2, 0, Duration.ofSeconds(2), maxIdleTime, 16 * 1024, 8192);
+    }
+
+    /** Reads until the peer closes (true) or {@code ms} pass with nothing (false). */
+    private static boolean closedWithin(Socket s, int ms) throws Exception {
+        s.setSoTimeout(ms);
+        try {
+            return s.getInputStream().read() < 0;
+        } catch (java.net.SocketTimeoutException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Background eviction: a connection that stays in its pool {@code maxIdleTime} is closed, not
+     * before; one held by an exchange, or taken again in time, stays open.
+     */
+    @Test
+    void idleConnection_pastMaxIdleTime_isClosed_butNotOneInUse() throws Exception {
+        Duration maxIdle = Duration.ofMillis(300);
+        try (UpstreamHttpTransport t =
+                new UpstreamHttpTransport(specWithIdle(maxIdle), NioSocketChannel.class, NioDatagramChannel.class)) {
+            EventLoop loop = group.next();
+            URI uri = ownerUri();
+            Future<Channel> a = loop.submit(() -> t.acquire(loop, uri)).get().await();
+            assertThat(a.isSuccess()).isTrue();
+            try (Socket peerA = owner.accept()) {
+                Future<Channel> b =
+                        loop.submit(() -> t.acquire(loop, uri)).get().await();
+                assertThat(b.isSuccess()).isTrue();
+                try (Socket peerB = owner.accept()) {
+                    // A goes idle and is taken again before maxIdleTime: its clock starts over
+                    loop.submit(() -> t.release(loop, uri, a.getNow(), true)).get();
+                    Future<Channel> again =
+                            loop.submit(() -> t.acquire(loop, uri)).get().await();
+                    assertThat(again.getNow()).isSameAs(a.getNow());
+                    assertThat(closedWithin(peerA, 2 * (int) maxIdle.toMillis()))
+                            .as("in use")
+                            .isFalse();
+
+                    long released = System.nanoTime();
+                    loop.submit(() -> t.release(loop, uri, a.getNow(), true)).get();
+
+                    assertThat(closedWithin(peerA, (int) WAIT_MS))
+                            .as("idle past maxIdleTime")
+                            .isTrue();
+                    assertThat(Duration.ofNanos(System.nanoTime() - released)).isGreaterThanOrEqualTo(maxIdle);
+                    assertThat(closedWithin(peerB, (int) maxIdle.toMillis()))
+                            .as("B is in use")
+                            .isFalse();
+                    assertThat(b.getNow().isActive()).isTrue();
+                    assertThat(t.openConnections()).isEqualTo(1);
+                    loop.submit(() -> t.release(loop, uri, b.getNow(), false)).get();
+                }
+            }
+        }
+    }
 }
