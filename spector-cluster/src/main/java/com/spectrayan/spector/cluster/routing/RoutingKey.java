@@ -94,10 +94,11 @@ public final class RoutingKey {
 
     @Override
     public boolean equals(@Nullable Object o) {
-        return o instanceof RoutingKey k
-                && cellId.equals(k.cellId)
-                && Objects.equals(tenant, k.tenant)
-                && namespace.equals(k.namespace);
+        return o == this
+                || (o instanceof RoutingKey k
+                        && cellId.equals(k.cellId)
+                        && Objects.equals(tenant, k.tenant)
+                        && namespace.equals(k.namespace));
     }
 
     @Override

@@ -5,7 +5,9 @@ import static java.util.Objects.requireNonNull;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.contract.SpectorHeaders;
+import io.netty.util.concurrent.FastThreadLocal;
 import java.util.Map;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -37,6 +39,13 @@ public final class RoutingKeyExtractor {
     public static final String NAMESPACE_CLAIM = "namespace";
 
     private final String cellId;
+
+    /**
+     * The key this thread made last: a connection's requests mostly name one namespace, and the
+     * same key object skips the name checks, the {@code tenant/namespace} text and its hash, and
+     * compares by identity in the L1 cache (issue 14). Per thread, so nothing is shared.
+     */
+    private final FastThreadLocal<RoutingKey> last = new FastThreadLocal<>();
 
     /** Creates an extractor for one cell. */
     public RoutingKeyExtractor(String cellId) {
@@ -74,7 +83,12 @@ public final class RoutingKeyExtractor {
         if (namespace == null) {
             namespace = DEFAULT_NAMESPACE;
         }
-        return RoutingKey.of(cellId, tenant, namespace);
+        RoutingKey k = last.get();
+        if (k == null || !namespace.equals(k.namespace()) || !Objects.equals(tenant, k.tenant())) {
+            k = RoutingKey.of(cellId, tenant, namespace);
+            last.set(k);
+        }
+        return k;
     }
 
     /** Returns the segment after {@code /api/v1/namespaces/}, or null when there is none. */

@@ -96,4 +96,27 @@ final class RoutingKeyExtractorTest {
         assertThatThrownBy(() -> extractor.extract(null, null, "/api/v1/x", Map.of("tenant", 7)))
                 .hasMessageContaining("claim tenant: not a string");
     }
+    /** The thread's last key is reused only for the same tenant and namespace, never for another. */
+    @Test
+    void extract_sameNames_reuseTheKey_otherNamesNever() {
+        RoutingKey first = extractor.extract(null, null, "/api/v1/namespaces/orders/1", Map.of("tenant", "acme"));
+        RoutingKey again = extractor.extract(null, "acme", "/api/v1/namespaces/orders/2", Map.of());
+        assertThat(again).isSameAs(first);
+
+        RoutingKey untenanted = extractor.extract(null, null, "/api/v1/namespaces/orders/1", Map.of());
+        assertThat(untenanted.tenant()).isNull();
+        assertThat(untenanted).isEqualTo(RoutingKey.ofUntenanted("cell-1", "orders"));
+        RoutingKey otherTenant = extractor.extract(null, "beta", "/api/v1/namespaces/orders/1", Map.of());
+        assertThat(otherTenant).isEqualTo(RoutingKey.of("cell-1", "beta", "orders"));
+        RoutingKey otherNamespace = extractor.extract(null, "beta", "/api/v1/namespaces/order/1", Map.of());
+        assertThat(otherNamespace).isEqualTo(RoutingKey.of("cell-1", "beta", "order"));
+        assertThatThrownBy(() -> extractor.extract(null, "beta", "/api/v1/namespaces/Order/1", Map.of()))
+                .isInstanceOf(SpectorException.class);
+
+        RoutingKeyExtractor otherCell = new RoutingKeyExtractor("cell-2");
+        assertThat(otherCell
+                        .extract(null, "beta", "/api/v1/namespaces/order/1", Map.of())
+                        .cellId())
+                .isEqualTo("cell-2");
+    }
 }
