@@ -60,7 +60,13 @@ final class HeaderFilter {
 
     private static void removeConnectionListed(HttpHeaders headers) {
         List<String> connection = headers.getAll(HttpHeaderNames.CONNECTION);
-        if (!connection.isEmpty()) {
+        if (connection.size() == 1 && connection.get(0).indexOf(',') < 0) {
+            // the usual one name ("keep-alive", "close"): no set of tokens made (issue 14)
+            String name = connection.get(0).strip();
+            if (!name.isEmpty()) {
+                headers.remove(name);
+            }
+        } else if (!connection.isEmpty()) {
             for (String token : HeaderPolicy.connectionTokens(connection)) {
                 headers.remove(token);
             }

@@ -146,6 +146,21 @@ final class OwnerRequestHeadersTest {
         assertThat(out.get("X-End-To-End")).isEqualTo("kept");
     }
 
+    /** RFC 9110 §7.6.1: one name alone in Connection (the short path) is dropped too, in any case. */
+    @Test
+    void forAttempt_oneConnectionListedName_isDropped() {
+        HttpHeaders in = new DefaultHttpHeaders()
+                .add(HttpHeaderNames.CONNECTION, "x-PRIVATE")
+                .add("X-Private", "secret")
+                .add("X-End-To-End", "kept");
+
+        HttpHeaders out = new OwnerRequestHeaders(request(in, SOME_BODY, 12, false, null)).forAttempt(OWNER, ENTRY, 1);
+
+        assertThat(out.contains(HttpHeaderNames.CONNECTION)).isFalse();
+        assertThat(out.contains("X-Private")).isFalse();
+        assertThat(out.get("X-End-To-End")).isEqualTo("kept");
+    }
+
     @Test
     void forAttempt_upgrade_asksTheOwnerAgain() {
         HttpHeaders in = new DefaultHttpHeaders()
