@@ -37,6 +37,7 @@ final class ArchitectureTest {
      * goes with a line in docs/internal/COMPONENTS.md.
      */
     private static final Set<String> CLUSTER_PUBLIC_TYPES = Set.of(
+            "gateway.DecodedHeaders",
             "gateway.ForwardRequest",
             "gateway.ForwardResponse",
             "gateway.ForwarderMetrics",

@@ -14,6 +14,7 @@ import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -836,7 +837,9 @@ final class ClientConnection {
             return;
         }
         bytesOut += last.readableBytes();
-        end(new DefaultLastHttpContent(last));
+        // No trailer map of its own (a response's trailers are not passed on): one empty header
+        // map less per response (issue 14).
+        end(new DefaultLastHttpContent(last, EmptyHttpHeaders.INSTANCE));
     }
 
     private void end(LastHttpContent last) {
