@@ -51,6 +51,16 @@ public final class CellRing {
     private final Map<String, URI> urls;
     private final Source source;
 
+    /** A member and its URL. */
+    private record MemberUrl(String id, URI url) {}
+
+    /**
+     * The member {@link #url} answered last: most requests go to the owner the one before went
+     * to, and the id is then the same string, so the answer is an identity check instead of a
+     * look-up in the map (issue 14). Racy by design: a lost write only means a look-up.
+     */
+    private volatile @Nullable MemberUrl lastUrl;
+
     private CellRing(KetamaRing ketama, Map<String, URI> urls, Source source) {
         this.ketama = ketama;
         this.urls = urls;
@@ -193,7 +203,15 @@ public final class CellRing {
 
     /** Returns a member's base URL, or null when the id is not a member (or has no URL). */
     public @Nullable URI url(String id) {
-        return urls.get(id);
+        MemberUrl last = lastUrl;
+        if (last != null && last.id().equals(id)) { // equals: identity first
+            return last.url();
+        }
+        URI url = urls.get(id);
+        if (url != null) {
+            lastUrl = new MemberUrl(id, url);
+        }
+        return url;
     }
 
     /** Answers whether {@code id} is a member. */

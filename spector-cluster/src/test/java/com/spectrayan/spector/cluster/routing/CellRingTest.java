@@ -156,4 +156,18 @@ final class CellRingTest {
         }
         return "http://" + host + ":7070";
     }
+    /** The last answer is remembered per ring: members asked in turn each get their own URL. */
+    @Test
+    void url_membersAskedInTurn_eachGetTheirOwn() {
+        CellRing ring = CellRing.of(
+                3,
+                CellRing.parseMembers("owner-0=http://10.0.0.1:7070, owner-1=http://10.0.0.2:7071"),
+                CellRing.Source.CONFIG);
+        for (int i = 0; i < 3; i++) {
+            assertThat(ring.url("owner-0")).isEqualTo(URI.create("http://10.0.0.1:7070"));
+            assertThat(ring.url(new String("owner-0".toCharArray()))).isEqualTo(URI.create("http://10.0.0.1:7070"));
+            assertThat(ring.url("owner-1")).isEqualTo(URI.create("http://10.0.0.2:7071"));
+            assertThat(ring.url("owner-2")).isNull();
+        }
+    }
 }
