@@ -255,7 +255,7 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             return;
         }
         if (pool.loop.inEventLoop()) {
-            pool.release(channel, reusable);
+            pool.release(channel, reusable); // inline, with no task made as onLoop's argument
         } else {
             onLoop(pool.loop, () -> pool.release(channel, reusable), null);
         }
