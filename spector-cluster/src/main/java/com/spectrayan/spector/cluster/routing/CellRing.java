@@ -7,6 +7,7 @@ import com.spectrayan.spector.contract.SpectorException;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -54,17 +55,25 @@ public final class CellRing {
     /** A member and its URL. */
     private record MemberUrl(String id, URI url) {}
 
+    /** {@link #urls} as {@link MemberUrl}s, made once per snapshot so a look-up allocates nothing. */
+    private final Map<String, MemberUrl> members;
+
     /**
      * The member {@link #url} answered last: most requests go to the owner the one before went
      * to, and the id is then the same string, so the answer is an identity check instead of a
-     * look-up in the map (issue 14). Racy by design: a lost write only means a look-up.
+     * look-up in the map (issue 14). A plain field, racy by design: a record is immutable, so a
+     * reader sees a whole one or the one before, and a lost write only means a look-up. A miss
+     * allocates nothing.
      */
-    private volatile @Nullable MemberUrl lastUrl;
+    private @Nullable MemberUrl lastUrl;
 
     private CellRing(KetamaRing ketama, Map<String, URI> urls, Source source) {
         this.ketama = ketama;
         this.urls = urls;
         this.source = source;
+        Map<String, MemberUrl> m = new HashMap<>();
+        urls.forEach((id, url) -> m.put(id, new MemberUrl(id, url)));
+        this.members = Map.copyOf(m);
     }
 
     /**
@@ -207,11 +216,12 @@ public final class CellRing {
         if (last != null && last.id().equals(id)) { // equals: identity first
             return last.url();
         }
-        URI url = urls.get(id);
-        if (url != null) {
-            lastUrl = new MemberUrl(id, url);
+        MemberUrl member = members.get(id);
+        if (member == null) {
+            return null;
         }
-        return url;
+        lastUrl = member;
+        return member.url();
     }
 
     /** Answers whether {@code id} is a member. */
