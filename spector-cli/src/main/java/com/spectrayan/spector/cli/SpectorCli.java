@@ -1,5 +1,6 @@
 package com.spectrayan.spector.cli;
 
+import com.spectrayan.spector.contract.Environment;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
 import java.io.PrintWriter;
@@ -104,6 +105,7 @@ public final class SpectorCli {
 
     /** Runs {@code bin/spector} and exits with the command's code. */
     public static void main(String[] args) {
+        Environment.nettyDefaults(); // first: before any Netty buffer class loads
         PrintWriter out = new PrintWriter(System.out, true, java.nio.charset.StandardCharsets.UTF_8);
         PrintWriter err = new PrintWriter(System.err, true, java.nio.charset.StandardCharsets.UTF_8);
         GatewayCommand gateway = GatewayCommand.plain(args);

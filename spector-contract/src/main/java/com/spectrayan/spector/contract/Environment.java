@@ -10,12 +10,36 @@ import org.jspecify.annotations.Nullable;
 /**
  * What the entry points share about their process: reading the {@code SPECTOR_*} environment
  * variables (the owner's and the worker's containers), collecting every problem as {@code KEY:
- * 'value' (expected: ...)} so that one start reports them all, and the main wait until the process
- * is asked to stop ({@link #awaitShutdown}). The gateway binds its settings with SmallRye Config
- * instead.
+ * 'value' (expected: ...)} so that one start reports them all, the main wait until the process
+ * is asked to stop ({@link #awaitShutdown}), and the system properties every process sets for
+ * Netty before it loads ({@link #nettyDefaults}). The gateway binds its settings with SmallRye
+ * Config instead.
  */
 public final class Environment {
     private Environment() {}
+
+    /** Netty's switch for its adaptive allocator's low-memory mode (netty-buffer 4.2). */
+    public static final String NETTY_LOW_MEMORY = "io.netty.allocator.lowMemory";
+
+    /**
+     * Sets what a process of ours wants from Netty unless its command line set it already; call it
+     * first in a {@code main}, before anything allocates a Netty buffer (the allocator reads it
+     * once, when its class initializes).
+     *
+     * <p>{@code io.netty.allocator.lowMemory=false}: Netty's adaptive allocator takes a JVM whose
+     * maximum heap is under 512 MiB for a small machine, and then shares its buffer magazines
+     * between threads and frees every chunk its short reuse queue cannot hold. Our processes have
+     * small heaps by design (the gateway's is 256 MiB) but move their bytes in direct memory, off the
+     * heap: with the low-memory mode, a 1 MiB response spent about a tenth of the gateway's event
+     * loop allocating, zeroing and freeing direct chunks (issue 14; bench/README.md, "The
+     * allocator's low-memory mode"). The normal mode keeps a chunk cache per event loop (up to 8
+     * MiB each).
+     */
+    public static void nettyDefaults() {
+        if (System.getProperty(NETTY_LOW_MEMORY) == null) {
+            System.setProperty(NETTY_LOW_MEMORY, "false");
+        }
+    }
 
     /**
      * Blocks the calling thread (a process's main thread) until the JVM is asked to stop (SIGTERM,

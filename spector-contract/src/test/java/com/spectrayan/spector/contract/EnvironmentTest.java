@@ -104,4 +104,24 @@ final class EnvironmentTest {
         assertThat(err).containsExactly("spector-test: while stopping: java.lang.IllegalStateException: boom");
         assertThat(out).containsExactly("ready");
     }
+
+    @Test
+    void nettyDefaults_unset_turnsTheAllocatorsLowMemoryModeOff_butKeepsAValueTheCommandLineGave() {
+        String before = System.getProperty(Environment.NETTY_LOW_MEMORY);
+        try {
+            System.clearProperty(Environment.NETTY_LOW_MEMORY);
+            Environment.nettyDefaults();
+            assertThat(System.getProperty(Environment.NETTY_LOW_MEMORY)).isEqualTo("false");
+
+            System.setProperty(Environment.NETTY_LOW_MEMORY, "true"); // -Dio.netty.allocator.lowMemory=true
+            Environment.nettyDefaults();
+            assertThat(System.getProperty(Environment.NETTY_LOW_MEMORY)).isEqualTo("true");
+        } finally {
+            if (before == null) {
+                System.clearProperty(Environment.NETTY_LOW_MEMORY);
+            } else {
+                System.setProperty(Environment.NETTY_LOW_MEMORY, before);
+            }
+        }
+    }
 }

@@ -1,5 +1,6 @@
 package com.spectrayan.spector.gateway;
 
+import com.spectrayan.spector.contract.Environment;
 import com.spectrayan.spector.gateway.auth.HmacTokens;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import java.io.IOException;
@@ -72,6 +73,7 @@ public final class GatewayTraining implements AutoCloseable {
 
     /** Runs the training and exits 0, or 1 with the reason on standard error. */
     public static void main(String[] args) {
+        Environment.nettyDefaults(); // as the gateway runs: its archive holds the same classes
         int code;
         try {
             GatewayTraining training = run();
