@@ -4,9 +4,12 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.codeUnits;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.spectrayan.spector.contract.Environment;
+import com.tngtech.archunit.core.domain.JavaAccess;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaMethod;
 import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -14,6 +17,7 @@ import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -197,6 +201,31 @@ final class ArchitectureTest {
         assertThat(published)
                 .as("public types of spector-cluster (a new one is a decision: CLUSTER_PUBLIC_TYPES and COMPONENTS.md)")
                 .containsExactlyInAnyOrderElementsOf(CLUSTER_PUBLIC_TYPES);
+    }
+
+    /**
+     * Every process's {@code main} sets Netty's properties before anything else: the allocator
+     * reads them once, when its class loads ({@code Environment.nettyDefaults}; issue 14).
+     */
+    @Test
+    void everyMain_setsNettysDefaultsFirst() {
+        List<JavaMethod> mains = classes.stream()
+                .flatMap(c -> c.getMethods().stream())
+                .filter(m -> m.getName().equals("main")
+                        && m.getModifiers().containsAll(Set.of(JavaModifier.PUBLIC, JavaModifier.STATIC))
+                        && m.getRawParameterTypes().size() == 1)
+                .toList();
+        assertThat(mains)
+                .extracting(m -> m.getOwner().getSimpleName())
+                .contains("SpectorCli", "GatewayMain", "GatewayTraining", "OwnerMain", "WorkerMain");
+        for (JavaMethod main : mains) {
+            JavaAccess<?> first = main.getAccessesFromSelf().stream()
+                    .min(Comparator.comparingInt(JavaAccess::getLineNumber))
+                    .orElseThrow();
+            assertThat(first.getTarget().getFullName())
+                    .as("the first call of %s", main.getFullName())
+                    .isEqualTo(Environment.class.getName() + ".nettyDefaults()");
+        }
     }
 
     /**
