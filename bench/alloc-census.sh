@@ -32,8 +32,9 @@ secret=$(head -c 48 /dev/urandom | base64 | tr -d '\n')
 printf '%s' "$secret" > "$W/secret"
 token=$(java -jar "$jar" token --secret-file "$W/secret" --tenant bench --ttl 86400)
 nginx -e "$BENCH_DIR/logs/startup.err" -p "$BENCH_DIR" -c "$BENCH_DIR/backend.conf"
-# 3 GiB of heap holds the warm-up and N requests at a few KiB each; under 32 GiB oops stay compressed,
-# so the sizes are the ones a production heap has.
+# 3 GiB of heap holds the warm-up and N requests at a few KiB each (N up to about 400 000; past
+# that Epsilon runs out and the JVM stops); under 32 GiB oops stay compressed, so the sizes are
+# the ones a production heap has.
 env SPECTOR_CELL_ROLE=gateway SPECTOR_CELL_RING_MEMBERS=bench=http://127.0.0.1:19000 \
   SPECTOR_SERVER_PORT=$PORT SPECTOR_SERVER_HOST=127.0.0.1 SPECTOR_ROUTING_REDIS_ENABLED=false \
   SPECTOR_SECURITY_JWT_HMAC_SECRET="$secret" \
