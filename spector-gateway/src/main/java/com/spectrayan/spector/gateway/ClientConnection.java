@@ -184,6 +184,11 @@ final class ClientConnection {
     private boolean responseStarted;
     private boolean responseEnded;
     private boolean closeAfterResponse;
+    /** The response's framing length (its {@code Content-Length}), or -1: chunked, close-delimited or none. */
+    private long responseLength = -1;
+    /** Whether this connection holds a slot of the gateway's splice pipes ({@link SplicePipes}). */
+    private boolean holdsPipe;
+
     private int status;
     private long startNanos;
     private String route = "";
@@ -303,6 +308,7 @@ final class ClientConnection {
         path = "-";
         bytesIn = 0;
         bytesOut = 0;
+        responseLength = -1;
         upstreamHeadNanos = -1;
         upstream = null;
         attempts = 0;
@@ -684,6 +690,7 @@ final class ClientConnection {
         status = responseStatus.code();
         boolean bodyless = ResponseFraming.bodyless(headRequest, status);
         long length = ResponseFraming.contentLength(status, contentLength);
+        responseLength = bodyless ? -1 : length;
         HttpResponse r = new DefaultHttpResponse(HttpVersion.HTTP_1_1, responseStatus, headers);
         HttpHeaders h = r.headers();
         h.remove(HttpHeaderNames.TRANSFER_ENCODING);
@@ -810,6 +817,38 @@ final class ClientConnection {
     void chunk(ByteBuf chunk) {
         bytesOut += chunk.readableBytes();
         ctx.write(new DefaultHttpContent(chunk), ctx.voidPromise());
+    }
+
+    /**
+     * Offers this connection's socket for the rest of the response body, spliced from an owner's
+     * ({@code ResponseSplice}), or answers null: the response must be framed by its {@code
+     * Content-Length} (the bytes go out as they come), the connection plain (TLS encrypts in the
+     * JVM) on a native epoll socket, and a pipe slot free or already held ({@link SplicePipes}).
+     */
+    @Nullable
+    Channel spliceTarget() {
+        Channel ch = ctx.channel();
+        if (state != State.EXCHANGE
+                || !responseStarted
+                || responseEnded
+                || responseLength < 0
+                || !context.splicePipes().enabled()
+                || !(ch instanceof io.netty.channel.epoll.EpollSocketChannel)
+                || ctx.pipeline().get(ServerTls.HANDLER_NAME) != null) {
+            return null;
+        }
+        if (!holdsPipe) {
+            if (!context.splicePipes().claim(ch)) {
+                return null;
+            }
+            holdsPipe = true;
+        }
+        return ch;
+    }
+
+    /** Counts {@code bytes} of the response body that went to the client by splice. */
+    void spliced(long bytes) {
+        bytesOut += bytes;
     }
 
     /** Writes out what {@link #chunk} queued. */

@@ -245,4 +245,14 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
     public boolean isWritable() {
         return connection.isWritable();
     }
+
+    @Override
+    public @Nullable Channel spliceTarget() {
+        return responseBodyless ? null : connection.spliceTarget();
+    }
+
+    @Override
+    public void onSpliced(long bytes) {
+        connection.spliced(bytes);
+    }
 }

@@ -27,6 +27,8 @@ import java.util.Set;
  *     spector.routing.gateway.stream-idle-timeout})
  * @param peerHop where a relay for a worker with no link here goes ({@link PeerHop#OFF}: nowhere)
  * @param accessLog the access log ({@link AccessLog#NONE} when off)
+ * @param splicePipes the pipes for response bodies spliced to clients ({@code
+ *     spector.server.splice-pipes})
  */
 record GatewayContext(
         GatewayForwarder forwarder,
@@ -44,4 +46,5 @@ record GatewayContext(
         Duration bodyTimeout,
         Duration streamIdleTimeout,
         PeerHop peerHop,
-        AccessLog accessLog) {}
+        AccessLog accessLog,
+        SplicePipes splicePipes) {}

@@ -286,6 +286,11 @@ final class GatewayMetrics {
                 "direction",
                 "to-client");
         counter(
+                "spector.forwarder.spliced.responses",
+                "Responses whose body went on from the owner's socket to the client's in the kernel (splice)",
+                m,
+                ForwarderMetrics::splicedResponses);
+        counter(
                 "spector.forwarder.exchanges",
                 "Exchanges by outcome",
                 m,

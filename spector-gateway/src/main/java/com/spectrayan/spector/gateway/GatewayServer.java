@@ -108,6 +108,7 @@ public final class GatewayServer implements AutoCloseable {
     private final Duration drainTimeout;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicInteger clientConnections = new AtomicInteger();
+    private final SplicePipes splicePipes;
 
     private GatewayServer(GatewaySettings s, EdgeAuthenticator auth, Cors cors) {
         CellSettings cell = s.cell();
@@ -181,6 +182,7 @@ public final class GatewayServer implements AutoCloseable {
             throw new UncheckedIOException(
                     "spector.server.access-log: cannot append to " + server.accessLog() + ": " + e.getMessage(), e);
         }
+        this.splicePipes = epoll ? new SplicePipes(server.splicePipes()) : SplicePipes.OFF;
         GatewayContext context = new GatewayContext(
                 forwarder,
                 new RoutingKeyExtractor(cell.id()),
@@ -205,7 +207,8 @@ public final class GatewayServer implements AutoCloseable {
                 server.bodyTimeout(),
                 s.routing().gateway().streamIdleTimeout(),
                 peers.hop(),
-                accessLog);
+                accessLog,
+                splicePipes);
 
         Map<String, String> uplinkTokens = s.uplink().tokens();
         UplinkAcceptor uplinks = UplinkAcceptor.builder(
@@ -439,6 +442,11 @@ public final class GatewayServer implements AutoCloseable {
     /** Returns the bound peer port, or -1 when the peer listener is off. */
     public int peerPort() {
         return peers.port();
+    }
+
+    /** Returns the client connections holding a pipe for spliced response bodies ({@link SplicePipes}). */
+    int splicePipesHeld() {
+        return splicePipes.held();
     }
 
     /** Returns the open owner connections. */

@@ -2,8 +2,8 @@ package com.spectrayan.spector.gateway;
 
 import static java.util.Objects.requireNonNull;
 
+import com.spectrayan.spector.cluster.gateway.CodecRemoval;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -109,9 +109,6 @@ final class Splice {
     /** The name of the handler each pipeline gets. */
     static final String HANDLER_NAME = "splice";
 
-    /** The name of the short-lived handler that collects what a removed codec fires. */
-    static final String CAPTURE_NAME = "splice-capture";
-
     /** How the splice stands; moves only forward. */
     enum State {
         /** Both channels open; bytes flow both ways. */
@@ -205,39 +202,13 @@ final class Splice {
     }
 
     /**
-     * Removes an HTTP codec (any {@code ByteToMessageDecoder}, or a combined handler holding one)
-     * and returns the bytes it had read but not decoded, which its removal fires; empty when there
-     * were none. The caller owns the returned buffer (pass it to {@link #join(Channel, Channel,
-     * Duration, ByteBuf, ByteBuf) join}). Messages other than bytes fired during the removal go
-     * on down the pipeline.
-     *
-     * <p>Call on the channel's event loop, from a handler (the one that received the 101 head is
-     * fine), never from inside the codec's own {@code decode}, where Netty defers the removal.
-     *
-     * @throws IllegalArgumentException when the pipeline has no handler of that name
-     * @throws IllegalStateException when called off the channel's event loop
+     * Removes an HTTP codec and returns the bytes it had read but not decoded ({@link
+     * CodecRemoval#remove}); the caller owns them (pass them to {@link #join(Channel, Channel,
+     * Duration, ByteBuf, ByteBuf) join}). On the channel's loop, from a handler (the one that
+     * received the 101 head is fine), never from inside the codec's own {@code decode}.
      */
     static ByteBuf removeCodec(ChannelPipeline pipeline, String name) {
-        requireNonNull(pipeline, "pipeline");
-        requireNonNull(name, "name");
-        ChannelHandlerContext ctx = pipeline.context(name);
-        if (ctx == null) {
-            throw new IllegalArgumentException("name: " + name + " (expected: a handler of " + pipeline.names() + ")");
-        }
-        if (!ctx.executor().inEventLoop()) {
-            throw new IllegalStateException("removeCodec(" + name + ") off the channel's event loop");
-        }
-        Capture capture = new Capture();
-        pipeline.addAfter(name, CAPTURE_NAME, capture);
-        try {
-            pipeline.remove(name);
-        } catch (RuntimeException e) {
-            capture.release();
-            throw e;
-        } finally {
-            pipeline.remove(capture);
-        }
-        return capture.take();
+        return CodecRemoval.remove(pipeline, name);
     }
 
     /**
@@ -441,42 +412,6 @@ final class Splice {
         @Override
         public String toString() {
             return "Splice.Side{" + direction + "}";
-        }
-    }
-
-    /** Collects the bytes a codec fires when it is removed. Event loop only. */
-    private static final class Capture extends ChannelInboundHandlerAdapter {
-        private @Nullable ByteBuf held;
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (!(msg instanceof ByteBuf buf)) {
-                ctx.fireChannelRead(msg);
-                return;
-            }
-            ByteBuf h = held;
-            if (h == null) {
-                held = buf;
-            } else if (h instanceof CompositeByteBuf composite) {
-                composite.addComponent(true, buf);
-            } else {
-                held = ctx.alloc().compositeBuffer().addComponent(true, h).addComponent(true, buf);
-            }
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            // The removal's own read-complete: the batch it ends is the caller's.
-        }
-
-        ByteBuf take() {
-            ByteBuf h = held;
-            held = null;
-            return h == null ? Unpooled.EMPTY_BUFFER : h;
-        }
-
-        void release() {
-            ReferenceCountUtil.release(take());
         }
     }
 }

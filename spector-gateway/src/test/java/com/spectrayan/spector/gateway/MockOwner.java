@@ -102,7 +102,8 @@ final class MockOwner implements AutoCloseable {
         }
     }
 
-    private static @Nullable Request readRequest(InputStream in) throws IOException {
+    /** Reads one request whole (Content-Length or chunked body); null at the end of the stream. */
+    static @Nullable Request readRequest(InputStream in) throws IOException {
         String requestLine = line(in);
         if (requestLine == null) {
             return null;

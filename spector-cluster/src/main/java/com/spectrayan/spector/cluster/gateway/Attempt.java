@@ -90,6 +90,9 @@ final class Attempt implements UpstreamHttpTransport.Listener {
 
         /** The owner sent nothing for {@code idle} inside its response. */
         void onIdle(Attempt a, Duration idle);
+
+        /** {@code bytes} more body bytes went from the owner's socket to the client's by splice. */
+        void onSpliced(Attempt a, int bytes);
     }
 
     private final RouteEntry entry;
@@ -120,6 +123,9 @@ final class Attempt implements UpstreamHttpTransport.Listener {
 
     private Duration idle = Duration.ZERO;
     private long lastReadNanos;
+
+    /** The kernel splice of the rest of the body while it runs ({@link #splice}), else null. */
+    private @Nullable ResponseSplice splice;
 
     Attempt(
             RouteEntry entry,
@@ -255,10 +261,13 @@ final class Attempt implements UpstreamHttpTransport.Listener {
         return ch != null && ch.isWritable();
     }
 
-    /** Reads from the owner (true) or stops (false): the client's backpressure. */
+    /**
+     * Reads from the owner (true) or stops (false): the client's backpressure. While a splice
+     * runs, Netty's splice paces the owner itself, and this does nothing.
+     */
     void setReading(boolean read) {
         Channel ch = channel;
-        if (ch != null) {
+        if (ch != null && splice == null) {
             ch.config().setAutoRead(read);
         }
     }
@@ -296,6 +305,11 @@ final class Attempt implements UpstreamHttpTransport.Listener {
         }
         state = State.RELEASED;
         cancelTimers();
+        ResponseSplice sp = splice;
+        if (sp != null) {
+            splice = null;
+            sp.cancel(); // responseComplete is false: the connection is closed below, its queue with it
+        }
         Channel ch = channel;
         channel = null;
         if (ch != null) {
@@ -308,6 +322,88 @@ final class Attempt implements UpstreamHttpTransport.Listener {
             }
             transport.release(loop, uri, ch, reusable);
         }
+    }
+
+    /**
+     * Answers whether the rest of the response body may be spliced now: the attempt holds its
+     * connection, the whole request went out, the response began and did not end, no splice runs,
+     * and the kernel can splice from the connection to {@code client} ({@link
+     * ResponseSplice#possible}).
+     */
+    boolean maySplice(Channel client) {
+        Channel ch = channel;
+        return state == State.OPEN
+                && requestComplete
+                && responseStarted
+                && !responseComplete
+                && splice == null
+                && ch != null
+                && ch.isActive()
+                && ResponseSplice.possible(ch, client);
+    }
+
+    /**
+     * Moves the rest of the response body, {@code length} bytes, from the owner's socket to {@code
+     * client}'s in the kernel ({@link ResponseSplice}); {@link #maySplice} must have said yes. The
+     * connection's codec comes out first; bytes its decoder still held go to the exchange as body
+     * first ({@link Events#onContent}). Each slice that reaches the client is reported ({@link
+     * Events#onSpliced}); the end arrives as an empty {@link LastHttpContent}, with the codec back
+     * in place, as if the decoder had read it; a failure as {@link Events#onFailed}.
+     */
+    void splice(Channel client, long length) {
+        Channel ch = requireChannel();
+        ByteBuf held = CodecRemoval.remove(ch.pipeline(), UpstreamHttpTransport.CODEC);
+        int n = held.readableBytes();
+        if (n > length) {
+            held.release(); // past its Content-Length: the decoder would have ended the body first
+            transport.restoreCodec(ch);
+            onFailure(new IllegalStateException("owner sent " + n + " bytes with " + length + " left of its body"));
+            return;
+        }
+        if (n > 0) {
+            events.onContent(this, new DefaultHttpContent(held));
+        } else {
+            held.release();
+        }
+        if (state != State.OPEN || !events.isCurrent(this)) {
+            return; // the exchange ended on those bytes
+        }
+        if (n == length) {
+            spliceEnded();
+            return;
+        }
+        ResponseSplice started = ResponseSplice.start(ch, client, length - n, new ResponseSplice.Events() {
+            @Override
+            public void onSliced(int bytes) {
+                lastReadNanos = ticker.read();
+                if (state == State.OPEN && events.isCurrent(Attempt.this)) {
+                    events.onSpliced(Attempt.this, bytes);
+                }
+            }
+
+            @Override
+            public void onEnded() {
+                splice = null;
+                spliceEnded();
+            }
+
+            @Override
+            public void onFailed(Throwable cause) {
+                splice = null;
+                onFailure(cause);
+            }
+        });
+        if (started.isActive()) { // else it failed at once (the owner had closed), and said so
+            splice = started;
+        }
+    }
+
+    /** The body ended by splice: the codec goes back, and the exchange hears the end as the decoder's. */
+    private void spliceEnded() {
+        Channel ch = requireChannel();
+        transport.restoreCodec(ch);
+        responseComplete = true;
+        events.onContent(this, LastHttpContent.EMPTY_LAST_CONTENT);
     }
 
     RouteEntry entry() {
@@ -354,6 +450,12 @@ final class Attempt implements UpstreamHttpTransport.Listener {
             if (message instanceof HttpResponse response) {
                 onResponse(response);
             }
+            if (message instanceof ByteBuf bytes) {
+                // Bytes with no codec in front: only around a splice, and never in order.
+                bytes.release();
+                onFailure(new IllegalStateException("owner bytes outside the response's framing"));
+                return;
+            }
             if (message instanceof HttpContent content) {
                 lastReadNanos = ticker.read();
                 if (interimEnd && content instanceof LastHttpContent) {
@@ -393,6 +495,10 @@ final class Attempt implements UpstreamHttpTransport.Listener {
 
     @Override
     public void onReadComplete() {
+        if (splice != null) {
+            lastReadNanos = ticker.read(); // the owner's socket was read: into the pipe
+            return;
+        }
         if (idleArmed && idleTimer == null && state == State.OPEN && !responseComplete) {
             scheduleIdle(Math.max(0, idle.toNanos() - (ticker.read() - lastReadNanos)));
         }

@@ -26,6 +26,7 @@ public final class ForwarderMetrics {
     private final LongAdder handoffRefused = new LongAdder();
     private final LongAdder bytesToOwners = new LongAdder();
     private final LongAdder bytesToClients = new LongAdder();
+    private final LongAdder splicedResponses = new LongAdder();
 
     /** Exchanges in progress. */
     public int active() {
@@ -115,6 +116,15 @@ public final class ForwarderMetrics {
     /** Response body bytes handed to clients. */
     public long bytesToClients() {
         return bytesToClients.sum();
+    }
+
+    /** Responses whose body went on from the owner's socket to the client's by splice ({@link ResponseSplice}). */
+    public long splicedResponses() {
+        return splicedResponses.sum();
+    }
+
+    void countSpliced() {
+        splicedResponses.increment();
     }
 
     void started() {

@@ -89,6 +89,14 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     /** The owner this exchange probes for passive health, or null ({@link OwnerHealth}). */
     private @Nullable String probe;
 
+    /**
+     * The body bytes the owner has still to send when the response may be spliced (its length
+     * known and at least {@link ResponseSplice#MIN_LENGTH}, no event stream), else -1.
+     */
+    private long bodyLeft = -1;
+    /** Whether the sink was asked for its socket ({@link ResponseSink#spliceTarget()}): once. */
+    private boolean spliceAsked;
+
     private boolean learnedOwner;
     private boolean staleRetryUsed;
     private long bodyBytes;
@@ -743,6 +751,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             return;
         }
         a.armIdle(pinned != null ? ownerTimeout : streaming ? spec.streamIdleTimeout() : spec.responseIdleTimeout());
+        bodyLeft = !streaming && length >= ResponseSplice.MIN_LENGTH ? length : -1;
         sink.onHead(new ForwardResponse(
                 response.status(), in, a.entry().owner(), attempts, streaming, streaming ? -1 : length, retargets));
     }
@@ -777,6 +786,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         int n = b.readableBytes();
         if (n > 0) {
             metrics.countToClient(n);
+            bodyLeft -= bodyLeft > 0 ? n : 0;
         } else {
             content.release();
         }
@@ -796,7 +806,33 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     public void onReadComplete(Attempt a) {
         if (state.isStreaming()) {
             sink.flush();
+            if (bodyLeft > 0 && !spliceAsked) {
+                trySplice(a);
+            }
         }
+    }
+
+    /**
+     * Moves the rest of the body by splice when the client side offers its socket and the attempt
+     * can ({@link ResponseSplice}'s notes say when); the sink is asked once, when the client takes
+     * bytes.
+     */
+    private void trySplice(Attempt a) {
+        if (!sink.isWritable()) {
+            return; // asked at a later batch, once the client drained
+        }
+        spliceAsked = true;
+        Channel client = sink.spliceTarget();
+        if (client != null && a.maySplice(client)) {
+            metrics.countSpliced();
+            a.splice(client, bodyLeft);
+        }
+    }
+
+    @Override
+    public void onSpliced(Attempt a, int bytes) {
+        metrics.countToClient(bytes);
+        sink.onSpliced(bytes);
     }
 
     @Override

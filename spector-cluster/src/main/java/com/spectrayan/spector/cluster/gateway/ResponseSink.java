@@ -2,6 +2,7 @@ package com.spectrayan.spector.cluster.gateway;
 
 import com.spectrayan.spector.contract.SpectorException;
 import io.netty.buffer.ByteBuf;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where the forwarder delivers the answer: the client side of one exchange. The forwarder calls,
@@ -64,4 +65,17 @@ public interface ResponseSink {
 
     /** Answers whether the client connection takes more bytes now. */
     boolean isWritable();
+
+    /**
+     * Offers the client's socket for the rest of this response's body, moved by the kernel from
+     * the owner's ({@link ResponseSplice}), or answers null. A sink that offers it framed the
+     * response by its length, writes no byte of its own until {@link #onEnd}, and counts the
+     * spliced bytes it hears of through {@link #onSpliced}. None by default.
+     */
+    default io.netty.channel.@Nullable Channel spliceTarget() {
+        return null;
+    }
+
+    /** {@code bytes} more body bytes reached the client's socket by splice (for the access log). */
+    default void onSpliced(long bytes) {}
 }

@@ -65,6 +65,12 @@ import org.jspecify.annotations.Nullable;
  */
 public final class UpstreamHttpTransport implements AutoCloseable {
 
+    /** The name of an owner connection's HTTP codec in its pipeline. */
+    static final String CODEC = "codec";
+
+    /** The name of an owner connection's last handler, {@link OwnerChannelHandler}. */
+    static final String OWNER = "owner";
+
     private final TransportSpec spec;
     private final Class<? extends Channel> channelClass;
     private final DnsAddressResolverGroup resolver;
@@ -199,6 +205,27 @@ public final class UpstreamHttpTransport implements AutoCloseable {
         return out;
     }
 
+    /** An owner connection's HTTP codec, a new one. */
+    private HttpClientCodec newCodec() {
+        HttpDecoderConfig decoder = new HttpDecoderConfig()
+                .setMaxInitialLineLength(spec.maxInitialLineBytes())
+                .setMaxHeaderSize(spec.maxResponseHeaderBytes())
+                .setMaxChunkSize(64 * 1024)
+                .setHeadersFactory(DecodedHeaders.FACTORY); // sealed when the exchange takes the head
+        return new HttpClientCodec(decoder, false, false);
+    }
+
+    /**
+     * Puts a new HTTP codec back in front of an owner connection's handler, after a response body
+     * went around the old one ({@link ResponseSplice}, which took it out): the connection can then
+     * carry its next exchange.
+     */
+    void restoreCodec(Channel channel) {
+        if (channel.pipeline().get(CODEC) == null && channel.pipeline().get(OWNER) != null) {
+            channel.pipeline().addBefore(OWNER, CODEC, newCodec());
+        }
+    }
+
     /**
      * Takes an unpooled connection out of the transport after its owner switched protocols: its
      * HTTP handlers are removed (bytes the decoder still held are handed on down the pipeline),
@@ -206,8 +233,8 @@ public final class UpstreamHttpTransport implements AutoCloseable {
      */
     static void detach(Channel channel) {
         listen(channel, null);
-        if (channel.pipeline().get("owner") != null) {
-            channel.pipeline().remove("owner");
+        if (channel.pipeline().get(OWNER) != null) {
+            channel.pipeline().remove(OWNER);
         }
     }
 
@@ -549,14 +576,7 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             connections.incrementAndGet();
             ch.closeFuture().addListener(f -> connections.decrementAndGet());
             OwnerChannelHandler owner = new OwnerChannelHandler(unpooled);
-            HttpDecoderConfig decoder = new HttpDecoderConfig()
-                    .setMaxInitialLineLength(spec.maxInitialLineBytes())
-                    .setMaxHeaderSize(spec.maxResponseHeaderBytes())
-                    .setMaxChunkSize(64 * 1024)
-                    .setHeadersFactory(DecodedHeaders.FACTORY); // sealed when the exchange takes the head
-            ch.pipeline()
-                    .addLast("codec", new HttpClientCodec(decoder, false, false))
-                    .addLast("owner", owner);
+            ch.pipeline().addLast(CODEC, newCodec()).addLast(OWNER, owner);
             return owner;
         }
 

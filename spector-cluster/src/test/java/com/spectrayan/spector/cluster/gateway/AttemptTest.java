@@ -390,5 +390,10 @@ final class AttemptTest {
         public void onIdle(Attempt a, Duration idle) {
             calls.add("idle " + idle.toMillis() + " ms");
         }
+
+        @Override
+        public void onSpliced(Attempt a, int bytes) {
+            calls.add("spliced " + bytes);
+        }
     }
 }

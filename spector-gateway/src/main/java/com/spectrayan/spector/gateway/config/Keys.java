@@ -66,6 +66,7 @@ final class Keys {
     static final String SERVER_HEADER_TIMEOUT = "spector.server.header-timeout";
     static final String SERVER_BODY_TIMEOUT = "spector.server.body-timeout";
     static final String SERVER_MAX_CONNECTIONS = "spector.server.max-connections";
+    static final String SERVER_SPLICE_PIPES = "spector.server.splice-pipes";
     static final String SERVER_DRAIN_TIMEOUT = "spector.server.drain-timeout";
     static final String SERVER_TRUSTED_PROXIES = "spector.server.trusted-proxies";
     static final String SERVER_ACCESS_LOG = "spector.server.access-log";
@@ -129,6 +130,7 @@ final class Keys {
             SERVER_HEADER_TIMEOUT,
             SERVER_BODY_TIMEOUT,
             SERVER_MAX_CONNECTIONS,
+            SERVER_SPLICE_PIPES,
             SERVER_DRAIN_TIMEOUT,
             SERVER_TRUSTED_PROXIES,
             SERVER_ACCESS_LOG,

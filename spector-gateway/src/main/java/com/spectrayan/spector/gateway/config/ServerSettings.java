@@ -38,6 +38,8 @@ import org.jspecify.annotations.Nullable;
  * @param bodyTimeout {@code spector.server.body-timeout}: the longest gap between two reads of a
  *     request body (then 408)
  * @param maxConnections {@code spector.server.max-connections}, client connections open at once
+ * @param splicePipes {@code spector.server.splice-pipes}: client connections that may hold a kernel
+ *     pipe for response bodies spliced from an owner's socket (0: no splicing)
  * @param drainTimeout {@code spector.server.drain-timeout}: on SIGTERM, how long in-flight
  *     exchanges may finish before they are cut (0: cut at once)
  * @param trustedProxies {@code spector.server.trusted-proxies}: peers whose {@code X-Forwarded-*}
@@ -57,6 +59,7 @@ public record ServerSettings(
         Duration headerTimeout,
         Duration bodyTimeout,
         int maxConnections,
+        int splicePipes,
         Duration drainTimeout,
         List<InetAddress> trustedProxies,
         String accessLog,
@@ -74,6 +77,15 @@ public record ServerSettings(
 
     /** The largest request line cap, {@code spector.server.max-initial-line-length}. */
     static final int MAX_INITIAL_LINE_LENGTH_LIMIT = 65536;
+
+    /**
+     * {@code spector.server.splice-pipes}' default: HAProxy's {@code maxpipes} is a quarter of its
+     * connection limit; a quarter of {@code max-connections}' default here.
+     */
+    public static final int DEFAULT_SPLICE_PIPES = 2500;
+
+    /** The largest {@code spector.server.splice-pipes}: two descriptors each, within a process's open files. */
+    static final int MAX_SPLICE_PIPES = 100_000;
 
     /** The longest {@code spector.server.drain-timeout}: a drain longer than this is a stuck stop. */
     public static final Duration MAX_DRAIN_TIMEOUT = Duration.ofMinutes(10);
@@ -184,6 +196,11 @@ public record ServerSettings(
                 clientTimeout(r, Keys.SERVER_HEADER_TIMEOUT, MAX_HEADER_TIMEOUT),
                 clientTimeout(r, Keys.SERVER_BODY_TIMEOUT, MAX_BODY_TIMEOUT),
                 (int) r.integer(Keys.SERVER_MAX_CONNECTIONS, 1, Integer.MAX_VALUE, "an integer >= 1"),
+                (int) r.integer(
+                        Keys.SERVER_SPLICE_PIPES,
+                        0,
+                        MAX_SPLICE_PIPES,
+                        "an integer in 0.." + MAX_SPLICE_PIPES + " (0: no splicing)"),
                 r.duration(
                         Keys.SERVER_DRAIN_TIMEOUT,
                         null,
@@ -207,6 +224,7 @@ public record ServerSettings(
         d.put(Keys.SERVER_HEADER_TIMEOUT, "30s");
         d.put(Keys.SERVER_BODY_TIMEOUT, "60s");
         d.put(Keys.SERVER_MAX_CONNECTIONS, "10000");
+        d.put(Keys.SERVER_SPLICE_PIPES, String.valueOf(DEFAULT_SPLICE_PIPES));
         d.put(Keys.SERVER_DRAIN_TIMEOUT, "20s");
         d.put(Keys.SERVER_ACCESS_LOG, "stdout");
         d.put(Keys.TLS_PORT, String.valueOf(DEFAULT_TLS_PORT));
@@ -226,6 +244,7 @@ public record ServerSettings(
         d.put(Keys.SERVER_HEADER_TIMEOUT, Durations.format(headerTimeout));
         d.put(Keys.SERVER_BODY_TIMEOUT, Durations.format(bodyTimeout));
         d.put(Keys.SERVER_MAX_CONNECTIONS, String.valueOf(maxConnections));
+        d.put(Keys.SERVER_SPLICE_PIPES, String.valueOf(splicePipes));
         d.put(Keys.SERVER_DRAIN_TIMEOUT, Durations.format(drainTimeout));
         d.put(
                 Keys.SERVER_TRUSTED_PROXIES,

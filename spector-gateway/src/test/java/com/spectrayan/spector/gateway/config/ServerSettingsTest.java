@@ -30,6 +30,25 @@ final class ServerSettingsTest {
     }
 
     @Test
+    void splicePipes_atEachLimit_isAcceptedAndOnePastIsRefused() {
+        assertThat(withProps(Map.of()).server().splicePipes()).isEqualTo(ServerSettings.DEFAULT_SPLICE_PIPES);
+        assertThat(withProps(Map.of("spector.server.splice-pipes", "0"))
+                        .server()
+                        .splicePipes())
+                .as("off")
+                .isZero();
+        assertThat(withProps(Map.of("spector.server.splice-pipes", "100000"))
+                        .server()
+                        .splicePipes())
+                .isEqualTo(ServerSettings.MAX_SPLICE_PIPES);
+
+        assertThat(refused(Map.of("spector.server.splice-pipes", "-1")).getMessage())
+                .contains("spector.server.splice-pipes: -1 (expected: an integer in 0..100000 (0: no splicing))");
+        assertThat(refused(Map.of("spector.server.splice-pipes", "100001")).getMessage())
+                .contains("spector.server.splice-pipes: 100001");
+    }
+
+    @Test
     void maxHeaderSize_atEachLimit_isAcceptedAndOnePastIsRefused() {
         assertThat(withProps(Map.of("spector.server.max-header-size", "1024"))
                         .server()
