@@ -284,7 +284,8 @@ final class AccessLogTest {
     }
 
     /** Waits for the line of exchange {@code id} in {@code file} and returns it. */
-    private static JsonNode lineOf(Path file, String id) {
+    /** Waits (bounded) for the one line of exchange {@code id} in {@code file}, and returns it. */
+    static JsonNode lineOf(Path file, String id) {
         List<JsonNode> found = new ArrayList<>();
         Waits.until("the access log line of " + id, () -> {
             found.clear();

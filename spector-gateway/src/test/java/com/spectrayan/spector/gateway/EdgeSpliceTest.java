@@ -13,14 +13,17 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Response bodies the gateway splices from the owner's socket to the client's in the kernel
@@ -39,14 +42,27 @@ final class EdgeSpliceTest {
     private static final int FIRST = 1024;
     private static final Duration BOUND = Duration.ofSeconds(20);
 
+    @TempDir
+    static Path dir;
+
     private static StagedOwner owner;
     private static Cell cell;
     private static String token;
+    private static Path accessLog;
+    private static SSLContext trusting;
 
     @BeforeAll
     static void start() throws Exception {
         owner = StagedOwner.start();
-        cell = Cell.builder().owners(1).member("staged-0", owner.baseUri()).start();
+        TestPki ca = TestPki.authority("splice");
+        trusting = TestPki.clientTrusting(ca);
+        accessLog = dir.resolve("access.log");
+        cell = Cell.builder()
+                .owners(1)
+                .member("staged-0", owner.baseUri())
+                .set("spector.server.access-log", accessLog.toString())
+                .tls(ca, dir)
+                .start();
         token = Cell.token(Cell.TENANT);
     }
 
@@ -63,6 +79,10 @@ final class EdgeSpliceTest {
         long spliced = spliced(cell);
         try (Wire c = new Wire(cell.gateway.port())) {
             assertThat(c.stagedGet(owner, ns, len)).isEqualTo(StagedOwner.body(len));
+            // The access log counts the spliced bytes as sent.
+            String id = java.util.Objects.requireNonNull(c.lastHead.get("x-request-id"), "X-Request-Id");
+            assertThat(AccessLogTest.lineOf(accessLog, id).get("bytesOut").asLong())
+                    .isEqualTo(len);
             int ownerConnections = owner.connections();
             int ended = owner.connectionsEnded();
             // The same client connection and, back from its pool, the same owner connection.
@@ -196,6 +216,18 @@ final class EdgeSpliceTest {
         assertThat(spliced(cell) - before).isEqualTo(1);
     }
 
+    /** TLS encrypts in the JVM: a body to a TLS client is copied, never spliced, and arrives whole. */
+    @Test
+    void aTlsClient_getsTheBodyCopied() throws Exception {
+        String ns = cell.namespaceOwnedBy("staged-0");
+        int len = 1024 * 1024;
+        long before = spliced(cell);
+        try (Wire c = new Wire(TlsWire.handshake(cell.tlsPort(), trusting))) {
+            assertThat(c.stagedGet(owner, ns, len)).isEqualTo(StagedOwner.body(len));
+        }
+        assertThat(spliced(cell) - before).isZero();
+    }
+
     @Test
     void pipeBudget_atItsLimitSplices_onePastCopies_andAClosedConnectionGivesItsSlotBack() throws Exception {
         try (StagedOwner own = StagedOwner.start();
@@ -288,13 +320,25 @@ final class EdgeSpliceTest {
         private final Socket socket;
         private final InputStream in;
         private final OutputStream out;
+        /** The fields of the last head read. */
+        Map<String, String> lastHead = Map.of();
 
         Wire(int port) throws IOException {
-            socket = new Socket();
-            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), RawClient.TIMEOUT_MS);
+            this(connect(port));
+        }
+
+        /** A client over a connected socket (a TLS one, say). */
+        Wire(Socket socket) throws IOException {
+            this.socket = socket;
             socket.setSoTimeout(RawClient.TIMEOUT_MS);
             in = socket.getInputStream();
             out = socket.getOutputStream();
+        }
+
+        private static Socket connect(int port) throws IOException {
+            Socket s = new Socket();
+            s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), RawClient.TIMEOUT_MS);
+            return s;
         }
 
         void send(String head) throws IOException {
@@ -323,6 +367,7 @@ final class EdgeSpliceTest {
                         f.substring(0, colon).strip().toLowerCase(Locale.ROOT),
                         f.substring(colon + 1).strip());
             }
+            lastHead = fields;
             return fields;
         }
 
