@@ -6,8 +6,9 @@
 # commit: ./mvnw -B package -pl spector-cli -am -DskipTests). Environment: WARM_S (JVM warm-up
 # per build and size, default 30), JAVA_OPTS for both gateways, OLD_JAVA_OPTS / NEW_JAVA_OPTS for
 # one of them (two JVM flag sets on one jar: pass the same jar twice). SYSCALLS=N: instead of the
-# rates, system calls per forwarded 1 KiB request of old, new and nginx (strace -c -f during N
-# requests of ab -k over 8 connections, after a warm-up): a count a noisy machine does not move.
+# rates, system calls per forwarded 1 KiB request (SIZE=1m: 1 MiB) of old, new and nginx (strace
+# -c -f during N requests of ab -k over 8 connections, after a warm-up): a count a noisy machine
+# does not move.
 # Pinning as ../shared/bench/compare.sh: wrk on CPU 0, the backend and the proxies on CPU 1.
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n '2,8p' "$0"; exit 2; }
@@ -62,7 +63,7 @@ pids_of() { case $1 in direct) pgrep -P "$(cat $L/backend.pid)";; nginx) pgrep -
   *) echo "${PID[$1]}"; pgrep -P "${PID[$1]}" || true;; esac; }
 if [ -n "${SYSCALLS:-}" ]; then
   for command in ab strace; do command -v $command >/dev/null || { echo "SYSCALLS needs $command"; exit 1; }; done
-  url() { echo "http://127.0.0.1:${PORT[$1]}${PREFIX[$1]}/1k"; }
+  url() { echo "http://127.0.0.1:${PORT[$1]}${PREFIX[$1]}/${SIZE:-1k}"; }
   for t in old new nginx; do timeout 120 ab -q -k -n $((SYSCALLS * 2)) -c 8 -H "$AUTH" "$(url $t)" > /dev/null; done
   for t in old new nginx; do
     out=$BENCH_DIR/syscalls-$t.txt

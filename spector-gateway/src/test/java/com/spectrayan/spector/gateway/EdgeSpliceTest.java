@@ -39,7 +39,9 @@ import org.junit.jupiter.api.io.TempDir;
  * and pipelined requests are answered in order (§9.3.2).
  */
 final class EdgeSpliceTest {
-    private static final int FIRST = 1024;
+    /** The body bytes a staged answer sends before the test releases the rest. */
+    static final int FIRST = 1024;
+
     private static final Duration BOUND = Duration.ofSeconds(20);
 
     @TempDir
@@ -47,7 +49,7 @@ final class EdgeSpliceTest {
 
     private static StagedOwner owner;
     private static Cell cell;
-    private static String token;
+    private static final String TOKEN = Cell.token(Cell.TENANT);
     private static Path accessLog;
     private static SSLContext trusting;
 
@@ -63,7 +65,6 @@ final class EdgeSpliceTest {
                 .set("spector.server.access-log", accessLog.toString())
                 .tls(ca, dir)
                 .start();
-        token = Cell.token(Cell.TENANT);
     }
 
     @AfterAll
@@ -300,23 +301,24 @@ final class EdgeSpliceTest {
         return c.gateway.forwarder().metrics().splicedResponses();
     }
 
-    private static String get(String ns, String query) {
+    /** A GET of the staged owner's {@code big} answer in namespace {@code ns}, with {@code query}. */
+    static String get(String ns, String query) {
         return request("GET", ns, query);
     }
 
-    private static String request(String method, String ns, String query) {
+    static String request(String method, String ns, String query) {
         return method + " /api/v1/namespaces/" + ns + "/big?" + query + " HTTP/1.1\r\nHost: gateway\r\n"
-                + "Authorization: Bearer " + token + "\r\n\r\n";
+                + "Authorization: Bearer " + TOKEN + "\r\n\r\n";
     }
 
-    private static byte[] concat(byte[] a, byte[] b) {
+    static byte[] concat(byte[] a, byte[] b) {
         byte[] out = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
     }
 
     /** One raw client connection; every read bounded by {@link RawClient#TIMEOUT_MS}. */
-    private static final class Wire implements AutoCloseable {
+    static final class Wire implements AutoCloseable {
         private final Socket socket;
         private final InputStream in;
         private final OutputStream out;

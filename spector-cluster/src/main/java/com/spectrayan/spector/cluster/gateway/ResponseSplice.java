@@ -41,6 +41,11 @@ import io.netty.util.concurrent.Future;
  *       end (a truncated body), a read or write fails, or the client goes: {@link
  *       Events#onFailed}, and the owner connection is closed (its splice queue with it), never
  *       reused.
+ *   <li><b>Bytes past the length.</b> The splice reads exactly the body's length. Bytes an owner
+ *       sends after it meet the new codec when they are read, as bytes after any answer do: the
+ *       connection closes when no exchange holds it ({@code OwnerChannelHandler}), else the next
+ *       exchange fails on them (502). When the copy path reads them together with the body's end,
+ *       the decoder sees them at once; the splice leaves them in the socket for that next read.
  *   <li><b>The pipe's descriptors.</b> The pipe belongs to the client channel and is closed with
  *       it; its descriptor numbers may then be reused by the process at once. Netty's queued
  *       splice would still write into that number, so the client's close closes the owner
