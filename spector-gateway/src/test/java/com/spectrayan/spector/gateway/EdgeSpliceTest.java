@@ -3,6 +3,7 @@ package com.spectrayan.spector.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
 import com.spectrayan.spector.cluster.gateway.ResponseSplice;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -149,6 +150,9 @@ final class EdgeSpliceTest {
         String ns = cell.namespaceOwnedBy("staged-0");
         int len = 16 * 1024 * 1024;
         int ended = owner.connectionsEnded();
+        ForwarderMetrics m = cell.gateway.forwarder().metrics();
+        long cancelled = m.cancelled();
+        long failed = m.failed();
         try (Wire c = new Wire(cell.gateway.port())) {
             c.send(get(ns, "len=" + len + "&first=" + FIRST));
             c.readHead();
@@ -157,6 +161,10 @@ final class EdgeSpliceTest {
         }
         owner.release();
         await().atMost(BOUND).until(() -> owner.connectionsEnded() > ended);
+        // A client that went is a cancelled exchange, as during a copied body; not a failure.
+        await().atMost(BOUND).until(() -> m.cancelled() > cancelled);
+        assertThat(m.cancelled() - cancelled).isEqualTo(1);
+        assertThat(m.failed() - failed).isZero();
         assertNextExchangeWhole(ns);
     }
 

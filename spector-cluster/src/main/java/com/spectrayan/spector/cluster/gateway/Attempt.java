@@ -93,6 +93,9 @@ final class Attempt implements UpstreamHttpTransport.Listener {
 
         /** {@code bytes} more body bytes went from the owner's socket to the client's by splice. */
         void onSpliced(Attempt a, int bytes);
+
+        /** The client's connection closed during a splice; the owner's connection is closed. */
+        void onClientGone(Attempt a);
     }
 
     private final RouteEntry entry;
@@ -391,6 +394,14 @@ final class Attempt implements UpstreamHttpTransport.Listener {
             public void onFailed(Throwable cause) {
                 splice = null;
                 onFailure(cause);
+            }
+
+            @Override
+            public void onClientGone() {
+                splice = null;
+                if (state == State.OPEN && events.isCurrent(Attempt.this)) {
+                    events.onClientGone(Attempt.this);
+                }
             }
         });
         if (started.isActive()) { // else it failed at once (the owner had closed), and said so

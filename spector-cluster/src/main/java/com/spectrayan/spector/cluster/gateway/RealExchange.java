@@ -830,6 +830,11 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     }
 
     @Override
+    public void onClientGone(Attempt a) {
+        cancel(); // as when the client side reports it (ForwardedExchange.onClosed), only sooner
+    }
+
+    @Override
     public void onSpliced(Attempt a, int bytes) {
         metrics.countToClient(bytes);
         sink.onSpliced(bytes);

@@ -38,8 +38,9 @@ import io.netty.util.concurrent.Future;
  *       exchange's own pause and resume ({@link Attempt#setReading}) stand aside meanwhile, and the
  *       idle timer counts a paused owner as paused by the client, as it does for copied bodies.
  *   <li><b>Ending.</b> Every byte: the {@link Events#onEnded} callback. The owner closes before the
- *       end (a truncated body), a read or write fails, or the client goes: {@link
- *       Events#onFailed}, and the owner connection is closed (its splice queue with it), never
+ *       end (a truncated body) or a read or write fails: {@link Events#onFailed}. The client goes:
+ *       {@link Events#onClientGone} (the exchange is cancelled, as when a client goes during a
+ *       copied body). Either way the owner connection is closed (its splice queue with it), never
  *       reused.
  *   <li><b>Bytes past the length.</b> The splice reads exactly the body's length. Bytes an owner
  *       sends after it meet the new codec when they are read, as bytes after any answer do: the
@@ -75,8 +76,11 @@ public final class ResponseSplice {
         /** Every byte of the body reached the client's socket. */
         void onEnded();
 
-        /** The splice failed: the owner closed or failed, or the client went. */
+        /** The splice failed: the owner closed or failed, or a write to the client failed. */
         void onFailed(Throwable cause);
+
+        /** The client's connection closed: the owner's is closed too, and nothing more is reported. */
+        void onClientGone();
     }
 
     private final AbstractEpollStreamChannel owner;
@@ -92,7 +96,7 @@ public final class ResponseSplice {
         this.client = client;
         this.left = length;
         this.events = events;
-        this.onClientClosed = f -> owner.close(); // before the loop reads the owner again: see the notes
+        this.onClientClosed = f -> onClientClosed();
     }
 
     /** Answers whether the kernel can splice from {@code owner} to {@code client}: epoll sockets on one loop. */
@@ -158,6 +162,15 @@ public final class ResponseSplice {
         } else {
             end();
             events.onEnded();
+        }
+    }
+
+    /** The client closed: the owner closes in this task, before the loop reads it again (see the notes). */
+    private void onClientClosed() {
+        if (active) {
+            end();
+            owner.close();
+            events.onClientGone();
         }
     }
 

@@ -395,5 +395,10 @@ final class AttemptTest {
         public void onSpliced(Attempt a, int bytes) {
             calls.add("spliced " + bytes);
         }
+
+        @Override
+        public void onClientGone(Attempt a) {
+            calls.add("client gone");
+        }
     }
 }
