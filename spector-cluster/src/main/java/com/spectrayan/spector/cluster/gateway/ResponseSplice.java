@@ -44,9 +44,11 @@ import io.netty.util.concurrent.Future;
  *       reused.
  *   <li><b>Bytes past the length.</b> The splice reads exactly the body's length. Bytes an owner
  *       sends after it meet the new codec when they are read, as bytes after any answer do: the
- *       connection closes when no exchange holds it ({@code OwnerChannelHandler}), else the next
- *       exchange fails on them (502). When the copy path reads them together with the body's end,
- *       the decoder sees them at once; the splice leaves them in the socket for that next read.
+ *       connection closes when no exchange holds it ({@code OwnerChannelHandler}); an exchange that
+ *       took it first (a pipelined request, dispatched in the task that ends the answer) reads them
+ *       as the start of its answer. The copy path has the same window (the decoder reaches such
+ *       bytes after the answer ended and the connection went back to its pool); nginx instead
+ *       drops an upstream connection that sent more than its length.
  *   <li><b>The pipe's descriptors.</b> The pipe belongs to the client channel and is closed with
  *       it; its descriptor numbers may then be reused by the process at once. Netty's queued
  *       splice would still write into that number, so the client's close closes the owner
