@@ -123,9 +123,11 @@ public final class ResponseSplice {
                 length,
                 requireNonNull(events, "events"));
         s.active = true;
-        s.client.closeFuture().addListener(s.onClientClosed);
-        owner.config().setAutoRead(true);
-        s.next();
+        s.client.closeFuture().addListener(s.onClientClosed); // runs at once if the client already closed
+        if (s.active) {
+            owner.config().setAutoRead(true);
+            s.next();
+        }
         return s;
     }
 
