@@ -132,9 +132,7 @@ final class EdgeSpliceTest {
         long before = spliced(cell);
         try (Wire c = new Wire(cell.gateway.port())) {
             c.send(get(ns, "len=" + len + "&first=" + FIRST + "&cut=" + cut));
-            Map<String, String> head = c.readHead();
-            assertThat(head).containsEntry("content-length", String.valueOf(len));
-            byte[] got = c.readNBytes(FIRST);
+            byte[] got = c.readStagedStart(len);
             owner.release();
             byte[] all = concat(got, c.readToEnd());
             // At most what the owner sent (a reset may drop the tail), each byte the owner's.
@@ -155,8 +153,7 @@ final class EdgeSpliceTest {
         long failed = m.failed();
         try (Wire c = new Wire(cell.gateway.port())) {
             c.send(get(ns, "len=" + len + "&first=" + FIRST));
-            c.readHead();
-            c.readNBytes(FIRST);
+            c.readStagedStart(len);
             c.reset();
         }
         owner.release();
@@ -174,8 +171,7 @@ final class EdgeSpliceTest {
         int len = 8 * 1024 * 1024;
         try (Wire c = new Wire(cell.gateway.port())) {
             c.send(get(ns, "len=" + len + "&first=" + FIRST));
-            c.readHead();
-            byte[] first = c.readNBytes(FIRST);
+            byte[] first = c.readStagedStart(len);
             long written = owner.written();
             owner.release();
             // The client reads nothing while the owner writes 2 MiB: the splice waits for it.
@@ -193,12 +189,10 @@ final class EdgeSpliceTest {
         long before = spliced(cell);
         try (Wire c = new Wire(cell.gateway.port())) {
             c.send(get(ns, "len=" + len1 + "&first=" + FIRST) + get(ns, "len=" + len2 + "&first=" + FIRST));
-            assertThat(c.readHead()).containsEntry("content-length", String.valueOf(len1));
-            byte[] first = c.readNBytes(FIRST);
+            byte[] first = c.readStagedStart(len1);
             owner.release();
             assertThat(concat(first, c.readNBytes(len1 - FIRST))).isEqualTo(StagedOwner.body(len1));
-            assertThat(c.readHead()).containsEntry("content-length", String.valueOf(len2));
-            first = c.readNBytes(FIRST);
+            first = c.readStagedStart(len2);
             owner.release();
             assertThat(concat(first, c.readNBytes(len2 - FIRST))).isEqualTo(StagedOwner.body(len2));
         }
@@ -359,11 +353,18 @@ final class EdgeSpliceTest {
         /** GETs a body of {@code len} bytes staged after its first {@link #FIRST}; returns the body read. */
         byte[] stagedGet(StagedOwner o, String ns, int len) throws IOException {
             send(get(ns, "len=" + len + "&first=" + FIRST));
-            Map<String, String> head = readHead();
-            assertThat(head).containsEntry("content-length", String.valueOf(len));
-            byte[] first = readNBytes(FIRST);
+            byte[] first = readStagedStart(len);
             o.release();
             return concat(first, readNBytes(len - FIRST));
+        }
+
+        /**
+         * Reads a staged answer's head, checking its {@code Content-Length} is {@code len}, and the
+         * {@link #FIRST} body bytes the owner sends before its pause; returns those bytes.
+         */
+        byte[] readStagedStart(int len) throws IOException {
+            assertThat(readHead()).containsEntry("content-length", String.valueOf(len));
+            return readNBytes(FIRST);
         }
 
         /** Reads a 200's head; returns its fields, names lower-cased. */
