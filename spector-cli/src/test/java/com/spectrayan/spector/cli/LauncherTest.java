@@ -143,7 +143,8 @@ final class LauncherTest {
         assertThat(Files.size(archive)).isPositive();
 
         Path loaded = dir.resolve("classes.log");
-        Started second = start(root, dir, Map.of("JAVA_OPTS", "-Xlog:class+load=info:file=" + loaded));
+        Started second =
+                start(root, dir, Map.of("JAVA_OPTS", "-Xlog:class+load=info:file=" + loaded + " -Xlog:library=info"));
         assertThat(second.output()).doesNotContain(TRAINING_NOTE).doesNotContain("spector: no class-data archive");
         String classes = Files.readString(loaded);
         assertThat(classes)
@@ -151,6 +152,12 @@ final class LauncherTest {
                 .contains("com.spectrayan.spector.gateway.GatewayServer source: shared objects file (top)")
                 .as("spector gateway starts without picocli")
                 .doesNotContain(" picocli.");
+        Path libraries = Path.of(archive + ".lib");
+        if (OS.LINUX.isCurrentOs()) {
+            assertThat(second.output())
+                    .as("Netty's epoll library is loaded from the directory the training filled, not written out again")
+                    .contains("Loaded library " + libraries.resolve("libnetty_transport_native_epoll_"));
+        }
 
         Files.setLastModifiedTime(
                 jar(root),
@@ -158,6 +165,8 @@ final class LauncherTest {
         Started third = start(root, dir, Map.of());
         assertThat(third.output()).contains(TRAINING_NOTE);
         assertThat(archives(target)).hasSize(1).doesNotContain(archive);
+        assertThat(libraries).as("the old jar's libraries go with its archive").doesNotExist();
+        assertThat(Path.of(archives(target).get(0) + ".lib")).isDirectory();
     }
 
     @Test

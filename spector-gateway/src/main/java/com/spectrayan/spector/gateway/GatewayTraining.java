@@ -3,6 +3,7 @@ package com.spectrayan.spector.gateway;
 import com.spectrayan.spector.contract.Environment;
 import com.spectrayan.spector.gateway.auth.HmacTokens;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
+import io.netty.util.internal.PlatformDependent;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -11,6 +12,9 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,6 +44,12 @@ import org.jspecify.annotations.Nullable;
  * gateway stops. Every wait is bounded by {@link #IO_TIMEOUT}; the run fails (exit 1: the launcher
  * keeps no archive, the image build stops) when the gateway does not start or any answer is not a
  * 200.
+ *
+ * <p>With {@code -D}{@value #NATIVE_DIR}{@code =DIR} it also copies Netty's native libraries for
+ * this machine out of the class path into DIR ({@link #exportNativeLibraries}), for the launcher to
+ * put on {@code java.library.path}: Netty loads a library from there when it finds it, and
+ * otherwise writes it out of the jar to a temporary file at every start (with a
+ * {@code SecureRandom} seeded for the file's name), about 25 ms of the gateway's start-up.
  */
 public final class GatewayTraining implements AutoCloseable {
     /** Connect and read timeout of each training request, and of the stub owner's reads. */
@@ -56,6 +66,9 @@ public final class GatewayTraining implements AutoCloseable {
 
     /** A forwarded training request: its method and body ({@code null}: none). */
     record Forward(String method, @Nullable String body) {}
+
+    /** The system property naming the directory {@link #exportNativeLibraries} fills. */
+    static final String NATIVE_DIR = "spector.training.native-dir";
 
     /** The probes and the scrape, in the order sent. */
     static final List<String> LOCAL_PATHS = List.of(
@@ -76,6 +89,11 @@ public final class GatewayTraining implements AutoCloseable {
         Environment.nettyDefaults(); // as the gateway runs: its archive holds the same classes
         int code;
         try {
+            String nativeDir = System.getProperty(NATIVE_DIR);
+            if (nativeDir != null) {
+                System.err.println("spector: native libraries for java.library.path: "
+                        + exportNativeLibraries(Path.of(nativeDir)));
+            }
             GatewayTraining training = run();
             code = 0;
             System.err.println("spector: trained the class-data archive on " + training.answers());
@@ -130,6 +148,32 @@ public final class GatewayTraining implements AutoCloseable {
             throw e;
         }
         return new GatewayTraining(ownerSocket, gateway, answers);
+    }
+
+    /**
+     * Copies into {@code dir} (made if missing) each of Netty's native libraries for this machine
+     * that the class path holds, under the file name Netty asks {@code System.loadLibrary} for
+     * first: the epoll transport's and netty-tcnative's ({@code libnetty_transport_native_epoll_x86_64.so},
+     * {@code libnetty_tcnative_linux_x86_64.so} on Linux x86-64); returns the names copied (none
+     * on a machine Netty has no library for).
+     */
+    static List<String> exportNativeLibraries(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        String arch = PlatformDependent.normalizedArch();
+        List<String> copied = new ArrayList<>();
+        for (String name : List.of(
+                "netty_transport_native_epoll_" + arch,
+                "netty_tcnative_" + PlatformDependent.normalizedOs() + "_" + arch)) {
+            String file = System.mapLibraryName(name);
+            try (InputStream in =
+                    GatewayTraining.class.getClassLoader().getResourceAsStream("META-INF/native/" + file)) {
+                if (in != null) {
+                    Files.copy(in, dir.resolve(file), StandardCopyOption.REPLACE_EXISTING);
+                    copied.add(file);
+                }
+            }
+        }
+        return copied;
     }
 
     /** {@code "METHOD PATH STATUS"} of each training request, in the order sent. */

@@ -1,13 +1,23 @@
 package com.spectrayan.spector.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.netty.channel.epoll.Epoll;
+import io.netty.util.internal.PlatformDependent;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Objects;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The class-data training run reaches every path it means to load: each probe, the scrape, and
  * both forwards through edge auth to its stub owner answer 200 (a request that failed would train
- * the error path instead, and {@link GatewayTraining#run()} refuses it).
+ * the error path instead, and {@link GatewayTraining#run()} refuses it); and it copies the native
+ * library Netty loaded for this machine, byte for byte, under the name Netty looks for on
+ * {@code java.library.path}.
  */
 final class GatewayTrainingTest {
     @Test
@@ -21,6 +31,25 @@ final class GatewayTrainingTest {
                             "GET /actuator/prometheus 200",
                             "GET /api/v1/namespaces/training/echo 200",
                             "POST /api/v1/namespaces/training/echo 200");
+        }
+    }
+
+    @Test
+    void exportNativeLibraries_copiesTheEpollLibraryNettyLoads_underTheNameNettyAsksFor(@TempDir Path dir)
+            throws Exception {
+        assumeTrue(Epoll.isAvailable(), "epoll: Linux with Netty's native transport on the class path");
+        Path into = dir.resolve("made/by/the/export");
+
+        var copied = GatewayTraining.exportNativeLibraries(into);
+
+        String epoll = System.mapLibraryName("netty_transport_native_epoll_" + PlatformDependent.normalizedArch());
+        assertThat(copied).contains(epoll);
+        try (InputStream in = Objects.requireNonNull(
+                GatewayTraining.class.getClassLoader().getResourceAsStream("META-INF/native/" + epoll))) {
+            assertThat(Files.readAllBytes(into.resolve(epoll))).isEqualTo(in.readAllBytes());
+        }
+        try (var files = Files.list(into)) {
+            assertThat(files.map(f -> f.getFileName().toString())).containsExactlyInAnyOrderElementsOf(copied);
         }
     }
 }
