@@ -9,6 +9,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
@@ -84,6 +85,14 @@ import org.slf4j.LoggerFactory;
  *       The body timer ({@code spector.server.body-timeout}, nginx's {@code client_body_timeout})
  *       counts only while the exchange wants bytes, so an owner's backpressure is not blamed on
  *       the client.
+ *   <li><b>A client that stops reading.</b> The exchange stops reading its owner while the client
+ *       connection is not writable (its outbound buffer above the high-water mark), and the owner's
+ *       idle timer does not blame the owner for that pause; so the send clock bounds the pause
+ *       instead ({@code spector.server.send-timeout}, nginx's {@code send_timeout}, measured like
+ *       it between two writes the socket accepted): a connection that holds response bytes and
+ *       sees none of them taken for that long is reset, in any state but upgraded, and its
+ *       exchange ends as when the client closes (the owner connection is closed, not pooled).
+ *       Without it, a client that never reads would hold an owner connection for ever.
  * </ul>
  *
  * <p>Threading: confined to the connection's event loop.
@@ -93,6 +102,9 @@ final class ClientConnection {
 
     /** How long a closing connection reads and discards a request body nobody wanted (nginx: 30 s, 5 s idle). */
     static final Duration LINGER_TIME = Duration.ofSeconds(2);
+
+    /** The access log's {@code error} of an exchange whose client stopped taking its response. */
+    static final String SEND_TIMEOUT = "SEND_TIMEOUT";
 
     /** The name of the client connection's HTTP codec in its pipeline (GatewayServer). */
     static final String CLIENT_CODEC = "codec";
@@ -149,6 +161,8 @@ final class ClientConnection {
     private final GatewayContext context;
     private final long headTimeoutNanos;
     private final long bodyTimeoutNanos;
+    /** {@code spector.server.send-timeout}: how long held response bytes may wait for the client. */
+    private final long sendTimeoutNanos;
     /** {@code spector.server.idle-timeout}: how long the connection may sit between requests. */
     private final long idleNanos;
     /** Hands a message that waited ({@link #holdBack}) to the gateway's handler, in order. */
@@ -186,6 +200,8 @@ final class ClientConnection {
     private boolean closeAfterResponse;
     /** The response's framing length (its {@code Content-Length}), or -1: chunked, close-delimited or none. */
     private long responseLength = -1;
+    /** A response body may be going out by splice (from {@link #spliceTarget} to the exchange's end). */
+    private boolean splicing;
     /** Whether this connection holds a slot of the gateway's splice pipes ({@link SplicePipes}). */
     private boolean holdsPipe;
 
@@ -214,6 +230,13 @@ final class ClientConnection {
     private @Nullable ScheduledFuture<?> headTimer;
     private long headStartNanos; // 0 while no head is arriving
 
+    /** The send clock's one check, armed while the connection is not writable ({@link #onUnwritable}). */
+    private @Nullable ScheduledFuture<?> sendTimer;
+    /** The outbound buffer's first message (its identity hash) and its progress at the last check. */
+    private int sendMessage;
+
+    private long sendProgress;
+
     /** When the connection last became idle: opened, or a response ended on it. */
     private long idleSinceNanos;
     /** The one idle check of the connection, re-armed as it finds the connection busy; null once it closed. */
@@ -226,6 +249,7 @@ final class ClientConnection {
         this.dispatch = dispatch;
         this.headTimeoutNanos = context.headerTimeout().toNanos();
         this.bodyTimeoutNanos = context.bodyTimeout().toNanos();
+        this.sendTimeoutNanos = context.sendTimeout().toNanos();
     }
 
     // ---- the idle clock ----
@@ -843,6 +867,10 @@ final class ClientConnection {
             }
             holdsPipe = true;
         }
+        // A splice's bytes wait in the kernel's pipe and a task in the outbound buffer that does not
+        // make the channel unwritable, and Netty then pauses the owner itself: the send clock runs.
+        splicing = true;
+        armSendClock();
         return ch;
     }
 
@@ -996,9 +1024,91 @@ final class ClientConnection {
     }
 
     void onWritable() {
+        if (!splicing) {
+            cancelSendTimer();
+        }
         Exchange e = exchange;
         if (e != null && state == State.EXCHANGE) {
             e.onWritable();
+        }
+    }
+
+    // ---- the send clock ----
+
+    /**
+     * The connection holds more response bytes than its high-water mark: the client has until
+     * {@code spector.server.send-timeout} to take some ({@link #armSendClock}).
+     */
+    void onUnwritable() {
+        armSendClock();
+    }
+
+    /**
+     * Runs the send clock while the connection is not writable or a response is spliced to it.
+     * Checked once per timeout: any progress of the outbound buffer's first message since the last
+     * check (the socket took bytes of it, or all of it and the next one is first) starts a new
+     * period, as Netty's {@code IdleStateHandler} observes output; so a client that takes nothing
+     * while bytes wait for it is reset between one and two timeouts after it stopped. One timer
+     * per stall, none on a response that never fills the buffer.
+     */
+    private void armSendClock() {
+        if (sendTimer == null && state != State.CLOSED && state != State.UPGRADED) {
+            observeOutput();
+            sendTimer = ctx.executor().schedule(this::checkSend, sendTimeoutNanos, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private void checkSend() {
+        sendTimer = null;
+        Channel ch = ctx.channel();
+        if (state == State.CLOSED || state == State.UPGRADED || !ch.isActive()) {
+            return;
+        }
+        ChannelOutboundBuffer out = ch.unsafe().outboundBuffer();
+        boolean held = out != null && !out.isEmpty();
+        boolean moved = observeOutput();
+        if (!held || moved || (ch.isWritable() && !splicing)) {
+            if (splicing || !ch.isWritable()) {
+                sendTimer = ctx.executor().schedule(this::checkSend, sendTimeoutNanos, TimeUnit.NANOSECONDS);
+            }
+            return;
+        }
+        log.info(
+                "client {} took no response byte for {} ms with {} bytes waiting for it (spector.server.send-timeout):"
+                        + " connection reset",
+                clientAddress(),
+                TimeUnit.NANOSECONDS.toMillis(sendTimeoutNanos),
+                out == null ? 0 : out.totalPendingWriteBytes());
+        context.metrics().sendTimeout();
+        if (error == null) {
+            error = SEND_TIMEOUT;
+        }
+        Exchange e = exchange;
+        reset();
+        if (e != null) {
+            e.onClosed(); // ends as when the client goes: the owner connection is closed, never pooled
+        }
+    }
+
+    /** Notes the outbound buffer's first message and its progress; answers whether they moved since the last note. */
+    private boolean observeOutput() {
+        ChannelOutboundBuffer out = ctx.channel().unsafe().outboundBuffer();
+        if (out == null) {
+            return false;
+        }
+        int message = System.identityHashCode(out.current());
+        long progress = out.currentProgress();
+        boolean moved = message != sendMessage || progress != sendProgress;
+        sendMessage = message;
+        sendProgress = progress;
+        return moved;
+    }
+
+    private void cancelSendTimer() {
+        ScheduledFuture<?> t = sendTimer;
+        if (t != null) {
+            t.cancel(false);
+            sendTimer = null;
         }
     }
 
@@ -1006,6 +1116,7 @@ final class ClientConnection {
         cancelHeadTimer();
         cancelBodyTimer();
         cancelIdleTimer();
+        cancelSendTimer();
         releaseWaiting();
         state = State.CLOSED;
         Exchange e = exchange;
@@ -1024,6 +1135,7 @@ final class ClientConnection {
         cancelHeadTimer();
         cancelBodyTimer();
         cancelIdleTimer();
+        cancelSendTimer();
         releaseWaiting();
         if (state == State.AWAITING_HEAD) {
             state = State.CLOSED;
@@ -1060,6 +1172,7 @@ final class ClientConnection {
 
     private void exchangeEnded(boolean reuse) {
         exchange = null;
+        splicing = false; // the send clock goes on only while bytes wait and the buffer is full
         cancelBodyTimer();
         countEnd(status);
         if (reuse && state == State.EXCHANGE) {

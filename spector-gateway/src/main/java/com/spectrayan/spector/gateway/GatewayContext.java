@@ -23,6 +23,8 @@ import java.util.Set;
  *     spector.server.header-timeout})
  * @param bodyTimeout the longest gap between two reads of a request body ({@code
  *     spector.server.body-timeout})
+ * @param sendTimeout the longest a client may take no byte of a response held for it ({@code
+ *     spector.server.send-timeout})
  * @param streamIdleTimeout how long an upgraded (spliced) connection may carry no byte ({@code
  *     spector.routing.gateway.stream-idle-timeout})
  * @param peerHop where a relay for a worker with no link here goes ({@link PeerHop#OFF}: nowhere)
@@ -44,6 +46,7 @@ record GatewayContext(
         BearerTokens tokens,
         Duration headerTimeout,
         Duration bodyTimeout,
+        Duration sendTimeout,
         Duration streamIdleTimeout,
         PeerHop peerHop,
         AccessLog accessLog,

@@ -347,6 +347,8 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         if (ctx.channel().isWritable()) {
             connection().onWritable();
+        } else {
+            connection().onUnwritable();
         }
         ctx.fireChannelWritabilityChanged();
     }

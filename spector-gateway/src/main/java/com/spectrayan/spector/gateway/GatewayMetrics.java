@@ -56,6 +56,7 @@ final class GatewayMetrics {
 
     private final LongAdder relayBytesToWorkers = new LongAdder();
     private final LongAdder relayBytesFromWorkers = new LongAdder();
+    private final LongAdder sendTimeouts = new LongAdder();
     private final MultiGauge ringEpoch = MultiGauge.builder("spector.ring.epoch")
             .description("The epoch of the ring the gateway routes on, tagged with where it came from")
             .register(registry);
@@ -69,6 +70,16 @@ final class GatewayMetrics {
         new JvmMemoryMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
         new UptimeMetrics().bindTo(registry);
+        counter(
+                "spector.gateway.send.timeouts",
+                "Client connections reset because the client took no response byte for spector.server.send-timeout",
+                sendTimeouts,
+                LongAdder::sum);
+    }
+
+    /** Counts a client connection reset by the send timeout ({@code spector.server.send-timeout}). */
+    void sendTimeout() {
+        sendTimeouts.increment();
     }
 
     PrometheusMeterRegistry registry() {

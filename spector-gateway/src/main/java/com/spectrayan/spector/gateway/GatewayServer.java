@@ -205,6 +205,7 @@ public final class GatewayServer implements AutoCloseable {
                 BearerTokens.from(s.security().jwt()),
                 server.headerTimeout(),
                 server.bodyTimeout(),
+                server.sendTimeout(),
                 s.routing().gateway().streamIdleTimeout(),
                 peers.hop(),
                 accessLog,

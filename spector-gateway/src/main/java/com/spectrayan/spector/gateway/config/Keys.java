@@ -65,6 +65,7 @@ final class Keys {
     static final String SERVER_IDLE_TIMEOUT = "spector.server.idle-timeout";
     static final String SERVER_HEADER_TIMEOUT = "spector.server.header-timeout";
     static final String SERVER_BODY_TIMEOUT = "spector.server.body-timeout";
+    static final String SERVER_SEND_TIMEOUT = "spector.server.send-timeout";
     static final String SERVER_MAX_CONNECTIONS = "spector.server.max-connections";
     static final String SERVER_SPLICE_PIPES = "spector.server.splice-pipes";
     static final String SERVER_DRAIN_TIMEOUT = "spector.server.drain-timeout";
@@ -129,6 +130,7 @@ final class Keys {
             SERVER_IDLE_TIMEOUT,
             SERVER_HEADER_TIMEOUT,
             SERVER_BODY_TIMEOUT,
+            SERVER_SEND_TIMEOUT,
             SERVER_MAX_CONNECTIONS,
             SERVER_SPLICE_PIPES,
             SERVER_DRAIN_TIMEOUT,

@@ -37,6 +37,8 @@ import org.jspecify.annotations.Nullable;
  *     within it (408 past it)
  * @param bodyTimeout {@code spector.server.body-timeout}: the longest gap between two reads of a
  *     request body (then 408)
+ * @param sendTimeout {@code spector.server.send-timeout}: the longest a client may take no byte of
+ *     a response the gateway holds for it (then the connection is reset)
  * @param maxConnections {@code spector.server.max-connections}, client connections open at once
  * @param splicePipes {@code spector.server.splice-pipes}: client connections that may hold a kernel
  *     pipe for response bodies spliced from an owner's socket (0: no splicing)
@@ -58,6 +60,7 @@ public record ServerSettings(
         Duration idleTimeout,
         Duration headerTimeout,
         Duration bodyTimeout,
+        Duration sendTimeout,
         int maxConnections,
         int splicePipes,
         Duration drainTimeout,
@@ -90,7 +93,10 @@ public record ServerSettings(
     /** The longest {@code spector.server.drain-timeout}: a drain longer than this is a stuck stop. */
     public static final Duration MAX_DRAIN_TIMEOUT = Duration.ofMinutes(10);
 
-    /** The shortest {@code spector.server.header-timeout} and {@code body-timeout}: less cuts honest slow clients. */
+    /**
+     * The shortest {@code spector.server.header-timeout}, {@code body-timeout} and {@code
+     * send-timeout}: less cuts honest slow clients.
+     */
     static final Duration MIN_CLIENT_TIMEOUT = Duration.ofSeconds(1);
 
     /** The longest {@code spector.server.header-timeout}: a request head slower than this is an attack. */
@@ -98,6 +104,9 @@ public record ServerSettings(
 
     /** The longest {@code spector.server.body-timeout}: a longer gap between body reads is a stalled client. */
     static final Duration MAX_BODY_TIMEOUT = Duration.ofHours(1);
+
+    /** The longest {@code spector.server.send-timeout}: a client that takes no byte for longer has stalled. */
+    static final Duration MAX_SEND_TIMEOUT = Duration.ofHours(1);
 
     /** Chars of a host name or literal in {@code spector.server.host} (RFC 1035 names, IPv6). */
     static final int MAX_HOST_CHARS = 253;
@@ -127,6 +136,7 @@ public record ServerSettings(
         requireNonNull(idleTimeout, "idleTimeout");
         requireNonNull(headerTimeout, "headerTimeout");
         requireNonNull(bodyTimeout, "bodyTimeout");
+        requireNonNull(sendTimeout, "sendTimeout");
         requireNonNull(drainTimeout, "drainTimeout");
         requireNonNull(peer, "peer");
         requireNonNull(accessLog, "accessLog");
@@ -195,6 +205,7 @@ public record ServerSettings(
                 r.positive(Keys.SERVER_IDLE_TIMEOUT, null, "60s"),
                 clientTimeout(r, Keys.SERVER_HEADER_TIMEOUT, MAX_HEADER_TIMEOUT),
                 clientTimeout(r, Keys.SERVER_BODY_TIMEOUT, MAX_BODY_TIMEOUT),
+                clientTimeout(r, Keys.SERVER_SEND_TIMEOUT, MAX_SEND_TIMEOUT),
                 (int) r.integer(Keys.SERVER_MAX_CONNECTIONS, 1, Integer.MAX_VALUE, "an integer >= 1"),
                 (int) r.integer(
                         Keys.SERVER_SPLICE_PIPES,
@@ -223,6 +234,7 @@ public record ServerSettings(
         d.put(Keys.SERVER_IDLE_TIMEOUT, "60s");
         d.put(Keys.SERVER_HEADER_TIMEOUT, "30s");
         d.put(Keys.SERVER_BODY_TIMEOUT, "60s");
+        d.put(Keys.SERVER_SEND_TIMEOUT, "60s");
         d.put(Keys.SERVER_MAX_CONNECTIONS, "10000");
         d.put(Keys.SERVER_SPLICE_PIPES, String.valueOf(DEFAULT_SPLICE_PIPES));
         d.put(Keys.SERVER_DRAIN_TIMEOUT, "20s");
@@ -243,6 +255,7 @@ public record ServerSettings(
         d.put(Keys.SERVER_IDLE_TIMEOUT, Durations.format(idleTimeout));
         d.put(Keys.SERVER_HEADER_TIMEOUT, Durations.format(headerTimeout));
         d.put(Keys.SERVER_BODY_TIMEOUT, Durations.format(bodyTimeout));
+        d.put(Keys.SERVER_SEND_TIMEOUT, Durations.format(sendTimeout));
         d.put(Keys.SERVER_MAX_CONNECTIONS, String.valueOf(maxConnections));
         d.put(Keys.SERVER_SPLICE_PIPES, String.valueOf(splicePipes));
         d.put(Keys.SERVER_DRAIN_TIMEOUT, Durations.format(drainTimeout));

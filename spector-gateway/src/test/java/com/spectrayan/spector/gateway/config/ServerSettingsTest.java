@@ -5,7 +5,9 @@ import static com.spectrayan.spector.gateway.config.SettingsFixtures.withProps;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.InetAddress;
+import java.time.Duration;
 import java.util.Map;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /** Bounds of the {@code spector.server.*} keys, each at its limit and one past, and the trusted proxies. */
@@ -120,20 +122,26 @@ final class ServerSettingsTest {
 
     @Test
     void bodyTimeout_atEachLimit_isAcceptedAndOnePastIsRefused() {
-        assertThat(withProps(Map.of("spector.server.body-timeout", "1s"))
-                        .server()
-                        .bodyTimeout())
-                .isEqualTo(ServerSettings.MIN_CLIENT_TIMEOUT);
-        assertThat(withProps(Map.of("spector.server.body-timeout", "1h"))
-                        .server()
-                        .bodyTimeout())
-                .isEqualTo(ServerSettings.MAX_BODY_TIMEOUT);
+        assertHourLongClientTimeout("spector.server.body-timeout", ServerSettings::bodyTimeout);
+        assertThat(ServerSettings.MAX_BODY_TIMEOUT).isEqualTo(Duration.ofHours(1));
+    }
 
-        assertThat(refused(Map.of("spector.server.body-timeout", "999ms")).problems())
-                .containsExactly("spector.server.body-timeout: 999ms (expected: a duration in 1s..1h, e.g. 200ms,"
-                        + " 10s, 5m, 1h or PT10S)");
-        assertThat(refused(Map.of("spector.server.body-timeout", "3601s")).getMessage())
-                .contains("spector.server.body-timeout: 3601s (expected: a duration in 1s..1h");
+    @Test
+    void sendTimeout_defaultsToNginxsSendTimeout_atEachLimitIsAccepted_andOnePastIsRefused() {
+        assertThat(withProps(Map.of()).server().sendTimeout()).isEqualTo(Duration.ofSeconds(60));
+        assertHourLongClientTimeout("spector.server.send-timeout", ServerSettings::sendTimeout);
+        assertThat(ServerSettings.MAX_SEND_TIMEOUT).isEqualTo(Duration.ofHours(1));
+    }
+
+    /** A client timeout of 1s..1h: both limits taken, one past each refused with the key and the range. */
+    private static void assertHourLongClientTimeout(String key, Function<ServerSettings, Duration> read) {
+        assertThat(read.apply(withProps(Map.of(key, "1s")).server())).isEqualTo(ServerSettings.MIN_CLIENT_TIMEOUT);
+        assertThat(read.apply(withProps(Map.of(key, "1h")).server())).isEqualTo(Duration.ofHours(1));
+
+        assertThat(refused(Map.of(key, "999ms")).problems())
+                .containsExactly(key + ": 999ms (expected: a duration in 1s..1h, e.g. 200ms, 10s, 5m, 1h or PT10S)");
+        assertThat(refused(Map.of(key, "3601s")).getMessage())
+                .contains(key + ": 3601s (expected: a duration in 1s..1h");
     }
 
     @Test

@@ -1,0 +1,214 @@
+package com.spectrayan.spector.gateway;
+
+import static com.spectrayan.spector.gateway.EdgeSpliceTest.FIRST;
+import static com.spectrayan.spector.gateway.EdgeSpliceTest.get;
+import static java.util.Objects.requireNonNull;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
+import com.spectrayan.spector.gateway.EdgeSpliceTest.Wire;
+import java.io.ByteArrayOutputStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A client that stops reading its response ({@code spector.server.send-timeout}, nginx's {@code
+ * send_timeout}), on the wire: raw client sockets that read a response's head and first bytes and
+ * then nothing, in front of a {@link StagedOwner} that writes the rest as fast as the gateway
+ * takes it. The gateway must not hold the owner connection for ever: once the bytes it holds for
+ * the client wait {@link #SEND_TIMEOUT} without one taken, the client connection is reset and the
+ * owner connection closed, never pooled (RFC 9112 §9.6 leaves a stalled peer to the server's
+ * timeouts; a response cut short must not look complete, RFC 9112 §8). A client that reads slowly
+ * but steadily is not cut. Each test checks both ends: what the client got, and the owner's
+ * connection ending (or not), with the counter and the access log's line.
+ */
+final class EdgeSendTimeoutTest {
+    /** The cells' send timeout: the smallest the setting takes. */
+    static final Duration SEND_TIMEOUT = Duration.ofSeconds(1);
+
+    /** A body larger than every buffer between the owner and a client that reads nothing. */
+    static final int LARGE = 48 * 1024 * 1024;
+
+    private static final Duration BOUND = Duration.ofSeconds(20);
+
+    @TempDir
+    static Path dir;
+
+    private static @Nullable StagedOwner owner;
+    private static @Nullable Cell spliceOn;
+    private static @Nullable Cell spliceOff;
+    private static @Nullable Path onLog;
+
+    @BeforeAll
+    static void start() throws Exception {
+        owner = StagedOwner.start();
+        onLog = dir.resolve("on.log");
+        spliceOn = Cell.builder()
+                .owners(1)
+                .member("staged-0", owner().baseUri())
+                .set("spector.server.send-timeout", "1s")
+                .set("spector.server.access-log", onLog.toString())
+                .start();
+        spliceOff = Cell.builder()
+                .owners(1)
+                .member("staged-0", owner().baseUri())
+                .set("spector.server.send-timeout", "1s")
+                .set("spector.server.splice-pipes", "0")
+                .start();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (spliceOn != null) {
+            spliceOn.close();
+        }
+        if (spliceOff != null) {
+            spliceOff.close();
+        }
+        if (owner != null) {
+            owner.close();
+        }
+    }
+
+    /** The copy path: the body goes through the client connection's outbound buffer, which fills. */
+    @Test
+    void clientStopsReading_copiedBody_isResetAfterTheSendTimeout_andTheOwnerConnectionClosed() throws Exception {
+        Cell cell = requireNonNull(spliceOff);
+        stalls(cell, get(cell.namespaceOwnedBy("staged-0"), "len=" + LARGE + "&first=" + FIRST), false);
+    }
+
+    /** The same with a chunked answer, which is never spliced: re-framed chunk by chunk. */
+    @Test
+    void clientStopsReading_chunkedBody_isResetAfterTheSendTimeout() throws Exception {
+        Cell cell = requireNonNull(spliceOn);
+        stalls(cell, get(cell.namespaceOwnedBy("staged-0"), "len=" + LARGE + "&first=" + FIRST + "&chunked=1"), true);
+    }
+
+    /**
+     * The splice path: the bytes wait in the kernel's pipe and Netty pauses the owner itself; the
+     * client connection's buffer never fills, and the clock runs all the same.
+     */
+    @Test
+    void clientStopsReading_splicedBody_isResetAfterTheSendTimeout_andLogged() throws Exception {
+        Cell cell = requireNonNull(spliceOn);
+        long spliced = cell.gateway.forwarder().metrics().splicedResponses();
+        String id = stalls(cell, get(cell.namespaceOwnedBy("staged-0"), "len=" + LARGE + "&first=" + FIRST), false);
+        assertThat(cell.gateway.forwarder().metrics().splicedResponses() - spliced)
+                .as("the body went by splice")
+                .isEqualTo(1);
+        JsonNode line = AccessLogTest.lineOf(requireNonNull(onLog), id); // waits for the line
+        assertThat(line.get("outcome").asText()).isEqualTo("reset");
+        assertThat(line.get("error").asText()).isEqualTo(ClientConnection.SEND_TIMEOUT);
+        assertThat(line.get("status").asInt()).isEqualTo(200);
+    }
+
+    /**
+     * At the limit's other side: a client that pauses for less than the timeout between reads, for
+     * several timeouts in all, gets the whole body and keeps its connection.
+     */
+    @Test
+    void slowButSteadyReader_pausingUnderTheTimeout_getsEveryByte() throws Exception {
+        Cell cell = requireNonNull(spliceOff);
+        String ns = cell.namespaceOwnedBy("staged-0");
+        int len = 8 * 1024 * 1024;
+        long timeouts = sendTimeouts(cell);
+        int ended = owner().connectionsEnded();
+        long started = System.nanoTime();
+        try (Wire c = new Wire(cell.gateway.port())) {
+            c.send(get(ns, "len=" + len + "&first=" + FIRST));
+            ByteArrayOutputStream got = new ByteArrayOutputStream();
+            got.write(c.readStagedStart(len));
+            owner().release();
+            int piece = 1024 * 1024;
+            for (int at = FIRST; at < len; at += piece) {
+                pace(SEND_TIMEOUT.multipliedBy(2).dividedBy(5)); // the client's pace, not a wait for the gateway
+                got.write(c.readNBytes(Math.min(piece, len - at)));
+            }
+            assertThat(got.toByteArray()).isEqualTo(StagedOwner.body(len));
+            // The same connection carries the next exchange.
+            assertThat(c.stagedGet(owner(), ns, 256 * 1024)).isEqualTo(StagedOwner.body(256 * 1024));
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - started))
+                .as("the reads spanned several send timeouts")
+                .isGreaterThan(SEND_TIMEOUT.multipliedBy(2));
+        assertThat(sendTimeouts(cell) - timeouts).isZero();
+        assertThat(owner().connectionsEnded()).isEqualTo(ended);
+    }
+
+    // ---- helpers ----
+
+    /**
+     * Sends {@code request}, reads the head and the first bytes, releases the owner and reads no
+     * more; then checks that the owner connection ends no sooner than {@link #SEND_TIMEOUT} and
+     * within {@link #BOUND}, that the client's connection ends with fewer bytes than the body,
+     * that the exchange counts as one send timeout and a cancelled forward (not a failed one);
+     * returns the exchange's request id.
+     */
+    private static String stalls(Cell cell, String request, boolean chunked) throws Exception {
+        long timeouts = sendTimeouts(cell);
+        ForwarderMetrics m = cell.gateway.forwarder().metrics();
+        long cancelled = m.cancelled();
+        long failed = m.failed();
+        int ended = owner().connectionsEnded();
+        String id;
+        try (Wire c = new Wire(cell.gateway.port())) {
+            c.send(request);
+            var head = c.readHead();
+            id = requireNonNull(head.get("x-request-id"), "X-Request-Id");
+            assertThat(head.containsKey("transfer-encoding")).isEqualTo(chunked);
+            long released = System.nanoTime();
+            owner().release();
+            await().atMost(BOUND).until(() -> owner().connectionsEnded() > ended);
+            assertThat(Duration.ofNanos(System.nanoTime() - released))
+                    .as("not before the client had a send timeout to take a byte")
+                    .isGreaterThanOrEqualTo(SEND_TIMEOUT);
+            byte[] rest = c.readToEnd();
+            assertThat(rest.length).as("the client never gets the whole body").isLessThan(LARGE);
+            if (!chunked) {
+                // Each byte that arrived is the owner's, in order (RFC 9112 §8: cut, never altered).
+                assertThat(rest).isEqualTo(Arrays.copyOf(StagedOwner.body(LARGE), rest.length));
+            }
+        }
+        assertThat(sendTimeouts(cell) - timeouts).isEqualTo(1);
+        await().atMost(BOUND).until(() -> m.cancelled() > cancelled);
+        assertThat(m.failed() - failed).isZero();
+        return id;
+    }
+
+    /** {@code spector_gateway_send_timeouts_total} from the cell's {@code /actuator/prometheus}. */
+    private static long sendTimeouts(Cell cell) throws Exception {
+        try (WireClient scrape = new WireClient(cell.gateway.port())) {
+            String metrics = scrape.send(WireClient.head("GET", "/actuator/prometheus", null))
+                    .read()
+                    .text();
+            for (String line : metrics.split("\n", -1)) {
+                if (line.startsWith("spector_gateway_send_timeouts_total ")) {
+                    return (long) Double.parseDouble(
+                            line.substring(line.indexOf(' ') + 1).strip());
+                }
+            }
+        }
+        throw new AssertionError("no spector_gateway_send_timeouts_total in /actuator/prometheus");
+    }
+
+    private static StagedOwner owner() {
+        return requireNonNull(owner);
+    }
+
+    /** Parks the client's thread for {@code d}: how fast it reads is the behaviour under test. */
+    private static void pace(Duration d) {
+        long until = System.nanoTime() + d.toNanos();
+        for (long left = d.toNanos(); left > 0; left = until - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+        }
+    }
+}
