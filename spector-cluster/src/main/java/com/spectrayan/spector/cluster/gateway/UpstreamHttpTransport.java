@@ -13,7 +13,6 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoop;
 import io.netty.channel.pool.ChannelPoolHandler;
 import io.netty.channel.socket.DatagramChannel;
-import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.resolver.dns.DnsAddressResolverGroup;
 import io.netty.resolver.dns.DnsServerAddressStreamProviders;
@@ -32,6 +31,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Kept-alive HTTP/1.1 connections to owners: one pool per (event loop, owner), confined to its
@@ -64,6 +65,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Concurrency: pools are created lazily and concurrently; each pool's work runs on its loop.
  */
 public final class UpstreamHttpTransport implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(UpstreamHttpTransport.class);
 
     /** The name of an owner connection's HTTP codec in its pipeline. */
     static final String CODEC = "codec";
@@ -206,13 +208,13 @@ public final class UpstreamHttpTransport implements AutoCloseable {
     }
 
     /** An owner connection's HTTP codec, a new one. */
-    private HttpClientCodec newCodec() {
+    private OwnerCodec newCodec() {
         HttpDecoderConfig decoder = new HttpDecoderConfig()
                 .setMaxInitialLineLength(spec.maxInitialLineBytes())
                 .setMaxHeaderSize(spec.maxResponseHeaderBytes())
                 .setMaxChunkSize(64 * 1024)
                 .setHeadersFactory(DecodedHeaders.FACTORY); // sealed when the exchange takes the head
-        return new HttpClientCodec(decoder, false, false);
+        return new OwnerCodec(decoder);
     }
 
     /**
@@ -366,11 +368,11 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             }
             Channel ch;
             while ((ch = idle.pollFirst()) != null) {
-                if (ch.isActive()) {
+                if (ch.isActive() && framed(ch)) {
                     handler.channelAcquired(ch);
                     return ch;
                 }
-                ch.close(); // closed while idle: its close future does the counting
+                ch.close(); // closed while idle, or sent bytes then: its close future does the counting
             }
             return null;
         }
@@ -453,10 +455,23 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             }
         }
 
+        /**
+         * Answers whether {@code ch}'s codec holds no bytes past the responses it delivered
+         * ({@link OwnerCodec}'s notes: such bytes would start the next exchange's response);
+         * says so in a line when it does, as nginx does.
+         */
+        private boolean framed(Channel ch) {
+            if (OwnerCodec.clean(ch, CODEC)) {
+                return true;
+            }
+            log.warn("owner {} sent bytes past the end of its response: its connection is closed, not reused", owner);
+            return false;
+        }
+
         /** Takes a connection back: to the first waiter, or the idle deque; closed when not reusable. */
         void release(Channel ch, boolean reusable) {
             handler.channelReleased(ch);
-            if (!reusable || closed || !ch.isActive()) {
+            if (!reusable || closed || !ch.isActive() || !framed(ch)) {
                 ch.close(); // its close future does the counting and lets a waiter connect
                 return;
             }

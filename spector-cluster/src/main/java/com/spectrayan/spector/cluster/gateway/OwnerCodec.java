@@ -1,0 +1,90 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.CombinedChannelDuplexHandler;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpMessage;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpRequestEncoder;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseDecoder;
+import io.netty.handler.codec.http.HttpStatusClass;
+import java.util.ArrayDeque;
+import java.util.List;
+
+/**
+ * An owner connection's HTTP/1.1 codec: Netty's request encoder and response decoder, paired as
+ * Netty's {@code HttpClientCodec} pairs them (each request's method is queued, so the answer to a
+ * {@code HEAD} has no body, RFC 9110 §9.3.2), and able to say what that codec cannot: whether its
+ * decoder holds bytes that belong to no response it delivered ({@link #holdsBytes}).
+ *
+ * <p>Design notes. An owner that sends more than its {@code Content-Length} (or anything after a
+ * response's end) leaves those bytes in the decoder, complete or not. On a connection that then
+ * goes back to its pool, they would be read as the start of the next exchange's response: another
+ * client's, maybe another tenant's (a response desync, RFC 9112 §11.2's "response splitting" from
+ * the other side). nginx refuses such an upstream connection for keep-alive ("upstream sent more
+ * data than specified"); so does the pool here: a connection whose codec holds bytes is closed
+ * instead of pooled, and an idle one found holding bytes is closed instead of handed out. What is
+ * still in the socket when the next request goes out cannot be told from the next response's first
+ * bytes, as for any HTTP/1.1 client.
+ *
+ * <p>{@code CONNECT} is refused at the edge, so the codec never carries a tunnel's {@code 200};
+ * an upgrade's {@code 101} is handed over with the codec taken out. An interim answer ({@code
+ * 1xx}) pairs with no request. Threading: the connection's event loop.
+ */
+final class OwnerCodec extends CombinedChannelDuplexHandler<OwnerCodec.Decoder, OwnerCodec.Encoder> {
+    /** The methods of the requests whose final answers have not begun, oldest first. */
+    private final ArrayDeque<HttpMethod> methods = new ArrayDeque<>(2);
+
+    OwnerCodec(HttpDecoderConfig config) {
+        init(new Decoder(config), new Encoder());
+    }
+
+    /** Answers whether the decoder holds bytes it made no message of: bytes past the last response. */
+    boolean holdsBytes() {
+        return inboundHandler().held() > 0;
+    }
+
+    /**
+     * Answers whether {@code channel}'s framing may carry another exchange: its codec (named {@code
+     * name}) is an owner codec holding no bytes. A channel without one is not (its framing is unknown).
+     */
+    static boolean clean(Channel channel, String name) {
+        ChannelHandler codec = channel.pipeline().get(name);
+        return codec instanceof OwnerCodec c && !c.holdsBytes();
+    }
+
+    /** The response decoder: pairs each final answer with its request's method. */
+    final class Decoder extends HttpResponseDecoder {
+        Decoder(HttpDecoderConfig config) {
+            super(config);
+        }
+
+        int held() {
+            return actualReadableBytes();
+        }
+
+        @Override
+        protected boolean isContentAlwaysEmpty(HttpMessage msg) {
+            if (((HttpResponse) msg).status().codeClass() == HttpStatusClass.INFORMATIONAL) {
+                return super.isContentAlwaysEmpty(msg); // interim: its request's final answer follows
+            }
+            HttpMethod method = methods.poll();
+            return HttpMethod.HEAD.equals(method) || super.isContentAlwaysEmpty(msg);
+        }
+    }
+
+    /** The request encoder: queues each request's method for the decoder. */
+    final class Encoder extends HttpRequestEncoder {
+        @Override
+        protected void encode(ChannelHandlerContext ctx, Object msg, List<Object> out) throws Exception {
+            if (msg instanceof HttpRequest r) {
+                methods.offer(r.method());
+            }
+            super.encode(ctx, msg, out);
+        }
+    }
+}
