@@ -285,6 +285,12 @@ final class DockerfileRulesTest {
         assertThat(training.args())
                 .as("the training run fails the build when the archive is missing")
                 .contains("test -s /app/gateway.jsa");
+        assertThat(training.args())
+                .as("the training run copies Netty's native libraries out of the jars")
+                .contains("-Dspector.training.native-dir=/app/native");
+        assertThat(command)
+                .as("the entry point loads them from there, before JAVA_OPTS (a user's library path wins)")
+                .contains("-Djava.library.path=/app/native $JAVA_OPTS");
     }
 
     @Test

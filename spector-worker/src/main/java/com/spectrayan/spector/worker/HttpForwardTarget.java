@@ -21,7 +21,6 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.DefaultHttpRequest;
-import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
@@ -395,12 +394,10 @@ public final class HttpForwardTarget implements RelayTarget {
                         "upstream " + upstream + " answered 101 to a request that asked for no upgrade"));
                 return;
             }
-            io.netty.channel.ChannelHandlerContext codec = ch.pipeline().context(HttpClientCodec.class);
-            if (codec == null) {
+            if (!UpstreamHttpTransport.passBytesAfterUpgrade(ch)) { // the encoder passes bytes as they are
                 fail(SpectorException.of(ErrorCode.INTERNAL, "upstream " + upstream + " connection has no HTTP codec"));
                 return;
             }
-            ((HttpClientCodec) codec.handler()).prepareUpgradeFrom(codec); // the encoder passes bytes as they are
             Switched sw = new Switched(ch, clientSide);
             switched = sw;
             head.complete(RelayedResponse.switching(responseHeaders(r), sw));

@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.CombinedChannelDuplexHandler;
+import io.netty.handler.codec.http.HttpClientUpgradeHandler;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpMethod;
@@ -12,6 +13,7 @@ import io.netty.handler.codec.http.HttpRequestEncoder;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseDecoder;
 import io.netty.handler.codec.http.HttpStatusClass;
+import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayDeque;
 import java.util.List;
 
@@ -31,16 +33,31 @@ import java.util.List;
  * still in the socket when the next request goes out cannot be told from the next response's first
  * bytes, as for any HTTP/1.1 client.
  *
- * <p>{@code CONNECT} is refused at the edge, so the codec never carries a tunnel's {@code 200};
- * an upgrade's {@code 101} is handed over with the codec taken out. An interim answer ({@code
+ * <p>{@code CONNECT} is refused at the edge, so the codec never carries a tunnel's {@code 200}.
+ * After an upgrade's {@code 101} the gateway takes the codec out; the worker keeps it, set to pass
+ * bytes as they are both ways ({@link #prepareUpgradeFrom}: the decoder is past the {@code 101},
+ * in Netty's upgraded state), as with Netty's {@code HttpClientCodec}. An interim answer ({@code
  * 1xx}) pairs with no request. Threading: the connection's event loop.
  */
-final class OwnerCodec extends CombinedChannelDuplexHandler<OwnerCodec.Decoder, OwnerCodec.Encoder> {
+final class OwnerCodec extends CombinedChannelDuplexHandler<OwnerCodec.Decoder, OwnerCodec.Encoder>
+        implements HttpClientUpgradeHandler.SourceCodec {
     /** The methods of the requests whose final answers have not begun, oldest first. */
     private final ArrayDeque<HttpMethod> methods = new ArrayDeque<>(2);
 
     OwnerCodec(HttpDecoderConfig config) {
         init(new Decoder(config), new Encoder());
+    }
+
+    /** After a {@code 101}: the encoder passes what is written as it is (the decoder already does). */
+    @Override
+    public void prepareUpgradeFrom(ChannelHandlerContext ctx) {
+        outboundHandler().upgraded = true;
+    }
+
+    /** Takes the codec out (what the decoder still holds goes on down the pipeline). */
+    @Override
+    public void upgradeFrom(ChannelHandlerContext ctx) {
+        ctx.pipeline().remove(this);
     }
 
     /** Answers whether the decoder holds bytes it made no message of: bytes past the last response. */
@@ -77,10 +94,17 @@ final class OwnerCodec extends CombinedChannelDuplexHandler<OwnerCodec.Decoder, 
         }
     }
 
-    /** The request encoder: queues each request's method for the decoder. */
+    /** The request encoder: queues each request's method for the decoder; after an upgrade, passes bytes. */
     final class Encoder extends HttpRequestEncoder {
+        /** Set once the connection switched protocols ({@link #prepareUpgradeFrom}). */
+        boolean upgraded;
+
         @Override
         protected void encode(ChannelHandlerContext ctx, Object msg, List<Object> out) throws Exception {
+            if (upgraded) {
+                out.add(ReferenceCountUtil.retain(msg)); // the encoder releases what it was given
+                return;
+            }
             if (msg instanceof HttpRequest r) {
                 methods.offer(r.method());
             }

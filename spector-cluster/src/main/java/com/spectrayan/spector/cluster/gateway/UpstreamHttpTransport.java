@@ -229,6 +229,20 @@ public final class UpstreamHttpTransport implements AutoCloseable {
     }
 
     /**
+     * After a {@code 101} on a connection that keeps its codec (the worker's splice): the codec
+     * passes bytes as they are both ways from now on. Returns false when the connection has no
+     * codec of the transport's.
+     */
+    public static boolean passBytesAfterUpgrade(Channel channel) {
+        ChannelHandlerContext codec = channel.pipeline().context(CODEC);
+        if (codec == null || !(codec.handler() instanceof OwnerCodec c)) {
+            return false;
+        }
+        c.prepareUpgradeFrom(codec);
+        return true;
+    }
+
+    /**
      * Takes an unpooled connection out of the transport after its owner switched protocols: its
      * HTTP handlers are removed (bytes the decoder still held are handed on down the pipeline),
      * and it stays open.
