@@ -13,7 +13,6 @@ import io.netty.handler.codec.http.HttpRequestEncoder;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseDecoder;
 import io.netty.handler.codec.http.HttpStatusClass;
-import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayDeque;
 import java.util.List;
 
@@ -102,7 +101,7 @@ final class OwnerCodec extends CombinedChannelDuplexHandler<OwnerCodec.Decoder, 
         @Override
         protected void encode(ChannelHandlerContext ctx, Object msg, List<Object> out) throws Exception {
             if (upgraded) {
-                out.add(ReferenceCountUtil.retain(msg)); // the encoder releases what it was given
+                out.add(msg); // Netty 4.2's HTTP encoder owns what it is given: no retain
                 return;
             }
             if (msg instanceof HttpRequest r) {
