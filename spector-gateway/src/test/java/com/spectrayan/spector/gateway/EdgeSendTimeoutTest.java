@@ -13,6 +13,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
@@ -112,6 +113,21 @@ final class EdgeSendTimeoutTest {
     }
 
     /**
+     * A relayed download (through a worker's uplink to its {@code http-forward} upstream): the
+     * same clock, on the same client connection. The reset cancels the relay, and the worker
+     * closes its connection to the upstream.
+     */
+    @Test
+    void clientStopsReading_relayedBody_isReset_andTheWorkersUpstreamConnectionClosed() throws Exception {
+        try (RelayCell relay = RelayCell.start(
+                Cell.builder().owners(1).set("spector.server.send-timeout", "1s"),
+                "send-timeout-worker",
+                (c, httpForward) -> Map.of("staged", httpForward.apply(owner().baseUri())))) {
+            stalls(relay.cell, relayGet("send-timeout-worker", "len=" + LARGE + "&first=" + FIRST), false, false);
+        }
+    }
+
+    /**
      * At the limit's other side: a client that pauses for less than the timeout between reads, for
      * several timeouts in all, gets the whole body and keeps its connection.
      */
@@ -154,6 +170,11 @@ final class EdgeSendTimeoutTest {
      * returns the exchange's request id.
      */
     private static String stalls(Cell cell, String request, boolean chunked) throws Exception {
+        return stalls(cell, request, chunked, true);
+    }
+
+    /** As {@link #stalls(Cell, String, boolean)}; {@code forwarded}: the forwarder's counters move too. */
+    private static String stalls(Cell cell, String request, boolean chunked, boolean forwarded) throws Exception {
         long timeouts = sendTimeouts(cell);
         ForwarderMetrics m = cell.gateway.forwarder().metrics();
         long cancelled = m.cancelled();
@@ -179,9 +200,17 @@ final class EdgeSendTimeoutTest {
             }
         }
         assertThat(sendTimeouts(cell) - timeouts).isEqualTo(1);
-        await().atMost(BOUND).until(() -> m.cancelled() > cancelled);
+        if (forwarded) {
+            await().atMost(BOUND).until(() -> m.cancelled() > cancelled);
+        }
         assertThat(m.failed() - failed).isZero();
         return id;
+    }
+
+    /** A GET of the staged owner's answer through worker {@code worker}'s {@code staged} target. */
+    private static String relayGet(String worker, String query) {
+        return "GET /relay/" + worker + "/staged/big?" + query + " HTTP/1.1\r\nHost: gateway\r\n"
+                + "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n\r\n";
     }
 
     /** {@code spector_gateway_send_timeouts_total} from the cell's {@code /actuator/prometheus}. */
