@@ -199,6 +199,28 @@ final class EdgeSpliceTest {
         assertThat(spliced(cell) - before).isEqualTo(2);
     }
 
+    /**
+     * An owner that closes after its body (RFC 9112 §9.6, {@code Connection: close}) while the
+     * client has not read yet: the body is copied, not spliced (Netty's splice would close the
+     * owner connection at its FIN with body bytes still unread), and arrives whole.
+     */
+    @Test
+    void ownerThatClosesAfterTheBody_toAClientNotReadingYet_isCopiedAndArrivesWhole() throws Exception {
+        String ns = cell.namespaceOwnedBy("staged-0");
+        int len = 1024 * 1024;
+        long before = spliced(cell);
+        int ended = owner.connectionsEnded();
+        try (Wire c = new Wire(cell.gateway.port())) {
+            c.send(get(ns, "len=" + len + "&first=" + FIRST + "&close=1"));
+            byte[] first = c.readStagedStart(len);
+            owner.release();
+            // The owner writes the rest and closes before the client reads another byte.
+            await().atMost(BOUND).until(() -> owner.connectionsEnded() > ended);
+            assertThat(concat(first, c.readNBytes(len - FIRST))).isEqualTo(StagedOwner.body(len));
+        }
+        assertThat(spliced(cell) - before).isZero();
+    }
+
     @Test
     void headAndChunkedAnswers_areNotSpliced() throws Exception {
         String ns = cell.namespaceOwnedBy("staged-0");

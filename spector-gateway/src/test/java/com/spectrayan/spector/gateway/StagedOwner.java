@@ -24,7 +24,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>The request target says what to send: {@code ...?len=N&first=F&cut=C&chunked=1}: a body of
  * {@code N} bytes ({@link #body}), the first {@code F} before the stage, and the connection
  * closed after {@code C} bytes in all ({@code cut}, optional); {@code chunked=1} frames it chunked
- * instead of by its length. Connections are kept alive; each runs on a daemon thread of its own.
+ * instead of by its length; {@code close=1} says {@code Connection: close} and closes after the
+ * body. Connections are kept alive; each runs on a daemon thread of its own.
  */
 final class StagedOwner implements AutoCloseable {
     /** The longest an answer waits at its stage for the test. */
@@ -103,9 +104,11 @@ final class StagedOwner implements AutoCloseable {
         int first = Math.min(param(r.target(), "first", len), len);
         int cut = param(r.target(), "cut", -1);
         boolean chunked = param(r.target(), "chunked", 0) == 1;
+        boolean close = param(r.target(), "close", 0) == 1;
         byte[] body = body(len);
         String head = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
-                + (chunked ? "Transfer-Encoding: chunked\r\n" : "Content-Length: " + len + "\r\n") + "\r\n";
+                + (chunked ? "Transfer-Encoding: chunked\r\n" : "Content-Length: " + len + "\r\n")
+                + (close ? "Connection: close\r\n" : "") + "\r\n";
         out.write(head.getBytes(StandardCharsets.ISO_8859_1));
         if ("HEAD".equals(r.method())) {
             out.flush();
@@ -130,7 +133,7 @@ final class StagedOwner implements AutoCloseable {
             out.write("0\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
         }
         out.flush();
-        return true;
+        return !close;
     }
 
     private void write(OutputStream out, byte[] body, int from, int to, boolean chunked) throws IOException {

@@ -742,6 +742,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         HttpHeaders in = response.headers();
         DecodedHeaders.seal(in); // decoded: the names set from here on are the gateway's constants
         long length = HttpUtil.getContentLength(response, -1L);
+        boolean ownerKeepsAlive = HttpUtil.isKeepAlive(response); // before the hop-by-hop fields go
         HeaderFilter.toClient(in);
         String contentType = in.get(HttpHeaderNames.CONTENT_TYPE);
         boolean streaming =
@@ -751,7 +752,10 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             return;
         }
         a.armIdle(pinned != null ? ownerTimeout : streaming ? spec.streamIdleTimeout() : spec.responseIdleTimeout());
-        bodyLeft = !streaming && length >= ResponseSplice.MIN_LENGTH ? length : -1;
+        // An owner that closes after this body (Connection: close, HTTP/1.0) is not spliced: Netty's
+        // splice closes the connection at the owner's FIN even with body bytes still unread in the
+        // socket (a client slower than the owner then lost them); the copy path reads to the end.
+        bodyLeft = !streaming && length >= ResponseSplice.MIN_LENGTH && ownerKeepsAlive ? length : -1;
         sink.onHead(new ForwardResponse(
                 response.status(), in, a.entry().owner(), attempts, streaming, streaming ? -1 : length, retargets));
     }
