@@ -302,6 +302,11 @@ final class GatewayMetrics {
                 m,
                 ForwarderMetrics::splicedResponses);
         counter(
+                "spector.forwarder.spliced.drains",
+                "Spliced responses whose owner closed right behind the body, the rest read out of its socket",
+                m,
+                ForwarderMetrics::spliceDrains);
+        counter(
                 "spector.forwarder.exchanges",
                 "Exchanges by outcome",
                 m,

@@ -20,8 +20,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * Owner answers off the wire, generated, through a gateway that splices ({@code ResponseSplice}):
  * a body length anywhere from below the splice threshold to several slices' worth of pipe-fulls,
- * the bytes before the owner's pause anywhere from one to 64 KiB, and half the answers cut off
- * at a random byte. Whatever the owner does, the client gets either the whole body, byte for
+ * the bytes before the owner's pause anywhere from one to 64 KiB, half the answers cut off at a
+ * random byte, and a quarter whole but with the owner closing right behind them, unannounced (RFC
+ * 9112 §9.6: its FIN races the splice). Whatever the owner does, the client gets either the whole body, byte for
  * byte, on a connection that carries the next exchange (RFC 9112 §6.3, §9.3), or a prefix of it
  * and the connection's end, never a complete response (§8); and the gateway goes on.
  */
@@ -30,12 +31,13 @@ final class EdgeSplicePropertiesTest {
     private static @Nullable Cell cell;
     private static int cutRuns;
     private static int wholeRuns;
+    private static int quitRuns;
 
     /**
      * One answer: {@code len} body bytes, {@code first} sent before the pause, cut after {@code
-     * cut} bytes in all, or -1 for a whole answer.
+     * cut} bytes in all, or -1 for a whole answer; {@code quit}: the owner closes after a whole one.
      */
-    record Answer(int len, int first, int cut) {}
+    record Answer(int len, int first, int cut, boolean quit) {}
 
     @BeforeContainer
     static void start() throws IOException {
@@ -50,6 +52,7 @@ final class EdgeSplicePropertiesTest {
         // The generator is not lopsided: both kinds of answers were tried.
         assertThat(cutRuns).as("cut answers").isPositive();
         assertThat(wholeRuns).as("whole answers").isPositive();
+        assertThat(quitRuns).as("whole answers the owner closed behind").isPositive();
     }
 
     @Provide
@@ -63,11 +66,11 @@ final class EdgeSplicePropertiesTest {
                         Arbitraries.integers().between(0, 99))
                 .as((first, pick) -> {
                     if (pick < 50 || len - first < 2) {
-                        return new Answer(len, first, -1);
+                        return new Answer(len, first, -1, pick >= 25);
                     }
                     // a cut strictly inside the rest of the body
                     int cut = first + 1 + (int) ((long) (len - first - 1) * (pick - 50) / 50);
-                    return new Answer(len, first, Math.min(cut, len - 1));
+                    return new Answer(len, first, Math.min(cut, len - 1), false);
                 }));
     }
 
@@ -78,7 +81,8 @@ final class EdgeSplicePropertiesTest {
         String ns = cell.namespaceOwnedBy("staged-p");
         byte[] body = StagedOwner.body(a.len());
         try (EdgeSpliceTest.Wire c = new EdgeSpliceTest.Wire(cell.gateway.port())) {
-            String query = "len=" + a.len() + "&first=" + a.first() + (a.cut() >= 0 ? "&cut=" + a.cut() : "");
+            String query = "len=" + a.len() + "&first=" + a.first() + (a.cut() >= 0 ? "&cut=" + a.cut() : "")
+                    + (a.quit() ? "&quit=1" : "");
             c.send(EdgeSpliceTest.get(ns, query));
             Map<String, String> head = c.readHead();
             assertThat(head).containsEntry("content-length", String.valueOf(a.len()));
@@ -93,7 +97,11 @@ final class EdgeSplicePropertiesTest {
                 c.send(EdgeSpliceTest.get(ns, "len=10"));
                 c.readHead();
                 assertThat(c.readNBytes(10)).isEqualTo(StagedOwner.body(10));
-                wholeRuns++;
+                if (a.quit()) {
+                    quitRuns++;
+                } else {
+                    wholeRuns++;
+                }
             } else {
                 byte[] all = EdgeSpliceTest.concat(first, c.readToEnd());
                 assertThat(all.length).isLessThanOrEqualTo(a.cut()).isLessThan(a.len());

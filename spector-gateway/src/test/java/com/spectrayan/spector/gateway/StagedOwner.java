@@ -25,7 +25,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code N} bytes ({@link #body}), the first {@code F} before the stage, and the connection
  * closed after {@code C} bytes in all ({@code cut}, optional); {@code chunked=1} frames it chunked
  * instead of by its length; {@code close=1} says {@code Connection: close} and closes after the
- * body. Connections are kept alive; each runs on a daemon thread of its own.
+ * body; {@code quit=1} says nothing and closes after the body all the same (a server that shuts
+ * down gracefully, or whose keep-alive timeout ends, closes an idle connection at once: RFC 9112
+ * §9.6 lets it). Connections are kept alive otherwise; each runs on a daemon thread of its own.
  */
 final class StagedOwner implements AutoCloseable {
     /** The longest an answer waits at its stage for the test. */
@@ -105,6 +107,7 @@ final class StagedOwner implements AutoCloseable {
         int cut = param(r.target(), "cut", -1);
         boolean chunked = param(r.target(), "chunked", 0) == 1;
         boolean close = param(r.target(), "close", 0) == 1;
+        boolean quit = param(r.target(), "quit", 0) == 1;
         byte[] body = body(len);
         String head = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
                 + (chunked ? "Transfer-Encoding: chunked\r\n" : "Content-Length: " + len + "\r\n")
@@ -133,7 +136,7 @@ final class StagedOwner implements AutoCloseable {
             out.write("0\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
         }
         out.flush();
-        return !close;
+        return !close && !quit;
     }
 
     private void write(OutputStream out, byte[] body, int from, int to, boolean chunked) throws IOException {

@@ -96,6 +96,12 @@ final class Attempt implements UpstreamHttpTransport.Listener {
 
         /** The client's connection closed during a splice; the owner's connection is closed. */
         void onClientGone(Attempt a);
+
+        /**
+         * The owner's input ended during a splice with body bytes still in its socket: the rest
+         * is read out of it ({@link ResponseSplice}'s notes).
+         */
+        void onSpliceDraining(Attempt a);
     }
 
     private final RouteEntry entry;
@@ -397,6 +403,13 @@ final class Attempt implements UpstreamHttpTransport.Listener {
             }
 
             @Override
+            public void onDraining() {
+                if (state == State.OPEN && events.isCurrent(Attempt.this)) {
+                    events.onSpliceDraining(Attempt.this);
+                }
+            }
+
+            @Override
             public void onClientGone() {
                 splice = null;
                 if (state == State.OPEN && events.isCurrent(Attempt.this)) {
@@ -571,7 +584,9 @@ final class Attempt implements UpstreamHttpTransport.Listener {
         Channel ch = channel;
         long idleNanos = idle.toNanos();
         long quiet = ticker.read() - lastReadNanos;
-        boolean pausedByClient = ch != null && !ch.config().isAutoRead();
+        ResponseSplice sp = splice;
+        // A draining splice has all the owner sent: waiting is the client's (the send clock's).
+        boolean pausedByClient = ch != null && (!ch.config().isAutoRead() || (sp != null && sp.isDraining()));
         if (quiet >= idleNanos && !pausedByClient) {
             log.debug("owner {} idle for {} ms inside a response", entry.owner(), quiet / 1_000_000);
             events.onIdle(this, idle);

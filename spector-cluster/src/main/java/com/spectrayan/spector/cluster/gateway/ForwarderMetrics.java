@@ -27,6 +27,7 @@ public final class ForwarderMetrics {
     private final LongAdder bytesToOwners = new LongAdder();
     private final LongAdder bytesToClients = new LongAdder();
     private final LongAdder splicedResponses = new LongAdder();
+    private final LongAdder spliceDrains = new LongAdder();
 
     /** Exchanges in progress. */
     public int active() {
@@ -125,6 +126,18 @@ public final class ForwarderMetrics {
 
     void countSpliced() {
         splicedResponses.increment();
+    }
+
+    /**
+     * Spliced responses whose owner's input ended mid-body with bytes still in its socket (its
+     * FIN right behind the body), the rest read out of it ({@link ResponseSplice}'s notes).
+     */
+    public long spliceDrains() {
+        return spliceDrains.sum();
+    }
+
+    void countSpliceDrain() {
+        spliceDrains.increment();
     }
 
     void started() {

@@ -752,9 +752,10 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             return;
         }
         a.armIdle(pinned != null ? ownerTimeout : streaming ? spec.streamIdleTimeout() : spec.responseIdleTimeout());
-        // An owner that closes after this body (Connection: close, HTTP/1.0) is not spliced: Netty's
-        // splice closes the connection at the owner's FIN even with body bytes still unread in the
-        // socket (a client slower than the owner then lost them); the copy path reads to the end.
+        // An owner that says it closes after this body (Connection: close, HTTP/1.0) is copied: its
+        // FIN follows the body at once, so behind any client slower than the owner a splice would
+        // end by draining the socket through a buffer anyway (ResponseSplice, "The owner's FIN
+        // mid-body", which keeps an unannounced close whole).
         bodyLeft = !streaming && length >= ResponseSplice.MIN_LENGTH && ownerKeepsAlive ? length : -1;
         sink.onHead(new ForwardResponse(
                 response.status(), in, a.entry().owner(), attempts, streaming, streaming ? -1 : length, retargets));
@@ -842,6 +843,11 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     public void onSpliced(Attempt a, int bytes) {
         metrics.countToClient(bytes);
         sink.onSpliced(bytes);
+    }
+
+    @Override
+    public void onSpliceDraining(Attempt a) {
+        metrics.countSpliceDrain();
     }
 
     @Override

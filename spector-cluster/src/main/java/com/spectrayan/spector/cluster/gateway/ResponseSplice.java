@@ -2,10 +2,22 @@ package com.spectrayan.spector.cluster.gateway;
 
 import static java.util.Objects.requireNonNull;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.epoll.AbstractEpollStreamChannel;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.util.UncheckedBooleanSupplier;
 import io.netty.util.concurrent.Future;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Moves the rest of a response body of known length from the owner's socket to the client's in
@@ -37,6 +49,21 @@ import io.netty.util.concurrent.Future;
  *       socket, and resumes when it drained: at most one pipe (64 KiB) is in flight. The
  *       exchange's own pause and resume ({@link Attempt#setReading}) stand aside meanwhile, and the
  *       idle timer counts a paused owner as paused by the client, as it does for copied bodies.
+ *   <li><b>The owner's FIN mid-body.</b> A keep-alive owner may close right after a body it framed
+ *       by length (RFC 9112 §9.6: a graceful shutdown, its keep-alive timeout), so its FIN can
+ *       arrive with a socket buffer of the body still unread behind a client slower than the
+ *       owner. Netty's splice then closes the connection at once and drops those bytes (it reads
+ *       to the end only into buffers). So the owner connection allows half-closure while a splice
+ *       runs: at the FIN Netty shuts its input instead of closing (Linux keeps every byte that
+ *       arrived before the FIN readable), the splice turns half-closure off again so Netty reads
+ *       that input no more ({@link Watch} says why autoRead stays on), and it <b>drains</b>: it
+ *       waits until the pipe's bytes reached the client
+ *       (an empty write queued behind them), then reads the rest from the socket itself, one
+ *       {@link #DRAIN_CHUNK} at a time, each written when the one before reached the client. How
+ *       much is left is exact: the connection counts every byte read from its socket, spliced
+ *       ones included ({@link ReadCount}). Bytes Netty reads into buffers at the FIN (it does
+ *       when no slice was queued) wait for their turn behind the pipe's. The connection is closed
+ *       after the body, never pooled again.
  *   <li><b>Ending.</b> Every byte: the {@link Events#onEnded} callback. The owner closes before the
  *       end (a truncated body) or a read or write fails: {@link Events#onFailed}. The client goes:
  *       {@link Events#onClientGone} (the exchange is cancelled, as when a client goes during a
@@ -70,6 +97,12 @@ public final class ResponseSplice {
     /** The most bytes one {@code spliceTo} moves; the rest follows in further slices. */
     public static final int SLICE = 4 * 1024 * 1024;
 
+    /**
+     * The most bytes a draining splice (the owner's FIN arrived mid-body) reads from the owner's
+     * socket into one buffer; one such buffer is on its way to the client at a time.
+     */
+    static final int DRAIN_CHUNK = 64 * 1024;
+
     /** What a splice tells its attempt; every call runs on the channels' loop. */
     interface Events {
         /** {@code bytes} more body bytes reached the client's socket. */
@@ -83,28 +116,49 @@ public final class ResponseSplice {
 
         /** The client's connection closed: the owner's is closed too, and nothing more is reported. */
         void onClientGone();
+
+        /** The owner's input ended mid-body: the rest is read out of its socket (see the notes). */
+        void onDraining();
     }
 
     private final AbstractEpollStreamChannel owner;
     private final AbstractEpollStreamChannel client;
     private final Events events;
     private final ChannelFutureListener onClientClosed;
+    private final ReadCount count;
+    /** The body bytes to move, and the owner socket's read count when the splice began. */
+    private final long length;
+
+    private final long readAtStart;
+    /** Body bytes not yet reported to {@link Events#onSliced} (they have not all reached the client). */
     private long left;
+
     private boolean active;
+    /** The owner's input ended mid-body: the rest moves by {@link #drain}, and slices report no more. */
+    private boolean draining;
+    /** Bytes Netty read into buffers from the owner while the splice ran (at its FIN), oldest first. */
+    private final ArrayDeque<ByteBuf> held = new ArrayDeque<>();
+
+    private long heldBytes;
+    private final Watch watch = new Watch();
 
     private ResponseSplice(
             AbstractEpollStreamChannel owner, AbstractEpollStreamChannel client, long length, Events events) {
         this.owner = owner;
         this.client = client;
+        this.length = length;
         this.left = length;
         this.events = events;
         this.onClientClosed = f -> onClientClosed();
+        this.count = requireNonNull(ReadCount.of(owner), "the owner connection counts no reads");
+        this.readAtStart = count.bytes;
     }
 
     /** Answers whether the kernel can splice from {@code owner} to {@code client}: epoll sockets on one loop. */
     static boolean possible(Channel owner, Channel client) {
         return owner instanceof AbstractEpollStreamChannel
                 && client instanceof AbstractEpollStreamChannel
+                && ReadCount.of(owner) != null
                 && owner.eventLoop() == client.eventLoop()
                 && owner.eventLoop().inEventLoop();
     }
@@ -125,6 +179,8 @@ public final class ResponseSplice {
         s.active = true;
         s.client.closeFuture().addListener(s.onClientClosed); // runs at once if the client already closed
         if (s.active) {
+            owner.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true); // see "The owner's FIN mid-body"
+            owner.pipeline().addFirst(s.watch);
             owner.config().setAutoRead(true);
             s.next();
         }
@@ -134,6 +190,14 @@ public final class ResponseSplice {
     /** Answers whether the splice still runs (and reports). */
     boolean isActive() {
         return active;
+    }
+
+    /**
+     * Answers whether the owner's input ended and the rest of the body is read out of its socket:
+     * the owner sent everything, and any wait from here is the client's.
+     */
+    boolean isDraining() {
+        return draining;
     }
 
     /** Stops reporting; the caller closes the owner connection, which drops what is queued. */
@@ -148,7 +212,7 @@ public final class ResponseSplice {
     }
 
     private void onSlice(Future<?> f, int n) {
-        if (!active) {
+        if (!active || draining) {
             return;
         }
         if (!f.isSuccess()) {
@@ -178,10 +242,220 @@ public final class ResponseSplice {
         }
     }
 
+    /**
+     * The owner's input ended (its FIN, or a read's end) while the splice ran. Runs in a task of
+     * its own, after the read that saw it: Netty may splice more in that read, never after it.
+     */
+    private void onInputEnded() {
+        if (!active || draining) {
+            return;
+        }
+        draining = true;
+        events.onDraining();
+        // Every byte read since the start went into the pipe or into a held buffer; the slices
+        // never splice past the length, and what they spliced before the held bytes came first.
+        long spliced = count.bytes - readAtStart - heldBytes;
+        long pipeUnreported = spliced - (length - left);
+        // What the pipe holds reaches the client before anything else: an empty write behind its tasks.
+        ChannelPromise behindPipe = client.newPromise();
+        client.unsafe().write(Unpooled.EMPTY_BUFFER, behindPipe);
+        client.unsafe().flush();
+        whenWritten(behindPipe, pipeUnreported);
+    }
+
+    /** Moves the rest of a draining body: held buffers first, then the owner's socket, one chunk at a time. */
+    private void drain() {
+        if (!active) {
+            return;
+        }
+        if (left == 0) {
+            end();
+            events.onEnded();
+            return;
+        }
+        ByteBuf chunk = held.poll();
+        if (chunk != null) {
+            heldBytes -= chunk.readableBytes();
+            if (chunk.readableBytes() > left) {
+                chunk.writerIndex(chunk.readerIndex() + (int) left); // bytes past the length: dropped
+            }
+        } else {
+            chunk = readOwner();
+            if (chunk == null) {
+                return; // failed, and said so
+            }
+        }
+        int n = chunk.readableBytes();
+        ChannelPromise written = client.newPromise();
+        client.unsafe().write(chunk, written);
+        client.unsafe().flush();
+        whenWritten(written, n);
+    }
+
+    /** When {@code write} reached the client's socket: reports {@code bytes} and drains on. */
+    private void whenWritten(ChannelPromise write, long bytes) {
+        write.addListener(f -> {
+            if (!active) {
+                return;
+            }
+            if (!f.isSuccess()) {
+                fail(f.cause());
+                return;
+            }
+            report(bytes);
+            drain();
+        });
+    }
+
+    /**
+     * Reads up to {@link #DRAIN_CHUNK} of the body's rest from the owner's shut input (the kernel
+     * keeps what arrived before the FIN); null after reporting a failure when it ended first.
+     */
+    private @Nullable ByteBuf readOwner() {
+        int want = (int) Math.min(left, DRAIN_CHUNK);
+        ByteBuf buf = client.alloc().directBuffer(want);
+        try {
+            int w = buf.writerIndex();
+            int n;
+            if (buf.hasMemoryAddress()) {
+                n = owner.fd().readAddress(buf.memoryAddress(), w, w + want);
+            } else {
+                java.nio.ByteBuffer nio = buf.internalNioBuffer(w, want);
+                n = owner.fd().read(nio, nio.position(), nio.limit());
+            }
+            if (n <= 0) {
+                buf.release();
+                fail(new IOException("owner closed with " + left + " bytes of the body not sent"));
+                return null;
+            }
+            return buf.writerIndex(w + n);
+        } catch (IOException | RuntimeException e) {
+            buf.release();
+            fail(e);
+            return null;
+        }
+    }
+
+    private void report(long bytes) {
+        int n = Math.toIntExact(Math.min(bytes, left)); // at most two slices: a pipe's and one read
+        if (n > 0) {
+            left -= n;
+            events.onSliced(n);
+        }
+    }
+
+    private void fail(Throwable cause) {
+        if (active) {
+            end();
+            events.onFailed(cause);
+        }
+    }
+
     private void end() {
         if (active) {
             active = false;
             client.closeFuture().removeListener(onClientClosed);
+            for (ByteBuf b; (b = held.poll()) != null; ) {
+                b.release();
+            }
+            heldBytes = 0;
+            if (owner.pipeline().context(watch) != null) {
+                owner.pipeline().remove(watch);
+            }
+            if (owner.isOpen()) {
+                owner.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, false);
+            }
+        }
+    }
+
+    /**
+     * Sits first in the owner's pipeline while the splice runs (its codec is out): holds the bytes
+     * Netty reads into buffers at the owner's FIN, and hears the input's end.
+     */
+    private final class Watch extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (active && !draining && msg instanceof ByteBuf b) {
+                held.add(b);
+                heldBytes += b.readableBytes();
+                return;
+            }
+            ctx.fireChannelRead(msg);
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof ChannelInputShutdownEvent) {
+                // Two things keep Netty's hands off the rest of the body in the socket. Half-closure
+                // off again: Netty reads a shut input no more (it would splice more into the pipe
+                // on the next read event, behind this splice's back). And autoRead on: Netty 4.2
+                // takes a connection out of epoll once nothing is asked of it (its input shut,
+                // EPOLLRDHUP cleared) yet keeps it marked registered, so its own later
+                // setAutoRead(true), when a spliced part reached the client, would fail
+                // epoll_ctl(MOD) with ENOENT and close the connection; on already, that call does
+                // nothing. What Netty reads in the rest of this read event is counted (and held),
+                // so the drain starts in a task of its own, after it.
+                ctx.channel().config().setAutoRead(true);
+                ctx.channel().config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, false);
+                ctx.channel().eventLoop().execute(ResponseSplice.this::onInputEnded);
+            }
+            ctx.fireUserEventTriggered(evt);
+        }
+
+        @Override
+        public boolean isSharable() {
+            return false;
+        }
+    }
+
+    /**
+     * Counts the bytes read from a connection's socket, into buffers or spliced into a pipe: Netty
+     * reports both to its read handle ({@code lastBytesRead}), and this handle adds them up. A
+     * splice that drains after the owner's FIN knows from it how much of the body is still in
+     * the socket. One per connection ({@link #install}); confined to its loop.
+     */
+    static final class ReadCount implements RecvByteBufAllocator {
+        private final RecvByteBufAllocator allocator;
+        /** Bytes read from the socket since the connection opened. */
+        long bytes;
+
+        private ReadCount(RecvByteBufAllocator allocator) {
+            this.allocator = allocator;
+        }
+
+        /** Makes {@code ch} count its reads; before its first read. */
+        static void install(Channel ch) {
+            ch.config().setRecvByteBufAllocator(new ReadCount(ch.config().getRecvByteBufAllocator()));
+        }
+
+        /** Returns {@code ch}'s count, or null when it keeps none. */
+        static @Nullable ReadCount of(Channel ch) {
+            return ch.config().getRecvByteBufAllocator() instanceof ReadCount c ? c : null;
+        }
+
+        @Override
+        @SuppressWarnings("deprecation") // the interface's own return type; the handle is an ExtendedHandle
+        public Handle newHandle() {
+            return new Counting((ExtendedHandle) allocator.newHandle());
+        }
+
+        private final class Counting extends DelegatingHandle implements ExtendedHandle {
+            Counting(ExtendedHandle handle) {
+                super(handle);
+            }
+
+            @Override
+            public void lastBytesRead(int n) {
+                if (n > 0) {
+                    bytes += n;
+                }
+                super.lastBytesRead(n);
+            }
+
+            @Override
+            public boolean continueReading(UncheckedBooleanSupplier maybeMoreDataSupplier) {
+                return ((ExtendedHandle) delegate()).continueReading(maybeMoreDataSupplier);
+            }
         }
     }
 }

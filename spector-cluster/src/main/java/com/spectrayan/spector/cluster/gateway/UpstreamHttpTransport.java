@@ -13,6 +13,7 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoop;
 import io.netty.channel.pool.ChannelPoolHandler;
 import io.netty.channel.socket.DatagramChannel;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.resolver.dns.DnsAddressResolverGroup;
 import io.netty.resolver.dns.DnsServerAddressStreamProviders;
@@ -482,10 +483,15 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             return false;
         }
 
+        /** Answers whether the owner's FIN was read already (a splice let it half-close: ResponseSplice). */
+        private static boolean inputShut(Channel ch) {
+            return ch instanceof DuplexChannel d && d.isInputShutdown();
+        }
+
         /** Takes a connection back: to the first waiter, or the idle deque; closed when not reusable. */
         void release(Channel ch, boolean reusable) {
             handler.channelReleased(ch);
-            if (!reusable || closed || !ch.isActive() || !framed(ch)) {
+            if (!reusable || closed || !ch.isActive() || inputShut(ch) || !framed(ch)) {
                 ch.close(); // its close future does the counting and lets a waiter connect
                 return;
             }
@@ -605,6 +611,7 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             connections.incrementAndGet();
             ch.closeFuture().addListener(f -> connections.decrementAndGet());
             OwnerChannelHandler owner = new OwnerChannelHandler(unpooled);
+            ResponseSplice.ReadCount.install(ch);
             ch.pipeline().addLast(CODEC, newCodec()).addLast(OWNER, owner);
             return owner;
         }

@@ -400,5 +400,10 @@ final class AttemptTest {
         public void onClientGone(Attempt a) {
             calls.add("client gone");
         }
+
+        @Override
+        public void onSpliceDraining(Attempt a) {
+            calls.add("splice draining");
+        }
     }
 }

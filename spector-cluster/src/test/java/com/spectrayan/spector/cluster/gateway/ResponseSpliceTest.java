@@ -1,0 +1,270 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+
+/**
+ * A spliced body whose owner closes right behind it (RFC 9112 §9.6 lets a server close an idle
+ * keep-alive connection at any time: a graceful shutdown, its keep-alive timeout), with every
+ * socket buffer fixed so the case is the same at every run: the client side takes a few KiB, the
+ * owner's FIN reaches the gateway's socket with most of the body unread behind it, and only then
+ * does the client read. Netty's splice alone closes the connection at that FIN and drops those
+ * bytes; {@link ResponseSplice} drains them. Real loopback sockets at both ends: a writing owner
+ * and a reading client on plain Java sockets, the gateway's two connections on one epoll loop.
+ */
+@EnabledOnOs(OS.LINUX)
+final class ResponseSpliceTest {
+    private static final Duration BOUND = Duration.ofSeconds(20);
+    /** The gateway's send buffer toward the client, and the client's receive buffer: small and fixed. */
+    private static final int CLIENT_SIDE_BUFFER = 16 * 1024;
+    /** The gateway's receive buffer from the owner: room for every body here, so the FIN arrives. */
+    private static final int OWNER_SIDE_BUFFER = 4 * 1024 * 1024;
+
+    private EventLoopGroup group;
+    private ServerSocket ownerServer;
+    private ServerSocket clientServer;
+    private final List<Socket> sockets = new ArrayList<>();
+
+    @BeforeEach
+    void start() throws IOException {
+        assertThat(Epoll.isAvailable()).as("native epoll").isTrue();
+        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        ownerServer = new ServerSocket(0, 5, InetAddress.getLoopbackAddress());
+        clientServer = new ServerSocket();
+        clientServer.setReceiveBufferSize(CLIENT_SIDE_BUFFER); // accepted sockets inherit it
+        clientServer.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 5);
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        for (Socket s : sockets) {
+            s.close();
+        }
+        ownerServer.close();
+        clientServer.close();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    @Test
+    void ownerClosesRightBehindTheBody_beforeTheClientReads_everyByteArrivesAndTheSpliceEnds() throws Exception {
+        int length = 1024 * 1024;
+        Run run = splice(length, body(length), true);
+        assertThat(run.readN(length)).isEqualTo(body(length));
+        await().atMost(BOUND).until(() -> run.ended.isDone());
+        assertThat(run.sliced.get()).isEqualTo(length);
+        assertThat(run.drained.get()).isEqualTo(1);
+        assertThat(run.failure.get()).isNull();
+        // The FIN was read: the connection must not carry another exchange.
+        assertThat(((DuplexChannel) run.owner).isInputShutdown()).isTrue();
+    }
+
+    @Test
+    void ownerCutsTheBodyShortAndCloses_theClientGetsEveryByteItSent_andTheSpliceFails() throws Exception {
+        int length = 1024 * 1024;
+        int sent = 700 * 1024;
+        Run run = splice(length, Arrays.copyOf(body(length), sent), true);
+        assertThat(run.readN(sent)).isEqualTo(Arrays.copyOf(body(length), sent));
+        await().atMost(BOUND).until(() -> run.failure.get() != null);
+        run.client.close().syncUninterruptibly(); // as the exchange does on a failed body
+        assertThat(run.readToEnd()).isEmpty();
+        assertThat(run.sliced.get()).isEqualTo(sent);
+        assertThat(run.ended).isNotDone();
+    }
+
+    @Test
+    void ownerSendsPastTheLengthAndCloses_theClientGetsTheLengthExactly() throws Exception {
+        int length = 512 * 1024;
+        byte[] more = body(length + 4096);
+        Run run = splice(length, more, true);
+        byte[] got = run.readN(length);
+        assertThat(got).isEqualTo(Arrays.copyOf(more, length));
+        await().atMost(BOUND).until(() -> run.ended.isDone());
+        assertThat(run.sliced.get()).isEqualTo(length);
+        assertThat(run.failure.get()).isNull();
+    }
+
+    @Test
+    void ownerThatStaysOpen_isSplicedWithoutDraining_andKeepsItsInput() throws Exception {
+        int length = 1024 * 1024;
+        Run run = splice(length, body(length), false);
+        assertThat(run.readN(length)).isEqualTo(body(length));
+        await().atMost(BOUND).until(() -> run.ended.isDone());
+        assertThat(run.drained.get()).isZero();
+        assertThat(run.sliced.get()).isEqualTo(length);
+        assertThat(((DuplexChannel) run.owner).isInputShutdown()).isFalse();
+        assertThat(run.owner.config().getOption(ChannelOption.ALLOW_HALF_CLOSURE))
+                .isFalse();
+        assertThat(run.owner.pipeline().toMap().keySet()).containsExactly("sink"); // the splice's watch is gone
+    }
+
+    // ---- the rig ----
+
+    /** One splice: the gateway's two connections, the reading client's socket, and what the splice reported. */
+    private static final class Run {
+        final Channel owner;
+        final Channel client;
+        final Socket reader;
+        final AtomicLong sliced = new AtomicLong();
+        final AtomicLong drained = new AtomicLong();
+        final CompletableFuture<Void> ended = new CompletableFuture<>();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+        Run(Channel owner, Channel client, Socket reader) {
+            this.owner = owner;
+            this.client = client;
+            this.reader = reader;
+        }
+
+        byte[] readN(int n) throws IOException {
+            byte[] b = reader.getInputStream().readNBytes(n);
+            assertThat(b).hasSize(n);
+            return b;
+        }
+
+        /** Reads until the gateway's side closes. */
+        byte[] readToEnd() throws IOException {
+            return reader.getInputStream().readAllBytes();
+        }
+    }
+
+    /**
+     * Connects the gateway's two connections, has the owner write {@code sent} (then close when
+     * {@code thenClose}), waits until its FIN (if any) reached the gateway's socket while the
+     * client read nothing, then returns with the splice of {@code length} bytes running.
+     */
+    private Run splice(int length, byte[] sent, boolean thenClose) throws Exception {
+        EventLoop loop = group.next();
+        Channel owner = connect(loop, ownerServer.getLocalPort(), ChannelOption.SO_RCVBUF, OWNER_SIDE_BUFFER);
+        Socket ownerSide = accept(ownerServer);
+        Channel client = connect(loop, clientServer.getLocalPort(), ChannelOption.SO_SNDBUF, CLIENT_SIDE_BUFFER);
+        Run run = new Run(owner, client, accept(clientServer));
+        loop.submit(() -> ResponseSplice.start(run.owner, run.client, length, new ResponseSplice.Events() {
+                    @Override
+                    public void onSliced(int bytes) {
+                        run.sliced.addAndGet(bytes);
+                    }
+
+                    @Override
+                    public void onEnded() {
+                        run.ended.complete(null);
+                    }
+
+                    @Override
+                    public void onFailed(Throwable cause) {
+                        run.failure.set(cause);
+                        run.owner.close();
+                    }
+
+                    @Override
+                    public void onClientGone() {
+                        run.failure.set(new IllegalStateException("client gone"));
+                    }
+
+                    @Override
+                    public void onDraining() {
+                        run.drained.incrementAndGet();
+                    }
+                }))
+                .get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        ownerSide.getOutputStream().write(sent);
+        if (thenClose) {
+            ownerSide.close();
+            int port = ownerServer.getLocalPort();
+            await().atMost(BOUND).until(() -> finTaken(port));
+            await().atMost(BOUND).until(() -> run.drained.get() > 0 || run.failure.get() != null || run.ended.isDone());
+        }
+        return run;
+    }
+
+    private <T> Channel connect(EventLoop loop, int port, ChannelOption<T> option, T value) {
+        return new Bootstrap()
+                .group(loop)
+                .channel(EpollSocketChannel.class)
+                .option(option, value)
+                .handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ResponseSplice.ReadCount.install(ch);
+                        ch.config().setAutoRead(false);
+                        ch.pipeline().addLast("sink", new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                ReferenceCountUtil.release(msg);
+                                throw new AssertionError("bytes outside the splice");
+                            }
+                        });
+                    }
+                })
+                .connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port))
+                .syncUninterruptibly()
+                .channel();
+    }
+
+    private Socket accept(ServerSocket server) throws IOException {
+        server.setSoTimeout((int) BOUND.toMillis());
+        Socket s = server.accept();
+        s.setSoTimeout((int) BOUND.toMillis()); // every read bounded
+        sockets.add(s);
+        return s;
+    }
+
+    /**
+     * Answers whether no socket of the owner's port is in FIN_WAIT1 ({@code /proc/net/tcp} state
+     * {@code 04}): its FIN was acknowledged, so it and every byte before it are in the gateway's
+     * receive queue (TCP takes a FIN in sequence).
+     */
+    private static boolean finTaken(int port) throws IOException {
+        String local = String.format(":%04X", port);
+        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+            for (String line : Files.readAllLines(Path.of(table))) {
+                String[] f = line.trim().split("\\s+", -1);
+                if (f.length > 3 && f[1].endsWith(local) && f[3].equals("04")) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private static byte[] body(int n) {
+        byte[] b = new byte[n];
+        new Random(n).nextBytes(b);
+        return b;
+    }
+}
