@@ -278,6 +278,31 @@ final class AccessLogTest {
         }
     }
 
+    /**
+     * An idle writer parks until a line comes (an idle gateway woke 100 times a second), and the
+     * line that wakes it is written at once; then it sleeps again, and wakes again. A writer that
+     * stays awake never reaches WAITING (its sleeps are timed), so this fails without the wake-up;
+     * a producer that did not wake it would leave the line unwritten past the bound.
+     */
+    @Test
+    void idleWriter_parksUntilALineComes_andThatLineIsWritten() {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(); // synchronized
+        AccessLog access = AccessLog.writingTo(out, new SimpleMeterRegistry());
+        try {
+            for (int round = 1; round <= 3; round++) {
+                Waits.until("the writer asleep", access::isAsleep);
+                access.log(entry("wake-" + round));
+                int lines = round;
+                Waits.until(
+                        "line " + round + " written",
+                        () -> out.toString(StandardCharsets.UTF_8).lines().count() == lines);
+            }
+            assertThat(out.toString(StandardCharsets.UTF_8)).contains("wake-1", "wake-2", "wake-3");
+        } finally {
+            access.close();
+        }
+    }
+
     private static AccessLog.Entry entry(String id) {
         return new AccessLog.Entry(
                 0, id, "c", "GET", "/", 200, 0, 0, 0, -1, "r", null, 0, null, null, "completed", null, null);
