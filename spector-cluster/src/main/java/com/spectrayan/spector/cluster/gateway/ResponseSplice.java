@@ -62,7 +62,8 @@ import org.jspecify.annotations.Nullable;
  *       {@link #DRAIN_CHUNK} at a time, each written when the one before reached the client. How
  *       much is left is exact: the connection counts every byte read from its socket, spliced
  *       ones included ({@link ReadCount}). Bytes Netty reads into buffers at the FIN (it does
- *       when no slice was queued) wait for their turn behind the pipe's. The connection is closed
+ *       when no slice was queued) wait for their turn behind the pipe's: at most the socket's
+ *       receive buffer, as the copy path holds at a FIN. The connection is closed
  *       after the body, never pooled again.
  *   <li><b>Ending.</b> Every byte: the {@link Events#onEnded} callback. The owner closes before the
  *       end (a truncated body) or a read or write fails: {@link Events#onFailed}. The client goes:
