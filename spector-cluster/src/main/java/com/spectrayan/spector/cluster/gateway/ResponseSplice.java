@@ -402,11 +402,6 @@ public final class ResponseSplice {
             }
             ctx.fireUserEventTriggered(evt);
         }
-
-        @Override
-        public boolean isSharable() {
-            return false;
-        }
     }
 
     /**
