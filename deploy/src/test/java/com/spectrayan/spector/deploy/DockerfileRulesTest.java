@@ -19,13 +19,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The rules of {@code deploy/docker/Dockerfile} (issue #5, seed 001 Phase 4): one runtime target
  * per process, each holding only its own module's jar and runtime dependencies, non-root, with a
- * health check that needs no curl, the ADR's JAVA_OPTS, no Panama flags, and an AppCDS archive for
+ * health check that needs no curl, the launcher's JVM defaults (issue 14), no Panama flags, and an AppCDS archive for
  * the gateway that its entry point really uses.
  */
 final class DockerfileRulesTest {
     private static final String PATH = "deploy/docker/Dockerfile";
-    private static final String ADR_JAVA_OPTS = "-Xms64m -Xmx256m -XX:+UseG1GC";
-
     /** Each runtime target, the module it runs and that module's main class. */
     private static final Map<String, String> MODULE_OF_TARGET =
             Map.of("gateway", "spector-gateway", "owner", "spector-owner", "worker", "spector-worker");
@@ -219,18 +217,64 @@ final class DockerfileRulesTest {
         assertThat(text).as("no --add-modules").doesNotContain("--add-modules");
     }
 
+    /**
+     * The options of {@code bin/spector}'s {@code gateway_defaults} (the JVM defaults of {@code
+     * bin/spector gateway}), read from the launcher itself.
+     */
+    private static Set<String> launcherDefaults() {
+        Matcher function =
+                Pattern.compile("(?s)\\ngateway_defaults\\(\\) \\{(.*?)\\n}").matcher(Repo.read("bin/spector"));
+        assertThat(function.find()).as("bin/spector has gateway_defaults()").isTrue();
+        Set<String> options = new LinkedHashSet<>();
+        Matcher assignment = Pattern.compile("d=\"([^\"]*)\"").matcher(function.group(1));
+        while (assignment.find()) {
+            for (String o : assignment.group(1).split(" ", -1)) {
+                if (o.startsWith("-")) {
+                    options.add(o);
+                }
+            }
+        }
+        assertThat(options)
+                .as("gateway_defaults() picks a collector and a heap")
+                .contains("-XX:+UseSerialGC");
+        return options;
+    }
+
+    /**
+     * Issue 14: the image starts as {@code bin/spector gateway} does out of the box (the seed's
+     * {@code -Xms64m -Xmx256m -XX:+UseG1GC} stays the Helm chart's and the compose cell's setting).
+     * Its {@code JAVA_OPTS} default and the options its entry point passes before them are the
+     * launcher's defaults, no more and no fewer, so the two cannot drift apart.
+     */
     @Test
-    void gatewayTarget_javaOptsDefaultIsExactlyTheAdrs() {
+    void gatewayTarget_javaOptsDefaultAndEntrypointAreTheLaunchersDefaults() {
         Stage gateway = dockerfile().stage("gateway");
         List<String> javaOpts = gateway.all("ENV").stream()
                 .map(Instruction::args)
                 .filter(a -> a.startsWith("JAVA_OPTS="))
                 .toList();
-
         assertThat(javaOpts).as("the gateway sets JAVA_OPTS once").hasSize(1);
-        assertThat(javaOpts.get(0))
-                .as("the gateway's default JAVA_OPTS is the ADR's")
-                .isEqualTo("JAVA_OPTS=\"" + ADR_JAVA_OPTS + "\"");
+        String value = javaOpts.get(0).substring("JAVA_OPTS=".length()).replace("\"", "");
+        List<String> imageOptions = List.of(value.split(" ", -1));
+
+        String command = entrypointCommand(gateway);
+        List<String> beforeJavaOpts =
+                List.of(command.substring(0, command.indexOf(" $JAVA_OPTS ")).split(" ", -1));
+        Set<String> launcher = launcherDefaults();
+
+        assertThat(imageOptions)
+                .as("the image's JAVA_OPTS default: the launcher's defaults its entry point does not pass")
+                .containsExactlyInAnyOrderElementsOf(launcher.stream()
+                        .filter(o -> !beforeJavaOpts.contains(o))
+                        .toList());
+        assertThat(beforeJavaOpts)
+                .as("the entry point passes the launcher's other defaults (the JFR probe off)")
+                .containsAll(
+                        launcher.stream().filter(o -> !imageOptions.contains(o)).toList());
+        assertThat(imageOptions)
+                .as("a heap and a collector, so JAVA_OPTS given to `docker run` replaces them whole")
+                .anyMatch(o -> o.startsWith("-Xmx"))
+                .anyMatch(o -> o.startsWith("-XX:+Use") && o.endsWith("GC"));
     }
 
     @ParameterizedTest
