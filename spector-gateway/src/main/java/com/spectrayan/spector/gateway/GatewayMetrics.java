@@ -302,6 +302,12 @@ final class GatewayMetrics {
                 m,
                 ForwarderMetrics::splicedResponses);
         counter(
+                "spector.forwarder.spliced.bytes",
+                "Response body bytes moved from the owner's socket to the client's in the kernel (splice), part of"
+                        + " the to-client bytes",
+                m,
+                ForwarderMetrics::splicedBytes);
+        counter(
                 "spector.forwarder.spliced.drains",
                 "Spliced responses whose owner closed right behind the body, the rest read out of its socket",
                 m,

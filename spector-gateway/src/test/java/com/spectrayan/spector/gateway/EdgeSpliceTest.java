@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
 import com.spectrayan.spector.cluster.gateway.ResponseSplice;
+import io.netty.channel.EventLoop;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,12 +15,16 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -44,6 +49,11 @@ final class EdgeSpliceTest {
     static final int FIRST = 1024;
 
     private static final Duration BOUND = Duration.ofSeconds(20);
+    /**
+     * The body bytes the owner's socket holds before the test lets the gateway read them: less
+     * than any Linux's initial receive window (64 KiB with {@code tcp_adv_win_scale} 1).
+     */
+    private static final int QUEUED = 48 * 1024;
 
     @TempDir
     static Path dir;
@@ -197,6 +207,49 @@ final class EdgeSpliceTest {
             assertThat(concat(first, c.readNBytes(len2 - FIRST))).isEqualTo(StagedOwner.body(len2));
         }
         assertThat(spliced(cell) - before).isEqualTo(2);
+    }
+
+    /**
+     * A response head that reaches the gateway with its body already queued behind it in the
+     * socket (an owner that writes both at once, as a file server does, while the gateway's loop
+     * is busy): the read batch ends with the read that holds the head, so that read alone is copied
+     * and the rest of the body is spliced ({@code ResponseSplice.ReadCount#endBatch}). Before, the
+     * batch read on while its buffers filled (up to 16 reads) and copied everything it read. The
+     * gateway's loop is held by a task of the test while the owner writes, until the socket holds
+     * {@link #QUEUED} bytes; a new owner connection's first read takes 2 KiB (Netty's adaptive
+     * buffer starts there), so copying more than {@link #QUEUED} / 2 means the batch read on.
+     */
+    @Test
+    void headWithItsBodyQueuedBehindIt_onlyTheReadHoldingTheHeadIsCopied_theRestIsSpliced() throws Exception {
+        try (StagedOwner own = StagedOwner.start();
+                Cell one = cellWithPipes(own, "staged-3", 8)) {
+            String ns = one.namespaceOwnedBy("staged-3");
+            int len = 4 * 1024 * 1024;
+            ForwarderMetrics m = one.gateway.forwarder().metrics();
+            try (Wire c = new Wire(one.gateway.port())) {
+                c.send(get(ns, "len=" + len + "&hold=1")); // the owner writes nothing until released
+                await().atMost(BOUND).until(() -> own.requests().size() == 1);
+                CountDownLatch held = new CountDownLatch(1);
+                CountDownLatch free = new CountDownLatch(1);
+                loopOf(one, c).execute(() -> {
+                    held.countDown();
+                    awaitQuietly(free);
+                });
+                try {
+                    assertThat(held.await(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
+                    own.release();
+                    await().atMost(BOUND)
+                            .until(() -> receiveQueueTowards(own.baseUri().getPort()) >= QUEUED);
+                } finally {
+                    free.countDown();
+                }
+                assertThat(c.readHead()).containsEntry("content-length", String.valueOf(len));
+                assertThat(c.readNBytes(len)).isEqualTo(StagedOwner.body(len));
+            }
+            await().atMost(BOUND).until(() -> m.bytesToClients() == len); // every part reported
+            assertThat(m.splicedResponses()).isEqualTo(1);
+            assertThat(len - m.splicedBytes()).as("body bytes copied").isBetween(0L, (long) QUEUED / 2);
+        }
     }
 
     /**
@@ -354,6 +407,42 @@ final class EdgeSpliceTest {
                 .start();
     }
 
+    /** The event loop of the gateway's connection from {@code w} (its owner connections share it). */
+    private static EventLoop loopOf(Cell c, Wire w) {
+        int port = w.localPort();
+        return c.gateway.clientChannels().stream()
+                .filter(ch -> ((InetSocketAddress) ch.remoteAddress()).getPort() == port)
+                .findFirst()
+                .orElseThrow()
+                .eventLoop();
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await(BOUND.toSeconds(), TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * The bytes in the receive queue of the loopback socket whose peer is {@code port} (the
+     * gateway's end of its connection to the owner listening there), from {@code /proc/net/tcp}.
+     */
+    private static long receiveQueueTowards(int port) throws IOException {
+        String remote = String.format(":%04X", port);
+        long queued = 0;
+        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+            for (String line : Files.readAllLines(Path.of(table))) {
+                String[] f = line.trim().split("\\s+", -1);
+                if (f.length > 4 && f[2].endsWith(remote)) {
+                    queued = Math.max(queued, Long.parseLong(f[4].substring(f[4].indexOf(':') + 1), 16));
+                }
+            }
+        }
+        return queued;
+    }
+
     private static long spliced(Cell c) {
         return c.gateway.forwarder().metrics().splicedResponses();
     }
@@ -406,6 +495,10 @@ final class EdgeSpliceTest {
             }
             s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), RawClient.TIMEOUT_MS);
             return s;
+        }
+
+        int localPort() {
+            return socket.getLocalPort();
         }
 
         void send(String head) throws IOException {

@@ -25,7 +25,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code N} bytes ({@link #body}), the first {@code F} before the stage, and the connection
  * closed after {@code C} bytes in all ({@code cut}, optional); {@code chunked=1} frames it chunked
  * instead of by its length; {@code close=1} says {@code Connection: close} and closes after the
- * body; {@code quit=1} says nothing and closes after the body all the same (a server that shuts
+ * body; {@code hold=1} waits for the release before the head, then sends head and body at once;
+ * {@code quit=1} says nothing and closes after the body all the same (a server that shuts
  * down gracefully, or whose keep-alive timeout ends, closes an idle connection at once: RFC 9112
  * §9.6 lets it). Connections are kept alive otherwise; each runs on a daemon thread of its own.
  */
@@ -112,6 +113,9 @@ final class StagedOwner implements AutoCloseable {
         String head = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
                 + (chunked ? "Transfer-Encoding: chunked\r\n" : "Content-Length: " + len + "\r\n")
                 + (close ? "Connection: close\r\n" : "") + "\r\n";
+        if (param(r.target(), "hold", 0) == 1) {
+            stage(); // the head and body go out together, once the test releases them
+        }
         out.write(head.getBytes(StandardCharsets.ISO_8859_1));
         if ("HEAD".equals(r.method())) {
             out.flush();
@@ -121,9 +125,7 @@ final class StagedOwner implements AutoCloseable {
         write(out, body, 0, Math.min(first, end), chunked);
         out.flush();
         if (first < end) {
-            if (!stages.tryAcquire(STAGE_WAIT_SECONDS, TimeUnit.SECONDS)) {
-                throw new IOException("the test did not release the stage in " + STAGE_WAIT_SECONDS + " s");
-            }
+            stage();
             for (int at = first; at < end; at += 64 * 1024) {
                 write(out, body, at, Math.min(end, at + 64 * 1024), chunked);
             }
@@ -137,6 +139,13 @@ final class StagedOwner implements AutoCloseable {
         }
         out.flush();
         return !close && !quit;
+    }
+
+    /** Waits, at most {@link #STAGE_WAIT_SECONDS}, until the test releases one answer. */
+    private void stage() throws IOException, InterruptedException {
+        if (!stages.tryAcquire(STAGE_WAIT_SECONDS, TimeUnit.SECONDS)) {
+            throw new IOException("the test did not release the stage in " + STAGE_WAIT_SECONDS + " s");
+        }
     }
 
     private void write(OutputStream out, byte[] body, int from, int to, boolean chunked) throws IOException {

@@ -334,6 +334,19 @@ final class Attempt implements UpstreamHttpTransport.Listener {
     }
 
     /**
+     * Ends the owner connection's read batch after the read in progress, so a splice that may
+     * start when the batch completes finds the rest of the body still in the socket ({@link
+     * ResponseSplice.ReadCount#endBatch}). Nothing when the attempt holds no connection.
+     */
+    void endReadBatch() {
+        Channel ch = channel;
+        ResponseSplice.ReadCount count = ch != null ? ResponseSplice.ReadCount.of(ch) : null;
+        if (count != null) {
+            count.endBatch();
+        }
+    }
+
+    /**
      * Answers whether the rest of the response body may be spliced now: the attempt holds its
      * connection, the whole request went out, the response began and did not end, no splice runs,
      * and the kernel can splice from the connection to {@code client} ({@link

@@ -27,6 +27,7 @@ public final class ForwarderMetrics {
     private final LongAdder bytesToOwners = new LongAdder();
     private final LongAdder bytesToClients = new LongAdder();
     private final LongAdder splicedResponses = new LongAdder();
+    private final LongAdder splicedBytes = new LongAdder();
     private final LongAdder spliceDrains = new LongAdder();
 
     /** Exchanges in progress. */
@@ -126,6 +127,19 @@ public final class ForwarderMetrics {
 
     void countSpliced() {
         splicedResponses.increment();
+    }
+
+    /**
+     * Response body bytes that went from the owner's socket to the client's by splice, never
+     * through a buffer of ours (a part of {@link #bytesToClients}); the bytes a drain reads out of
+     * the socket after the owner's FIN mid-body count here too.
+     */
+    public long splicedBytes() {
+        return splicedBytes.sum();
+    }
+
+    void countSplicedBytes(int n) {
+        splicedBytes.add(n);
     }
 
     /**

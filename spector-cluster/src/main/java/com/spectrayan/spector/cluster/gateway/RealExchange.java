@@ -757,6 +757,9 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         // end by draining the socket through a buffer anyway (ResponseSplice, "The owner's FIN
         // mid-body", which keeps an unannounced close whole).
         bodyLeft = !streaming && length >= ResponseSplice.MIN_LENGTH && ownerKeepsAlive ? length : -1;
+        if (bodyLeft > 0) {
+            a.endReadBatch(); // the body behind this head stays in the socket for the splice
+        }
         sink.onHead(new ForwardResponse(
                 response.status(), in, a.entry().owner(), attempts, streaming, streaming ? -1 : length, retargets));
     }
@@ -842,6 +845,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     @Override
     public void onSpliced(Attempt a, int bytes) {
         metrics.countToClient(bytes);
+        metrics.countSplicedBytes(bytes);
         sink.onSpliced(bytes);
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -133,6 +134,110 @@ final class ResponseSpliceTest {
         assertThat(run.owner.pipeline().toMap().keySet()).containsExactly("sink"); // the splice's watch is gone
     }
 
+    /**
+     * A response head read with its body already behind it in the socket (the owner wrote both
+     * before the gateway read): {@link ResponseSplice.ReadCount#endBatch} ends the read batch
+     * after the read in progress, so the rest stays in the kernel for a splice started at the
+     * batch's end, and the next batch follows by itself: the owner sends nothing more.
+     */
+    @Test
+    void endBatch_endsTheReadBatchAfterTheReadInProgress_andTheNextBatchFollowsByItself() throws Exception {
+        Batches b = readWrittenBody(1024 * 1024, true);
+        assertThat(b.readsInFirst.get()).as("reads in the first batch").isEqualTo(1);
+        assertThat(b.batches.get()).isGreaterThan(1);
+    }
+
+    /** The premise of the test above: without it, the first batch reads on while its buffers fill. */
+    @Test
+    void withoutEndBatch_theFirstBatchReadsOnWhileItsBuffersFill() throws Exception {
+        Batches b = readWrittenBody(1024 * 1024, false);
+        assertThat(b.readsInFirst.get()).as("reads in the first batch").isGreaterThan(1);
+    }
+
+    private static final class Batches {
+        final AtomicLong bytes = new AtomicLong();
+        final AtomicLong readsInFirst = new AtomicLong();
+        final AtomicLong batches = new AtomicLong();
+    }
+
+    /**
+     * Has the owner write {@code length} bytes, waits until all are in the gateway's receive queue,
+     * then lets the gateway's connection read them all (calling {@code endBatch} at its first read
+     * when {@code endFirstBatch}) and returns what its read batches were.
+     */
+    private Batches readWrittenBody(int length, boolean endFirstBatch) throws Exception {
+        Batches b = new Batches();
+        Channel owner = new Bootstrap()
+                .group(group.next())
+                .channel(EpollSocketChannel.class)
+                .option(ChannelOption.SO_RCVBUF, OWNER_SIDE_BUFFER)
+                .handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ResponseSplice.ReadCount.install(ch);
+                        ch.config().setAutoRead(false);
+                        ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                b.bytes.addAndGet(((ByteBuf) msg).readableBytes());
+                                ReferenceCountUtil.release(msg);
+                                if (b.batches.get() == 0) {
+                                    b.readsInFirst.incrementAndGet();
+                                    ResponseSplice.ReadCount count = ResponseSplice.ReadCount.of(ctx.channel());
+                                    if (endFirstBatch && count != null) {
+                                        count.endBatch();
+                                    }
+                                }
+                            }
+
+                            @Override
+                            public void channelReadComplete(ChannelHandlerContext ctx) {
+                                b.batches.incrementAndGet();
+                            }
+                        });
+                    }
+                })
+                .connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), ownerServer.getLocalPort()))
+                .syncUninterruptibly()
+                .channel();
+        Socket ownerSide = accept(ownerServer);
+        ownerSide.getOutputStream().write(body(length));
+        int port = ((InetSocketAddress) owner.localAddress()).getPort();
+        await().atMost(BOUND).until(() -> receiveQueue(port) == length);
+        owner.eventLoop().execute(() -> owner.config().setAutoRead(true));
+        await().atMost(BOUND).until(() -> b.bytes.get() == length);
+        owner.close().syncUninterruptibly();
+        return b;
+    }
+
+    /** The bytes in the receive queue of the loopback socket whose local port is {@code port}. */
+    private static long receiveQueue(int port) throws IOException {
+        String local = String.format(":%04X", port);
+        for (String[] f : tcpSockets()) {
+            if (f[1].endsWith(local)) {
+                return Long.parseLong(f[4].substring(f[4].indexOf(':') + 1), 16);
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * The rows of {@code /proc/net/tcp} and {@code tcp6}, split into their fields: {@code [1]}
+     * the local address, {@code [3]} the state, {@code [4]} the transmit and receive queues.
+     */
+    private static List<String[]> tcpSockets() throws IOException {
+        List<String[]> rows = new ArrayList<>();
+        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+            for (String line : Files.readAllLines(Path.of(table))) {
+                String[] f = line.trim().split("\\s+", -1);
+                if (f.length > 4 && f[1].contains(":")) {
+                    rows.add(f);
+                }
+            }
+        }
+        return rows;
+    }
+
     // ---- the rig ----
 
     /** One splice: the gateway's two connections, the reading client's socket, and what the splice reported. */
@@ -251,12 +356,9 @@ final class ResponseSpliceTest {
      */
     private static boolean finTaken(int port) throws IOException {
         String local = String.format(":%04X", port);
-        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
-            for (String line : Files.readAllLines(Path.of(table))) {
-                String[] f = line.trim().split("\\s+", -1);
-                if (f.length > 3 && f[1].endsWith(local) && f[3].equals("04")) {
-                    return false;
-                }
+        for (String[] f : tcpSockets()) {
+            if (f[1].endsWith(local) && f[3].equals("04")) {
+                return false;
             }
         }
         return true;
