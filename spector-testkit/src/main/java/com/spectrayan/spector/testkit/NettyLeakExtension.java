@@ -7,6 +7,9 @@ import io.netty.util.ResourceLeakDetectorFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
@@ -19,12 +22,28 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * <p>Registered for every test of a module that has the kit on its test classpath, through JUnit's
  * extension auto-detection ({@code META-INF/services}, enabled in the parent pom), so the factory
  * is in place before any test touches a buffer.
+ *
+ * <p>The collections are the check's cost (three full collections of the test JVM's heap: about
+ * 0.17 s a test in CI, whatever the test did), so a test that made no tracked buffer is not
+ * collected after: nothing it made can have leaked. The detector counts the buffers it tracks
+ * (every one, at PARANOID). A buffer an earlier test made and a later one drops unreleased is
+ * still found: by the next test that makes a buffer, or at the end of the class, which always
+ * collects.
  */
-public final class NettyLeakExtension implements AfterEachCallback {
+public final class NettyLeakExtension implements AfterEachCallback, AfterAllCallback {
     /** Collections (each followed by a tracked allocation that polls the detector) after a test. */
     static final int GC_ROUNDS = 3;
 
     private static final List<String> LEAKS = new CopyOnWriteArrayList<>();
+
+    /** Buffers the detectors tracked since the JVM started. */
+    private static final AtomicLong TRACKED = new AtomicLong();
+
+    /** {@link #TRACKED} when the last collection ended. */
+    private static final AtomicLong TRACKED_AT_COLLECTION = new AtomicLong(-1);
+
+    /** Calls of {@link #collectLeaks} so far. */
+    private static final AtomicLong COLLECTIONS = new AtomicLong();
 
     static {
         ResourceLeakDetectorFactory.setResourceLeakDetectorFactory(new RecordingFactory());
@@ -32,6 +51,23 @@ public final class NettyLeakExtension implements AfterEachCallback {
 
     @Override
     public void afterEach(ExtensionContext context) {
+        checkIfBuffersMade();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        check();
+    }
+
+    /** The check after a test: only when a buffer was tracked since the last collection. */
+    static void checkIfBuffersMade() {
+        if (TRACKED.get() != TRACKED_AT_COLLECTION.get()) {
+            check();
+        }
+    }
+
+    /** Collects and fails on what the detector reported. */
+    static void check() {
         List<String> leaks = collectLeaks();
         if (!leaks.isEmpty()) {
             throw new AssertionError(
@@ -47,9 +83,21 @@ public final class NettyLeakExtension implements AfterEachCallback {
             ByteBuf probe = ByteBufAllocator.DEFAULT.buffer(1);
             probe.release();
         }
+        TRACKED_AT_COLLECTION.set(TRACKED.get());
+        COLLECTIONS.incrementAndGet();
         List<String> found = new ArrayList<>(LEAKS);
         LEAKS.removeAll(found);
         return found;
+    }
+
+    /** Buffers the detectors have tracked so far (each counted as Netty starts tracking it). */
+    static long tracked() {
+        return TRACKED.get();
+    }
+
+    /** Calls of {@link #collectLeaks} so far. */
+    static long collections() {
+        return COLLECTIONS.get();
     }
 
     /** Makes detectors that record what they report. */
@@ -65,6 +113,12 @@ public final class NettyLeakExtension implements AfterEachCallback {
         @Override
         public <T> ResourceLeakDetector<T> newResourceLeakDetector(Class<T> resource, int samplingInterval) {
             return new ResourceLeakDetector<>(resource, samplingInterval) {
+                @Override
+                protected @Nullable Object getInitialHint(String resourceType) {
+                    TRACKED.incrementAndGet(); // Netty asks once per buffer it starts tracking
+                    return super.getInitialHint(resourceType);
+                }
+
                 @Override
                 protected void reportTracedLeak(String resourceType, String records) {
                     LEAKS.add(resourceType + ":" + records);
