@@ -439,8 +439,8 @@ public final class ResponseSplice {
          * where a splice started at that completion takes them. Without it a response head that
          * arrives with its body behind it in the socket had up to 16 reads of the body copied
          * before the splice began (about a quarter of every 1 MiB body, measured in
-         * bench/README.md). Netty goes on reading after the batch by itself (with edge-triggered
-         * epoll it queues the next read as a task when the last read filled its buffer), so
+         * bench/README.md). Netty goes on reading after the batch by itself (it queues the next
+         * read as a task when the socket may hold more: {@code ResponseSpliceTest} holds that), so
          * nothing waits on this. The next batch reads as usual.
          */
         void endBatch() {
