@@ -4,7 +4,9 @@
 # gateway's spector_forwarder_spliced_drains_total. A body of 20 MB is spliced; the owner's FIN
 # then arrives while a slow client still has part of it to read (bench/README.md).
 #   bench/splice-owner-fin.sh [JAR] [runs=3] [rates="3M 5M 8M"]
-# JAR: run that spector-cli-*-all.jar (an older build) instead of bin/spector.
+# JAR: run that spector-cli-*-all.jar (an older build) instead of bin/spector. CURL_OPTS: more curl
+# options, e.g. CURL_OPTS=--http1.0 for an old client. Prints the body bytes the gateway spliced
+# and those it sent in all (spector_forwarder_spliced_bytes_total, ..._bytes_total{to-client}).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jar=${1:-}; runs=${2:-3}; rates=${3:-"3M 5M 8M"}
@@ -23,10 +25,14 @@ token=$("$root/bin/spector" token --secret-file "$w/secret" --tenant bench --ttl
 whole=0; short=0
 for rate in $rates; do
   for r in $(seq 1 "$runs"); do
-    size=$(curl -s -H "Authorization: Bearer $token" --limit-rate "$rate" -o "$w/got" -w '%{size_download}' \
+    # shellcheck disable=SC2086 # CURL_OPTS is a list of options
+    size=$(curl -s ${CURL_OPTS:-} -H "Authorization: Bearer $token" --limit-rate "$rate" -o "$w/got" -w '%{size_download}' \
       http://127.0.0.1:19995/api/v1/namespaces/bench/big || true)
     if [ "$(sha256sum < "$w/got")" = "$want" ]; then whole=$((whole + 1)); else short=$((short + 1)); echo "rate $rate: short, $size bytes"; fi
   done
 done
-drains=$(curl -s http://127.0.0.1:19995/actuator/prometheus | awk '/^spector_forwarder_spliced_drains_total/ {print $2}')
-echo "whole $whole short $short drains ${drains:-none}"
+metrics=$(curl -s http://127.0.0.1:19995/actuator/prometheus)
+series() { awk -v n="$1" 'index($0, n) == 1 {print $2}' <<< "$metrics"; }
+echo "whole $whole short $short drains $(series spector_forwarder_spliced_drains_total)" \
+  "spliced_bytes $(series spector_forwarder_spliced_bytes_total)" \
+  "to_client_bytes $(series 'spector_forwarder_bytes_total{direction="to-client"}')"

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
 import com.spectrayan.spector.cluster.gateway.ResponseSplice;
+import com.spectrayan.spector.testkit.TcpTable;
 import io.netty.channel.EventLoop;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -15,12 +16,10 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -239,7 +238,8 @@ final class EdgeSpliceTest {
                     assertThat(held.await(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
                     own.release();
                     await().atMost(BOUND)
-                            .until(() -> receiveQueueTowards(own.baseUri().getPort()) >= QUEUED);
+                            .until(() ->
+                                    TcpTable.receiveQueueTowards(own.baseUri().getPort()) >= QUEUED);
                 } finally {
                     free.countDown();
                 }
@@ -423,24 +423,6 @@ final class EdgeSpliceTest {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    /**
-     * The bytes in the receive queue of the loopback socket whose peer is {@code port} (the
-     * gateway's end of its connection to the owner listening there), from {@code /proc/net/tcp}.
-     */
-    private static long receiveQueueTowards(int port) throws IOException {
-        String remote = String.format(":%04X", port);
-        long queued = 0;
-        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
-            for (String line : Files.readAllLines(Path.of(table))) {
-                String[] f = line.trim().split("\\s+", -1);
-                if (f.length > 4 && f[2].endsWith(remote)) {
-                    queued = Math.max(queued, Long.parseLong(f[4].substring(f[4].indexOf(':') + 1), 16));
-                }
-            }
-        }
-        return queued;
     }
 
     private static long spliced(Cell c) {

@@ -758,7 +758,9 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         // mid-body", which keeps an unannounced close whole).
         bodyLeft = !streaming && length >= ResponseSplice.MIN_LENGTH && ownerKeepsAlive ? length : -1;
         if (bodyLeft > 0) {
-            a.endReadBatch(); // the body behind this head stays in the socket for the splice
+            // The body behind this head stays in the socket for the splice. A client that cannot
+            // take one (TLS, no pipe left) costs one more turn of the loop for the next read.
+            a.endReadBatch();
         }
         sink.onHead(new ForwardResponse(
                 response.status(), in, a.entry().owner(), attempts, streaming, streaming ? -1 : length, retargets));

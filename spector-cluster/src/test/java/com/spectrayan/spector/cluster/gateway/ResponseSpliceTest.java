@@ -3,6 +3,7 @@ package com.spectrayan.spector.cluster.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.spectrayan.spector.testkit.TcpTable;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -23,8 +24,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -203,39 +202,11 @@ final class ResponseSpliceTest {
         Socket ownerSide = accept(ownerServer);
         ownerSide.getOutputStream().write(body(length));
         int port = ((InetSocketAddress) owner.localAddress()).getPort();
-        await().atMost(BOUND).until(() -> receiveQueue(port) == length);
+        await().atMost(BOUND).until(() -> TcpTable.receiveQueue(port) == length);
         owner.eventLoop().execute(() -> owner.config().setAutoRead(true));
         await().atMost(BOUND).until(() -> b.bytes.get() == length);
         owner.close().syncUninterruptibly();
         return b;
-    }
-
-    /** The bytes in the receive queue of the loopback socket whose local port is {@code port}. */
-    private static long receiveQueue(int port) throws IOException {
-        String local = String.format(":%04X", port);
-        for (String[] f : tcpSockets()) {
-            if (f[1].endsWith(local)) {
-                return Long.parseLong(f[4].substring(f[4].indexOf(':') + 1), 16);
-            }
-        }
-        return -1;
-    }
-
-    /**
-     * The rows of {@code /proc/net/tcp} and {@code tcp6}, split into their fields: {@code [1]}
-     * the local address, {@code [3]} the state, {@code [4]} the transmit and receive queues.
-     */
-    private static List<String[]> tcpSockets() throws IOException {
-        List<String[]> rows = new ArrayList<>();
-        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
-            for (String line : Files.readAllLines(Path.of(table))) {
-                String[] f = line.trim().split("\\s+", -1);
-                if (f.length > 4 && f[1].contains(":")) {
-                    rows.add(f);
-                }
-            }
-        }
-        return rows;
     }
 
     // ---- the rig ----
@@ -355,13 +326,8 @@ final class ResponseSpliceTest {
      * receive queue (TCP takes a FIN in sequence).
      */
     private static boolean finTaken(int port) throws IOException {
-        String local = String.format(":%04X", port);
-        for (String[] f : tcpSockets()) {
-            if (f[1].endsWith(local) && f[3].equals("04")) {
-                return false;
-            }
-        }
-        return true;
+        return TcpTable.rows().stream()
+                .noneMatch(r -> r.localPort() == port && r.state().equals(TcpTable.FIN_WAIT1));
     }
 
     private static byte[] body(int n) {
