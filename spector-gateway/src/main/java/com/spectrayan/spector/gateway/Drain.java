@@ -69,6 +69,11 @@ final class Drain {
         return connections;
     }
 
+    /** Returns the connections that became uplinks (tests). */
+    ChannelGroup uplinks() {
+        return uplinks;
+    }
+
     /** Answers whether the gateway is draining (readiness DOWN, connections close after their exchange). */
     boolean isDraining() {
         return draining;

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
 import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
+import com.spectrayan.spector.cluster.gateway.HeadBuffers;
 import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.cluster.routing.CellRing;
 import com.spectrayan.spector.cluster.routing.OwnershipResolver;
@@ -338,6 +339,8 @@ public final class GatewayServer implements AutoCloseable {
                 ch.pipeline()
                         .addLast(ServerTls.HANDLER_NAME, t.newHandler(ch.alloc()))
                         .addLast(ServerTls.WATCH_NAME, t.newWatch());
+            } else {
+                HeadBuffers.apply(ch); // response heads encoded on the heap (issue 14)
             }
             GatewayHandler gateway = new GatewayHandler(context, t != null, null, idleTimeout);
             ch.pipeline()
@@ -366,6 +369,7 @@ public final class GatewayServer implements AutoCloseable {
                     c.pipeline().remove(name);
                 }
             }
+            HeadBuffers.restore(c); // WebSocket frames: payloads stay direct
             drain.trackUplink(c);
             remote = String.valueOf(c.remoteAddress());
         }
@@ -438,6 +442,11 @@ public final class GatewayServer implements AutoCloseable {
     /** Returns the channels of the open client connections, uplinks excluded (tests). */
     ChannelGroup clientChannels() {
         return drain.connections();
+    }
+
+    /** Returns the connections that became uplinks (tests). */
+    ChannelGroup uplinkChannels() {
+        return drain.uplinks();
     }
 
     /** Returns the bound peer port, or -1 when the peer listener is off. */

@@ -5,12 +5,15 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.spectrayan.spector.cluster.gateway.HeadBuffers;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.RelayTarget;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
 import com.spectrayan.spector.uplink.wire.Header;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -100,6 +103,32 @@ final class UplinkGatewayTest {
                     .containsPattern("(?m)^spector_uplinks_connected(\\{[^}]*\\})? [1-9]")
                     .containsPattern("(?m)^spector_relays_active(\\{[^}]*\\})? 0")
                     .containsPattern("(?m)^spector_relay_bytes_total\\{direction=\"from-worker\"[^}]*\\} [1-9]");
+        }
+    }
+
+    /**
+     * Issue 14: a plain client connection encodes its heads on the heap ({@link HeadBuffers}); a
+     * connection that became an uplink goes back to the default allocator, so its WebSocket
+     * decoder's payload copies stay direct on their way to the client.
+     */
+    @Test
+    void heapHeads_onAPlainClientConnection_notOnAnUplink() throws Exception {
+        try (DialedWorker w = DialedWorker.dial(cell, "w1", TOKEN, Map.of("app", hello("w1")), group)
+                        .awaitLive(cell);
+                RawClient client = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = client.send("GET /relay/" + w.id + "/app/h HTTP/1.1\r\nHost: x\r\n"
+                            + "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.text()).isEqualTo("hello from w1 http://app/h");
+            assertThat(List.<Channel>copyOf(cell.gateway.clientChannels()))
+                    .as("the client's connection")
+                    .isNotEmpty()
+                    .allSatisfy(ch -> assertThat(ch.alloc()).isSameAs(HeadBuffers.HEAP_HEADS));
+            assertThat(List.<Channel>copyOf(cell.gateway.uplinkChannels()))
+                    .as("the worker's uplinks")
+                    .isNotEmpty()
+                    .allSatisfy(ch -> assertThat(ch.alloc()).isSameAs(ByteBufAllocator.DEFAULT));
         }
     }
 

@@ -612,6 +612,7 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             ch.closeFuture().addListener(f -> connections.decrementAndGet());
             OwnerChannelHandler owner = new OwnerChannelHandler(unpooled);
             ResponseSplice.ReadCount.install(ch);
+            HeadBuffers.apply(ch); // request heads encoded on the heap (issue 14)
             ch.pipeline().addLast(CODEC, newCodec()).addLast(OWNER, owner);
             return owner;
         }

@@ -9,8 +9,6 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.handler.codec.http.HttpResponse;
-import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -20,7 +18,6 @@ import java.net.URI;
 import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -139,32 +136,7 @@ final class UpstreamHttpTransportTest {
     @Test
     void acquire_withAListener_handsItWhatTheConnectionDelivers() throws Exception {
         owner.setSoTimeout((int) WAIT_MS);
-        CompletableFuture<Integer> status = new CompletableFuture<>();
-        UpstreamHttpTransport.Listener listener = new UpstreamHttpTransport.Listener() {
-            @Override
-            public void onMessage(Object message) {
-                if (message instanceof HttpResponse r) {
-                    status.complete(r.status().code());
-                }
-                ReferenceCountUtil.release(message);
-            }
-
-            @Override
-            public void onReadComplete() {}
-
-            @Override
-            public void onWritabilityChanged(boolean writable) {}
-
-            @Override
-            public void onClosed() {
-                status.completeExceptionally(new AssertionError("closed before the answer"));
-            }
-
-            @Override
-            public void onFailure(Throwable cause) {
-                status.completeExceptionally(cause);
-            }
-        };
+        AnswerListener listener = new AnswerListener();
         try (UpstreamHttpTransport t = new UpstreamHttpTransport(
                 spec(1, 0, Duration.ofSeconds(2)), NioSocketChannel.class, NioDatagramChannel.class)) {
             EventLoop loop = group.next();
@@ -178,7 +150,7 @@ final class UpstreamHttpTransportTest {
                 out.write("HTTP/1.1 204 No Content\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
                 out.flush();
 
-                assertThat(status.get(WAIT_MS, TimeUnit.MILLISECONDS))
+                assertThat(listener.status.get(WAIT_MS, TimeUnit.MILLISECONDS))
                         .as("with no listener the transport would close a connection that speaks out of turn")
                         .isEqualTo(204);
             }
