@@ -49,6 +49,7 @@ final class ArchitectureTest {
             "gateway.ForwarderSpec",
             "gateway.GatewayForwarder",
             "gateway.GatewayForwarder$Exchange",
+            "gateway.HeadBuffers",
             "gateway.PinnedTarget",
             "gateway.PinnedTarget$Fallback",
             "gateway.PinnedTarget$Next",
