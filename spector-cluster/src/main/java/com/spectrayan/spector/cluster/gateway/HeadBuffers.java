@@ -16,7 +16,8 @@ import io.netty.channel.epoll.EpollSocketChannel;
  * array they are {@code System.arraycopy}, and the transport copies the finished head into direct
  * memory once, as it does any heap buffer it writes ({@code filterOutboundMessage}).
  *
- * <p>So the forwarding connections (a client's on the plain listener, an owner's) take Netty's
+ * <p>So the forwarding connections (a client's on the plain listener, and every connection of
+ * {@link UpstreamHttpTransport}: the gateway's to its owners, a worker's to its upstreams) take Netty's
  * {@link PreferHeapByteBufAllocator}: {@code buffer()} on the heap, {@code directBuffer()} direct.
  * Only on epoll: its reads ask for direct memory whatever the channel's allocator prefers (Netty's
  * {@code PreferredDirectByteBufAllocator}), so body bytes stay where the socket put them and a
