@@ -25,9 +25,10 @@ import io.netty.channel.epoll.EpollSocketChannel;
  * go back to the {@linkplain #restore default} (an uplink's WebSocket decoder copies every frame's
  * payload into {@code buffer()}), and TLS connections never change (the engine wants direct input).
  *
- * <p>What it costs: a head's bytes are copied twice instead of once, and the first part of a body
- * that arrived in the same read as a split head sits in a heap cumulation and is copied at its
- * write. Both are a few hundred bytes per exchange.
+ * <p>What it costs: a head's bytes are copied twice instead of once (a few hundred bytes). And a
+ * decoder holding a partial line when the next read comes (a head split across reads, a chunk-size
+ * line split across reads) merges the two into a heap cumulation, so the body bytes among them are
+ * copied once more at their write: up to one read (64 KiB) per split, as rare as the splits.
  */
 public final class HeadBuffers {
     /** The allocator of a forwarding connection on epoll: heads on the heap, reads and bodies direct. */
