@@ -44,10 +44,15 @@ public final class TcpTable {
         return rows;
     }
 
-    /** Returns the receive queue of the socket whose local port is {@code port}, or -1 when there is none. */
-    public static long receiveQueue(int port) throws IOException {
+    /**
+     * Returns the receive queue of the connection from local port {@code localPort} to peer port
+     * {@code remotePort}, or -1 when there is none. Both ports, not the local one alone: an
+     * ephemeral port is reused towards other peers while an old connection of it waits in
+     * TIME_WAIT, and that row would answer for this one (seen under a benchmark's load).
+     */
+    public static long receiveQueue(int localPort, int remotePort) throws IOException {
         return rows().stream()
-                .filter(r -> r.localPort() == port)
+                .filter(r -> r.localPort() == localPort && r.remotePort() == remotePort)
                 .mapToLong(Row::receiveQueue)
                 .findFirst()
                 .orElse(-1);

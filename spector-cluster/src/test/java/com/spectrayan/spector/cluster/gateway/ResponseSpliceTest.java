@@ -202,7 +202,7 @@ final class ResponseSpliceTest {
         Socket ownerSide = accept(ownerServer);
         ownerSide.getOutputStream().write(body(length));
         int port = ((InetSocketAddress) owner.localAddress()).getPort();
-        await().atMost(BOUND).until(() -> TcpTable.receiveQueue(port) == length);
+        await().atMost(BOUND).until(() -> TcpTable.receiveQueue(port, ownerServer.getLocalPort()) == length);
         owner.eventLoop().execute(() -> owner.config().setAutoRead(true));
         await().atMost(BOUND).until(() -> b.bytes.get() == length);
         owner.close().syncUninterruptibly();
