@@ -11,6 +11,8 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,6 +37,13 @@ import org.slf4j.LoggerFactory;
  * gateway's start and stop.
  */
 final class CellPeers implements AutoCloseable {
+    /**
+     * How long the peer listener stays open after {@link #withdraw}: every lookup that could still
+     * name this replica was answered by then ({@link PeerHop#LOOKUP_TIMEOUT}), and its hop connected
+     * or gave up ({@link PeerHop#CONNECT_TIMEOUT}).
+     */
+    static final Duration LINGER = PeerHop.LOOKUP_TIMEOUT.plus(PeerHop.CONNECT_TIMEOUT);
+
     private static final Logger log = LoggerFactory.getLogger(CellPeers.class);
 
     private final GatewaySettings settings;
@@ -45,6 +54,8 @@ final class CellPeers implements AutoCloseable {
     private final MeterRegistry registry;
     private @Nullable PeerListener listener;
     private @Nullable UplinkRegistry published;
+    /** When {@link #withdraw} ran with links live here ({@link System#nanoTime}); 0: no linger. */
+    private long withdrawnAt;
 
     private CellPeers(
             GatewaySettings settings,
@@ -146,11 +157,21 @@ final class CellPeers implements AutoCloseable {
     void withdraw() {
         UplinkRegistry p = published;
         if (p != null) {
+            if (!directory.liveLinks().isEmpty()) {
+                withdrawnAt = System.nanoTime(); // a lookup may name this replica: linger at the close
+            }
             p.withdraw();
         }
     }
 
-    /** Withdraws this replica from the registry, then closes the peer listener and its connections. */
+    /**
+     * Withdraws this replica from the registry, then closes the peer listener and its connections,
+     * no sooner than {@link #LINGER} after {@link #withdraw} when links were live here then: a hop
+     * whose lookup named this replica just before the withdraw still reaches this listener and is
+     * refused 421 no-link, which its caller takes elsewhere (or served, on a link still open),
+     * instead of finding its connection reset as the listener closes under it. A replica that held
+     * no link was in no lookup's answer and closes at once. The wait runs on the stopping thread.
+     */
     @Override
     public void close() {
         UplinkRegistry p = published;
@@ -159,7 +180,26 @@ final class CellPeers implements AutoCloseable {
         }
         PeerListener l = listener;
         if (l != null) {
+            long at = withdrawnAt;
+            if (at != 0) {
+                lingerUntil(at + LINGER.toNanos());
+            }
             l.close();
+        }
+    }
+
+    private static void lingerUntil(long deadlineNanos) {
+        long left = deadlineNanos - System.nanoTime();
+        if (left <= 0) {
+            return;
+        }
+        log.info(
+                "peer listener open {} ms more: hops looked up before the withdraw are refused, not cut",
+                TimeUnit.NANOSECONDS.toMillis(left));
+        try {
+            TimeUnit.NANOSECONDS.sleep(left);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // stopping at once, as asked
         }
     }
 }

@@ -49,8 +49,11 @@ import org.slf4j.LoggerFactory;
  *        no holder but this   ─> 503 WORKER_UNREACHABLE   (hops{outcome=no-holder})
  *        holders              ─> the one with the most links (ties at random)
  *                                ─> pinned exchange to http://holder/relay/w/... (hops{outcome=forwarded})
- *                                     no connection in CONNECT_TIMEOUT, refused, closed before the
- *                                     head, the deadline ─> 503 WORKER_UNREACHABLE (hops{outcome=holder-unreachable})
+ *                                     refused, no connection in CONNECT_TIMEOUT, 421 no-link, or an
+ *                                     idempotent relay closed before the head ─> another holder, at
+ *                                     most twice (hops{outcome=retried})
+ *                                     no other holder, a POST closed before the head, the deadline
+ *                                       ─> 503 WORKER_UNREACHABLE (hops{outcome=holder-unreachable})
  * </pre>
  *
  * <p>What crosses: the request as the local relay would take it, minus the credentials ({@code

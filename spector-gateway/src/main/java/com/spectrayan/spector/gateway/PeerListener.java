@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,9 +44,12 @@ import org.slf4j.LoggerFactory;
  *
  * @param server the bound listener
  * @param connections the open peer connections, closed with it
+ * @param closing set as {@link #close} begins: a connection accepted in that instant, which the
+ *     close of {@code connections} may miss, closes itself
  * @param address what the other replicas dial, {@code host:port}
  */
-record PeerListener(Channel server, ChannelGroup connections, String address) implements AutoCloseable {
+record PeerListener(Channel server, ChannelGroup connections, AtomicBoolean closing, String address)
+        implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PeerListener.class);
 
     /** The name of the peer pipeline's codec, as {@link ClientConnection} finds it. */
@@ -68,6 +72,7 @@ record PeerListener(Channel server, ChannelGroup connections, String address) im
             HttpDecoderConfig decoder) {
         requireNonNull(relay, "relay");
         ChannelGroup open = new DefaultChannelGroup("peers", GlobalEventExecutor.INSTANCE);
+        AtomicBoolean closing = new AtomicBoolean();
         Channel server = new ServerBootstrap()
                 .group(boss, workers)
                 .channel(serverClass)
@@ -79,6 +84,10 @@ record PeerListener(Channel server, ChannelGroup connections, String address) im
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         open.add(ch);
+                        if (closing.get()) {
+                            ch.close(); // accepted as the listener closed, after the group's close
+                            return;
+                        }
                         GatewayHandler gateway = new GatewayHandler(context, false, relay, idleTimeout);
                         ch.pipeline()
                                 .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
@@ -91,7 +100,7 @@ record PeerListener(Channel server, ChannelGroup connections, String address) im
                 .syncUninterruptibly()
                 .channel();
         int bound = ((InetSocketAddress) server.localAddress()).getPort();
-        return new PeerListener(server, open, advertised(peer.address(), bound));
+        return new PeerListener(server, open, closing, advertised(peer.address(), bound));
     }
 
     /** Returns the bound port. */
@@ -142,6 +151,7 @@ record PeerListener(Channel server, ChannelGroup connections, String address) im
     /** Stops accepting and closes the peer connections (the drain has let their exchanges end). */
     @Override
     public void close() {
+        closing.set(true);
         server.close().syncUninterruptibly();
         connections.close().awaitUninterruptibly(GatewayServer.SHUTDOWN_TIMEOUT.toMillis());
     }

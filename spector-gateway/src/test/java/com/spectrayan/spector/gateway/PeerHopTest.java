@@ -1,6 +1,7 @@
 package com.spectrayan.spector.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -256,6 +257,46 @@ final class PeerHopTest {
     }
 
     /**
+     * A holder that takes the connection and resets it before any answer (a replica stopping as the
+     * hop reached it): an idempotent relay (RFC 9110 section 9.2.2) goes on to the holder that has
+     * a link, as nginx's {@code proxy_next_upstream error} passes it on; a {@code POST}, which the
+     * holder may have acted on, is answered 503 and is not sent again.
+     */
+    @Test
+    void shouldTakeAnIdempotentRelayOnWhenTheHolderResetsBeforeItsHead_butNotAPost() throws Exception {
+        try (ResettingHolder ghost = new ResettingHolder()) {
+            long until = System.currentTimeMillis() + 60_000;
+            // the ghost claims more links than A, so it is asked first
+            RedisCommands.send(
+                    redis.server().port(),
+                    "HSET " + key("fw") + " 127.0.0.1:" + ghost.port() + " \"{\\\"links\\\":5,\\\"until\\\":" + until
+                            + "}\"");
+
+            HttpResponse<String> get =
+                    http.send(relay(b, "/relay/fw/app/again").GET().build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> post = http.send(
+                    relay(b, "/relay/fw/app/once")
+                            .POST(HttpRequest.BodyPublishers.ofString("body"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+
+            assertThat(get.statusCode()).as(get.body()).isEqualTo(200);
+            assertThat(get.body()).isEqualTo("fw GET /again 0");
+            assertUnreachable(post, "fw");
+            assertThat(ghost.requestLines())
+                    .as("what the resetting holder was sent before it reset")
+                    .containsExactly("GET /relay/fw/app/again HTTP/1.1", "POST /relay/fw/app/once HTTP/1.1");
+            FakeWorker.Relayed got = fw.takeRelay();
+            assertThat(got.method() + " " + got.pathAndQuery()).isEqualTo("GET /again");
+            assertThat(fw.received().stream().filter(f -> f.name().equals("relay.request")))
+                    .as("the worker got the GET once and never the POST")
+                    .hasSize(1);
+            assertThat(counter(b, "spector_relay_peer_hops_total", "outcome", "retried"))
+                    .isEqualTo(1.0);
+        }
+    }
+
+    /**
      * While the registry shows a worker's links moving (a replica drains them), a relay with no
      * holder waits for the re-dialled link instead of failing, and is carried once it appears.
      */
@@ -359,6 +400,44 @@ final class PeerHopTest {
                 .as("this relay's miss, counted")
                 .isEqualTo(missesBefore + 1);
         RedisCommands.send(redis.server().port(), "CLIENT UNPAUSE");
+    }
+
+    /**
+     * A draining replica's peer listener stays open {@link CellPeers#LINGER} after it withdrew its
+     * links from the registry: a hop whose lookup named it just before the withdraw still reaches
+     * it and is served on a link not yet closed, or refused 421 no-link, which its caller takes
+     * elsewhere; never a connection reset as the listener closes under it (the race
+     * ReplicaProcessesTest once lost). Then the port closes.
+     */
+    @Test
+    void shouldKeepTheDrainingHoldersPeerListenerAnsweringForALookupsTime_thenClose() throws Exception {
+        String path = "/relay/fw/app/late";
+        int peerPort = a.peerPort();
+        long began = System.nanoTime();
+        Thread stopping = new Thread(a::close, "stop-replica-a");
+        stopping.start();
+        Waits.until("replica A drains", a::isDraining);
+        List<String> answers = new ArrayList<>();
+
+        while (elapsed(began).compareTo(PeerHop.LOOKUP_TIMEOUT) < 0) {
+            long now = System.currentTimeMillis() / 1000;
+            RawClient.Response r = peerRequest(a, "GET", path, signed("GET", path, now, "acme", PEER_SECRET));
+            answers.add(r.status() + " " + r.header(SpectorHeaders.PEER_REFUSED));
+        }
+
+        assertThat(answers)
+                .as("every hop within a lookup's time of the drain is served or refused, none cut")
+                .isNotEmpty()
+                .allMatch(x -> x.equals("421 no-link") || x.equals("200 null"))
+                .endsWith("421 no-link");
+        stopping.join(CellPeers.LINGER.plus(GatewayServer.SHUTDOWN_TIMEOUT).toMillis() * 2);
+        assertThat(stopping.isAlive()).as("the stop ends, bounded").isFalse();
+        try (Socket late = new Socket()) {
+            assertThatThrownBy(() -> late.connect(
+                            new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), peerPort), 1000))
+                    .as("the peer port is closed after the linger")
+                    .isInstanceOf(java.net.ConnectException.class);
+        }
     }
 
     @Test
@@ -587,6 +666,56 @@ final class PeerHopTest {
         head.append("Host: 127.0.0.1:").append(port).append("\r\n");
         headers.forEach((k, v) -> head.append(k).append(": ").append(v).append("\r\n"));
         return head.append("Connection: close\r\n\r\n").toString();
+    }
+
+    /**
+     * A holder that accepts each connection, reads the request head and resets the connection
+     * (RST: {@code SO_LINGER} 0) without an answer; it records each request line.
+     */
+    private static final class ResettingHolder implements AutoCloseable {
+        private static final int MAX_HEAD = 16 * 1024;
+        private final ServerSocket server = new ServerSocket(0, 8, InetAddress.getLoopbackAddress());
+        private final List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private final Thread acceptor = new Thread(this::run, "resetting-holder");
+
+        ResettingHolder() throws IOException {
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
+
+        int port() {
+            return server.getLocalPort();
+        }
+
+        List<String> requestLines() {
+            return List.copyOf(lines);
+        }
+
+        private void run() {
+            while (!server.isClosed()) {
+                try (Socket s = server.accept()) {
+                    s.setSoTimeout((int) Cell.REQUEST_TIMEOUT.toMillis());
+                    StringBuilder head = new StringBuilder();
+                    java.io.InputStream in = s.getInputStream();
+                    while (head.length() < MAX_HEAD && head.indexOf("\r\n\r\n") < 0) {
+                        int b = in.read();
+                        if (b < 0) {
+                            break;
+                        }
+                        head.append((char) b);
+                    }
+                    lines.add(head.substring(0, Math.max(0, head.indexOf("\r\n"))));
+                    s.setSoLinger(true, 0); // the close sends RST
+                } catch (IOException e) {
+                    return; // closed
+                }
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+        }
     }
 
     /** Fills a listener's accept queue (it never accepts), so a further connect hangs. */

@@ -29,7 +29,9 @@ import org.jspecify.annotations.Nullable;
  *       #MAX_FALLBACKS} times, and only while the request body so far fits the replay copy. The
  *       upstream that says 421 must say it before it reads the body (as an owner does); one
  *       whose connection was not made saw nothing. Nothing reached a target before a fallback, so
- *       even a {@code POST} goes on to the next one.
+ *       even a {@code POST} goes on to the next one. A target that closes or resets the
+ *       connection before its head may have acted on the request: only an idempotent one (RFC
+ *       9110 section 9.2.2) goes on then, as nginx's {@code proxy_next_upstream error} passes it.
  *   <li><b>One deadline</b> for the whole exchange, both bodies included, from {@link
  *       GatewayForwarder#forward} ({@link #deadline()}); the owner timeout, the head deadline
  *       across retries and the response idle timer do not apply (a relayed target may think for

@@ -17,11 +17,13 @@ import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.concurrent.ScheduledFuture;
+import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.HashMap;
@@ -487,6 +489,15 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             fallBack(a, "no connection to " + a.entry().owner() + ": " + cause);
             return;
         }
+        if (mayFallBack() && !a.responseStarted() && cause instanceof IOException && isIdempotent(request.method())) {
+            // The target closed or reset the connection before its head (a replica stopping as the
+            // hop reached it): an idempotent request goes on, as nginx's proxy_next_upstream error
+            // does; a POST may have been acted on, so it gets the 503.
+            current = null;
+            a.finish(false);
+            fallBack(a, "closed before its head by " + a.entry().owner() + ": " + cause);
+            return;
+        }
         SpectorException error =
                 forwarder.problems.attemptFailed(a.entry().owner(), cause, state.isStreaming(), attempts);
         if (pinned == null) { // a pinned upstream is no ring member: the owner counters stay the owners'
@@ -946,6 +957,20 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             return false;
         }
         return a.state() == Attempt.State.CONNECTING || !a.isReused();
+    }
+
+    /**
+     * Answers whether {@code method} is idempotent (RFC 9110 section 9.2.2): sending it again has
+     * the effect of sending it once, so a request whose connection failed before any answer may go
+     * to another target.
+     */
+    static boolean isIdempotent(HttpMethod method) {
+        return method.equals(HttpMethod.GET)
+                || method.equals(HttpMethod.HEAD)
+                || method.equals(HttpMethod.PUT)
+                || method.equals(HttpMethod.DELETE)
+                || method.equals(HttpMethod.OPTIONS)
+                || method.equals(HttpMethod.TRACE);
     }
 
     /** Answers whether a pinned exchange may go to its fallback: one is set, not spent, the body replayable. */
