@@ -190,7 +190,10 @@ public final class PublishedRing {
                     e);
         } finally {
             client.shutdown(Duration.ZERO, RedisRouting.SHUTDOWN_TIMEOUT);
-            var unused = resources.shutdown(0, RedisRouting.SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            var unused = resources.shutdown(
+                    RedisRouting.SHUTDOWN_QUIET.toMillis(),
+                    RedisRouting.SHUTDOWN_TIMEOUT.toMillis(),
+                    TimeUnit.MILLISECONDS);
         }
     }
 
