@@ -3,7 +3,7 @@
 # v2, after WARM rounds of JIT warm-up: what a relay costs the gateway and worker event loops
 # (user and system time), beside the reference upstream's own. Give another checkout's root to
 # compare two builds in one session (issue 12's "one thread per relay" numbers in bench/README).
-#   [WARM=6] bench/relay-cpu.sh [down|up|direct|directup] [n=10] [root=this checkout]
+#   [WARM=20] bench/relay-cpu.sh [down|up|direct|directup] [n=10] [root=this checkout]
 # down/up: through /relay/demo-worker/echo; direct/directup: straight to the upstream on :7074.
 set -euo pipefail
 mode=${1:-down}
@@ -31,7 +31,7 @@ one() { # $1: mode
     directup) curl -sf --max-time 60 -o /dev/null -H "$auth" -T "$state/upload" -w '%{time_total}\n' "$direct/objects/bench" ;;
   esac
 }
-for w in $(seq 1 "${WARM:-6}"); do one "$mode" > /dev/null; done
+for w in $(seq 1 "${WARM:-20}"); do one "$mode" > /dev/null; done
 # user and system ticks per thread group (names without their -N-M suffix)
 snap() {
   python3 - "$pid" <<'PY'

@@ -3,7 +3,7 @@
 # download and an upload of SIZE MiB (median of N runs each) through the demo's worker over uplink
 # protocol v2 and over v1, and the latency of a small relay alone and while a 200 MiB relay runs on
 # the same uplink (v2 and v1).
-#   [WARM=6] bench/relay-vs-ssh.sh [runs=5] [mib=20]
+#   [WARM=20] bench/relay-vs-ssh.sh [runs=5] [mib=20]
 # Uses `bin/spector demo` (gateway :7070, worker demo-worker whose target echo is the reference
 # upstream on :7074), started once with `--uplink-protocol v2` and once with `v1`, and
 # ../shared/bench/ssh-relay.sh (sshd on :19022, remote forward on :19023).
@@ -46,8 +46,10 @@ for v in v2 v1; do
     U[ssh-R]=$(up "http://127.0.0.1:19023/api/v1/namespaces/demo/objects/bench")
   fi
   # warm up the JIT first: a cold JVM spends as much CPU compiling as relaying in the first GiB,
-  # and C2 still compiles the relay's hot methods after three rounds (WARM rounds, 6 by default)
-  for w in $(seq 1 "${WARM:-6}"); do
+  # and the demo's one JVM compiles the gateway's, the worker's and the upstream's paths: its
+  # 200 MiB downloads fall from 0.94 s to about 0.28 s over the first 15 to 20 (bench/README,
+  # eleventh session), so WARM rounds, 20 by default
+  for w in $(seq 1 "${WARM:-20}"); do
     curl -sf -o /dev/null -H "$auth" "http://127.0.0.1:7070/relay/demo-worker/echo/stream?bytes=$((200 * 1024 * 1024))&chunk=262144"
     curl -sf -o /dev/null -H "$auth" -T "$state/upload" "http://127.0.0.1:7070/relay/demo-worker/echo/objects/warm"
   done
