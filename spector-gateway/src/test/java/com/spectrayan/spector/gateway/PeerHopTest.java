@@ -208,10 +208,7 @@ final class PeerHopTest {
             for (Map.Entry<String, Integer> ghost : ghosts.entrySet()) {
                 String worker = "ghost-" + ghost.getKey();
                 long until = System.currentTimeMillis() + 60_000;
-                RedisCommands.send(
-                        redis.server().port(),
-                        "HSET " + key(worker) + " 127.0.0.1:" + ghost.getValue() + " \"{\\\"links\\\":1,\\\"until\\\":"
-                                + until + "}\"");
+                claim(worker, "127.0.0.1:" + ghost.getValue(), 1, until);
                 long started = System.nanoTime();
 
                 HttpResponse<String> r = http.send(
@@ -239,9 +236,7 @@ final class PeerHopTest {
     void shouldTakeARelayToAnotherHolderWhenTheFirstHasNoLinkAnymore() throws Exception {
         long until = System.currentTimeMillis() + 60_000;
         // C claims more links than A, so it is asked first, but C holds no link of fw
-        RedisCommands.send(
-                redis.server().port(),
-                "HSET " + key("fw") + " " + address(c) + " \"{\\\"links\\\":5,\\\"until\\\":" + until + "}\"");
+        claim("fw", address(c), 5, until);
 
         HttpResponse<String> r = http.send(
                 relay(b, "/relay/fw/app/once")
@@ -271,10 +266,7 @@ final class PeerHopTest {
         try (ResettingHolder ghost = new ResettingHolder()) {
             long until = System.currentTimeMillis() + 60_000;
             // the ghost claims more links than A, so it is asked first
-            RedisCommands.send(
-                    redis.server().port(),
-                    "HSET " + key("fw") + " 127.0.0.1:" + ghost.port() + " \"{\\\"links\\\":5,\\\"until\\\":" + until
-                            + "}\"");
+            claim("fw", "127.0.0.1:" + ghost.port(), 5, until);
 
             HttpResponse<String> get =
                     http.send(relay(b, "/relay/fw/app/again").GET().build(), HttpResponse.BodyHandlers.ofString());
@@ -310,9 +302,7 @@ final class PeerHopTest {
                 RedisReply.bulk(redis.server().port(), "HGET " + key("fw") + " " + address(a)), "A's field of fw");
         RedisCommands.send(redis.server().port(), "HDEL " + key("fw") + " " + address(a));
         long until = System.currentTimeMillis() + UplinkHolders.MOVING_TTL.toMillis();
-        RedisCommands.send(
-                redis.server().port(),
-                "HSET " + key("fw") + " 127.0.0.1:1 \"{\\\"links\\\":0,\\\"until\\\":" + until + "}\"");
+        claim("fw", "127.0.0.1:1", 0, until);
         long started = System.nanoTime();
 
         CompletableFuture<HttpResponse<String>> r =
@@ -338,9 +328,7 @@ final class PeerHopTest {
     @Test
     void shouldAnswer503AfterTheWaitWhenAMovingLinkNeverAppears() throws Exception {
         long until = System.currentTimeMillis() + UplinkHolders.MOVING_TTL.toMillis();
-        RedisCommands.send(
-                redis.server().port(),
-                "HSET " + key("gone") + " 127.0.0.1:1 \"{\\\"links\\\":0,\\\"until\\\":" + until + "}\"");
+        claim("gone", "127.0.0.1:1", 0, until);
         long started = System.nanoTime();
 
         HttpResponse<String> r =
@@ -581,6 +569,18 @@ final class PeerHopTest {
     private static boolean holds(GatewayServer g, String worker) {
         return RedisCommands.send(redis.server().port(), "HEXISTS " + key(worker) + " " + address(g))
                 .equals(":1");
+    }
+
+    /**
+     * Writes {@code holder}'s field of {@code worker} in the registry as a replica writes it
+     * (docs/PROTOCOL.md, "The peer hop"): {@code links} links, valid until {@code untilMillis}; 0
+     * links is a moving field.
+     */
+    private static void claim(String worker, String holder, int links, long untilMillis) {
+        RedisCommands.send(
+                redis.server().port(),
+                "HSET " + key(worker) + " " + holder + " \"{\\\"links\\\":" + links + ",\\\"until\\\":" + untilMillis
+                        + "}\"");
     }
 
     private static String key(String worker) {
