@@ -214,7 +214,8 @@ public final class UpstreamHttpTransport implements AutoCloseable {
                 .setMaxInitialLineLength(spec.maxInitialLineBytes())
                 .setMaxHeaderSize(spec.maxResponseHeaderBytes())
                 .setMaxChunkSize(64 * 1024)
-                .setHeadersFactory(DecodedHeaders.FACTORY); // sealed when the exchange takes the head
+                .setHeadersFactory(DecodedHeaders.FACTORY) // sealed when the exchange takes the head
+                .setTrailersFactory(DecodedHeaders.TRAILERS);
         return new OwnerCodec(decoder);
     }
 
