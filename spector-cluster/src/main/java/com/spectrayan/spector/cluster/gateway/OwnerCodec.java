@@ -13,6 +13,7 @@ import io.netty.handler.codec.http.HttpRequestEncoder;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseDecoder;
 import io.netty.handler.codec.http.HttpStatusClass;
+import io.netty.util.AsciiString;
 import java.util.ArrayDeque;
 import java.util.List;
 
@@ -81,6 +82,13 @@ final class OwnerCodec extends CombinedChannelDuplexHandler<OwnerCodec.Decoder, 
 
         int held() {
             return actualReadableBytes();
+        }
+
+        /** A name owners send on nearly every response is one made once ({@link FieldNames}). */
+        @Override
+        protected AsciiString splitHeaderName(byte[] sb, int start, int length) {
+            AsciiString known = FieldNames.known(sb, start, length);
+            return known != null ? known : super.splitHeaderName(sb, start, length);
         }
 
         @Override
