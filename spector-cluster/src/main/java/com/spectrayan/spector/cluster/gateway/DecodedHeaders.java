@@ -83,7 +83,7 @@ public class DecodedHeaders extends HttpHeaders {
     };
 
     /** Fields an array starts with room for: most requests and responses have fewer. */
-    static final int INITIAL_FIELDS = 12;
+    static final int INITIAL_FIELDS = 8;
 
     private static final CharSequence[] NONE = new CharSequence[0];
 
