@@ -2,7 +2,6 @@ package com.spectrayan.spector.gateway;
 
 import static java.util.Objects.requireNonNull;
 
-import com.spectrayan.spector.cluster.gateway.DecodedHeaders;
 import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
 import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
 import com.spectrayan.spector.cluster.gateway.HeadBuffers;
@@ -233,8 +232,7 @@ public final class GatewayServer implements AutoCloseable {
                 // by the latter, and HttpServerCodec closes after the response (§6.1 MUST).
                 .setStrictLineParsing(true)
                 .setUseRfc9112TransferEncoding(true)
-                .setHeadersFactory(RequestHeaders.FACTORY)
-                .setTrailersFactory(DecodedHeaders.TRAILERS);
+                .setHeadersFactory(RequestHeaders.FACTORY);
         ClientPipeline plain =
                 new ClientPipeline(context, decoder, uplinks, server.idleTimeout(), server.maxConnections(), null);
         ServerBootstrap bootstrap = new ServerBootstrap()

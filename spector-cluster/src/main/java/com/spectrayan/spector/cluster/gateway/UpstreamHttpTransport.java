@@ -214,8 +214,7 @@ public final class UpstreamHttpTransport implements AutoCloseable {
                 .setMaxInitialLineLength(spec.maxInitialLineBytes())
                 .setMaxHeaderSize(spec.maxResponseHeaderBytes())
                 .setMaxChunkSize(64 * 1024)
-                .setHeadersFactory(DecodedHeaders.FACTORY) // sealed when the exchange takes the head
-                .setTrailersFactory(DecodedHeaders.TRAILERS);
+                .setHeadersFactory(DecodedHeaders.FACTORY); // sealed when the exchange takes the head
         return new OwnerCodec(decoder);
     }
 
