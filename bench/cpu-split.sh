@@ -9,7 +9,9 @@
 # with the same system calls per request (edge-ab.sh SYSCALLS=N), system time and switches that
 # match nginx's put the difference in user time. THREADS=1 adds the gateway's CPU per request by
 # thread (its event loop, the access log's writer, the JIT's compilers, GC), to tell the steady
-# state from C2 still compiling.
+# state from C2 still compiling. PERF=SECONDS then profiles the whole gateway process with perf
+# (kernel, JIT-compiled code by package, libc, the JVM) for that long under the same load: the
+# gateway runs with -XX:+PreserveFramePointer and its JIT symbols come from `jcmd Compiler.perfmap`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${SPECTOR_SHARED:-$root/../shared}
@@ -36,7 +38,8 @@ $PP nginx -e "$L/startup.err" -p "$BENCH_DIR" -c "$BENCH_DIR/nginxproxy.conf"
 setsid $PP env SPECTOR_CELL_ROLE=gateway SPECTOR_CELL_RING_MEMBERS=bench=http://127.0.0.1:19000 \
   SPECTOR_SERVER_PORT=$PORT SPECTOR_SERVER_HOST=127.0.0.1 SPECTOR_ROUTING_REDIS_ENABLED=false \
   SPECTOR_SECURITY_JWT_HMAC_SECRET="$secret" \
-  java ${JAVA_OPTS:--Xms64m -Xmx256m} -Dio.netty.leakDetection.level=disabled -jar "$jar" gateway > "$W/gateway.log" 2>&1 &
+  java ${JAVA_OPTS:--Xms64m -Xmx256m} ${PERF:+-XX:+PreserveFramePointer} -Dio.netty.leakDetection.level=disabled \
+  -jar "$jar" gateway > "$W/gateway.log" 2>&1 &
 gp=$!; started+=($gp)
 url=http://127.0.0.1:$PORT/api/v1/namespaces/bench/1k
 ok=0; for i in $(seq 1 300); do curl -sf -H "Authorization: Bearer $token" -o /dev/null "$url" && { ok=1; break; }; sleep 0.1; done
@@ -80,3 +83,36 @@ for r in $(seq 1 "$ROUNDS"); do
   run nginx "$npid" http://127.0.0.1:19001/api/v1/namespaces/bench/1k
   run spector "$gp" "$url" -H "Authorization: Bearer $token"
 done
+[ -n "${PERF:-}" ] || exit 0
+command -v perf >/dev/null || { echo "PERF needs perf (Debian: linux-perf)"; exit 1; }
+$PW wrk -t1 -c32 -d"$((PERF + 4))"s -H "Authorization: Bearer $token" "$url" > /dev/null &
+wp=$!
+sleep 2
+jcmd "$gp" Compiler.perfmap > /dev/null
+perf record -F 4999 -g -p "$gp" -o "$W/perf.data" -- sleep "$PERF" > /dev/null 2>&1
+wait $wp
+perf report -i "$W/perf.data" --no-children --sort dso,sym -q -g none 2>/dev/null > "$W/perf.txt"
+python3 - "$W/perf.txt" "$PERF" <<'PY'
+import collections, re, sys
+share = collections.Counter()
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*([\d.]+)%\s+(.+?)\s+\[(.)\]\s+(.*)", line)
+    if not m:
+        continue
+    pct, dso, sym = float(m.group(1)), m.group(2), m.group(4)
+    if "kernel" in dso:
+        key = "kernel"
+    elif "JIT" in dso:  # an inlined tree counts at its root
+        key = next((k for p, k in (("spectrayan", "ours"), ("codec.http", "Netty HTTP/1 codec"),
+                                    ("netty.channel", "Netty pipeline and channel"), ("netty.handler.flow", "Netty pipeline and channel"),
+                                    ("netty.buffer", "Netty buffers"), ("netty", "Netty, other"),
+                                    ("java.", "JDK"), ("jdk.", "JDK")) if p in sym), "JIT stubs, other")
+    else:
+        key = dso.split("/")[-1]
+    share[key] += pct
+print(f"the whole gateway process under the load (perf, {sys.argv[2]} s), by where the time went:")
+for key, pct in share.most_common(12):
+    print(f"  {pct:5.1f} %  {key}")
+print("top symbols: " + sys.argv[1])
+PY
+
