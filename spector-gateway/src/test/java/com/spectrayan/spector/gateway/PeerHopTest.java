@@ -238,11 +238,7 @@ final class PeerHopTest {
         // C claims more links than A, so it is asked first, but C holds no link of fw
         claim("fw", address(c), 5, until);
 
-        HttpResponse<String> r = http.send(
-                relay(b, "/relay/fw/app/once")
-                        .POST(HttpRequest.BodyPublishers.ofString("body"))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = post(b, "/relay/fw/app/once", "body");
 
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         assertThat(r.body()).isEqualTo("fw POST /once 4");
@@ -270,15 +266,11 @@ final class PeerHopTest {
 
             HttpResponse<String> get =
                     http.send(relay(b, "/relay/fw/app/again").GET().build(), HttpResponse.BodyHandlers.ofString());
-            HttpResponse<String> post = http.send(
-                    relay(b, "/relay/fw/app/once")
-                            .POST(HttpRequest.BodyPublishers.ofString("body"))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> posted = post(b, "/relay/fw/app/once", "body");
 
             assertThat(get.statusCode()).as(get.body()).isEqualTo(200);
             assertThat(get.body()).isEqualTo("fw GET /again 0");
-            assertUnreachable(post, "fw");
+            assertUnreachable(posted, "fw");
             assertThat(ghost.requestLines())
                     .as("what the resetting holder was sent before it reset")
                     .containsExactly("GET /relay/fw/app/again HTTP/1.1", "POST /relay/fw/app/once HTTP/1.1");
@@ -354,11 +346,7 @@ final class PeerHopTest {
                                 .body("the app's own 421")))) {
             Waits.until("the forger is in the registry", () -> holds(a, "forger"));
 
-            HttpResponse<String> r = http.send(
-                    relay(b, "/relay/forger/app/x")
-                            .POST(HttpRequest.BodyPublishers.ofString("once"))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = post(b, "/relay/forger/app/x", "once");
 
             assertThat(r.statusCode()).isEqualTo(421);
             assertThat(r.body()).isEqualTo("the app's own 421");
@@ -558,6 +546,15 @@ final class PeerHopTest {
 
     private static String address(GatewayServer g) {
         return "127.0.0.1:" + g.peerPort();
+    }
+
+    /** POSTs {@code body} to {@code pathAndQuery} through {@code via}, as a tenant's client would. */
+    private HttpResponse<String> post(GatewayServer via, String pathAndQuery, String body) throws Exception {
+        return http.send(
+                relay(via, pathAndQuery)
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     private static HttpRequest.Builder relay(GatewayServer via, String pathAndQuery) {
