@@ -4,11 +4,13 @@
 # edge-ab.sh cannot do: more than two variants, or one jar under several collectors.
 #   bench/variants-ab.sh ROUNDS SECONDS "JAR OPTIONS..." ["JAR OPTIONS..." ...]
 # e.g. bench/variants-ab.sh 9 8 "$J -Xms64m -Xmx256m" "$J -XX:+UseParallelGC -Xms8m -Xmx256m"
+# A variant "floor:http OPTIONS" or "floor:tcp OPTIONS" is bench's FloorProxy instead of a gateway
+# (Netty's two HTTP codecs and nothing else, or a plain byte copy: the floor under a Netty design).
 # Pinned as edge-ab.sh (wrk on CPU 0, the backend, nginx and every gateway on CPU 1); edge auth,
 # routing, metrics and the access log on; each gateway warmed WARM_S seconds (default 40). The
 # first round still carries C2's compiling, so the summary's medians and minimums skip it.
 set -euo pipefail
-[ $# -ge 3 ] || { sed -n '2,9p' "$0"; exit 2; }
+[ $# -ge 3 ] || { sed -n '2,11p' "$0"; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${SPECTOR_SHARED:-$root/../shared}
 BENCH_DIR=${BENCH_DIR:-${TMPDIR:-/tmp}/spector-bench}
@@ -26,7 +28,10 @@ cleanup() {
   true
 }
 trap cleanup EXIT
-first_jar=${1%% *}
+first_jar=
+for v in "$@"; do case ${v%% *} in *.jar) first_jar=${v%% *}; break ;; esac; done
+[ -n "$first_jar" ] || first_jar=$(ls "$root"/spector-cli/target/spector-cli-*-all.jar | head -n 1)
+bench_jar=$root/bench/target/benchmarks.jar
 secret=$(head -c 48 /dev/urandom | base64 | tr -d '\n'); printf '%s' "$secret" > "$W/secret"
 token=$(java -jar "$first_jar" token --secret-file "$W/secret" --tenant bench --ttl 86400)
 $PP nginx -e "$L/startup.err" -p "$BENCH_DIR" -c "$BENCH_DIR/backend.conf"
@@ -34,11 +39,21 @@ $PP nginx -e "$L/startup.err" -p "$BENCH_DIR" -c "$BENCH_DIR/nginxproxy.conf"
 n=0; PIDS=(); URLS=(); NAMES=()
 for v in "$@"; do
   port=$((19010 + n)); jar=${v%% *}; opts=${v#"$jar"}
+  case $jar in
+  floor:*)
+    [ -f "$bench_jar" ] || { echo "build bench first: ./mvnw -B package -pl bench -am -DskipTests"; exit 1; }
+    # shellcheck disable=SC2086 # the variant's options are a list
+    setsid $PP java $opts -Dio.netty.leakDetection.level=disabled -cp "$bench_jar" \
+      com.spectrayan.spector.bench.FloorProxy "${jar#floor:}" "$port" 127.0.0.1:19000 > "$W/gateway-$n.log" 2>&1 &
+    ;;
+  *)
   # shellcheck disable=SC2086 # the variant's options are a list
   setsid $PP env SPECTOR_CELL_ROLE=gateway SPECTOR_CELL_RING_MEMBERS=bench=http://127.0.0.1:19000 \
     SPECTOR_SERVER_PORT=$port SPECTOR_SERVER_HOST=127.0.0.1 SPECTOR_ROUTING_REDIS_ENABLED=false \
     SPECTOR_SECURITY_JWT_HMAC_SECRET="$secret" \
     java $opts -Dio.netty.leakDetection.level=disabled -jar "$jar" gateway > "$W/gateway-$n.log" 2>&1 &
+    ;;
+  esac
   started+=($!); PIDS[$n]=$!; URLS[$n]=http://127.0.0.1:$port/api/v1/namespaces/bench/1k; NAMES[$n]=$v; n=$((n + 1))
 done
 for j in $(seq 0 $((n - 1))); do
