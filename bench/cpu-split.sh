@@ -12,6 +12,8 @@
 # state from C2 still compiling. PERF=SECONDS then profiles the whole gateway process with perf
 # (kernel, JIT-compiled code by package, libc, the JVM) for that long under the same load: the
 # gateway runs with -XX:+PreserveFramePointer and its JIT symbols come from `jcmd Compiler.perfmap`.
+# FLOOR=1 adds bench's FloorProxy (Netty's two HTTP/1 codecs and nothing else: the floor under the
+# gateway's design) as a third target in every round, and with PERF profiles it the same way.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${SPECTOR_SHARED:-$root/../shared}
@@ -42,6 +44,17 @@ setsid $PP env SPECTOR_CELL_ROLE=gateway SPECTOR_CELL_RING_MEMBERS=bench=http://
   -jar "$jar" gateway > "$W/gateway.log" 2>&1 &
 gp=$!; started+=($gp)
 url=http://127.0.0.1:$PORT/api/v1/namespaces/bench/1k
+if [ -n "${FLOOR:-}" ]; then
+  bench_jar=$root/bench/target/benchmarks.jar
+  [ -f "$bench_jar" ] || { echo "FLOOR needs bench built: ./mvnw -B package -pl bench -am -DskipTests"; exit 1; }
+  setsid $PP java ${JAVA_OPTS:--Xms64m -Xmx256m} ${PERF:+-XX:+PreserveFramePointer} -Dio.netty.leakDetection.level=disabled \
+    -cp "$bench_jar" com.spectrayan.spector.bench.FloorProxy http $((PORT + 1)) 127.0.0.1:19000 > "$W/floor.log" 2>&1 &
+  fp=$!; started+=($fp)
+  furl=http://127.0.0.1:$((PORT + 1))/api/v1/namespaces/bench/1k
+  ok=0; for i in $(seq 1 300); do curl -sf -o /dev/null "$furl" && { ok=1; break; }; sleep 0.1; done
+  [ $ok = 1 ] || { echo "the floor proxy did not answer (see $W/floor.log)"; exit 1; }
+  $PW wrk -t1 -c32 -d20s "$furl" > /dev/null
+fi
 ok=0; for i in $(seq 1 300); do curl -sf -H "Authorization: Bearer $token" -o /dev/null "$url" && { ok=1; break; }; sleep 0.1; done
 [ $ok = 1 ] || { echo "the gateway did not answer (see $W/gateway.log)"; exit 1; }
 npid=$(pgrep -P "$(cat "$L/nproxy.pid")" | head -1)
@@ -82,17 +95,20 @@ PY
 for r in $(seq 1 "$ROUNDS"); do
   run nginx "$npid" http://127.0.0.1:19001/api/v1/namespaces/bench/1k
   run spector "$gp" "$url" -H "Authorization: Bearer $token"
+  [ -z "${FLOOR:-}" ] || run floor "$fp" "$furl"
 done
 [ -n "${PERF:-}" ] || exit 0
 command -v perf >/dev/null || { echo "PERF needs perf (Debian: linux-perf)"; exit 1; }
-$PW wrk -t1 -c32 -d"$((PERF + 4))"s -H "Authorization: Bearer $token" "$url" > /dev/null &
-wp=$!
-sleep 2
-jcmd "$gp" Compiler.perfmap > /dev/null
-perf record -F 4999 -g -p "$gp" -o "$W/perf.data" -- sleep "$PERF" > /dev/null 2>&1
-wait $wp
-perf report -i "$W/perf.data" --no-children --sort dso,sym -q -g none 2>/dev/null > "$W/perf.txt"
-python3 - "$W/perf.txt" "$PERF" <<'PY'
+profile() { # name pid url [wrk options]: perf of the process under the load, grouped
+  local name=$1 pid=$2 u=$3 wp; shift 3
+  $PW wrk -t1 -c32 -d"$((PERF + 4))"s "$@" "$u" > "$W/wrk-$name.txt" &
+  wp=$!
+  sleep 2
+  jcmd "$pid" Compiler.perfmap > /dev/null
+  perf record -F 4999 -g -p "$pid" -o "$W/perf-$name.data" -- sleep "$PERF" > /dev/null 2>&1
+  wait $wp
+  perf report -i "$W/perf-$name.data" --no-children --sort dso,sym -q -g none 2>/dev/null > "$W/perf-$name.txt"
+  python3 - "$W/perf-$name.txt" "$PERF" "$name" <<'PY'
 import collections, re, sys
 share = collections.Counter()
 for line in open(sys.argv[1]):
@@ -110,9 +126,12 @@ for line in open(sys.argv[1]):
     else:
         key = dso.split("/")[-1]
     share[key] += pct
-print(f"the whole gateway process under the load (perf, {sys.argv[2]} s), by where the time went:")
+print(f"the whole {sys.argv[3]} process under the load (perf, {sys.argv[2]} s), by where the time went:")
 for key, pct in share.most_common(12):
     print(f"  {pct:5.1f} %  {key}")
 print("top symbols: " + sys.argv[1])
 PY
+}
+profile spector "$gp" "$url" -H "Authorization: Bearer $token"
+[ -z "${FLOOR:-}" ] || profile floor "$fp" "$furl"
 

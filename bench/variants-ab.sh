@@ -6,6 +6,8 @@
 # e.g. bench/variants-ab.sh 9 8 "$J -Xms64m -Xmx256m" "$J -XX:+UseParallelGC -Xms8m -Xmx256m"
 # A variant "floor:http OPTIONS" or "floor:tcp OPTIONS" is bench's FloorProxy instead of a gateway
 # (Netty's two HTTP codecs and nothing else, or a plain byte copy: the floor under a Netty design).
+# A variant "nginx:log" is a second nginx proxy with the same configuration and its access log on:
+# JSON lines with the fields the gateway's line has, buffered as an operator would (64 KiB, 1 s).
 # Pinned as edge-ab.sh (wrk on CPU 0, the backend, nginx and every gateway on CPU 1); edge auth,
 # routing, metrics and the access log on; each gateway warmed WARM_S seconds (default 40). The
 # first round still carries C2's compiling, so the summary's medians and minimums skip it.
@@ -40,6 +42,17 @@ n=0; PIDS=(); URLS=(); NAMES=()
 for v in "$@"; do
   port=$((19010 + n)); jar=${v%% *}; opts=${v#"$jar"}
   case $jar in
+  nginx:log)
+    sed -e "s#listen 127.0.0.1:19001#listen 127.0.0.1:$port#" -e "s#nproxy#nlog-$n#g" \
+      -e "s#access_log off;#log_format line escape=json '{\"time\":\"\$time_iso8601\",\"requestId\":\"\$request_id\",\"client\":\"\$remote_addr:\$remote_port\",\"method\":\"\$request_method\",\"path\":\"\$uri\",\"status\":\$status,\"bytesIn\":\$request_length,\"bytesOut\":\$bytes_sent,\"durationMs\":\$request_time,\"upstreamHeadMs\":\"\$upstream_header_time\",\"upstream\":\"\$upstream_addr\"}'; access_log $W/nginx-$n-access.log line buffer=64k flush=1s;#" \
+      "$shared/bench/conf/nginxproxy.conf" | sed "s#@DIR@#$BENCH_DIR#g" > "$W/nginx-$n.conf"
+: > "$W/nginx-$n-access.log"
+    $PP nginx -e "$L/startup.err" -p "$BENCH_DIR" -c "$W/nginx-$n.conf"
+    sleep 0.5
+    started+=("$(cat "$L/nlog-$n.pid")"); PIDS[$n]=$(pgrep -P "$(cat "$L/nlog-$n.pid")" | head -1)
+    URLS[$n]=http://127.0.0.1:$port/api/v1/namespaces/bench/1k; NAMES[$n]=$v; n=$((n + 1))
+    continue
+    ;;
   floor:*)
     [ -f "$bench_jar" ] || { echo "build bench first: ./mvnw -B package -pl bench -am -DskipTests"; exit 1; }
     # shellcheck disable=SC2086 # the variant's options are a list

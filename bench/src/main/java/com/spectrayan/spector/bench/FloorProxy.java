@@ -4,6 +4,7 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -38,7 +39,9 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  *
  * <p>One event loop (epoll) holds every connection, as the pinned gateway has; a side whose peer
- * cannot take more stops reading until it can (write water marks and auto-read).
+ * cannot take more stops reading until it can (write water marks and auto-read). {@code
+ * -Dfloor.hops=N} adds N handlers that only pass every event on to the client's pipeline, after the
+ * codec: what a pipeline hop costs, against the handlers the gateway's pipeline has beside its codec.
  *
  * <pre>{@code
  * java -cp bench/target/benchmarks.jar com.spectrayan.spector.bench.FloorProxy http 19020 127.0.0.1:19000
@@ -46,6 +49,9 @@ import org.jspecify.annotations.Nullable;
  */
 public final class FloorProxy {
     private FloorProxy() {}
+
+    /** Pass-through handlers added to the client's pipeline ({@code -Dfloor.hops}). */
+    static final int HOPS = Integer.getInteger("floor.hops", 0);
 
     public static void main(String[] args) throws InterruptedException {
         if (args.length != 3 || !(args[0].equals("http") || args[0].equals("tcp"))) {
@@ -68,6 +74,9 @@ public final class FloorProxy {
                     protected void initChannel(Channel ch) {
                         if (http) {
                             ch.pipeline().addLast(new HttpServerCodec());
+                        }
+                        for (int i = 0; i < HOPS; i++) {
+                            ch.pipeline().addLast(new PassThrough());
                         }
                         ch.pipeline().addLast(new Front(backend, http));
                     }
@@ -197,6 +206,9 @@ public final class FloorProxy {
             ctx.close();
         }
     }
+
+    /** Passes every event on: a pipeline hop and nothing else. Not sharable, as the gateway's handlers are not. */
+    private static final class PassThrough extends ChannelDuplexHandler {}
 
     private static void closeOnFlush(@Nullable Channel ch) {
         if (ch != null && ch.isActive()) {
