@@ -2,6 +2,7 @@ package com.spectrayan.spector.bench;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelDuplexHandler;
@@ -21,6 +22,7 @@ import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -36,6 +38,11 @@ import org.jspecify.annotations.Nullable;
  *       nothing of ours around them.
  *   <li>{@code tcp}: bytes copied from one socket to the other with no codec. What Netty's transport
  *       costs: the floor under any design on Netty.
+ *   <li>{@code heads}: heads kept as the bytes they came in ({@link Heads}): each head's lines
+ *       scanned once for its framing ({@code Content-Length}) and its {@code Connection} line, passed
+ *       on as slices of the read buffer with that line left out, the body as slices counted off its
+ *       length. What a codec that edits heads in place (HAProxy's design) would cost, to set against
+ *       {@code http}: only {@code Content-Length} framing, no chunked bodies, no checks.
  * </ul>
  *
  * <p>One event loop (epoll) holds every connection, as the pinned gateway has; a side whose peer
@@ -54,11 +61,12 @@ public final class FloorProxy {
     static final int HOPS = Integer.getInteger("floor.hops", 0);
 
     public static void main(String[] args) throws InterruptedException {
-        if (args.length != 3 || !(args[0].equals("http") || args[0].equals("tcp"))) {
-            System.err.println("usage: FloorProxy http|tcp PORT BACKEND_HOST:PORT");
+        if (args.length != 3 || !(args[0].equals("http") || args[0].equals("tcp") || args[0].equals("heads"))) {
+            System.err.println("usage: FloorProxy http|tcp|heads PORT BACKEND_HOST:PORT");
             System.exit(2);
         }
         boolean http = args[0].equals("http");
+        boolean heads = args[0].equals("heads");
         int port = Integer.parseInt(args[1]);
         int colon = args[2].lastIndexOf(':');
         InetSocketAddress backend =
@@ -74,11 +82,13 @@ public final class FloorProxy {
                     protected void initChannel(Channel ch) {
                         if (http) {
                             ch.pipeline().addLast(new HttpServerCodec());
+                        } else if (heads) {
+                            ch.pipeline().addLast(new Heads(false));
                         }
                         for (int i = 0; i < HOPS; i++) {
                             ch.pipeline().addLast(new PassThrough());
                         }
-                        ch.pipeline().addLast(new Front(backend, http));
+                        ch.pipeline().addLast(new Front(backend, http, heads));
                     }
                 })
                 .bind("127.0.0.1", port)
@@ -92,11 +102,13 @@ public final class FloorProxy {
     private static final class Front extends ChannelInboundHandlerAdapter {
         private final InetSocketAddress backend;
         private final boolean http;
+        private final boolean heads;
         private @Nullable Channel back;
 
-        Front(InetSocketAddress backend, boolean http) {
+        Front(InetSocketAddress backend, boolean http, boolean heads) {
             this.backend = backend;
             this.http = http;
+            this.heads = heads;
         }
 
         @Override
@@ -111,6 +123,8 @@ public final class FloorProxy {
                         protected void initChannel(Channel ch) {
                             if (http) {
                                 ch.pipeline().addLast(new HttpClientCodec());
+                            } else if (heads) {
+                                ch.pipeline().addLast(new Heads(true));
                             }
                             ch.pipeline().addLast(new Relay(front, http));
                         }
@@ -204,6 +218,164 @@ public final class FloorProxy {
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             ctx.close();
+        }
+    }
+
+    /**
+     * Heads as bytes: finds each head's end in the read buffer, reads its framing and drops its
+     * {@code Connection} line while scanning its lines once, and passes the head on as slices of
+     * that buffer and the body as slices counted off {@code Content-Length} (a response without one
+     * runs to the close). A head that arrives in parts is gathered first. Nothing else is checked:
+     * a floor to measure, not a parser to trust.
+     */
+    private static final class Heads extends ChannelInboundHandlerAdapter {
+        /** The longest head gathered; past it the connection closes. */
+        static final int MAX_HEAD = 16 * 1024;
+
+        private static final byte[] CONTENT_LENGTH = "content-length".getBytes(StandardCharsets.US_ASCII);
+        private static final byte[] CONNECTION = "connection".getBytes(StandardCharsets.US_ASCII);
+        private static final byte[] TRANSFER_ENCODING = "transfer-encoding".getBytes(StandardCharsets.US_ASCII);
+
+        private final boolean response;
+        /** What is read and not yet passed on: part of a head, or bytes behind one. */
+        private @Nullable ByteBuf pending;
+        /** Body bytes still to pass on before the next head; -1: all, until the close. */
+        private long bodyLeft;
+
+        Heads(boolean response) {
+            this.response = response;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf in = (ByteBuf) msg;
+            ByteBuf buf = pending;
+            if (buf != null) {
+                ByteBuf joined = ctx.alloc().buffer(buf.readableBytes() + in.readableBytes());
+                joined.writeBytes(buf).writeBytes(in);
+                buf.release();
+                in.release();
+                buf = joined;
+            } else {
+                buf = in;
+            }
+            pending = null;
+            try {
+                pass(ctx, buf);
+            } finally {
+                if (buf.isReadable() && ctx.channel().isActive()) {
+                    pending = buf;
+                } else {
+                    buf.release();
+                }
+            }
+        }
+
+        private void pass(ChannelHandlerContext ctx, ByteBuf buf) {
+            while (buf.isReadable()) {
+                if (bodyLeft != 0) {
+                    int n = bodyLeft < 0 ? buf.readableBytes() : (int) Math.min(bodyLeft, buf.readableBytes());
+                    ctx.fireChannelRead(buf.readRetainedSlice(n));
+                    if (bodyLeft > 0) {
+                        bodyLeft -= n;
+                    }
+                    continue;
+                }
+                int start = buf.readerIndex();
+                int limit = buf.writerIndex();
+                int line = buf.indexOf(start, limit, (byte) '\n'); // the start line's end
+                if (line < 0) {
+                    tooLong(ctx, buf);
+                    return;
+                }
+                long length = -1;
+                int dropFrom = -1;
+                int dropTo = -1;
+                int status = response ? statusOf(buf, start) : 0;
+                int end = -1;
+                while (true) {
+                    int from = line + 1;
+                    line = buf.indexOf(from, limit, (byte) '\n');
+                    if (line < 0) {
+                        break;
+                    }
+                    int textEnd = line > from && buf.getByte(line - 1) == '\r' ? line - 1 : line;
+                    if (textEnd == from) {
+                        end = line + 1; // the empty line: the head ends here
+                        break;
+                    }
+                    int colon = buf.indexOf(from, textEnd, (byte) ':');
+                    if (colon < 0) {
+                        continue;
+                    }
+                    if (named(buf, from, colon, CONTENT_LENGTH)) {
+                        length = digits(buf, colon + 1, textEnd);
+                    } else if (named(buf, from, colon, CONNECTION)) {
+                        dropFrom = from;
+                        dropTo = line + 1;
+                    } else if (named(buf, from, colon, TRANSFER_ENCODING)) {
+                        ctx.close(); // not in this floor
+                        buf.skipBytes(buf.readableBytes());
+                        return;
+                    }
+                }
+                if (end < 0) {
+                    tooLong(ctx, buf);
+                    return;
+                }
+                if (dropFrom < 0) {
+                    ctx.fireChannelRead(buf.readRetainedSlice(end - start));
+                } else {
+                    ctx.fireChannelRead(buf.readRetainedSlice(dropFrom - start));
+                    buf.skipBytes(dropTo - dropFrom);
+                    ctx.fireChannelRead(buf.readRetainedSlice(end - dropTo));
+                }
+                bodyLeft = length >= 0 ? length : response && status != 204 && status != 304 ? -1 : 0;
+            }
+        }
+
+        private static void tooLong(ChannelHandlerContext ctx, ByteBuf buf) {
+            if (buf.readableBytes() > MAX_HEAD) {
+                ctx.close();
+                buf.skipBytes(buf.readableBytes());
+            }
+        }
+
+        private static int statusOf(ByteBuf buf, int start) {
+            int at = start + "HTTP/1.1 ".length();
+            return (buf.getByte(at) - '0') * 100 + (buf.getByte(at + 1) - '0') * 10 + (buf.getByte(at + 2) - '0');
+        }
+
+        private static boolean named(ByteBuf buf, int from, int colon, byte[] name) {
+            if (colon - from != name.length) {
+                return false;
+            }
+            for (int i = 0; i < name.length; i++) {
+                if ((buf.getByte(from + i) | 0x20) != name[i]) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private static long digits(ByteBuf buf, int from, int to) {
+            long n = 0;
+            for (int i = from; i < to; i++) {
+                byte b = buf.getByte(i);
+                if (b >= '0' && b <= '9') {
+                    n = n * 10 + (b - '0');
+                }
+            }
+            return n;
+        }
+
+        @Override
+        public void handlerRemoved(ChannelHandlerContext ctx) {
+            ByteBuf buf = pending;
+            if (buf != null) {
+                pending = null;
+                buf.release();
+            }
         }
     }
 
