@@ -14,6 +14,7 @@ import com.spectrayan.spector.cluster.routing.RoutingKeyExtractor;
 import com.spectrayan.spector.cluster.routing.RoutingMetrics;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.ProblemJson;
 import com.spectrayan.spector.gateway.config.CellSettings;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import com.spectrayan.spector.gateway.config.RoutingSettings;
@@ -235,6 +236,7 @@ public final class GatewayServer implements AutoCloseable {
                 .setHeadersFactory(RequestHeaders.FACTORY);
         ClientPipeline plain =
                 new ClientPipeline(context, decoder, uplinks, server.idleTimeout(), server.maxConnections(), null);
+        ProblemJson.prepare(); // before the first client: a problem rendered at EMFILE must still work
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(boss, workers)
                 .channel(serverClass)

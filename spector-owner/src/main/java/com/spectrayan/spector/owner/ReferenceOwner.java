@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.cluster.routing.RedisRouting;
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.ProblemJson;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -180,6 +181,7 @@ public final class ReferenceOwner implements AutoCloseable {
                             p.addLast(OWNER, new OwnerHandler(node));
                         }
                     });
+            ProblemJson.prepare(); // before the first client: a problem rendered at EMFILE must still work
             InetSocketAddress bind = new InetSocketAddress(InetAddress.getByName(spec.bindHost()), spec.port());
             ChannelFuture bound = bootstrap.bind(bind);
             if (!bound.awaitUninterruptibly(OwnerLimits.BIND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
