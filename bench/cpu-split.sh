@@ -12,8 +12,9 @@
 # state from C2 still compiling. PERF=SECONDS then profiles the whole gateway process with perf
 # (kernel, JIT-compiled code by package, libc, the JVM) for that long under the same load: the
 # gateway runs with -XX:+PreserveFramePointer and its JIT symbols come from `jcmd Compiler.perfmap`.
-# FLOOR=1 adds bench's FloorProxy (Netty's two HTTP/1 codecs and nothing else: the floor under the
-# gateway's design) as a third target in every round, and with PERF profiles it the same way.
+# FLOOR=1 (or http) adds bench's FloorProxy (Netty's two HTTP/1 codecs and nothing else: the floor
+# under the gateway's design) as a third target in every round, and with PERF profiles it the same
+# way; FLOOR=heads or tcp runs its other modes (heads edited as bytes; a plain byte copy).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${SPECTOR_SHARED:-$root/../shared}
@@ -46,9 +47,10 @@ gp=$!; started+=($gp)
 url=http://127.0.0.1:$PORT/api/v1/namespaces/bench/1k
 if [ -n "${FLOOR:-}" ]; then
   bench_jar=$root/bench/target/benchmarks.jar
+  mode=$FLOOR; [ "$mode" = 1 ] && mode=http
   [ -f "$bench_jar" ] || { echo "FLOOR needs bench built: ./mvnw -B package -pl bench -am -DskipTests"; exit 1; }
   setsid $PP java ${JAVA_OPTS:--Xms64m -Xmx256m} ${PERF:+-XX:+PreserveFramePointer} -Dio.netty.leakDetection.level=disabled \
-    -cp "$bench_jar" com.spectrayan.spector.bench.FloorProxy http $((PORT + 1)) 127.0.0.1:19000 > "$W/floor.log" 2>&1 &
+    -cp "$bench_jar" com.spectrayan.spector.bench.FloorProxy "$mode" $((PORT + 1)) 127.0.0.1:19000 > "$W/floor.log" 2>&1 &
   fp=$!; started+=($fp)
   furl=http://127.0.0.1:$((PORT + 1))/api/v1/namespaces/bench/1k
   ok=0; for i in $(seq 1 300); do curl -sf -o /dev/null "$furl" && { ok=1; break; }; sleep 0.1; done
