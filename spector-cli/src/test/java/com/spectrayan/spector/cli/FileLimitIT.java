@@ -27,19 +27,19 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The shipped jar's gateway and owner out of file descriptors, as their clients see them. Runs in the build's
- * integration-test phase, after {@code package} made {@code spector-cli-*-all.jar} (its path comes
- * in {@code spector.cli.jar}): the jar is what production runs, one file the JVM holds open, so a
- * class it loads late needs no new descriptor (a test class path of directories would, and would
- * fail where production does not).
+ * The shipped jar's gateway and owner out of file descriptors, as their clients see them. Runs in
+ * the build's integration-test phase, after {@code package} made {@code spector-cli-*-all.jar}
+ * (its path comes in {@code spector.cli.jar}): the jar is what production runs, one file the JVM
+ * holds open, so a class it loads late needs no new descriptor (a test class path of directories
+ * would, and would fail where production does not).
  *
  * <p>Each runs under {@code ulimit -n} {@value #FILES}; the test opens idle connections until every
  * descriptor is taken ({@code EMFILE}: the gateway cannot open the owner connection a request needs)
- * and asks for an answer that is a problem; so is every answer after the connections are gone:
- * the first problem rendered while out of files must not break the rendering for the life of the
- * process (a class whose initialization failed stays unusable; Jackson's reads the JDK's time-zone
- * file; ProblemJson#prepare). Found holding 9 990 SSE streams through a gateway allowed 20 000
- * files (bench/README).
+ * and asks for an answer, which must be a problem; so must every answer after the connections are
+ * gone: the first problem rendered while out of files must not break the rendering for the life of
+ * the process (a class whose initialization failed stays unusable, and Jackson's reads the JDK's
+ * time-zone file: {@code ProblemJson#prepare}). Found holding 9 990 SSE streams through a gateway
+ * allowed 20 000 files (bench/README).
  */
 class FileLimitIT {
     /** The process's open-file limit: its JVM's own files and about two hundred connections. */
@@ -157,7 +157,7 @@ class FileLimitIT {
         }
     }
 
-    /** Sends {@code request} and asserts a problem+json answer with {@code status} and a code, within {@link #ANSWER}. */
+    /** Sends {@code request}; asserts a problem+json answer with {@code status} and a code, within {@link #ANSWER}. */
     private static void assertProblem(Socket s, String request, String status, String when) throws IOException {
         s.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
         s.setSoTimeout((int) ANSWER.toMillis());

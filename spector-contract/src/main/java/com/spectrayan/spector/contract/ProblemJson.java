@@ -13,13 +13,13 @@ import java.util.TimeZone;
  *
  * <p>A process calls {@link #prepare} while it starts: the first problem rendered or parsed
  * initializes Jackson, which reads the JDK's time-zone data from a file ({@code lib/tzdb.dat})
- * unless it was read before. A first problem while the process has no file descriptor left ({@code EMFILE}, the moment a
- * gateway most needs to answer 502 and 503) would fail that initialization, and a class whose
- * initialization failed stays unusable for the life of the JVM: every later problem would throw
- * {@code NoClassDefFoundError}.
+ * unless it was read before. A first problem while the process has no file descriptor left
+ * ({@code EMFILE}, the moment a gateway most needs to answer 502 and 503) would fail that
+ * initialization, and a class whose initialization failed stays unusable for the life of the
+ * JVM: every later problem would throw {@code NoClassDefFoundError}.
  */
 public final class ProblemJson {
-    /** The mapper, made at the first problem: {@link #prepare} must not load Jackson (an idle process never needs it). */
+    /** The mapper, made at the first problem: {@link #prepare} leaves Jackson unloaded (idle, it is never needed). */
     private static final class Holder {
         static final ObjectMapper MAPPER = JsonMapper.builder()
                 .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
