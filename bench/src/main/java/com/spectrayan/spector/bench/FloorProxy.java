@@ -98,16 +98,71 @@ public final class FloorProxy {
         server.closeFuture().sync();
     }
 
-    /** The client's side: opens the backend connection, then passes what it reads to it. */
-    private static final class Front extends ChannelInboundHandlerAdapter {
+    /**
+     * Passes what one side reads to the other (its peer), flushing the peer when a read batch ends;
+     * a side stops reading while its peer cannot take more.
+     */
+    private static class Relay extends ChannelInboundHandlerAdapter {
+        /** HTTP objects pass (Netty's codecs): their {@code Connection} header is removed. */
+        final boolean http;
+        /** The other side's channel; null until the client's backend connection is made. */
+        @Nullable
+        Channel peer;
+
+        Relay(@Nullable Channel peer, boolean http) {
+            this.peer = peer;
+            this.http = http;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            Channel p = peer;
+            if (p == null) {
+                ReferenceCountUtil.release(msg);
+                return;
+            }
+            if (http && msg instanceof HttpMessage m) {
+                m.headers().remove(HttpHeaderNames.CONNECTION);
+            }
+            p.write(msg, p.voidPromise());
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            Channel p = peer;
+            if (p != null) {
+                p.flush();
+                ctx.channel().config().setAutoRead(p.isWritable());
+            }
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            Channel p = peer;
+            if (p != null) {
+                p.config().setAutoRead(ctx.channel().isWritable());
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            closeOnFlush(peer);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+    }
+
+    /** The client's side: opens its backend connection when the client connects, then relays to it. */
+    private static final class Front extends Relay {
         private final InetSocketAddress backend;
-        private final boolean http;
         private final boolean heads;
-        private @Nullable Channel back;
 
         Front(InetSocketAddress backend, boolean http, boolean heads) {
+            super(null, http);
             this.backend = backend;
-            this.http = http;
             this.heads = heads;
         }
 
@@ -132,92 +187,12 @@ public final class FloorProxy {
                     .connect(backend)
                     .addListener((ChannelFutureListener) f -> {
                         if (f.isSuccess()) {
-                            back = f.channel();
+                            peer = f.channel();
                             front.config().setAutoRead(true);
                         } else {
                             front.close();
                         }
                     });
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            Channel b = back;
-            if (b == null) {
-                ReferenceCountUtil.release(msg);
-                return;
-            }
-            if (http && msg instanceof HttpMessage m) {
-                m.headers().remove(HttpHeaderNames.CONNECTION);
-            }
-            b.write(msg, b.voidPromise());
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            Channel b = back;
-            if (b != null) {
-                b.flush();
-                ctx.channel().config().setAutoRead(b.isWritable());
-            }
-        }
-
-        @Override
-        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            Channel b = back;
-            if (b != null) {
-                b.config().setAutoRead(ctx.channel().isWritable());
-            }
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            closeOnFlush(back);
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            ctx.close();
-        }
-    }
-
-    /** The backend's side: passes what it reads to the client. */
-    private static final class Relay extends ChannelInboundHandlerAdapter {
-        private final Channel front;
-        private final boolean http;
-
-        Relay(Channel front, boolean http) {
-            this.front = front;
-            this.http = http;
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (http && msg instanceof HttpMessage m) {
-                m.headers().remove(HttpHeaderNames.CONNECTION);
-            }
-            front.write(msg, front.voidPromise());
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            front.flush();
-            ctx.channel().config().setAutoRead(front.isWritable());
-        }
-
-        @Override
-        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            front.config().setAutoRead(ctx.channel().isWritable());
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            closeOnFlush(front);
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            ctx.close();
         }
     }
 
