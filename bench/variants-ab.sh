@@ -12,7 +12,7 @@
 # routing, metrics and the access log on; each gateway warmed WARM_S seconds (default 40). The
 # first round still carries C2's compiling, so the summary's medians and minimums skip it.
 set -euo pipefail
-[ $# -ge 3 ] || { sed -n '2,11p' "$0"; exit 2; }
+[ $# -ge 3 ] || { sed -n '2,13p' "$0"; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${SPECTOR_SHARED:-$root/../shared}
 BENCH_DIR=${BENCH_DIR:-${TMPDIR:-/tmp}/spector-bench}
@@ -46,10 +46,14 @@ for v in "$@"; do
     sed -e "s#listen 127.0.0.1:19001#listen 127.0.0.1:$port#" -e "s#nproxy#nlog-$n#g" \
       -e "s#access_log off;#log_format line escape=json '{\"time\":\"\$time_iso8601\",\"requestId\":\"\$request_id\",\"client\":\"\$remote_addr:\$remote_port\",\"method\":\"\$request_method\",\"path\":\"\$uri\",\"status\":\$status,\"bytesIn\":\$request_length,\"bytesOut\":\$bytes_sent,\"durationMs\":\$request_time,\"upstreamHeadMs\":\"\$upstream_header_time\",\"upstream\":\"\$upstream_addr\"}'; access_log $W/nginx-$n-access.log line buffer=64k flush=1s;#" \
       "$shared/bench/conf/nginxproxy.conf" | sed "s#@DIR@#$BENCH_DIR#g" > "$W/nginx-$n.conf"
-: > "$W/nginx-$n-access.log"
+    : > "$W/nginx-$n-access.log"
     $PP nginx -e "$L/startup.err" -p "$BENCH_DIR" -c "$W/nginx-$n.conf"
-    sleep 0.5
-    started+=("$(cat "$L/nlog-$n.pid")"); PIDS[$n]=$(pgrep -P "$(cat "$L/nlog-$n.pid")" | head -1)
+    wpid=; for i in $(seq 1 50); do # its master's pid file, then its worker (at most 5 s)
+      [ -s "$L/nlog-$n.pid" ] && wpid=$(pgrep -P "$(cat "$L/nlog-$n.pid")" | head -1) && [ -n "$wpid" ] && break
+      sleep 0.1
+    done
+    [ -n "$wpid" ] || { echo "nginx:log did not start (see $L/startup.err)"; exit 1; }
+    started+=("$(cat "$L/nlog-$n.pid")"); PIDS[$n]=$wpid
     URLS[$n]=http://127.0.0.1:$port/api/v1/namespaces/bench/1k; NAMES[$n]=$v; n=$((n + 1))
     continue
     ;;
