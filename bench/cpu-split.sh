@@ -97,7 +97,7 @@ PY
 for r in $(seq 1 "$ROUNDS"); do
   run nginx "$npid" http://127.0.0.1:19001/api/v1/namespaces/bench/1k
   run spector "$gp" "$url" -H "Authorization: Bearer $token"
-  [ -z "${FLOOR:-}" ] || run floor "$fp" "$furl"
+  [ -z "${FLOOR:-}" ] || run "floor-$mode" "$fp" "$furl"
 done
 [ -n "${PERF:-}" ] || exit 0
 command -v perf >/dev/null || { echo "PERF needs perf (Debian: linux-perf)"; exit 1; }
@@ -135,5 +135,5 @@ print("top symbols: " + sys.argv[1])
 PY
 }
 profile spector "$gp" "$url" -H "Authorization: Bearer $token"
-[ -z "${FLOOR:-}" ] || profile floor "$fp" "$furl"
+[ -z "${FLOOR:-}" ] || profile "floor-$mode" "$fp" "$furl"
 
