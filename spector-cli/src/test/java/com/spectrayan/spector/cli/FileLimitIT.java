@@ -45,6 +45,9 @@ class FileLimitIT {
     /** The process's open-file limit: its JVM's own files and about two hundred connections. */
     static final int FILES = 256;
 
+    /** Connections beyond the files: the process's accept fails on them, so it says it is out of files. */
+    static final int SURPLUS = 4;
+
     /** The bound on one answer, and on the process's start. */
     static final Duration ANSWER = Duration.ofSeconds(20);
 
@@ -97,7 +100,7 @@ class FileLimitIT {
     /**
      * Runs the shipped jar's {@code args} under {@code ulimit -n} {@value #FILES}, takes every
      * descriptor with idle connections (it stops accepting at {@code EMFILE}; the kernel holds the
-     * rest in the backlog), sends {@code request} on the first and asserts a problem, then closes
+     * rest in the backlog) until it logs that it is, sends {@code request} on the first and asserts a problem, then closes
      * them and asserts a problem on a new connection; nothing in its output may say that a class
      * could not be initialized.
      */
@@ -135,6 +138,13 @@ class FileLimitIT {
                 }
                 return openFiles(pid) >= FILES;
             });
+            for (int i = 0; i < SURPLUS; i++) {
+                fillers.add(connect(port)); // left in the backlog: the next accept fails
+            }
+            Waits.until(
+                    args.get(0) + " says it is out of files",
+                    ANSWER,
+                    () -> output(log).contains("Too many open files"));
             assertProblem(fillers.get(0), request, status, "out of files");
 
             for (Socket s : fillers) {
@@ -144,7 +154,7 @@ class FileLimitIT {
             try (Socket s = connect(port)) {
                 assertProblem(s, request, status, "after the files came back");
             }
-            assertThat(Files.readString(log))
+            assertThat(output(log))
                     .as(args.get(0) + "'s output")
                     .doesNotContain("NoClassDefFoundError")
                     .doesNotContain("ExceptionInInitializerError");
@@ -204,6 +214,14 @@ class FileLimitIT {
         }
     }
 
+    private static String output(Path log) {
+        try {
+            return Files.readString(log);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     private static long openFiles(long pid) {
         try (Stream<Path> fds = Files.list(Path.of("/proc/" + pid + "/fd"))) {
             return fds.count();
@@ -216,16 +234,12 @@ class FileLimitIT {
         int[] port = {0};
         Waits.until("the process logs its port", ANSWER, () -> {
             assertThat(process.isAlive()).as("the process runs").isTrue();
-            try {
-                Matcher m = listening.matcher(Files.readString(log));
-                if (m.find()) {
-                    port[0] = Integer.parseInt(m.group(1));
-                    return true;
-                }
-                return false;
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
+            Matcher m = listening.matcher(output(log));
+            if (m.find()) {
+                port[0] = Integer.parseInt(m.group(1));
+                return true;
             }
+            return false;
         });
         return port[0];
     }
