@@ -230,22 +230,27 @@ final class HelmChartTest {
     }
 
     @Test
-    void gatewayProbes_hitTheActuatorHealthGroupsOnPort7070() {
+    void gatewayProbes_hitTheActuatorHealthGroupsOnTheAdminPort() {
         Container c = container(gatewayDeployment(split()));
 
         assertThat(c.getLivenessProbe().getHttpGet().getPath())
                 .as("liveness probe path")
                 .isEqualTo("/actuator/health/liveness");
-        assertThat(c.getLivenessProbe().getHttpGet().getPort().getIntVal())
-                .as("liveness probe port")
-                .isEqualTo(7070);
+        assertThat(c.getLivenessProbe().getHttpGet().getPort().getStrVal())
+                .as("liveness probe port: the admin listener's thread, never behind traffic")
+                .isEqualTo("admin");
         assertThat(c.getReadinessProbe().getHttpGet().getPath())
                 .as("readiness probe path")
                 .isEqualTo("/actuator/health/readiness");
-        assertThat(c.getReadinessProbe().getHttpGet().getPort().getIntVal())
+        assertThat(c.getReadinessProbe().getHttpGet().getPort().getStrVal())
                 .as("readiness probe port")
-                .isEqualTo(7070);
+                .isEqualTo("admin");
         assertThat(c.getPorts().get(0).getContainerPort()).as("container port").isEqualTo(7070);
+        assertThat(c.getPorts()).as("the named admin port the probes use").anySatisfy(p -> {
+            assertThat(p.getName()).isEqualTo("admin");
+            assertThat(p.getContainerPort()).isEqualTo(7091);
+        });
+        assertThat(env(c)).containsEntry("SPECTOR_SERVER_ADMIN_PORT", "7091");
     }
 
     @Test
@@ -527,7 +532,7 @@ final class HelmChartTest {
     }
 
     @Test
-    void gatewayPeerPort_isOpenOnlyToGatewayPods_whileClientsReach7070And7443() {
+    void gatewayPeerPort_isOpenOnlyToGatewayPods_whileClientsReach7070And7443AndScrapers7091() {
         Manifests objects = split();
         Map<String, String> gatewayPods =
                 podLabels(gatewayDeployment(objects).getSpec().getTemplate());
@@ -540,7 +545,7 @@ final class HelmChartTest {
         List<NetworkPolicyIngressRule> ingress = spec.getIngress();
         assertThat(ingress).as("two rules: clients, and peers").hasSize(2);
         assertThat(ingress.get(0).getFrom()).as("clients come from anywhere").isEmpty();
-        assertThat(policyPorts(ingress.get(0))).containsExactly(7070, 7443);
+        assertThat(policyPorts(ingress.get(0))).containsExactly(7070, 7443, 7091);
         NetworkPolicyIngressRule peers = ingress.get(1);
         assertThat(peers.getFrom()).hasSize(1);
         assertThat(peers.getFrom().get(0).getPodSelector()).isNotNull();
@@ -715,7 +720,7 @@ final class HelmChartTest {
                 .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.MAP)
                 .containsEntry("tls", Map.of("secretName", "", "port", 7443));
         assertThat(env(c).keySet()).as("no TLS setting").noneMatch(k -> k.startsWith("SPECTOR_SERVER_TLS_"));
-        assertThat(c.getPorts()).extracting(ContainerPort::getName).containsExactly("http", "peer");
+        assertThat(c.getPorts()).extracting(ContainerPort::getName).containsExactly("http", "peer", "admin");
         assertThat(deployment.getSpec().getTemplate().getSpec().getVolumes())
                 .as("no Secret mounted")
                 .allMatch(v -> v.getSecret() == null);
@@ -809,6 +814,6 @@ final class HelmChartTest {
         assertThat(clients.getFrom()).as("clients come from anywhere").isEmpty();
         assertThat(policyPorts(clients))
                 .as("the client rule admits the TLS port")
-                .containsExactly(7070, port);
+                .containsExactly(7070, port, 7091);
     }
 }

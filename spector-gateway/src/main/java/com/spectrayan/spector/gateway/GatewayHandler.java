@@ -11,7 +11,6 @@ import com.spectrayan.spector.contract.SpectorHeaders;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -20,8 +19,6 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.TooLongHttpHeaderException;
-import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
@@ -127,20 +124,8 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             return; // the connection is ending: a request behind its last response is dropped
         }
         if (request.decoderResult().isFailure()) {
-            Throwable cause = request.decoderResult().cause();
-            HttpResponseStatus status = cause instanceof TooLongHttpLineException
-                    ? HttpResponseStatus.REQUEST_URI_TOO_LONG
-                    : cause instanceof TooLongHttpHeaderException
-                            ? HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE
-                            : cause instanceof TooLongFrameException
-                                    ? HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE
-                                    : HttpResponseStatus.BAD_REQUEST;
-            SpectorException e =
-                    SpectorException.badRequest("request", status.reasonPhrase() + ": " + cause.getMessage());
-            FullHttpResponse r = Responses.problem(e, null, c.requestId());
-            r.setStatus(status);
             c.closeAfterResponse(); // the decoder discards the rest of the connection
-            c.answer(r);
+            c.answer(Responses.decoderFailure(request.decoderResult().cause(), c.requestId()));
             return;
         }
         String badLength = RequestHeaders.contentLengthProblem(request.headers());

@@ -111,6 +111,7 @@ public final class GatewayServer implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicInteger clientConnections = new AtomicInteger();
     private final SplicePipes splicePipes;
+    private final @Nullable AdminListener admin;
 
     private GatewayServer(GatewaySettings s, EdgeAuthenticator auth, Cors cors) {
         CellSettings cell = s.cell();
@@ -185,12 +186,13 @@ public final class GatewayServer implements AutoCloseable {
                     "spector.server.access-log: cannot append to " + server.accessLog() + ": " + e.getMessage(), e);
         }
         this.splicePipes = epoll ? new SplicePipes(server.splicePipes()) : SplicePipes.OFF;
+        LocalEndpoints local = new LocalEndpoints(health, metrics.registry(), cors);
         GatewayContext context = new GatewayContext(
                 forwarder,
                 new RoutingKeyExtractor(cell.id()),
                 auth,
                 cors,
-                new LocalEndpoints(health, metrics.registry(), cors),
+                local,
                 metrics,
                 Set.copyOf(trusted),
                 relayRoute,
@@ -282,6 +284,9 @@ public final class GatewayServer implements AutoCloseable {
         this.tls = serverTls;
         this.tlsChannel = tlsServerChannel;
         peers.start(context, boss, workers, serverClass, decoder);
+        this.admin = server.adminPort() == ServerSettings.ADMIN_OFF
+                ? null
+                : AdminListener.bind(server.host(), server.adminPort(), local, io, serverClass, server.headerTimeout());
         log.info(
                 "gateway listening on {} ({}), cell {}, ring {} at epoch {} from {}, redis {}",
                 serverChannel.localAddress(),
@@ -451,6 +456,23 @@ public final class GatewayServer implements AutoCloseable {
         return drain.uplinks();
     }
 
+    /** Returns the bound admin port, or -1 when the admin listener is off ({@code spector.server.admin-port}). */
+    public int adminPort() {
+        AdminListener a = admin;
+        return a == null ? -1 : a.port();
+    }
+
+    /** Returns the admin listener, or null when it is off (tests). */
+    @Nullable
+    AdminListener admin() {
+        return admin;
+    }
+
+    /** Returns the traffic event loops (tests: to hold them busy). */
+    EventLoopGroup eventLoops() {
+        return workers;
+    }
+
     /** Returns the bound peer port, or -1 when the peer listener is off. */
     public int peerPort() {
         return peers.port();
@@ -522,6 +544,10 @@ public final class GatewayServer implements AutoCloseable {
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
                 left,
                 uplinks);
+        AdminListener a = admin;
+        if (a != null) {
+            a.close(); // after the drain: readiness answered OUT_OF_SERVICE through it
+        }
         accessLog.close();
         transport.close();
         ServerTls t = tls;

@@ -5,12 +5,15 @@ import com.spectrayan.spector.contract.ProblemJson;
 import com.spectrayan.spector.contract.SpectorException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -32,6 +35,24 @@ final class Responses {
         if (retryAfter != null) {
             r.headers().set(HttpHeaderNames.RETRY_AFTER, retryAfter.toString());
         }
+        return r;
+    }
+
+    /**
+     * The answer to a head the decoder refused: 414 for a long request line, 431 for a large head,
+     * 413 for a chunk past its bound, else 400; a problem+json whose reason is the decoder's.
+     */
+    static FullHttpResponse decoderFailure(Throwable cause, @Nullable String requestId) {
+        HttpResponseStatus status = cause instanceof TooLongHttpLineException
+                ? HttpResponseStatus.REQUEST_URI_TOO_LONG
+                : cause instanceof TooLongHttpHeaderException
+                        ? HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE
+                        : cause instanceof TooLongFrameException
+                                ? HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE
+                                : HttpResponseStatus.BAD_REQUEST;
+        SpectorException e = SpectorException.badRequest("request", status.reasonPhrase() + ": " + cause.getMessage());
+        FullHttpResponse r = problem(e, null, requestId);
+        r.setStatus(status);
         return r;
     }
 

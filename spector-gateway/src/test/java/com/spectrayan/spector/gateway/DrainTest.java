@@ -65,6 +65,7 @@ final class DrainTest {
                 .owners(1)
                 .set("spector.uplink.tokens", "w1=" + TokenHashes.sha256Hex(TOKEN))
                 .set("spector.server.drain-timeout", drainTimeout)
+                .set("spector.server.admin-port", "0")
                 .start();
         cell = c;
         RelayTarget gated = request -> {
@@ -111,6 +112,12 @@ final class DrainTest {
             assertThat(refusesConnections(port))
                     .as("no new connection is accepted while draining")
                     .isTrue();
+            RawClient.Response probe = RawClient.exchange(
+                    c.gateway.adminPort(), "GET /actuator/health/readiness HTTP/1.1\r\nHost: gw\r\n\r\n");
+            assertThat(probe.status())
+                    .as("readiness on a new connection to the admin port while draining (a kubelet's probe)")
+                    .isEqualTo(503);
+            assertThat(probe.text()).contains("OUT_OF_SERVICE");
             assertThat(stopping.isDone())
                     .as("the stop waits for the exchange in flight")
                     .isFalse();
@@ -128,7 +135,11 @@ final class DrainTest {
                     .isEqualTo(200);
             assertThat(finished.text()).isEqualTo("finished while draining");
 
+            int adminPort = c.gateway.adminPort();
             stopping.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertThat(refusesConnections(adminPort))
+                    .as("the admin listener closes with the stop, after the drain")
+                    .isTrue();
             assertThat(Duration.ofNanos(System.nanoTime() - stopStarted))
                     .as("the stop returns once the last exchange ended, well before the 10 s drain timeout")
                     .isLessThan(Duration.ofSeconds(8));

@@ -49,6 +49,11 @@ final class RawClient implements AutoCloseable {
         }
     }
 
+    /** Bounds each later read by {@code millis} instead of {@link #TIMEOUT_MS}. */
+    void setTimeoutMillis(int millis) throws IOException {
+        socket.setSoTimeout(millis);
+    }
+
     RawClient send(String head) throws IOException {
         out.write(head.getBytes(StandardCharsets.ISO_8859_1));
         out.flush();

@@ -78,6 +78,7 @@ final class Keys {
     static final String TLS_PROVIDER = "spector.server.tls.provider";
     static final String SERVER_PEER_PORT = "spector.server.peer-port";
     static final String SERVER_PEER_ADDRESS = "spector.server.peer-address";
+    static final String SERVER_ADMIN_PORT = "spector.server.admin-port";
 
     /** Every key, in the documented order; {@link GatewaySettings#describe()} follows it. */
     static final List<String> ALL = List.of(
@@ -142,7 +143,8 @@ final class Keys {
             TLS_RELOAD_INTERVAL,
             TLS_PROVIDER,
             SERVER_PEER_PORT,
-            SERVER_PEER_ADDRESS);
+            SERVER_PEER_ADDRESS,
+            SERVER_ADMIN_PORT);
 
     /** The defaults, the lowest-precedence source; keys without one are optional or required. */
     static final Map<String, String> DEFAULTS = defaults();

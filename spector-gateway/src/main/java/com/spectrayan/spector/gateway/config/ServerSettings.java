@@ -51,6 +51,8 @@ import org.jspecify.annotations.Nullable;
  * @param tls {@code spector.server.tls.*}, the TLS listener, or null when no certificate is set
  * @param peer {@code spector.server.peer-port} and {@code peer-address}: the listener the cell's
  *     other gateway replicas hand relays to
+ * @param adminPort {@code spector.server.admin-port}: the listener serving health and metrics on a
+ *     thread of its own, 0 for any free port (tests), or {@link #ADMIN_OFF}
  */
 public record ServerSettings(
         int port,
@@ -67,7 +69,11 @@ public record ServerSettings(
         List<InetAddress> trustedProxies,
         String accessLog,
         @Nullable Tls tls,
-        PeerSettings peer) {
+        PeerSettings peer,
+        int adminPort) {
+
+    /** {@code spector.server.admin-port} that turns the admin listener off, its default. */
+    public static final int ADMIN_OFF = -1;
 
     /** The smallest request head cap, {@code spector.server.max-header-size}. */
     static final int MIN_HEADER_SIZE = 1024;
@@ -189,7 +195,7 @@ public record ServerSettings(
     /** Reads the section; {@code openSsl} answers whether OpenSSL loads here. */
     static ServerSettings read(SettingsReader r, BooleanSupplier openSsl) {
         int port = (int) r.integer(Keys.SERVER_PORT, 0, 65535, "a port in 0..65535 (0: any free port)");
-        return new ServerSettings(
+        ServerSettings read = new ServerSettings(
                 port,
                 host(r),
                 (int) r.integer(
@@ -222,7 +228,46 @@ public record ServerSettings(
                 trustedProxies(r),
                 accessLog(r),
                 tls(r, port, openSsl),
-                PeerSettings.read(r));
+                PeerSettings.read(r),
+                ADMIN_OFF);
+        int admin = adminPort(r, read); // the last key: read after the others, as documented
+        return new ServerSettings(
+                read.port,
+                read.host,
+                read.maxHeaderSize,
+                read.maxInitialLineLength,
+                read.idleTimeout,
+                read.headerTimeout,
+                read.bodyTimeout,
+                read.sendTimeout,
+                read.maxConnections,
+                read.splicePipes,
+                read.drainTimeout,
+                read.trustedProxies,
+                read.accessLog,
+                read.tls,
+                read.peer,
+                admin);
+    }
+
+    /** Reads {@code spector.server.admin-port}: off, any free port, or a port no other listener has. */
+    private static int adminPort(SettingsReader r, ServerSettings read) {
+        int admin = (int) r.integer(
+                Keys.SERVER_ADMIN_PORT,
+                ADMIN_OFF,
+                65535,
+                "a port in 1..65535, 0 for any free port, or " + ADMIN_OFF + " for no admin listener");
+        String taken = admin <= 0
+                ? null
+                : admin == read.port
+                        ? Keys.SERVER_PORT
+                        : read.tls != null && admin == read.tls.port()
+                                ? Keys.TLS_PORT
+                                : admin == read.peer.port() ? Keys.SERVER_PEER_PORT : null;
+        if (taken != null) {
+            r.problem(Keys.SERVER_ADMIN_PORT, show(String.valueOf(admin)), "a port other than " + taken + "'s");
+        }
+        return admin;
     }
 
     /** Puts the defaults of the keys that have one. */
@@ -243,6 +288,7 @@ public record ServerSettings(
         d.put(Keys.TLS_RELOAD_INTERVAL, Durations.format(TLS_RELOAD_INTERVAL));
         d.put(Keys.TLS_PROVIDER, "auto");
         PeerSettings.defaults(d);
+        d.put(Keys.SERVER_ADMIN_PORT, String.valueOf(ADMIN_OFF));
     }
 
     /** Returns this section's keys with their effective values, in the documented order. */
@@ -270,6 +316,7 @@ public record ServerSettings(
         d.put(Keys.TLS_RELOAD_INTERVAL, t == null ? "" : Durations.format(t.reloadInterval()));
         d.put(Keys.TLS_PROVIDER, t == null ? "" : t.provider().name().toLowerCase(Locale.ROOT));
         d.putAll(peer.describe());
+        d.put(Keys.SERVER_ADMIN_PORT, String.valueOf(adminPort));
         return d;
     }
 

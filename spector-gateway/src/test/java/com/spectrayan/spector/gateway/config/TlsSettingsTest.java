@@ -255,6 +255,14 @@ final class TlsSettingsTest {
     }
 
     @Test
+    void adminPort_sameAsTheTlsPort_isRefused() throws IOException {
+        assertThat(refused(with(goodPair(), "spector.server.admin-port", "7443"))
+                        .problems())
+                .containsExactly(
+                        "spector.server.admin-port: 7443 (expected: a port other than spector.server.tls.port's)");
+    }
+
+    @Test
     void provider_eachValueInAnyCase_isReadAndOthersAreRefused() throws IOException {
         Map<String, String> pair = goodPair();
         assertThat(listener(with(pair, "spector.server.tls.provider", "JDK")).provider())

@@ -1,0 +1,317 @@
+package com.spectrayan.spector.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.SpectorException;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The admin listener ({@code spector.server.admin-port}): health and Prometheus metrics on a thread
+ * of their own, apart from the traffic.
+ *
+ * <p>Design notes:
+ *
+ * <ul>
+ *   <li><b>Why a port of its own.</b> On the client port a health check is one more connection of
+ *       a traffic event loop, answered when the loop reaches it. A loop relaying a burst (10 000 SSE
+ *       streams whose owner publishes to all of them at once: about 5 000 events per loop, back to
+ *       back) reached it after 40-368 ms (bench/README, "Idle SSE streams"), and a Prometheus scrape
+ *       renders its text on the loop, stalling every connection the loop carries for as long.
+ *       Here both run on one thread ({@value #THREAD_NAME}, accepting and serving) that no traffic
+ *       runs on, and it waits on no traffic loop: it reads the health's state (volatile snapshots)
+ *       and the registry (thread-safe) directly. Envoy keeps its admin listener off its workers the
+ *       same way (on its main thread); nginx has no such split.
+ *   <li><b>What it serves.</b> {@code /actuator/health} and its {@code liveness} and {@code
+ *       readiness} groups, {@code /actuator/prometheus}: the same answers as on the client port
+ *       ({@link LocalEndpoints}), for {@code GET} and {@code HEAD} (no body). Any other path is 404,
+ *       any other method 405 with {@code Allow}, each a problem+json with its {@code code}. No
+ *       auth, no CORS, no access log: it is the operator's port (bind it where only probes and
+ *       scrapers reach, as Envoy's documentation says of its admin).
+ *   <li><b>Bounds.</b> At most {@link #MAX_CONNECTIONS} open at once (more are closed as accepted;
+ *       a probe retries); heads within {@link #MAX_HEAD_BYTES} and lines within {@link
+ *       #MAX_LINE_BYTES} (431 and 414, then close); a head must arrive within {@code
+ *       spector.server.header-timeout} of the connection or of the last answer, so an idle
+ *       keep-alive connection closes after it too (nginx's {@code client_header_timeout} and
+ *       {@code keepalive_timeout} in one); no request body (413, then close: none of its routes
+ *       takes one).
+ *   <li><b>The drain.</b> It stays up while the gateway drains, so the readiness probe sees {@code
+ *       OUT_OF_SERVICE}; {@link #close} runs after the drain.
+ * </ul>
+ *
+ * <p>Thread-safety: every connection runs on the listener's one thread; {@link #close} on any
+ * thread, once.
+ *
+ * @param group the listener's one thread
+ * @param server the bound listener
+ * @param connections the open admin connections, closed with it
+ */
+record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connections) implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(AdminListener.class);
+
+    /** The admin thread's name. */
+    static final String THREAD_NAME = "spector-admin";
+
+    /** Admin connections open at once: probes and a scraper or two; more are closed as accepted. */
+    static final int MAX_CONNECTIONS = 16;
+
+    /** The longest request line (414 past it): the routes are short. */
+    static final int MAX_LINE_BYTES = 4096;
+
+    /** The largest request head (431 past it). */
+    static final int MAX_HEAD_BYTES = 8192;
+
+    /** The methods the routes answer. */
+    static final String ALLOW = "GET, HEAD";
+
+    /** How long {@link #close} lets the thread finish. */
+    private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(2);
+
+    /**
+     * Binds {@code port} on {@code host} with a thread of its own.
+     *
+     * @param headerTimeout a head must arrive within it of the connection or of the last answer
+     *     ({@code spector.server.header-timeout})
+     */
+    static AdminListener bind(
+            String host,
+            int port,
+            LocalEndpoints local,
+            IoHandlerFactory io,
+            Class<? extends ServerChannel> serverClass,
+            Duration headerTimeout) {
+        requireNonNull(local, "local");
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(THREAD_NAME, true), io);
+        ChannelGroup open = new DefaultChannelGroup("admin", GlobalEventExecutor.INSTANCE);
+        AtomicInteger count = new AtomicInteger();
+        HttpDecoderConfig decoder = new HttpDecoderConfig()
+                .setMaxInitialLineLength(MAX_LINE_BYTES)
+                .setMaxHeaderSize(MAX_HEAD_BYTES)
+                .setStrictLineParsing(true);
+        try {
+            Channel server = new ServerBootstrap()
+                    .group(group)
+                    .channel(serverClass)
+                    .option(ChannelOption.SO_BACKLOG, MAX_CONNECTIONS)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            if (count.incrementAndGet() > MAX_CONNECTIONS) {
+                                count.decrementAndGet();
+                                log.warn("admin port: refused a connection, {} open", MAX_CONNECTIONS);
+                                ch.close();
+                                return;
+                            }
+                            ch.closeFuture().addListener(f -> count.decrementAndGet());
+                            open.add(ch);
+                            ch.pipeline()
+                                    .addLast("codec", new HttpServerCodec(decoder))
+                                    .addLast("admin", new Handler(local, headerTimeout));
+                        }
+                    })
+                    .bind(new InetSocketAddress(host, port))
+                    .syncUninterruptibly()
+                    .channel();
+            log.info("admin listening on {} (health and metrics on thread {})", server.localAddress(), THREAD_NAME);
+            return new AdminListener(group, server, open);
+        } catch (RuntimeException e) {
+            group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            throw e;
+        }
+    }
+
+    /** Returns the bound port. */
+    int port() {
+        return ((InetSocketAddress) server.localAddress()).getPort();
+    }
+
+    /** Runs {@code task} on the admin thread (tests: to see it is free while traffic loops are not). */
+    Future<?> submit(Runnable task) {
+        return group.submit(task);
+    }
+
+    /** Stops accepting, closes the open connections and stops the thread (bounded). */
+    @Override
+    public void close() {
+        server.close().awaitUninterruptibly(SHUTDOWN_TIMEOUT.toMillis());
+        connections.close().awaitUninterruptibly(SHUTDOWN_TIMEOUT.toMillis());
+        group.shutdownGracefully(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                .awaitUninterruptibly(SHUTDOWN_TIMEOUT.toMillis() + 1000);
+    }
+
+    /**
+     * One admin connection: answers each request as its head arrives, in order (HTTP/1.1
+     * keep-alive and pipelining; HTTP/1.0 closes unless it asked to keep the connection).
+     *
+     * <pre>
+     *  WAITING_HEAD --head--> answered (keep-alive: WAITING_HEAD again, timer re-armed)
+     *       |                    \--(body, decoder failure, close asked)--> closing
+     *       \--header-timeout--> closed
+     * </pre>
+     */
+    private static final class Handler extends ChannelInboundHandlerAdapter {
+        private final LocalEndpoints local;
+        private final Duration headerTimeout;
+        /** The head timer while a head is awaited, else null. Confined to the admin thread. */
+        private @Nullable Future<?> headTimer;
+        /** Set once the connection's last answer is written: what follows is dropped. */
+        private boolean closing;
+
+        Handler(LocalEndpoints local, Duration headerTimeout) {
+            this.local = local;
+            this.headerTimeout = headerTimeout;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            armHeadTimer(ctx);
+            ctx.fireChannelActive();
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            cancelHeadTimer();
+            ctx.fireChannelInactive();
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            try {
+                if (msg instanceof HttpRequest request && !closing) {
+                    cancelHeadTimer();
+                    answer(ctx, request);
+                }
+            } finally {
+                ReferenceCountUtil.release(msg); // a request's body, if any, is refused, never read
+            }
+        }
+
+        private void answer(ChannelHandlerContext ctx, HttpRequest request) {
+            FullHttpResponse r;
+            boolean keepAlive = HttpUtil.isKeepAlive(request);
+            String path = path(request.uri());
+            if (request.decoderResult().isFailure()) {
+                r = Responses.decoderFailure(request.decoderResult().cause(), null);
+                keepAlive = false; // the decoder discards the rest of the connection
+            } else if (HttpUtil.getContentLength(request, 0L) > 0 || HttpUtil.isTransferEncodingChunked(request)) {
+                r = Responses.problem(
+                        SpectorException.of(
+                                ErrorCode.PAYLOAD_TOO_LARGE,
+                                "the admin port takes no request body",
+                                Map.of("limitBytes", 0L)),
+                        path,
+                        null);
+                keepAlive = false; // the body is not read: the connection's framing ends here
+            } else {
+                FullHttpResponse found =
+                        isAdminRoute(path) ? local.answer(request.method(), path, request.headers()) : null;
+                if (found == null) {
+                    r = Responses.problem(
+                            SpectorException.of(
+                                    ErrorCode.NOT_FOUND,
+                                    "the admin port serves /actuator/health and /actuator/prometheus",
+                                    Map.of("path", path)),
+                            path,
+                            null);
+                } else if (!HttpMethod.GET.equals(request.method()) && !HttpMethod.HEAD.equals(request.method())) {
+                    found.release();
+                    r = Responses.problem(SpectorException.badRequest("method", ALLOW + " only"), path, null);
+                    r.setStatus(HttpResponseStatus.METHOD_NOT_ALLOWED); // RFC 9110 §15.5.6: with Allow
+                    r.headers().set(HttpHeaderNames.ALLOW, ALLOW);
+                } else {
+                    r = found;
+                }
+            }
+            if (!keepAlive) {
+                closing = true;
+                r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+                ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+                return;
+            }
+            if (request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
+                r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE); // RFC 9112 §9.3
+            }
+            ctx.writeAndFlush(r);
+            armHeadTimer(ctx);
+        }
+
+        /** The routes served here: the actuator's, never a namespace's or a relay's. */
+        private static boolean isAdminRoute(String path) {
+            return path.equals("/actuator/health")
+                    || path.equals("/actuator/health/liveness")
+                    || path.equals("/actuator/health/readiness")
+                    || path.equals("/actuator/prometheus");
+        }
+
+        /** The target's path: an origin-form target up to its query (anything else matches no route). */
+        private static String path(String uri) {
+            int q = uri.indexOf('?');
+            return q < 0 ? uri : uri.substring(0, q);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            log.debug("admin connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+            ctx.close();
+        }
+
+        private void armHeadTimer(ChannelHandlerContext ctx) {
+            cancelHeadTimer();
+            headTimer = ctx.executor()
+                    .schedule(
+                            () -> {
+                                log.debug(
+                                        "admin connection {}: no head within {} ms, closed",
+                                        ctx.channel().remoteAddress(),
+                                        headerTimeout.toMillis());
+                                ctx.close();
+                            },
+                            headerTimeout.toMillis(),
+                            TimeUnit.MILLISECONDS);
+        }
+
+        private void cancelHeadTimer() {
+            Future<?> t = headTimer;
+            if (t != null) {
+                t.cancel(false);
+                headTimer = null;
+            }
+        }
+    }
+}

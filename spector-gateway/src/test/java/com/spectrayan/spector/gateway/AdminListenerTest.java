@@ -1,0 +1,288 @@
+package com.spectrayan.spector.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.netty.util.concurrent.EventExecutor;
+import java.io.IOException;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The admin listener ({@code spector.server.admin-port}, {@link AdminListener}) over raw sockets:
+ * health and metrics answered on a thread of its own while every traffic loop is busy, the admin
+ * routes only, keep-alive and HEAD (RFC 9112 §9.3, RFC 9110 §9.3.2), and each bound at its limit
+ * and one past it.
+ */
+final class AdminListenerTest {
+    private static final Duration WAIT = Duration.ofSeconds(15);
+
+    private Cell cell;
+    private int admin;
+
+    @BeforeEach
+    void start() throws IOException {
+        cell = Cell.builder()
+                .owners(1)
+                .set("spector.server.admin-port", "0")
+                .set("spector.server.header-timeout", "1s")
+                .start();
+        admin = cell.gateway.adminPort();
+        assertThat(admin).isPositive().isNotEqualTo(cell.gateway.port());
+    }
+
+    @AfterEach
+    void stop() {
+        cell.close();
+    }
+
+    private static String get(String path) {
+        return "GET " + path + " HTTP/1.1\r\nHost: gw\r\n\r\n";
+    }
+
+    @Test
+    void healthAndMetrics_areAnswered_whileEveryTrafficLoopIsBusy() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        List<CountDownLatch> held = new ArrayList<>();
+        for (EventExecutor loop : cell.gateway.eventLoops()) {
+            CountDownLatch entered = new CountDownLatch(1);
+            held.add(entered);
+            loop.execute(() -> {
+                entered.countDown();
+                try {
+                    var unused = release.await(WAIT.toSeconds() * 2, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+        try {
+            for (CountDownLatch entered : held) {
+                assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS))
+                        .as("a traffic loop is held")
+                        .isTrue();
+            }
+            try (RawClient client = new RawClient(cell.gateway.port())) {
+                client.send(get("/actuator/health"));
+                client.setTimeoutMillis(500);
+                assertThat(readTimesOut(client))
+                        .as("the client port's health waits for its loop (what the admin port is for)")
+                        .isTrue();
+            }
+            try (RawClient probe = new RawClient(admin)) {
+                RawClient.Response health = probe.send(get("/actuator/health")).read();
+                assertThat(health.status()).isEqualTo(200);
+                assertThat(health.text()).contains("\"status\":\"UP\"").contains("\"ring\"");
+                RawClient.Response metrics =
+                        probe.send(get("/actuator/prometheus")).read();
+                assertThat(metrics.status()).isEqualTo(200);
+                assertThat(metrics.header("content-type")).startsWith("text/plain; version=0.0.4");
+                assertThat(metrics.text()).contains("jvm_memory_used_bytes");
+            }
+        } finally {
+            release.countDown();
+        }
+        RawClient.Response after = RawClient.exchange(cell.gateway.port(), get("/actuator/health/liveness"));
+        assertThat(after.status()).as("the client port once its loop is free").isEqualTo(200);
+    }
+
+    private static boolean readTimesOut(RawClient client) throws IOException {
+        try {
+            client.read();
+            return false;
+        } catch (SocketTimeoutException e) {
+            return true;
+        }
+    }
+
+    @Test
+    void keepAlive_pipelinedRequests_areAnsweredInOrder_andHeadHasNoBody() throws Exception {
+        try (RawClient c = new RawClient(admin)) {
+            c.send(get("/actuator/health/liveness") + "HEAD /actuator/health/readiness HTTP/1.1\r\nHost: gw\r\n\r\n"
+                    + get("/actuator/health/readiness?verbose=1"));
+            RawClient.Response liveness = c.read();
+            assertThat(liveness.status()).isEqualTo(200);
+            assertThat(liveness.text()).isEqualTo("{\"status\":\"UP\"}");
+            assertThat(liveness.header("content-type")).isEqualTo("application/vnd.spring-boot.actuator.v3+json");
+
+            int headStatus = c.read200HeadOnly(); // RFC 9110 §9.3.2: the GET's head, no content
+            assertThat(headStatus).isEqualTo(200);
+            RawClient.Response readiness = c.read();
+            assertThat(readiness.status())
+                    .as("the answer after the HEAD's starts right after its head: no body was sent")
+                    .isEqualTo(200);
+            assertThat(readiness.text()).isEqualTo("{\"status\":\"UP\"}");
+        }
+    }
+
+    @Test
+    void http10_withoutKeepAlive_isClosedAfterItsAnswer_andWithItStaysOpen() throws Exception {
+        try (RawClient c = new RawClient(admin)) {
+            RawClient.Response r =
+                    c.send("GET /actuator/health/liveness HTTP/1.0\r\n\r\n").read();
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.header("connection")).isEqualToIgnoringCase("close");
+            assertThat(c.closedByServer())
+                    .as("RFC 9112 §9.3: HTTP/1.0 closes by default")
+                    .isTrue();
+        }
+        try (RawClient c = new RawClient(admin)) {
+            RawClient.Response r = c.send("GET /actuator/health/liveness HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+                    .read();
+            assertThat(r.header("connection")).isEqualToIgnoringCase("keep-alive");
+            assertThat(c.send(get("/actuator/health/liveness")).read().status())
+                    .as("the same connection answers again")
+                    .isEqualTo(200);
+        }
+    }
+
+    @Test
+    void otherPaths_are404_neverForwarded_andOtherMethods405WithAllow() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        for (String path : List.of(
+                "/api/v1/namespaces/" + ns + "/echo",
+                "/api/v1/health",
+                "/gateway/v1/status",
+                "/gateway/v1/workers",
+                "/actuator/health/../prometheus",
+                "/actuator/health/",
+                "http://gw/actuator/health",
+                "/relay/w1/t/x")) {
+            RawClient.Response r = RawClient.exchange(
+                    admin,
+                    "GET " + path + " HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer " + Cell.token(Cell.TENANT)
+                            + "\r\n\r\n");
+            assertThat(r.status()).as(path).isEqualTo(404);
+            assertThat(r.header("content-type")).isEqualTo("application/problem+json");
+            assertThat(r.text()).contains("\"code\":\"NOT_FOUND\"");
+        }
+        assertThat(cell.recorded(ns))
+                .as("the owner received nothing from the admin port")
+                .isEmpty();
+
+        RawClient.Response post =
+                RawClient.exchange(admin, "POST /actuator/health HTTP/1.1\r\nHost: gw\r\nContent-Length: 0\r\n\r\n");
+        assertThat(post.status()).isEqualTo(405);
+        assertThat(post.header("allow")).as("RFC 9110 §15.5.6").isEqualTo("GET, HEAD");
+        assertThat(post.text()).contains("\"code\":\"BAD_REQUEST\"");
+    }
+
+    @Test
+    void aRequestBody_is413_andTheConnectionCloses() throws Exception {
+        for (String framing : List.of("Content-Length: 5\r\n", "Transfer-Encoding: chunked\r\n")) {
+            try (RawClient c = new RawClient(admin)) {
+                c.send("POST /actuator/health HTTP/1.1\r\nHost: gw\r\n" + framing + "\r\nhello");
+                RawClient.Response r = c.read();
+                assertThat(r.status()).as(framing).isEqualTo(413);
+                assertThat(r.text()).contains("\"code\":\"PAYLOAD_TOO_LARGE\"");
+                assertThat(r.header("connection")).isEqualToIgnoringCase("close");
+                assertThat(c.closedByServer())
+                        .as("the unread body ends the connection")
+                        .isTrue();
+            }
+        }
+    }
+
+    @Test
+    void requestLine_atTheLimit_isRead_andOnePast_is414() throws Exception {
+        // the limit counts the line without its CRLF: "GET " + target + " HTTP/1.1"
+        String fixed = "GET /actuator/prometheus? HTTP/1.1";
+        String atLimit = "/actuator/prometheus?" + "a".repeat(AdminListener.MAX_LINE_BYTES - fixed.length());
+        RawClient.Response ok = RawClient.exchange(admin, "GET " + atLimit + " HTTP/1.1\r\nHost: gw\r\n\r\n");
+        assertThat(ok.status())
+                .as("a request line of exactly %d bytes", AdminListener.MAX_LINE_BYTES)
+                .isEqualTo(200);
+
+        try (RawClient c = new RawClient(admin)) {
+            RawClient.Response r =
+                    c.send("GET " + atLimit + "a HTTP/1.1\r\nHost: gw\r\n\r\n").read();
+            assertThat(r.status()).as("one byte past").isEqualTo(414);
+            assertThat(r.header("content-type")).isEqualTo("application/problem+json");
+            assertThat(c.closedByServer()).isTrue();
+        }
+    }
+
+    @Test
+    void requestHead_atTheLimit_isRead_andOnePast_is431() throws Exception {
+        // the decoder counts each header line's bytes without its CRLF
+        String name = "X-Pad: ";
+        String line = get("/actuator/health/liveness").replace("\r\n\r\n", "\r\n");
+        int hostLine = "Host: gw".length();
+        String pad = "p".repeat(AdminListener.MAX_HEAD_BYTES - hostLine - name.length());
+        RawClient.Response ok = RawClient.exchange(admin, line + name + pad + "\r\n\r\n");
+        assertThat(ok.status())
+                .as("header lines of exactly %d bytes", AdminListener.MAX_HEAD_BYTES)
+                .isEqualTo(200);
+
+        try (RawClient c = new RawClient(admin)) {
+            RawClient.Response r = c.send(line + name + pad + "p\r\n\r\n").read();
+            assertThat(r.status()).as("one byte past").isEqualTo(431);
+            assertThat(c.closedByServer()).isTrue();
+        }
+    }
+
+    @Test
+    void connections_atTheLimit_areServed_andOnePastIsClosed() throws Exception {
+        List<RawClient> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < AdminListener.MAX_CONNECTIONS; i++) {
+                RawClient c = new RawClient(admin);
+                open.add(c);
+                assertThat(c.send(get("/actuator/health/liveness")).read().status())
+                        .as("connection %d", i + 1)
+                        .isEqualTo(200);
+            }
+            try (RawClient past = new RawClient(admin)) {
+                past.send(get("/actuator/health/liveness"));
+                assertThat(past.closedByServer())
+                        .as("connection %d", AdminListener.MAX_CONNECTIONS + 1)
+                        .isTrue();
+            }
+            assertThat(open.get(0).send(get("/actuator/health/liveness")).read().status())
+                    .as("the open ones still answer")
+                    .isEqualTo(200);
+            open.remove(0).close();
+            await("a freed slot is served again")
+                    .atMost(WAIT)
+                    .ignoreExceptions()
+                    .until(() -> {
+                        try (RawClient again = new RawClient(admin)) {
+                            return again.send(get("/actuator/health/liveness"))
+                                            .read()
+                                            .status()
+                                    == 200;
+                        }
+                    });
+        } finally {
+            for (RawClient c : open) {
+                c.close();
+            }
+        }
+    }
+
+    @Test
+    void aHeadNotFinishedWithinTheHeaderTimeout_closesTheConnection_asDoesAnIdleKeepAlive() throws Exception {
+        try (RawClient c = new RawClient(admin)) {
+            c.send("GET /actuator/hea".getBytes(StandardCharsets.US_ASCII));
+            long started = System.nanoTime();
+            assertThat(c.closedByServer()).as("closed, no answer").isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - started))
+                    .as("after the 1 s header timeout, bounded")
+                    .isLessThan(WAIT);
+        }
+        try (RawClient c = new RawClient(admin)) {
+            assertThat(c.send(get("/actuator/health/liveness")).read().status()).isEqualTo(200);
+            assertThat(c.closedByServer())
+                    .as("an idle keep-alive connection closes too")
+                    .isTrue();
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package com.spectrayan.spector.gateway.config;
+
+import static com.spectrayan.spector.gateway.config.SettingsFixtures.refused;
+import static com.spectrayan.spector.gateway.config.SettingsFixtures.withProps;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Bounds of {@code spector.server.admin-port}: off by default, and never another listener's port. */
+final class AdminPortSettingsTest {
+    private static final String KEY = "spector.server.admin-port";
+
+    @Test
+    void default_isOff() {
+        GatewaySettings s = withProps(Map.of());
+
+        assertThat(s.server().adminPort()).isEqualTo(ServerSettings.ADMIN_OFF);
+        assertThat(s.describe()).containsEntry(KEY, "-1");
+    }
+
+    @Test
+    void adminPort_atEachLimit_isAcceptedAndOnePastIsRefused() {
+        assertThat(withProps(Map.of(KEY, "-1")).server().adminPort()).as("off").isEqualTo(-1);
+        assertThat(withProps(Map.of(KEY, "0")).server().adminPort())
+                .as("any free port")
+                .isZero();
+        assertThat(withProps(Map.of(KEY, "65535")).server().adminPort()).isEqualTo(65535);
+
+        assertThat(refused(Map.of(KEY, "-2")).getMessage())
+                .contains(KEY + ": -2 (expected: a port in 1..65535, 0 for any free port, or -1 for no admin"
+                        + " listener)");
+        assertThat(refused(Map.of(KEY, "65536")).getMessage()).contains(KEY + ": 65536");
+    }
+
+    @Test
+    void adminPort_onTheClientOrPeerPort_isRefused() {
+        assertThat(refused(Map.of(KEY, "7070")).getMessage())
+                .as("the client port's default")
+                .contains(KEY + ": 7070 (expected: a port other than spector.server.port's)");
+        assertThat(refused(Map.of(KEY, "7090")).getMessage())
+                .as("the peer port's default")
+                .contains(KEY + ": 7090 (expected: a port other than spector.server.peer-port's)");
+        assertThat(withProps(Map.of(KEY, "7091")).server().adminPort()).isEqualTo(7091);
+    }
+}
