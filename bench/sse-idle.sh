@@ -6,8 +6,9 @@
 # gateway (:19170) started by `bin/spector gateway` (the launcher's JVM flags and class-data archive,
 # JAVA_OPTS added; access log off), and SseIdleMain holding the streams. The gateway holds two
 # sockets per stream (client and owner), so this machine's 20 000 open files per process cap it at
-# 9 986 streams. Prints the health check's median and slowest of 50 tries while it holds them (in
-# order, too), then the gateway's RSS, heap (after a forced GC) and Netty direct memory before and
+# 9 986 streams. Prints the health check's median and slowest of 50 tries on the client port while
+# it holds them (in order, too), and of 300 on the admin port (:19172, spector.server.admin-port:
+# curl back to back, a few seconds, so several of the owner's once-a-second bursts), then the gateway's RSS, heap (after a forced GC) and Netty direct memory before and
 # while holding, and the growth per stream.
 set -euo pipefail
 [ -n "${DEBUG:-}" ] && set -x
@@ -22,7 +23,7 @@ credentials
 start_owner 19171
 
 env SPECTOR_CELL_ROLE=gateway SPECTOR_CELL_RING_MEMBERS=owner-0=http://127.0.0.1:19171 \
-  SPECTOR_SERVER_PORT=19170 SPECTOR_SERVER_HOST=127.0.0.1 SPECTOR_ROUTING_REDIS_ENABLED=false \
+  SPECTOR_SERVER_PORT=19170 SPECTOR_SERVER_ADMIN_PORT=19172 SPECTOR_SERVER_HOST=127.0.0.1 SPECTOR_ROUTING_REDIS_ENABLED=false \
   SPECTOR_SECURITY_JWT_HMAC_SECRET="$(cat "$work/secret")" SPECTOR_SERVER_ACCESS_LOG=off SPECTOR_ROUTING_GATEWAY_OWNER_CONNECTIONS=8192 \
   JAVA_OPTS="-Dio.netty.leakDetection.level=disabled ${JAVA_OPTS:-}" "$root/bin/spector" gateway > "$work/gateway.log" 2>&1 &
 gateway=$!
@@ -52,12 +53,18 @@ head -n 1 "$fifo"
 grep -q ESTABLISHED "$fifo" || { cat "$work/gateway.log" | tail -5; exit 1; }
 sleep 3
 # the health checks first: the heap measurement below forces a full collection
+admin_times=()
+for i in $(seq 1 300); do
+  admin_times+=("$(curl -s -o /dev/null -w '%{time_total}' http://127.0.0.1:19172/actuator/health)")
+done
 times=()
 for i in $(seq 1 50); do
   times+=("$(curl -s -o /dev/null -w '%{time_total}' http://127.0.0.1:19170/actuator/health)")
 done
 health_median=$(printf '%s\n' "${times[@]}" | median)
 health_max=$(printf '%s\n' "${times[@]}" | sort -n | tail -n 1)
+admin_median=$(printf '%s\n' "${admin_times[@]}" | median)
+admin_max=$(printf '%s\n' "${admin_times[@]}" | sort -n | tail -n 1)
 rss1=$(rss_kib); heap1=$(heap_after_gc); direct1=$(direct)
 
 per() { echo $(( ($2 - $1) / streams )); }
@@ -65,7 +72,10 @@ printf 'streams held          %d\n' "$streams"
 printf 'gateway RSS           %d KiB -> %d KiB: %d bytes/stream\n' "$rss0" "$rss1" "$(( (rss1 - rss0) * 1024 / streams ))"
 printf 'heap used after GC    %d -> %d bytes: %d bytes/stream\n' "$heap0" "$heap1" "$(per "$heap0" "$heap1")"
 printf 'Netty direct memory   %d -> %d bytes: %d bytes/stream\n' "$direct0" "$direct1" "$(per "$direct0" "$direct1")"
-printf 'health check          median %s s, slowest %s s (50 tries)\n' "$health_median" "$health_max"
+printf 'health check          median %s s, slowest %s s (50 tries, client port)\n' "$health_median" "$health_max"
 printf 'health checks in order %s\n' "${times[*]}"
+printf 'admin port health     median %s s, slowest %s s (300 tries), %d of them over 10 ms\n' \
+  "$admin_median" "$admin_max" "$(printf '%s\n' "${admin_times[@]}" | awk '$1 > 0.010' | wc -l)"
+printf 'client port checks over 10 ms: %d of 50\n' "$(printf '%s\n' "${times[@]}" | awk '$1 > 0.010' | wc -l)"
 wait "$client" || true
 tail -n 1 "$fifo"
