@@ -40,7 +40,8 @@ final class Responses {
 
     /**
      * The answer to a head the decoder refused: 414 for a long request line, 431 for a large head,
-     * 413 for a chunk past its bound, else 400; a problem+json whose reason is the decoder's.
+     * 413 for a chunk past its bound, else 400; a problem+json with code {@code BAD_REQUEST}, the
+     * decoder's reason, and the status answered.
      */
     static FullHttpResponse decoderFailure(Throwable cause, @Nullable String requestId) {
         HttpResponseStatus status = cause instanceof TooLongHttpLineException
@@ -50,10 +51,11 @@ final class Responses {
                         : cause instanceof TooLongFrameException
                                 ? HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE
                                 : HttpResponseStatus.BAD_REQUEST;
-        SpectorException e = SpectorException.badRequest("request", status.reasonPhrase() + ": " + cause.getMessage());
-        FullHttpResponse r = problem(e, null, requestId);
-        r.setStatus(status);
-        return r;
+        Problem p = SpectorException.badRequest("request", status.reasonPhrase() + ": " + cause.getMessage())
+                .toProblem(null);
+        // code BAD_REQUEST, its status the one answered (RFC 9457 §3.1.2: the same as the response's)
+        p = new Problem(p.type(), p.title(), status.code(), p.detail(), p.code(), p.details(), null, requestId);
+        return full(status, Problem.CONTENT_TYPE, ProblemJson.toBytes(p));
     }
 
     /** A JSON response. */

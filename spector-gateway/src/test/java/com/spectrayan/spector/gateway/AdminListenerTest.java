@@ -206,6 +206,10 @@ final class AdminListenerTest {
                     c.send("GET " + atLimit + "a HTTP/1.1\r\nHost: gw\r\n\r\n").read();
             assertThat(r.status()).as("one byte past").isEqualTo(414);
             assertThat(r.header("content-type")).isEqualTo("application/problem+json");
+            assertThat(r.text())
+                    .as("RFC 9457 §3.1.2: the problem's status is the one answered")
+                    .contains("\"status\":414")
+                    .contains("\"code\":\"BAD_REQUEST\"");
             assertThat(c.closedByServer()).isTrue();
         }
     }
@@ -225,6 +229,7 @@ final class AdminListenerTest {
         try (RawClient c = new RawClient(admin)) {
             RawClient.Response r = c.send(line + name + pad + "p\r\n\r\n").read();
             assertThat(r.status()).as("one byte past").isEqualTo(431);
+            assertThat(r.text()).contains("\"status\":431");
             assertThat(c.closedByServer()).isTrue();
         }
     }

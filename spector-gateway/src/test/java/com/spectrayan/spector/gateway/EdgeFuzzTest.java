@@ -10,7 +10,7 @@ import com.spectrayan.spector.gateway.StrictResponses.Response;
 import com.spectrayan.spector.owner.RecordedRequest;
 import com.spectrayan.spector.owner.ReferenceOwner;
 import com.spectrayan.spector.testkit.NettyLeakExtension;
-import io.netty.util.ResourceLeakDetector;
+import com.spectrayan.spector.testkit.PropertyLeaks;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -170,11 +170,7 @@ final class EdgeFuzzTest {
 
     @BeforeContainer
     static void start() throws IOException {
-        NettyLeakExtension.collectLeaks(); // installs the recording detector before any buffer class loads
-        if (ResourceLeakDetector.getLevel() != ResourceLeakDetector.Level.PARANOID) {
-            throw new IllegalStateException("leak detection is " + ResourceLeakDetector.getLevel()
-                    + " (expected: PARANOID, -Dio.netty.leakDetection.level=PARANOID as the parent pom sets)");
-        }
+        PropertyLeaks.paranoid(); // the recording detector, before any buffer class loads
         Cell c = Cell.builder()
                 .owners(3)
                 .set("spector.server.header-timeout", "2s")

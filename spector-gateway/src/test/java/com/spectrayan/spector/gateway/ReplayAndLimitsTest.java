@@ -94,9 +94,11 @@ final class ReplayAndLimitsTest {
                 .as("a %d-byte request line", MAX_LINE)
                 .isEqualTo(200);
         String onePast = prefix + "x".repeat(MAX_LINE - prefix.length() - suffix.length() + 1) + suffix;
-        assertThat(get(onePast, "").status())
-                .as("a %d-byte request line", MAX_LINE + 1)
-                .isEqualTo(414);
+        RawClient.Response refused = get(onePast, "");
+        assertThat(refused.status()).as("a %d-byte request line", MAX_LINE + 1).isEqualTo(414);
+        assertThat(refused.text())
+                .as("RFC 9457 §3.1.2: the problem's status is the one answered")
+                .contains("\"status\":414");
     }
 
     @Test
@@ -109,9 +111,11 @@ final class ReplayAndLimitsTest {
         assertThat(get(line, "X-Pad: " + "p".repeat(padAtLimit) + "\r\n").status())
                 .as("a head of exactly %d bytes", MAX_HEADER)
                 .isEqualTo(200);
-        assertThat(get(line, "X-Pad: " + "p".repeat(padAtLimit + 1) + "\r\n").status())
+        RawClient.Response refused = get(line, "X-Pad: " + "p".repeat(padAtLimit + 1) + "\r\n");
+        assertThat(refused.status())
                 .as("a head one byte past %d bytes", MAX_HEADER)
                 .isEqualTo(431);
+        assertThat(refused.text()).contains("\"status\":431").contains("\"code\":\"BAD_REQUEST\"");
     }
 
     private static RawClient.Response get(String requestLine, String extraHeaders) throws Exception {

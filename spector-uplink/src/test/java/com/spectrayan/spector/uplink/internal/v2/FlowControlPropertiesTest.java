@@ -3,6 +3,7 @@ package com.spectrayan.spector.uplink.internal.v2;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.testkit.FakeTicker;
+import com.spectrayan.spector.testkit.PropertyLeaks;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;

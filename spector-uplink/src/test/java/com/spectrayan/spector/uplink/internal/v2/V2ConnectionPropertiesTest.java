@@ -2,6 +2,7 @@ package com.spectrayan.spector.uplink.internal.v2;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.spectrayan.spector.testkit.PropertyLeaks;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import java.util.Arrays;
 import java.util.List;

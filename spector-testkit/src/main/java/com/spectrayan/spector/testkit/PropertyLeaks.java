@@ -1,6 +1,5 @@
-package com.spectrayan.spector.uplink.internal.v2;
+package com.spectrayan.spector.testkit;
 
-import com.spectrayan.spector.testkit.NettyLeakExtension;
 import io.netty.util.ResourceLeakDetector;
 import java.util.List;
 
@@ -8,11 +7,11 @@ import java.util.List;
  * The leak checks a jqwik property class runs around its tries (jqwik runs no JUnit extension, so
  * the kit's {@link NettyLeakExtension} is called by hand): PARANOID before, no leak after.
  */
-final class PropertyLeaks {
+public final class PropertyLeaks {
     private PropertyLeaks() {}
 
     /** Installs the recording detector (earlier leaks are not the properties') and requires PARANOID. */
-    static void paranoid() {
+    public static void paranoid() {
         NettyLeakExtension.collectLeaks();
         if (ResourceLeakDetector.getLevel() != ResourceLeakDetector.Level.PARANOID) {
             throw new IllegalStateException("leak detection is " + ResourceLeakDetector.getLevel()
@@ -21,7 +20,7 @@ final class PropertyLeaks {
     }
 
     /** Fails with {@code check} (the property's numbered check) when a buffer was never released. */
-    static void noLeak(String check) {
+    public static void noLeak(String check) {
         List<String> leaks = NettyLeakExtension.collectLeaks();
         if (!leaks.isEmpty()) {
             throw new AssertionError(
