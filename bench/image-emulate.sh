@@ -4,8 +4,9 @@
 #   bench/image-emulate.sh DIR [DOCKERFILE=deploy/docker/Dockerfile]
 # What it takes from the Dockerfile, not from this script: the gateway stage's `ENV JAVA_OPTS`, its
 # training `java ... GatewayTraining` command and its ENTRYPOINT, with /app replaced by DIR/app.
-# The jars come from this tree the way the build stage makes them (`package` and
-# `copy-dependencies`, runtime scope), the JVM is this machine's `java` (a JDK 17, where the image
+# The jars come from this tree the way the build stage makes them (`package`, which shades the
+# image's one jar, and `copy-dependencies`, runtime scope, for a Dockerfile whose entry point still
+# names /app/lib/*), the JVM is this machine's `java` (a JDK 17, where the image
 # has Temurin's 17 JRE). Then, for example:
 #   bench/image-emulate.sh /tmp/img
 #   bench/startup-rss.sh 9 '' 'LAUNCHER=/tmp/img/run.sh'
@@ -35,8 +36,12 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
 fi
 rm -rf "$app"
 mkdir -p "$app/lib"
-cp "$root"/spector-gateway/target/spector-gateway-*.jar "$app/spector-gateway.jar"
-cp "$root"/spector-gateway/target/dependency/*.jar "$app/lib/"
+if grep -qF '/app/lib/*' <<< "$entry"; then # the module's jar and lib/ (the image before its one jar)
+  cp "$(ls "$root"/spector-gateway/target/spector-gateway-*.jar | grep -v -- '-image\.jar$')" "$app/spector-gateway.jar"
+  cp "$root"/spector-gateway/target/dependency/*.jar "$app/lib/"
+else # the one jar the module's package shades
+  cp "$root"/spector-gateway/target/spector-gateway-*-image.jar "$app/spector-gateway.jar"
+fi
 
 echo "training: JAVA_OPTS=\"$java_opts\" ${training//\/app/$app}" >&2
 (export JAVA_OPTS="$java_opts"; eval "${training//\/app/$app}") > "$dir/training.log" 2>&1 ||

@@ -169,9 +169,13 @@ final class DockerfileRulesTest {
                 .contains("copy-dependencies -DincludeScope=runtime");
         assertThat(runs)
                 .as("the build stage lays out /out/<module>/<module>.jar and /out/<module>/lib/ from that module alone")
-                .contains("for m in spector-gateway spector-owner spector-worker; do")
+                .contains("for m in spector-owner spector-worker; do")
                 .contains("cp \"$m/target/$m-\"*.jar \"/out/$m/$m.jar\"")
                 .contains("cp \"$m/target/dependency/\"*.jar \"/out/$m/lib/\"");
+        assertThat(runs)
+                .as("the gateway's is one jar, its module's closure shaded by its package (ImageJarIT runs it)")
+                .contains("cp spector-gateway/target/spector-gateway-*-image.jar"
+                        + " /out/spector-gateway/spector-gateway.jar");
     }
 
     @Test
@@ -290,8 +294,9 @@ final class DockerfileRulesTest {
                 .as("target %s: the entry point passes $JAVA_OPTS to java", target)
                 .contains(" $JAVA_OPTS ");
         assertThat(classpath("target " + target, command))
-                .as("target %s: the classpath is its module's jar and lib/", target)
-                .isEqualTo("/app/" + module + ".jar:/app/lib/*");
+                .as("target %s: the classpath is its module's jar and lib/ (the gateway's: one jar)", target)
+                .isEqualTo(
+                        target.equals("gateway") ? "/app/spector-gateway.jar" : "/app/" + module + ".jar:/app/lib/*");
         assertThat(command.substring(command.indexOf("-cp '")))
                 .as("target %s: the entry point runs %s", target, main)
                 .contains("' " + main);

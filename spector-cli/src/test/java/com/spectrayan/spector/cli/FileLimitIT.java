@@ -3,6 +3,7 @@ package com.spectrayan.spector.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.spectrayan.spector.testkit.ProcessLogs;
 import com.spectrayan.spector.testkit.Waits;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -130,7 +131,7 @@ class FileLimitIT {
                 pb.redirectErrorStream(true).redirectOutput(log.toFile()).start();
         List<Socket> fillers = new ArrayList<>();
         try {
-            int port = awaitPort(process, log, listening);
+            int port = ProcessLogs.awaitPort(process, log, listening, ANSWER);
             long pid = process.pid(); // the shell execs the JVM: one process
             Waits.until(args.get(0) + "'s " + FILES + " files are all open", ANSWER, () -> {
                 if (openFiles(pid) < FILES && fillers.size() < FILES) {
@@ -144,7 +145,7 @@ class FileLimitIT {
             Waits.until(
                     args.get(0) + " says it is out of files",
                     ANSWER,
-                    () -> output(log).contains("Too many open files"));
+                    () -> ProcessLogs.output(log).contains("Too many open files"));
             assertProblem(fillers.get(0), request, status, "out of files");
 
             for (Socket s : fillers) {
@@ -154,7 +155,7 @@ class FileLimitIT {
             try (Socket s = connect(port)) {
                 assertProblem(s, request, status, "after the files came back");
             }
-            assertThat(output(log))
+            assertThat(ProcessLogs.output(log))
                     .as(args.get(0) + "'s output")
                     .doesNotContain("NoClassDefFoundError")
                     .doesNotContain("ExceptionInInitializerError");
@@ -214,33 +215,11 @@ class FileLimitIT {
         }
     }
 
-    private static String output(Path log) {
-        try {
-            return Files.readString(log);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
     private static long openFiles(long pid) {
         try (Stream<Path> fds = Files.list(Path.of("/proc/" + pid + "/fd"))) {
             return fds.count();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-    }
-
-    private static int awaitPort(Process process, Path log, Pattern listening) {
-        int[] port = {0};
-        Waits.until("the process logs its port", ANSWER, () -> {
-            assertThat(process.isAlive()).as("the process runs").isTrue();
-            Matcher m = listening.matcher(output(log));
-            if (m.find()) {
-                port[0] = Integer.parseInt(m.group(1));
-                return true;
-            }
-            return false;
-        });
-        return port[0];
     }
 }
