@@ -2,8 +2,9 @@ package com.spectrayan.spector.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -36,9 +37,10 @@ final class HttpProbeTest {
                 while (!socket.isClosed()) {
                     try (Socket s = socket.accept()) {
                         s.setSoTimeout((int) TimeUnit.SECONDS.toMillis(BOUND_S));
-                        InputStream in = s.getInputStream();
-                        lines.add(line(in));
-                        while (!line(in).isEmpty()) {
+                        BufferedReader in = new BufferedReader(
+                                new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
+                        lines.add(String.valueOf(in.readLine()));
+                        for (String f = in.readLine(); f != null && !f.isEmpty(); f = in.readLine()) {
                             // the rest of the head, read as a server reads it before it answers
                         }
                         OutputStream out = s.getOutputStream();
@@ -56,16 +58,6 @@ final class HttpProbeTest {
 
         int port() {
             return socket.getLocalPort();
-        }
-
-        private static String line(InputStream in) throws IOException {
-            StringBuilder sb = new StringBuilder();
-            for (int b; (b = in.read()) != -1 && b != '\n'; ) {
-                if (b != '\r') {
-                    sb.append((char) b);
-                }
-            }
-            return sb.toString();
         }
 
         @Override

@@ -3,7 +3,6 @@ package com.spectrayan.spector.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -105,9 +104,9 @@ final class EdgeBrowserTest {
                                     + "Cookie: " + COOKIE + "=" + Cell.token(Cell.TENANT) + "\r\n\r\n")
                             .getBytes(StandardCharsets.ISO_8859_1));
             InputStream in = s.getInputStream();
-            String status = line(in);
+            String status = RawClient.line(in);
             Map<String, String> headers = new LinkedHashMap<>();
-            for (String h = line(in); !h.isEmpty(); h = line(in)) {
+            for (String h = RawClient.line(in); !h.isEmpty(); h = RawClient.line(in)) {
                 int c = h.indexOf(':');
                 headers.merge(
                         h.substring(0, c).strip().toLowerCase(Locale.ROOT),
@@ -121,15 +120,5 @@ final class EdgeBrowserTest {
             assertThat(headers.get("vary")).containsIgnoringCase("origin");
             assertThat(headers.get("transfer-encoding")).isEqualTo("chunked");
         }
-    }
-
-    private static String line(InputStream in) throws IOException {
-        StringBuilder sb = new StringBuilder();
-        for (int b; (b = in.read()) != -1 && b != '\n'; ) {
-            if (b != '\r') {
-                sb.append((char) b);
-            }
-        }
-        return sb.toString();
     }
 }
