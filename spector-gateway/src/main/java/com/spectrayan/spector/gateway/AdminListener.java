@@ -161,11 +161,6 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
         return ((InetSocketAddress) server.localAddress()).getPort();
     }
 
-    /** Runs {@code task} on the admin thread (tests: to see it is free while traffic loops are not). */
-    Future<?> submit(Runnable task) {
-        return group.submit(task);
-    }
-
     /** Stops accepting, closes the open connections and stops the thread (bounded). */
     @Override
     public void close() {
@@ -239,9 +234,7 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
                         null);
                 keepAlive = false; // the body is not read: the connection's framing ends here
             } else {
-                FullHttpResponse found =
-                        isAdminRoute(path) ? local.answer(request.method(), path, request.headers()) : null;
-                if (found == null) {
+                if (!isAdminRoute(path)) {
                     r = Responses.problem(
                             SpectorException.of(
                                     ErrorCode.NOT_FOUND,
@@ -250,12 +243,14 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
                             path,
                             null);
                 } else if (!HttpMethod.GET.equals(request.method()) && !HttpMethod.HEAD.equals(request.method())) {
-                    found.release();
-                    r = Responses.problem(SpectorException.badRequest("method", ALLOW + " only"), path, null);
-                    r.setStatus(HttpResponseStatus.METHOD_NOT_ALLOWED); // RFC 9110 §15.5.6: with Allow
-                    r.headers().set(HttpHeaderNames.ALLOW, ALLOW);
+                    r = Responses.problem(
+                            SpectorException.badRequest("method", ALLOW + " only"),
+                            path,
+                            null,
+                            HttpResponseStatus.METHOD_NOT_ALLOWED);
+                    r.headers().set(HttpHeaderNames.ALLOW, ALLOW); // RFC 9110 §15.5.6
                 } else {
-                    r = found;
+                    r = requireNonNull(local.answer(request.method(), path, request.headers()), path); // a route's
                 }
             }
             if (!keepAlive) {

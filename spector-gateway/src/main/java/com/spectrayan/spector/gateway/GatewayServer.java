@@ -462,12 +462,6 @@ public final class GatewayServer implements AutoCloseable {
         return a == null ? -1 : a.port();
     }
 
-    /** Returns the admin listener, or null when it is off (tests). */
-    @Nullable
-    AdminListener admin() {
-        return admin;
-    }
-
     /** Returns the traffic event loops (tests: to hold them busy). */
     EventLoopGroup eventLoops() {
         return workers;

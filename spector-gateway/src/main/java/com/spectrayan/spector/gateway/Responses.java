@@ -51,10 +51,21 @@ final class Responses {
                         : cause instanceof TooLongFrameException
                                 ? HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE
                                 : HttpResponseStatus.BAD_REQUEST;
-        Problem p = SpectorException.badRequest("request", status.reasonPhrase() + ": " + cause.getMessage())
-                .toProblem(null);
-        // code BAD_REQUEST, its status the one answered (RFC 9457 §3.1.2: the same as the response's)
-        p = new Problem(p.type(), p.title(), status.code(), p.detail(), p.code(), p.details(), null, requestId);
+        return problem(
+                SpectorException.badRequest("request", status.reasonPhrase() + ": " + cause.getMessage()),
+                null,
+                requestId,
+                status);
+    }
+
+    /**
+     * As {@link #problem(SpectorException, String, String)}, answered with {@code status} instead of
+     * the code's own; the body's {@code status} member says the same (RFC 9457 §3.1.2).
+     */
+    static FullHttpResponse problem(
+            SpectorException error, @Nullable String instance, @Nullable String requestId, HttpResponseStatus status) {
+        Problem p = error.toProblem(instance);
+        p = new Problem(p.type(), p.title(), status.code(), p.detail(), p.code(), p.details(), instance, requestId);
         return full(status, Problem.CONTENT_TYPE, ProblemJson.toBytes(p));
     }
 

@@ -172,7 +172,7 @@ final class AdminListenerTest {
                 RawClient.exchange(admin, "POST /actuator/health HTTP/1.1\r\nHost: gw\r\nContent-Length: 0\r\n\r\n");
         assertThat(post.status()).isEqualTo(405);
         assertThat(post.header("allow")).as("RFC 9110 §15.5.6").isEqualTo("GET, HEAD");
-        assertThat(post.text()).contains("\"code\":\"BAD_REQUEST\"");
+        assertThat(post.text()).contains("\"code\":\"BAD_REQUEST\"").contains("\"status\":405");
     }
 
     @Test
