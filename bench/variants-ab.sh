@@ -6,13 +6,14 @@
 # e.g. bench/variants-ab.sh 9 8 "$J -Xms64m -Xmx256m" "$J -XX:+UseParallelGC -Xms8m -Xmx256m"
 # A variant "floor:http OPTIONS" or "floor:tcp OPTIONS" is bench's FloorProxy instead of a gateway
 # (Netty's two HTTP codecs and nothing else, or a plain byte copy: the floor under a Netty design).
+# A variant may begin with "java=PATH " to run under another JVM (e.g. the JDK 25 beside 17).
 # A variant "nginx:log" is a second nginx proxy with the same configuration and its access log on:
 # JSON lines with the fields the gateway's line has, buffered as an operator would (64 KiB, 1 s).
 # Pinned as edge-ab.sh (wrk on CPU 0, the backend, nginx and every gateway on CPU 1); edge auth,
 # routing, metrics and the access log on; each gateway warmed WARM_S seconds (default 40). The
 # first round still carries C2's compiling, so the summary's medians and minimums skip it.
 set -euo pipefail
-[ $# -ge 3 ] || { sed -n '2,13p' "$0"; exit 2; }
+[ $# -ge 3 ] || { sed -n '2,14p' "$0"; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${SPECTOR_SHARED:-$root/../shared}
 BENCH_DIR=${BENCH_DIR:-${TMPDIR:-/tmp}/spector-bench}
@@ -40,7 +41,9 @@ $PP nginx -e "$L/startup.err" -p "$BENCH_DIR" -c "$BENCH_DIR/backend.conf"
 $PP nginx -e "$L/startup.err" -p "$BENCH_DIR" -c "$BENCH_DIR/nginxproxy.conf"
 n=0; PIDS=(); URLS=(); NAMES=()
 for v in "$@"; do
-  port=$((19010 + n)); jar=${v%% *}; opts=${v#"$jar"}
+  java_bin=java; spec=$v
+  case $spec in java=*) java_bin=${spec%% *}; java_bin=${java_bin#java=}; spec=${spec#* } ;; esac
+  port=$((19010 + n)); jar=${spec%% *}; opts=${spec#"$jar"}
   case $jar in
   nginx:log)
     sed -e "s#listen 127.0.0.1:19001#listen 127.0.0.1:$port#" -e "s#nproxy#nlog-$n#g" \
@@ -60,7 +63,7 @@ for v in "$@"; do
   floor:*)
     [ -f "$bench_jar" ] || { echo "build bench first: ./mvnw -B package -pl bench -am -DskipTests"; exit 1; }
     # shellcheck disable=SC2086 # the variant's options are a list
-    setsid $PP java $opts -Dio.netty.leakDetection.level=disabled -cp "$bench_jar" \
+    setsid $PP "$java_bin" $opts -Dio.netty.leakDetection.level=disabled -cp "$bench_jar" \
       com.spectrayan.spector.bench.FloorProxy "${jar#floor:}" "$port" 127.0.0.1:19000 > "$W/gateway-$n.log" 2>&1 &
     ;;
   *)
@@ -68,7 +71,7 @@ for v in "$@"; do
   setsid $PP env SPECTOR_CELL_ROLE=gateway SPECTOR_CELL_RING_MEMBERS=bench=http://127.0.0.1:19000 \
     SPECTOR_SERVER_PORT=$port SPECTOR_SERVER_HOST=127.0.0.1 SPECTOR_ROUTING_REDIS_ENABLED=false \
     SPECTOR_SECURITY_JWT_HMAC_SECRET="$secret" \
-    java $opts -Dio.netty.leakDetection.level=disabled -jar "$jar" gateway > "$W/gateway-$n.log" 2>&1 &
+    "$java_bin" $opts -Dio.netty.leakDetection.level=disabled -jar "$jar" gateway > "$W/gateway-$n.log" 2>&1 &
     ;;
   esac
   started+=($!); PIDS[$n]=$!; URLS[$n]=http://127.0.0.1:$port/api/v1/namespaces/bench/1k; NAMES[$n]=$v; n=$((n + 1))
