@@ -85,9 +85,13 @@ final class AdminFuzzTest {
         return c;
     }
 
-    /** The bytes of one try and the requests they were meant to be. */
+    /**
+     * The bytes of one try and the requests they were meant to be; {@code mustAnswer} when its first
+     * head is complete (its lines end in CRLF or LF), so the server owes it an answer, a refusal at
+     * least, before it closes.
+     */
     @SuppressWarnings("ArrayRecordComponent") // a test value, never compared or hashed
-    record Try(byte[] bytes, List<StrictResponses.Asked> asked) {
+    record Try(byte[] bytes, List<StrictResponses.Asked> asked, boolean mustAnswer) {
         @Override
         public String toString() {
             return new String(bytes, StandardCharsets.ISO_8859_1)
@@ -106,7 +110,7 @@ final class AdminFuzzTest {
                     Cell.token(
                             Cell.TENANT, Instant.now().plusSeconds(3600), "another-secret-0123456789-0123456789-012"));
             EdgeRequests.Rendered r = spec.render(0, ctx, false);
-            return new Try(r.bytes(), r.asked());
+            return new Try(r.bytes(), r.asked(), false); // mutations may cut the head short
         });
     }
 
@@ -179,7 +183,11 @@ final class AdminFuzzTest {
                             && t.indexOf(' ') < 0 // a NUL or a byte above 0x7f is read as part of it
                             && v.matches("HTTP/\\d\\.\\d");
                     return new Req(
-                            sb.toString(), m.equals("HEAD") && lineReadable, v.equals("HTTP/1.0"), body.isEmpty());
+                            sb.toString(),
+                            m.equals("HEAD") && lineReadable,
+                            v.equals("HTTP/1.0"),
+                            body.isEmpty(),
+                            !nl.equals("\r"));
                 });
         return request.list().ofMinSize(1).ofMaxSize(3).map(list -> {
             List<StrictResponses.Asked> asked = new ArrayList<>();
@@ -190,15 +198,19 @@ final class AdminFuzzTest {
                 bytes.append(r.text());
                 aligned &= r.bodyless();
             }
-            return new Try(bytes.toString().getBytes(StandardCharsets.ISO_8859_1), asked);
+            return new Try(
+                    bytes.toString().getBytes(StandardCharsets.ISO_8859_1),
+                    asked,
+                    list.get(0).complete());
         });
     }
 
     /**
      * One generated request's text; {@code head} when the server can read it as a HEAD, {@code
-     * bodyless} when no body bytes follow its head (framed or not, they may begin the next request).
+     * bodyless} when no body bytes follow its head (framed or not, they may begin the next request),
+     * {@code complete} when its head ends where HTTP/1.1 says (a bare CR ends no line).
      */
-    record Req(String text, boolean head, boolean http10, boolean bodyless) {}
+    record Req(String text, boolean head, boolean http10, boolean bodyless, boolean complete) {}
 
     @Property(
             tries = 150,
@@ -229,6 +241,11 @@ final class AdminFuzzTest {
                 .isFalse();
         StrictResponses.Result parsed = StrictResponses.parse(got.bytes(), got.reset(), t.asked(), 1);
         assertThat(parsed.violations()).as("2 (well-formed)").isEmpty();
+        if (t.mustAnswer()) {
+            assertThat(parsed.responses())
+                    .as("2: a complete head is answered before the close (a refusal at least)")
+                    .isNotEmpty();
+        }
         for (StrictResponses.Response r : parsed.responses()) {
             if (r.status() == 200) {
                 assertThat(r.header("content-type"))
