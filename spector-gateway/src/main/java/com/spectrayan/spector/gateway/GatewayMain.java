@@ -8,7 +8,8 @@ import java.nio.file.Path;
 /**
  * Runs the gateway alone: {@code java -cp ... com.spectrayan.spector.gateway.GatewayMain [FILE]}.
  * Settings come from the optional YAML file, the {@code SPECTOR_*} environment and system
- * properties. Stops on SIGTERM; exits 2 on a bad setting. {@code bin/spector gateway} does the same.
+ * properties. Stops on SIGTERM; exits 2 on a bad setting, 1 when it cannot start (a port taken).
+ * {@code bin/spector gateway} does the same.
  */
 public final class GatewayMain {
     private GatewayMain() {}
@@ -24,7 +25,17 @@ public final class GatewayMain {
             System.exit(2);
             return;
         }
-        GatewayServer server = GatewayServer.start(settings);
+        GatewayServer server;
+        try {
+            server = GatewayServer.start(settings);
+        } catch (Exception e) { // Netty rethrows a bind's IOException unchecked-style
+            // A port taken, a file unreadable: what started before it (event loops are not daemon
+            // threads) would keep a process that serves nothing alive for ever; exit instead, as
+            // bin/spector gateway does, so a supervisor sees it and restarts it.
+            System.err.println("spector gateway: cannot start: " + e);
+            System.exit(1);
+            return;
+        }
         System.out.println("spector gateway ready on port " + server.port());
         Environment.awaitShutdown(server, "spector-gateway");
     }

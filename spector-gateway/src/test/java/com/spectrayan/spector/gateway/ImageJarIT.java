@@ -33,6 +33,46 @@ class ImageJarIT {
     private static final Pattern LISTENING = Pattern.compile("gateway listening on /127\\.0\\.0\\.1:(\\d+)");
 
     @Test
+    void theImagesMain_exits1_whenAPortIsTaken_ratherThanHangWithoutServing(@TempDir Path dir) throws Exception {
+        Path jar = Path.of(System.getProperty("spector.gateway.image.jar", "the-jar-package-makes"));
+        assumeTrue(Files.isRegularFile(jar), "the image's jar is made by package: " + jar);
+        try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            Path log = dir.resolve("gateway.log");
+            ProcessBuilder pb = new ProcessBuilder(
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-XX:+UseSerialGC",
+                    "-Xmx128m",
+                    "-cp",
+                    jar.toString(),
+                    GatewayMain.class.getName());
+            pb.environment().put("SPECTOR_CELL_ROLE", "gateway");
+            pb.environment().put("SPECTOR_CELL_RING_MEMBERS", "owner-0=http://127.0.0.1:1");
+            pb.environment().put("SPECTOR_SERVER_HOST", "127.0.0.1");
+            pb.environment().put("SPECTOR_SERVER_PORT", "0");
+            pb.environment().put("SPECTOR_SERVER_PEER_PORT", "-1");
+            pb.environment().put("SPECTOR_SERVER_ADMIN_PORT", String.valueOf(taken.getLocalPort()));
+            pb.environment().put("SPECTOR_ROUTING_REDIS_ENABLED", "false");
+            pb.environment().put("SPECTOR_SECURITY_ENABLED", "false");
+            Process p =
+                    pb.redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            try {
+                assertThat(p.waitFor(BOUND.toSeconds(), TimeUnit.SECONDS))
+                        .as(
+                                "the process ends (its client port was bound and its loops run when the admin"
+                                        + " port's bind failed): %s",
+                                ProcessLogs.output(log))
+                        .isTrue();
+            } finally {
+                p.destroyForcibly();
+            }
+            assertThat(p.exitValue()).isEqualTo(1);
+            assertThat(ProcessLogs.output(log))
+                    .contains("spector gateway: cannot start:")
+                    .contains("Address already in use");
+        }
+    }
+
+    @Test
     void theImagesJar_trainsItsArchive_thenServesFromSettingsInTheEnvironment(@TempDir Path dir) throws Exception {
         Path jar = Path.of(System.getProperty("spector.gateway.image.jar", "the-jar-package-makes"));
         assumeTrue(Files.isRegularFile(jar), "the image's jar is made by package: " + jar);
@@ -110,7 +150,7 @@ class ImageJarIT {
             assertThat(scrape.text())
                     .as("the JVM's and the gateway's meters")
                     .contains("jvm_memory_used_bytes")
-                    .contains("spector_gateway_requests_seconds");
+                    .contains("spector_eventloop_pending_tasks");
             RawClient.Response refused =
                     RawClient.exchange(port, "GET /api/v1/namespaces/ns-1/items HTTP/1.1\r\nHost: gw\r\n\r\n");
             assertThat(refused.status())
