@@ -41,6 +41,30 @@ public final class Environment {
         }
     }
 
+    /** Starts what a process's main runs; see {@link #startOrExit}. */
+    @FunctionalInterface
+    public interface Start<T extends AutoCloseable> {
+        /** Starts it; throws what its start throws (Netty rethrows a bind's {@code IOException} as is). */
+        T start() throws Exception;
+    }
+
+    /**
+     * Returns what {@code start} started, or ends the process with exit code 1 and {@code name:
+     * cannot start: ...} on standard error when it throws (a port taken, a file unreadable): what
+     * started before the failure (event loops are not daemon threads) would otherwise keep a process
+     * that serves nothing alive for ever, and its supervisor would never see it fail.
+     */
+    public static <T extends AutoCloseable> T startOrExit(String name, Start<T> start) {
+        requireNonNull(name, "name");
+        try {
+            return start.start();
+        } catch (Exception e) {
+            System.err.println(name + ": cannot start: " + e);
+            System.exit(1);
+            throw new IllegalStateException("unreachable: System.exit returned", e);
+        }
+    }
+
     /**
      * Blocks the calling thread (a process's main thread) until the JVM is asked to stop (SIGTERM,
      * Ctrl-C), then closes {@code resource} on the shutdown hook's thread, {@code name + "-shutdown"}.

@@ -25,17 +25,7 @@ public final class GatewayMain {
             System.exit(2);
             return;
         }
-        GatewayServer server;
-        try {
-            server = GatewayServer.start(settings);
-        } catch (Exception e) { // Netty rethrows a bind's IOException unchecked-style
-            // A port taken, a file unreadable: what started before it (event loops are not daemon
-            // threads) would keep a process that serves nothing alive for ever; exit instead, as
-            // bin/spector gateway does, so a supervisor sees it and restarts it.
-            System.err.println("spector gateway: cannot start: " + e);
-            System.exit(1);
-            return;
-        }
+        GatewayServer server = Environment.startOrExit("spector gateway", () -> GatewayServer.start(settings));
         System.out.println("spector gateway ready on port " + server.port());
         Environment.awaitShutdown(server, "spector-gateway");
     }

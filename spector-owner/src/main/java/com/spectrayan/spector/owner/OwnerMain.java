@@ -75,7 +75,7 @@ public final class OwnerMain {
             System.exit(2);
             return;
         }
-        ReferenceOwner owner = ReferenceOwner.start(spec);
+        ReferenceOwner owner = Environment.startOrExit("spector owner", () -> ReferenceOwner.start(spec));
         System.out.println("spector owner " + spec.nodeId() + " ready on port " + owner.port());
         Environment.awaitShutdown(owner, "spector-owner");
     }

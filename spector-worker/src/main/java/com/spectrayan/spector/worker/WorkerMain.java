@@ -108,7 +108,7 @@ public final class WorkerMain {
         if (ca != null) {
             builder.caFile(ca);
         }
-        WorkerDaemon daemon = builder.start();
+        WorkerDaemon daemon = Environment.startOrExit("spector worker", builder::start);
         System.out.println("spector worker " + settings.workerId() + " dialling " + settings.gateway() + " with "
                 + settings.uplinks() + " links and targets "
                 + settings.targets().keySet());
