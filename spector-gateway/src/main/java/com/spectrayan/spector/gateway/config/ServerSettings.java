@@ -229,34 +229,18 @@ public record ServerSettings(
                 accessLog(r),
                 tls(r, port, openSsl),
                 PeerSettings.read(r),
-                ADMIN_OFF);
-        int admin = adminPort(r, read); // the last key: read after the others, as documented
-        return new ServerSettings(
-                read.port,
-                read.host,
-                read.maxHeaderSize,
-                read.maxInitialLineLength,
-                read.idleTimeout,
-                read.headerTimeout,
-                read.bodyTimeout,
-                read.sendTimeout,
-                read.maxConnections,
-                read.splicePipes,
-                read.drainTimeout,
-                read.trustedProxies,
-                read.accessLog,
-                read.tls,
-                read.peer,
-                admin);
+                (int) r.integer(
+                        Keys.SERVER_ADMIN_PORT,
+                        ADMIN_OFF,
+                        65535,
+                        "a port in 1..65535, 0 for any free port, or " + ADMIN_OFF + " for no admin listener"));
+        adminPortFree(r, read);
+        return read;
     }
 
-    /** Reads {@code spector.server.admin-port}: off, any free port, or a port no other listener has. */
-    private static int adminPort(SettingsReader r, ServerSettings read) {
-        int admin = (int) r.integer(
-                Keys.SERVER_ADMIN_PORT,
-                ADMIN_OFF,
-                65535,
-                "a port in 1..65535, 0 for any free port, or " + ADMIN_OFF + " for no admin listener");
+    /** Records a problem when {@code spector.server.admin-port} names another listener's port. */
+    private static void adminPortFree(SettingsReader r, ServerSettings read) {
+        int admin = read.adminPort;
         String taken = admin <= 0
                 ? null
                 : admin == read.port
@@ -267,7 +251,6 @@ public record ServerSettings(
         if (taken != null) {
             r.problem(Keys.SERVER_ADMIN_PORT, show(String.valueOf(admin)), "a port other than " + taken + "'s");
         }
-        return admin;
     }
 
     /** Puts the defaults of the keys that have one. */
