@@ -15,6 +15,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
+import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
@@ -65,7 +66,10 @@ import org.slf4j.LoggerFactory;
  *       scrapers reach, as Envoy's documentation says of its admin).
  *   <li><b>Bounds.</b> At most {@link #MAX_CONNECTIONS} open at once (more are closed as accepted;
  *       a probe retries); heads within {@link #MAX_HEAD_BYTES} and lines within {@link
- *       #MAX_LINE_BYTES} (431 and 414, then close); a head must arrive within {@code
+ *       #MAX_LINE_BYTES} (431 and 414, then close); a request read while the answers its client
+ *       has not taken pass {@link #WATER_MARK}'s high mark closes the connection unanswered (a
+ *       probe or a scraper asks one thing at a time; a client pipelining scrapes it never reads
+ *       would otherwise have the thread render and hold them all); a head must arrive within {@code
  *       spector.server.header-timeout} of the connection or of the last answer, so an idle
  *       keep-alive connection closes after it too (nginx's {@code client_header_timeout} and
  *       {@code keepalive_timeout} in one); no request body (413, then close: none of its routes
@@ -95,6 +99,12 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
 
     /** The largest request head (431 past it). */
     static final int MAX_HEAD_BYTES = 8192;
+
+    /**
+     * The answers a connection may hold unsent: a request read while its client has not taken the
+     * answers before it down from the high mark closes the connection instead of being answered.
+     */
+    static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(32 * 1024, 64 * 1024);
 
     /** The methods the routes answer. */
     static final String ALLOW = "GET, HEAD";
@@ -129,6 +139,7 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
                     .channel(serverClass)
                     .option(ChannelOption.SO_BACKLOG, MAX_CONNECTIONS)
                     .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
@@ -156,6 +167,16 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
         }
     }
 
+    /** Returns the bytes of answers written and not yet taken by the clients, over every connection (tests). */
+    long unsentBytes() {
+        long sum = 0;
+        for (Channel c : connections) {
+            var buffer = c.unsafe().outboundBuffer();
+            sum += buffer == null ? 0 : buffer.totalPendingWriteBytes();
+        }
+        return sum;
+    }
+
     /** Returns the bound port. */
     int port() {
         return ((InetSocketAddress) server.localAddress()).getPort();
@@ -177,6 +198,7 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
      * <pre>
      *  WAITING_HEAD --head--> answered (keep-alive: WAITING_HEAD again, timer re-armed)
      *       |                    \--(body, decoder failure, close asked)--> closing
+     *       |--head, the answers before it not taken (past the high water mark)--> closed
      *       \--header-timeout--> closed
      * </pre>
      */
@@ -210,7 +232,16 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
             try {
                 if (msg instanceof HttpRequest request && !closing) {
                     cancelHeadTimer();
-                    answer(ctx, request);
+                    if (ctx.channel().isWritable()) {
+                        answer(ctx, request);
+                    } else {
+                        closing = true; // its client reads nothing of what it asked before
+                        log.debug(
+                                "admin connection {}: {} bytes of answers not taken, closed",
+                                ctx.channel().remoteAddress(),
+                                WATER_MARK.high());
+                        ctx.close();
+                    }
                 }
             } finally {
                 ReferenceCountUtil.release(msg); // a request's body, if any, is refused, never read

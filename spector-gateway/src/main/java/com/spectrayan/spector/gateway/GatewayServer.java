@@ -462,6 +462,12 @@ public final class GatewayServer implements AutoCloseable {
         return a == null ? -1 : a.port();
     }
 
+    /** Returns the admin listener, or null when it is off (tests). */
+    @Nullable
+    AdminListener admin() {
+        return admin;
+    }
+
     /** Returns the traffic event loops (tests: to hold them busy). */
     EventLoopGroup eventLoops() {
         return workers;

@@ -1,5 +1,6 @@
 package com.spectrayan.spector.gateway;
 
+import static java.util.Objects.requireNonNull;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -173,6 +174,34 @@ final class AdminListenerTest {
         assertThat(post.status()).isEqualTo(405);
         assertThat(post.header("allow")).as("RFC 9110 §15.5.6").isEqualTo("GET, HEAD");
         assertThat(post.text()).contains("\"code\":\"BAD_REQUEST\"").contains("\"status\":405");
+    }
+
+    @Test
+    void pipelinedScrapesNeverRead_holdAtMostTheWaterMarkUnsent_andTheConnectionCloses() throws Exception {
+        int requests = 2000; // about 20 MiB of answers, more than loopback's socket buffers take
+        String scrape = get("/actuator/prometheus");
+        try (RawClient c = new RawClient(admin)) {
+            c.send(scrape.repeat(requests)); // 90 KiB, and nothing read
+            AdminListener listener = requireNonNull(cell.gateway.admin());
+            long[] held = {0};
+            await("the listener closes the connection of a client that reads nothing")
+                    .atMost(WAIT)
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> {
+                        held[0] = Math.max(held[0], listener.unsentBytes());
+                        return listener.connections().isEmpty();
+                    });
+            assertThat(held[0])
+                    .as("the most answers it held unsent: the high water mark and one answer")
+                    .isLessThanOrEqualTo(AdminListener.WATER_MARK.high() + 32 * 1024); // MiBs without the bound
+            // Closed with requests it never read, so by a reset (RFC 9112 §9.6 warns of it): what the
+            // client had not read may be lost with it. The read ends either way, within its bound.
+            assertThat(c.drainToClose())
+                    .as("a client that takes nothing is closed")
+                    .isTrue();
+        }
+        assertThat(RawClient.exchange(admin, get("/actuator/health/liveness")).status())
+                .isEqualTo(200);
     }
 
     @Test

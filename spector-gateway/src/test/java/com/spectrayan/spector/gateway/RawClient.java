@@ -106,6 +106,22 @@ final class RawClient implements AutoCloseable {
         return Integer.parseInt(line.split(" ", 3)[1]);
     }
 
+    /**
+     * Reads and drops everything up to the server's close; answers true at its end of stream or a
+     * reset. Each read is bounded by the read timeout (a server that never closes fails the test).
+     */
+    boolean drainToClose() throws IOException {
+        byte[] buf = new byte[64 * 1024];
+        try {
+            while (in.read(buf) >= 0) {
+                // dropped
+            }
+            return true;
+        } catch (java.net.SocketException e) {
+            return true; // reset: closed with our bytes unread
+        }
+    }
+
     /** Answers whether the server closed the connection (end of stream or a reset); bounded by the read timeout. */
     boolean closedByServer() throws IOException {
         try {
