@@ -130,6 +130,34 @@ final class HttpProbeTest {
         }
     }
 
+    /**
+     * A server that takes the connection and resets it at once (a process dying, a full backlog
+     * dropped): whichever of the probe's write and read meets the reset, the probe says unhealthy
+     * with 1, the one failure code Docker's HEALTHCHECK defines, and not 141 (bash killed by
+     * SIGPIPE, which it did for most of these).
+     */
+    @Test
+    void aServerThatResets_isUnhealthy_withExitOne() throws Exception {
+        try (ServerSocket server = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
+            Thread resetter = new Thread(() -> {
+                while (!server.isClosed()) {
+                    try (Socket s = server.accept()) {
+                        s.setSoLinger(true, 0); // close sends RST
+                    } catch (IOException e) {
+                        // closed by the test
+                    }
+                }
+            });
+            resetter.setDaemon(true);
+            resetter.start();
+            for (int i = 0; i < 10; i++) {
+                assertThat(probe(Map.of("SPECTOR_SERVER_PORT", String.valueOf(server.getLocalPort())), "/health"))
+                        .as("probe %d against a reset", i)
+                        .isEqualTo(1);
+            }
+        }
+    }
+
     @Test
     void onlyA200Passes() throws Exception {
         try (OneLineServer down = new OneLineServer(503)) {
