@@ -2,11 +2,8 @@ package com.spectrayan.spector.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
+import com.spectrayan.spector.testkit.Repo;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -28,20 +25,9 @@ final class MetricsDocTest {
     /** What Prometheus adds to a timer's or summary's name. */
     private static final List<String> SUFFIXES = List.of("_count", "_sum", "_max", "_bucket");
 
-    private static String operationsDoc() throws IOException {
-        Path dir = Path.of("").toAbsolutePath();
-        for (Path d = dir; d != null; d = d.getParent()) {
-            Path doc = d.resolve("docs/OPERATIONS.md");
-            if (Files.isRegularFile(doc) && Files.isRegularFile(d.resolve("mvnw"))) {
-                return Files.readString(doc, StandardCharsets.UTF_8);
-            }
-        }
-        throw new IllegalStateException("no docs/OPERATIONS.md above " + dir);
-    }
-
     @Test
     void operationsDoc_namesEveryMeterAGatewayExposes() throws Exception {
-        String doc = operationsDoc();
+        String doc = Repo.read("docs/OPERATIONS.md");
         try (Cell cell = Cell.builder().owners(1).start()) {
             assertThat(cell.get("/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-0") + "/echo")
                             .statusCode())

@@ -2,6 +2,7 @@ package com.spectrayan.spector.cluster.routing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.spectrayan.spector.testkit.Repo;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -22,7 +23,7 @@ final class SingleHashImplementationTest {
 
     @Test
     void ringHashing_appearsOnlyInKetamaRing() throws IOException {
-        Path root = reactorRoot();
+        Path root = Repo.root();
         List<String> offenders = new ArrayList<>();
         int scanned = 0;
         try (Stream<Path> files = Files.walk(root)) {
@@ -68,17 +69,5 @@ final class SingleHashImplementationTest {
 
     private static String stripComments(String text) {
         return text.replaceAll("(?s)/\\*.*?\\*/", "").replaceAll("//[^\n]*", "");
-    }
-
-    static Path reactorRoot() {
-        Path dir = Path.of("").toAbsolutePath();
-        while (dir != null && !Files.exists(dir.resolve("mvnw"))) {
-            dir = dir.getParent();
-        }
-        if (dir == null) {
-            throw new IllegalStateException("no reactor root (a directory with mvnw) above "
-                    + Path.of("").toAbsolutePath());
-        }
-        return dir;
     }
 }

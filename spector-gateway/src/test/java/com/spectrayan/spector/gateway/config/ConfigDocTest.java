@@ -2,10 +2,7 @@ package com.spectrayan.spector.gateway.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import com.spectrayan.spector.testkit.Repo;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,16 +22,8 @@ final class ConfigDocTest {
             Pattern.compile("^\\| `(spector\\.[a-z0-9.-]+)` \\| ([^|]*)\\|", Pattern.MULTILINE);
 
     /** The documented rows: key to its default cell, in the document's order. */
-    private static Map<String, String> documented() throws IOException {
-        Path dir = Path.of("").toAbsolutePath();
-        Path doc = null;
-        for (Path d = dir; d != null && doc == null; d = d.getParent()) {
-            if (Files.isRegularFile(d.resolve("docs/CONFIG.md")) && Files.isRegularFile(d.resolve("mvnw"))) {
-                doc = d.resolve("docs/CONFIG.md");
-            }
-        }
-        assertThat(doc).as("docs/CONFIG.md above " + dir).isNotNull();
-        Matcher m = ROW.matcher(Files.readString(doc, StandardCharsets.UTF_8));
+    private static Map<String, String> documented() {
+        Matcher m = ROW.matcher(Repo.read("docs/CONFIG.md"));
         Map<String, String> rows = new LinkedHashMap<>();
         while (m.find()) {
             assertThat(rows.put(m.group(1), m.group(2).strip()))
@@ -45,12 +34,12 @@ final class ConfigDocTest {
     }
 
     @Test
-    void configDoc_listsEveryKeyTheGatewayReads_inItsOrder_andNoOther() throws IOException {
+    void configDoc_listsEveryKeyTheGatewayReads_inItsOrder_andNoOther() {
         assertThat(new ArrayList<>(documented().keySet())).containsExactlyElementsOf(Keys.ALL);
     }
 
     @Test
-    void configDoc_everyDefault_isTheOneTheCodeApplies() throws IOException {
+    void configDoc_everyDefault_isTheOneTheCodeApplies() {
         List<String> wrong = new ArrayList<>();
         for (Map.Entry<String, String> row : documented().entrySet()) {
             String key = row.getKey();
