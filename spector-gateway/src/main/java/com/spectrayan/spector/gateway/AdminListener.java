@@ -64,8 +64,9 @@ import org.slf4j.LoggerFactory;
  *       any other method 405 with {@code Allow}, each a problem+json with its {@code code}. No
  *       auth, no CORS, no access log: it is the operator's port (bind it where only probes and
  *       scrapers reach, as Envoy's documentation says of its admin).
- *   <li><b>Bounds.</b> At most {@link #MAX_CONNECTIONS} open at once (more are closed as accepted;
- *       a probe retries); heads within {@link #MAX_HEAD_BYTES} and lines within {@link
+ *   <li><b>Bounds.</b> At most {@link #MAX_CONNECTIONS} open at once: one more closes the open
+ *       connection that has waited longest for a head ({@link #evictLongestWaiting}), so clients
+ *       that hold connections without asking cannot keep a probe out; heads within {@link #MAX_HEAD_BYTES} and lines within {@link
  *       #MAX_LINE_BYTES} (431 and 414, then close); a request read while the answers its client
  *       has not taken pass {@link #WATER_MARK}'s high mark closes the connection unanswered (a
  *       probe or a scraper asks one thing at a time; a client pipelining scrapes it never reads
@@ -143,7 +144,7 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
-                            if (count.incrementAndGet() > MAX_CONNECTIONS) {
+                            if (count.incrementAndGet() > MAX_CONNECTIONS && !evictLongestWaiting(open)) {
                                 count.decrementAndGet();
                                 log.warn("admin port: refused a connection, {} open", MAX_CONNECTIONS);
                                 ch.close();
@@ -165,6 +166,38 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
             group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             throw e;
         }
+    }
+
+    /**
+     * Makes room for a connection past {@link #MAX_CONNECTIONS}: closes the open one that has waited
+     * longest for a head (an idle keep-alive, or a client sending its head a byte at a time), as
+     * nginx closes its reusable connections when it runs out ({@code ngx_drain_connections}). On
+     * the admin thread every open connection is waiting for a head (an answer is made and written
+     * within its read), so the oldest wait is the one least likely to be a probe: a probe sends its
+     * head as it connects. Without this, 16 connections that dribble their heads kept every probe
+     * out for a header timeout (30 s: a liveness probe failing three times restarts the pod).
+     * Returns false when no connection could be closed (none found waiting).
+     */
+    private static boolean evictLongestWaiting(ChannelGroup open) {
+        Channel victim = null;
+        long since = Long.MAX_VALUE;
+        for (Channel c : open) {
+            Handler h = c.pipeline().get(Handler.class);
+            if (h != null && c.isActive() && h.waitingSince < since) {
+                since = h.waitingSince;
+                victim = c;
+            }
+        }
+        if (victim == null) {
+            return false;
+        }
+        log.debug(
+                "admin port: {} connections open, closed {} (waiting for a head for {} ms) for a new one",
+                MAX_CONNECTIONS,
+                victim.remoteAddress(),
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since));
+        victim.close();
+        return true;
     }
 
     /** Returns the bytes of answers written and not yet taken by the clients, over every connection (tests). */
@@ -199,7 +232,8 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
      *  WAITING_HEAD --head--> answered (keep-alive: WAITING_HEAD again, timer re-armed)
      *       |                    \--(body, decoder failure, close asked)--> closing
      *       |--head, the answers before it not taken (past the high water mark)--> closed
-     *       \--header-timeout--> closed
+     *       |--header-timeout--> closed
+     *       \--a connection past the limit, this one the longest waiting--> closed
      * </pre>
      */
     private static final class Handler extends ChannelInboundHandlerAdapter {
@@ -209,6 +243,8 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
         private @Nullable Future<?> headTimer;
         /** Set once the connection's last answer is written: what follows is dropped. */
         private boolean closing;
+        /** When the connection began to wait for its next head ({@link System#nanoTime}). Confined to the admin thread. */
+        long waitingSince = System.nanoTime();
 
         Handler(LocalEndpoints local, Duration headerTimeout) {
             this.local = local;
@@ -319,6 +355,7 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
 
         private void armHeadTimer(ChannelHandlerContext ctx) {
             cancelHeadTimer();
+            waitingSince = System.nanoTime();
             headTimer = ctx.executor()
                     .schedule(
                             () -> {

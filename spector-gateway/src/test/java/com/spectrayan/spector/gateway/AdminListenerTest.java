@@ -264,7 +264,7 @@ final class AdminListenerTest {
     }
 
     @Test
-    void connections_atTheLimit_areServed_andOnePastIsClosed() throws Exception {
+    void connections_atTheLimit_areServed_andOnePastClosesTheOneWaitingLongest() throws Exception {
         List<RawClient> open = new ArrayList<>();
         try {
             for (int i = 0; i < AdminListener.MAX_CONNECTIONS; i++) {
@@ -274,30 +274,79 @@ final class AdminListenerTest {
                         .as("connection %d", i + 1)
                         .isEqualTo(200);
             }
-            try (RawClient past = new RawClient(admin)) {
-                past.send(get("/actuator/health/liveness"));
-                assertThat(past.closedByServer())
-                        .as("connection %d", AdminListener.MAX_CONNECTIONS + 1)
-                        .isTrue();
-            }
-            assertThat(open.get(0).send(get("/actuator/health/liveness")).read().status())
-                    .as("the open ones still answer")
+            assertThat(open.get(1).send(get("/actuator/health/liveness")).read().status())
+                    .as("the second asks again: the first is now the one waiting longest")
                     .isEqualTo(200);
-            open.remove(0).close();
-            await("a freed slot is served again")
-                    .atMost(WAIT)
-                    .ignoreExceptions()
-                    .until(() -> {
-                        try (RawClient again = new RawClient(admin)) {
-                            return again.send(get("/actuator/health/liveness"))
-                                            .read()
-                                            .status()
-                                    == 200;
-                        }
-                    });
+            try (RawClient past = new RawClient(admin)) {
+                assertThat(past.send(get("/actuator/health/liveness")).read().status())
+                        .as("connection %d is served", AdminListener.MAX_CONNECTIONS + 1)
+                        .isEqualTo(200);
+            }
+            assertThat(open.get(0).closedByServer())
+                    .as("the one that waited longest for a head made room")
+                    .isTrue();
+            assertThat(open.get(1).send(get("/actuator/health/liveness")).read().status())
+                    .as("the others still answer")
+                    .isEqualTo(200);
         } finally {
             for (RawClient c : open) {
                 c.close();
+            }
+        }
+    }
+
+    /**
+     * Clients that hold every admin connection and send their heads a byte at a time (slowloris)
+     * cannot keep a probe out: before, the 17th connection was closed as accepted, so a liveness
+     * probe failed for as long as the header timeout (30 s by default; three failures restart a
+     * pod), and an attacker could keep it so. The header timeout here is the default's, so only
+     * the limit's rule can let the probe in.
+     */
+    @Test
+    void slowHeadsHoldingEveryConnection_doNotKeepAProbeOut() throws Exception {
+        try (Cell slow = Cell.builder()
+                .owners(1)
+                .set("spector.server.admin-port", "0")
+                .set("spector.server.header-timeout", "30s")
+                .start()) {
+            int port = slow.gateway.adminPort();
+            List<RawClient> dribbling = new ArrayList<>();
+            try {
+                for (int i = 0; i < AdminListener.MAX_CONNECTIONS; i++) {
+                    RawClient c = new RawClient(port);
+                    dribbling.add(c);
+                    c.send("GET /actuator/hea".getBytes(StandardCharsets.US_ASCII));
+                }
+                List<RawClient> probes = new ArrayList<>();
+                try {
+                    for (int probe = 0; probe < 3; probe++) {
+                        RawClient p = new RawClient(port); // each stays open: each one more past the limit
+                        probes.add(p);
+                        assertThat(p.send(get("/actuator/health/liveness"))
+                                        .read()
+                                        .status())
+                                .as("probe %d", probe + 1)
+                                .isEqualTo(200);
+                    }
+                } finally {
+                    for (RawClient p : probes) {
+                        p.close();
+                    }
+                }
+                for (int i = 0; i < 3; i++) {
+                    assertThat(dribbling.get(i).closedByServer())
+                            .as("slow connection %d, among the three waiting longest, closed", i + 1)
+                            .isTrue();
+                }
+                RawClient fourth = dribbling.get(3);
+                fourth.send("lth/liveness HTTP/1.1\r\nHost: gw\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                assertThat(fourth.read().status())
+                        .as("the others stay open: the fourth finishes its head and is answered")
+                        .isEqualTo(200);
+            } finally {
+                for (RawClient c : dribbling) {
+                    c.close();
+                }
             }
         }
     }
