@@ -66,15 +66,15 @@ import org.slf4j.LoggerFactory;
  *       scrapers reach, as Envoy's documentation says of its admin).
  *   <li><b>Bounds.</b> At most {@link #MAX_CONNECTIONS} open at once: one more closes the open
  *       connection that has waited longest for a head ({@link #evictLongestWaiting}), so clients
- *       that hold connections without asking cannot keep a probe out; heads within {@link #MAX_HEAD_BYTES} and lines within {@link
- *       #MAX_LINE_BYTES} (431 and 414, then close); a request read while the answers its client
- *       has not taken pass {@link #WATER_MARK}'s high mark closes the connection unanswered (a
- *       probe or a scraper asks one thing at a time; a client pipelining scrapes it never reads
- *       would otherwise have the thread render and hold them all); a head must arrive within {@code
- *       spector.server.header-timeout} of the connection or of the last answer, so an idle
- *       keep-alive connection closes after it too (nginx's {@code client_header_timeout} and
- *       {@code keepalive_timeout} in one); no request body (413, then close: none of its routes
- *       takes one).
+ *       that hold connections without asking cannot keep a probe out; heads within {@link
+ *       #MAX_HEAD_BYTES} and lines within {@link #MAX_LINE_BYTES} (431 and 414, then close); a
+ *       request read while the answers its client has not taken pass {@link #WATER_MARK}'s high
+ *       mark closes the connection unanswered (a probe or a scraper asks one thing at a time; a
+ *       client pipelining scrapes it never reads would otherwise have the thread render and hold
+ *       them all); a head must arrive within {@code spector.server.header-timeout} of the
+ *       connection or of the last answer, so an idle keep-alive connection closes after it too
+ *       (nginx's {@code client_header_timeout} and {@code keepalive_timeout} in one); no request
+ *       body (413, then close: none of its routes takes one).
  *   <li><b>The drain.</b> It stays up while the gateway drains, so the readiness probe sees {@code
  *       OUT_OF_SERVICE}; {@link #close} runs after the drain.
  * </ul>
