@@ -57,6 +57,7 @@ final class GatewayMetrics {
     private final LongAdder relayBytesToWorkers = new LongAdder();
     private final LongAdder relayBytesFromWorkers = new LongAdder();
     private final LongAdder sendTimeouts = new LongAdder();
+    private final LongAdder connectionsRefused = new LongAdder();
     private final MultiGauge ringEpoch = MultiGauge.builder("spector.ring.epoch")
             .description("The epoch of the ring the gateway routes on, tagged with where it came from")
             .register(registry);
@@ -75,6 +76,16 @@ final class GatewayMetrics {
                 "Client connections reset because the client took no response byte for spector.server.send-timeout",
                 sendTimeouts,
                 LongAdder::sum);
+        counter(
+                "spector.gateway.connections.refused",
+                "Client connections closed as accepted because spector.server.max-connections were open",
+                connectionsRefused,
+                LongAdder::sum);
+    }
+
+    /** Counts a client connection closed as accepted, past {@code spector.server.max-connections}. */
+    void connectionRefused() {
+        connectionsRefused.increment();
     }
 
     /** Counts a client connection reset by the send timeout ({@code spector.server.send-timeout}). */

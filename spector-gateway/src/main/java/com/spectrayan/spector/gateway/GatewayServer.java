@@ -91,6 +91,9 @@ public final class GatewayServer implements AutoCloseable {
     /** How long {@link #close()} lets the event loops finish their work. */
     static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(5);
 
+    /** Connections refused past the limit are logged in one line at most this often (all are counted). */
+    static final Duration REFUSED_LOG_INTERVAL = Duration.ofSeconds(10);
+
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Channel serverChannel;
@@ -110,6 +113,9 @@ public final class GatewayServer implements AutoCloseable {
     private final Duration drainTimeout;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicInteger clientConnections = new AtomicInteger();
+    /** Connections refused past {@code spector.server.max-connections}: logged once per interval (any loop). */
+    private final LogGate refusedLog = new LogGate(REFUSED_LOG_INTERVAL, System.nanoTime());
+
     private final SplicePipes splicePipes;
     private final @Nullable AdminListener admin;
 
@@ -334,7 +340,17 @@ public final class GatewayServer implements AutoCloseable {
         protected void initChannel(SocketChannel ch) {
             if (clientConnections.incrementAndGet() > maxConnections) {
                 clientConnections.decrementAndGet();
-                log.warn("refused a connection: {} open (spector.server.max-connections)", maxConnections);
+                metrics.connectionRefused();
+                long refused = refusedLog.event(System.nanoTime());
+                if (refused > 0) {
+                    log.warn(
+                            "refused {} connection(s) since the last such line: {} open (spector.server.max-connections);"
+                                    + " all are counted in spector_gateway_connections_refused_total, logged at most"
+                                    + " every {} s",
+                            refused,
+                            maxConnections,
+                            REFUSED_LOG_INTERVAL.toSeconds());
+                }
                 ch.close();
                 return;
             }
