@@ -14,6 +14,7 @@ import com.spectrayan.spector.cluster.routing.RoutingKeyExtractor;
 import com.spectrayan.spector.cluster.routing.RoutingMetrics;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.LogGate;
 import com.spectrayan.spector.contract.ProblemJson;
 import com.spectrayan.spector.gateway.config.CellSettings;
 import com.spectrayan.spector.gateway.config.GatewaySettings;

@@ -2,6 +2,7 @@ package com.spectrayan.spector.uplink.transport;
 
 import static java.util.Objects.requireNonNull;
 
+import com.spectrayan.spector.contract.LogGate;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.v2.V2Connection;
 import com.spectrayan.spector.uplink.internal.v2.V2Limits;
@@ -98,6 +99,9 @@ public final class UplinkAcceptor {
     private static final String BEARER = "Bearer ";
     private static final Logger log = LoggerFactory.getLogger(UplinkAcceptor.class);
 
+    /** Handshakes refused for a bad token are logged in one line at most this often, with how many. */
+    public static final Duration BAD_TOKEN_LOG_INTERVAL = Duration.ofSeconds(10);
+
     /** Decides whether a token authenticates a worker; runs on the event loop, so keep it fast. */
     @FunctionalInterface
     public interface TokenCheck {
@@ -129,6 +133,8 @@ public final class UplinkAcceptor {
     private final Admission admission;
     private final Duration idleTimeout;
     private final boolean v2;
+    /** Bad-token refusals, from any loop: anyone can send them, as fast as it connects. */
+    private final LogGate badTokenLog = new LogGate(BAD_TOKEN_LOG_INTERVAL, System.nanoTime());
 
     private UplinkAcceptor(Builder builder) {
         this.tokenCheck = builder.tokenCheck;
@@ -260,10 +266,16 @@ public final class UplinkAcceptor {
                 valid = false;
             }
             if (!valid) {
-                log.warn(
-                        "uplink refused: bad token for worker {} from {}",
-                        workerId,
-                        ctx.channel().remoteAddress());
+                long refused = badTokenLog.event(System.nanoTime());
+                if (refused > 0) {
+                    log.warn(
+                            "uplink refused: bad token for worker {} from {} ({} such refusal(s) since the last"
+                                    + " such line, logged at most every {} s)",
+                            workerId,
+                            ctx.channel().remoteAddress(),
+                            refused,
+                            BAD_TOKEN_LOG_INTERVAL.toSeconds());
+                }
                 refuse(ctx, HttpResponseStatus.UNAUTHORIZED, "UNAUTHENTICATED", "invalid worker token");
                 return;
             }

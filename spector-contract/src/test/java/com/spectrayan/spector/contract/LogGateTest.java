@@ -1,4 +1,4 @@
-package com.spectrayan.spector.gateway;
+package com.spectrayan.spector.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
