@@ -158,8 +158,10 @@ public final class ReferenceOwner implements AutoCloseable {
                 // the cell's published ring, as the gateways read it, for this node's 421s
                 redis.watchRing(node.guard::offerRing, node.ringMetrics);
             }
+            // stayClosed: a connection accepted in the instant close() runs joins the group after it
+            // closed; it is closed as it joins instead of staying open for good (a leaked socket)
             ChannelGroup channels =
-                    new DefaultChannelGroup("spector-owner-" + spec.nodeId(), GlobalEventExecutor.INSTANCE);
+                    new DefaultChannelGroup("spector-owner-" + spec.nodeId(), GlobalEventExecutor.INSTANCE, true);
             NodeHeaderHandler nodeHeader = new NodeHeaderHandler(spec.nodeId());
             Class<? extends ServerChannel> channelType =
                     epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
