@@ -128,7 +128,8 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
             Duration headerTimeout) {
         requireNonNull(local, "local");
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(THREAD_NAME, true), io);
-        ChannelGroup open = new DefaultChannelGroup("admin", GlobalEventExecutor.INSTANCE);
+        // stayClosed: a connection accepted while the listener closes is closed as it joins, not kept
+        ChannelGroup open = new DefaultChannelGroup("admin", GlobalEventExecutor.INSTANCE, true);
         AtomicInteger count = new AtomicInteger();
         HttpDecoderConfig decoder = new HttpDecoderConfig()
                 .setMaxInitialLineLength(MAX_LINE_BYTES)

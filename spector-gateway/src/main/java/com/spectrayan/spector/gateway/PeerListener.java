@@ -71,7 +71,8 @@ record PeerListener(Channel server, ChannelGroup connections, AtomicBoolean clos
             Class<? extends ServerChannel> serverClass,
             HttpDecoderConfig decoder) {
         requireNonNull(relay, "relay");
-        ChannelGroup open = new DefaultChannelGroup("peers", GlobalEventExecutor.INSTANCE);
+        // stayClosed: a connection accepted while the listener closes is closed as it joins, not kept
+        ChannelGroup open = new DefaultChannelGroup("peers", GlobalEventExecutor.INSTANCE, true);
         AtomicBoolean closing = new AtomicBoolean();
         Channel server = new ServerBootstrap()
                 .group(boss, workers)
