@@ -9,6 +9,7 @@ import com.spectrayan.spector.cluster.routing.RoutingMetrics;
 import com.spectrayan.spector.uplink.gateway.GatewayRelay;
 import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
+import com.spectrayan.spector.uplink.transport.UplinkAcceptor;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MultiGauge;
@@ -373,7 +374,13 @@ final class GatewayMetrics {
         relayBytesFromWorkers.add(bytes);
     }
 
-    void bindUplinks(WorkerDirectory directory, GatewayRelay relay) {
+    void bindUplinks(WorkerDirectory directory, GatewayRelay relay, UplinkAcceptor acceptor) {
+        for (String code : UplinkAcceptor.REFUSAL_CODES) {
+            FunctionCounter.builder("spector.uplinks.refused", acceptor, a -> a.refusals(code))
+                    .description("Uplink handshakes refused, by the problem code answered")
+                    .tag("code", code)
+                    .register(registry);
+        }
         Gauge.builder("spector.uplinks.connected", directory, d -> d.liveLinks().size())
                 .description("Live uplinks (a worker may hold several)")
                 .register(registry);

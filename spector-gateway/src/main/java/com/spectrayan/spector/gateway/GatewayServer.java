@@ -183,7 +183,6 @@ public final class GatewayServer implements AutoCloseable {
         this.workerDirectory = new WorkerDirectory(s.uplink().maxLinksPerWorker());
         this.relay = new GatewayRelay(
                 workerDirectory, s.uplink().relayDeadline(), s.uplink().relayMaxPerWorker(), workers.next());
-        metrics.bindUplinks(workerDirectory, relay);
         RelayRoute relayRoute = new RelayRoute(relay, workerDirectory);
         this.peers = CellPeers.create(s, redis, workerDirectory, forwarder, metrics.registry());
         try {
@@ -232,6 +231,7 @@ public final class GatewayServer implements AutoCloseable {
                 .admission(workerDirectory::refusal)
                 .v2(s.uplink().v2())
                 .build();
+        metrics.bindUplinks(workerDirectory, relay, uplinks);
         HttpDecoderConfig decoder = new HttpDecoderConfig()
                 .setMaxInitialLineLength(server.maxInitialLineLength())
                 .setMaxHeaderSize(server.maxHeaderSize())

@@ -22,8 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
  * it), must not become floods of log lines: each line is written to standard error on the event
  * loop that saw the event, so a line per event made a flood's cost the log's (before: a WARN per
  * connection past {@code spector.server.max-connections}, and per uplink handshake with a bad
- * token). Now one line per interval says how many; refused connections are each counted in {@code
- * spector_gateway_connections_refused_total}.
+ * token). Now one line per interval says how many; each refusal is counted in a meter ({@code
+ * spector_gateway_connections_refused_total}, {@code spector_uplinks_refused_total{code}}).
  */
 final class FloodLogsProcessTest {
     private static final int MAX_CONNECTIONS = 2;
@@ -135,6 +135,14 @@ final class FloodLogsProcessTest {
             }
         }
         long burstMillis = Duration.ofNanos(System.nanoTime() - burstStarted).toMillis();
+        try (RawClient scrape = new RawClient(g.port)) {
+            assertThat(scrape.send("GET /actuator/prometheus HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                            .read()
+                            .text())
+                    .as("each refused handshake counted by its code")
+                    .contains("spector_uplinks_refused_total{code=\"UNAUTHENTICATED\"} " + FLOOD + ".0")
+                    .contains("spector_uplinks_refused_total{code=\"UPLINK_LIMIT\"} 0.0");
+        }
         List<Long> counted = counted(g, BAD_TOKEN_LINE);
         assertThat(counted)
                 .as(

@@ -34,7 +34,10 @@ import io.netty.util.ReferenceCountUtil;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -99,6 +102,9 @@ public final class UplinkAcceptor {
     private static final String BEARER = "Bearer ";
     private static final Logger log = LoggerFactory.getLogger(UplinkAcceptor.class);
 
+    /** The problem codes a refused handshake is answered with, each counted ({@link #refusals}). */
+    public static final List<String> REFUSAL_CODES = List.of("BAD_REQUEST", "UNAUTHENTICATED", "UPLINK_LIMIT");
+
     /** Handshakes refused for a bad token are logged in one line at most this often, with how many. */
     public static final Duration BAD_TOKEN_LOG_INTERVAL = Duration.ofSeconds(10);
 
@@ -133,6 +139,8 @@ public final class UplinkAcceptor {
     private final Admission admission;
     private final Duration idleTimeout;
     private final boolean v2;
+    /** Refused handshakes by problem code ({@link #REFUSAL_CODES}, fixed at construction), from any loop. */
+    private final Map<String, LongAdder> refused = new HashMap<>();
     /** Bad-token refusals, from any loop: anyone can send them, as fast as it connects. */
     private final LogGate badTokenLog = new LogGate(BAD_TOKEN_LOG_INTERVAL, System.nanoTime());
 
@@ -142,6 +150,15 @@ public final class UplinkAcceptor {
         this.admission = builder.admission;
         this.idleTimeout = builder.idleTimeout;
         this.v2 = builder.v2;
+        for (String code : REFUSAL_CODES) {
+            refused.put(code, new LongAdder());
+        }
+    }
+
+    /** Returns the handshakes refused so far with problem {@code code} (one of {@link #REFUSAL_CODES}, else 0). */
+    public long refusals(String code) {
+        LongAdder n = refused.get(code);
+        return n == null ? 0 : n.sum();
     }
 
     /** The subprotocols this gateway speaks, as its refusals name them (best first). */
@@ -420,6 +437,10 @@ public final class UplinkAcceptor {
         }
 
         private void refuse(ChannelHandlerContext ctx, HttpResponseStatus status, String code, String detail) {
+            LongAdder n = refused.get(code);
+            if (n != null) {
+                n.increment();
+            }
             String body = "{\"type\":\"about:blank\",\"title\":" + json(status.reasonPhrase()) + ",\"status\":"
                     + status.code() + ",\"code\":" + json(code) + ",\"detail\":" + json(detail) + "}";
             FullHttpResponse response = new DefaultFullHttpResponse(
