@@ -6,6 +6,7 @@ import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.cluster.routing.CellRing;
 import com.spectrayan.spector.cluster.routing.RingMetrics;
 import com.spectrayan.spector.cluster.routing.RoutingMetrics;
+import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.uplink.gateway.GatewayRelay;
 import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
@@ -375,10 +376,10 @@ final class GatewayMetrics {
     }
 
     void bindUplinks(WorkerDirectory directory, GatewayRelay relay, UplinkAcceptor acceptor) {
-        for (String code : UplinkAcceptor.REFUSAL_CODES) {
+        for (ErrorCode code : UplinkAcceptor.REFUSAL_CODES) {
             FunctionCounter.builder("spector.uplinks.refused", acceptor, a -> a.refusals(code))
                     .description("Uplink handshakes refused, by the problem code answered")
-                    .tag("code", code)
+                    .tag("code", code.name())
                     .register(registry);
         }
         Gauge.builder("spector.uplinks.connected", directory, d -> d.liveLinks().size())

@@ -2,6 +2,7 @@ package com.spectrayan.spector.uplink.transport;
 
 import static java.util.Objects.requireNonNull;
 
+import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.LogGate;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.v2.V2Connection;
@@ -34,9 +35,12 @@ import io.netty.util.ReferenceCountUtil;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -102,8 +106,9 @@ public final class UplinkAcceptor {
     private static final String BEARER = "Bearer ";
     private static final Logger log = LoggerFactory.getLogger(UplinkAcceptor.class);
 
-    /** The problem codes a refused handshake is answered with, each counted ({@link #refusals}). */
-    public static final List<String> REFUSAL_CODES = List.of("BAD_REQUEST", "UNAUTHENTICATED", "UPLINK_LIMIT");
+    /** The problem codes a refused handshake is answered with (the status is the code's), each counted. */
+    public static final Set<ErrorCode> REFUSAL_CODES = Collections.unmodifiableSet(
+            EnumSet.of(ErrorCode.BAD_REQUEST, ErrorCode.UNAUTHENTICATED, ErrorCode.UPLINK_LIMIT));
 
     /** Handshakes refused for a bad token are logged in one line at most this often, with how many. */
     public static final Duration BAD_TOKEN_LOG_INTERVAL = Duration.ofSeconds(10);
@@ -140,7 +145,7 @@ public final class UplinkAcceptor {
     private final Duration idleTimeout;
     private final boolean v2;
     /** Refused handshakes by problem code ({@link #REFUSAL_CODES}, fixed at construction), from any loop. */
-    private final Map<String, LongAdder> refused = new HashMap<>();
+    private final Map<ErrorCode, LongAdder> refused = new EnumMap<>(ErrorCode.class);
     /** Bad-token refusals, from any loop: anyone can send them, as fast as it connects. */
     private final LogGate badTokenLog = new LogGate(BAD_TOKEN_LOG_INTERVAL, System.nanoTime());
 
@@ -150,13 +155,13 @@ public final class UplinkAcceptor {
         this.admission = builder.admission;
         this.idleTimeout = builder.idleTimeout;
         this.v2 = builder.v2;
-        for (String code : REFUSAL_CODES) {
+        for (ErrorCode code : REFUSAL_CODES) {
             refused.put(code, new LongAdder());
         }
     }
 
     /** Returns the handshakes refused so far with problem {@code code} (one of {@link #REFUSAL_CODES}, else 0). */
-    public long refusals(String code) {
+    public long refusals(ErrorCode code) {
         LongAdder n = refused.get(code);
         return n == null ? 0 : n.sum();
     }
@@ -255,23 +260,19 @@ public final class UplinkAcceptor {
         private void accept(ChannelHandlerContext ctx, FullHttpRequest request) {
             if (!HttpMethod.GET.equals(request.method())
                     || !request.headers().containsValue(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET, true)) {
-                refuse(ctx, HttpResponseStatus.BAD_REQUEST, "BAD_REQUEST", "expected a WebSocket upgrade (GET)");
+                refuse(ctx, ErrorCode.BAD_REQUEST, "expected a WebSocket upgrade (GET)");
                 return;
             }
             String workerId = request.headers().get(WORKER_HEADER);
             String authorization = request.headers().get(HttpHeaderNames.AUTHORIZATION);
             if (workerId == null || !WORKER_ID.matcher(workerId).matches()) {
-                refuse(
-                        ctx,
-                        HttpResponseStatus.UNAUTHORIZED,
-                        "UNAUTHENTICATED",
-                        "missing or malformed " + WORKER_HEADER);
+                refuse(ctx, ErrorCode.UNAUTHENTICATED, "missing or malformed " + WORKER_HEADER);
                 return;
             }
             if (authorization == null
                     || !authorization.regionMatches(true, 0, BEARER, 0, BEARER.length())
                     || authorization.length() > BEARER.length() + MAX_TOKEN_CHARS) {
-                refuse(ctx, HttpResponseStatus.UNAUTHORIZED, "UNAUTHENTICATED", "missing bearer token");
+                refuse(ctx, ErrorCode.UNAUTHENTICATED, "missing bearer token");
                 return;
             }
             String token = authorization.substring(BEARER.length()).trim();
@@ -293,16 +294,12 @@ public final class UplinkAcceptor {
                             refused,
                             BAD_TOKEN_LOG_INTERVAL.toSeconds());
                 }
-                refuse(ctx, HttpResponseStatus.UNAUTHORIZED, "UNAUTHENTICATED", "invalid worker token");
+                refuse(ctx, ErrorCode.UNAUTHENTICATED, "invalid worker token");
                 return;
             }
             int slot = slot(request.headers().get(LINK_HEADER));
             if (slot < 0) {
-                refuse(
-                        ctx,
-                        HttpResponseStatus.BAD_REQUEST,
-                        "BAD_REQUEST",
-                        "malformed " + LINK_HEADER + ": expected a slot 0.." + MAX_SLOT);
+                refuse(ctx, ErrorCode.BAD_REQUEST, "malformed " + LINK_HEADER + ": expected a slot 0.." + MAX_SLOT);
                 return;
             }
             String refusal;
@@ -319,7 +316,7 @@ public final class UplinkAcceptor {
                         slot,
                         ctx.channel().remoteAddress(),
                         refusal);
-                refuse(ctx, HttpResponseStatus.CONFLICT, "UPLINK_LIMIT", refusal);
+                refuse(ctx, ErrorCode.UPLINK_LIMIT, refusal);
                 return;
             }
             List<String> offered = offered(request.headers().getAll(HttpHeaderNames.SEC_WEBSOCKET_PROTOCOL));
@@ -328,8 +325,7 @@ public final class UplinkAcceptor {
             if (!speakV2 && !offered.contains(FrameCodec.SUBPROTOCOL)) {
                 refuse(
                         ctx,
-                        HttpResponseStatus.BAD_REQUEST,
-                        "BAD_REQUEST",
+                        ErrorCode.BAD_REQUEST,
                         "no common uplink protocol: this gateway speaks " + versions() + ", offered "
                                 + (offered.isEmpty() ? "none" : String.join(", ", offered)));
                 return;
@@ -436,13 +432,12 @@ public final class UplinkAcceptor {
             return n <= MAX_SLOT ? n : -1;
         }
 
-        private void refuse(ChannelHandlerContext ctx, HttpResponseStatus status, String code, String detail) {
-            LongAdder n = refused.get(code);
-            if (n != null) {
-                n.increment();
-            }
+        /** Answers {@code code}'s status with a problem naming it, counts it, and closes. */
+        private void refuse(ChannelHandlerContext ctx, ErrorCode code, String detail) {
+            requireNonNull(refused.get(code), code.name()).increment(); // one of REFUSAL_CODES
+            HttpResponseStatus status = HttpResponseStatus.valueOf(code.httpStatus());
             String body = "{\"type\":\"about:blank\",\"title\":" + json(status.reasonPhrase()) + ",\"status\":"
-                    + status.code() + ",\"code\":" + json(code) + ",\"detail\":" + json(detail) + "}";
+                    + status.code() + ",\"code\":" + json(code.name()) + ",\"detail\":" + json(detail) + "}";
             FullHttpResponse response = new DefaultFullHttpResponse(
                     io.netty.handler.codec.http.HttpVersion.HTTP_1_1,
                     status,
