@@ -34,21 +34,11 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollDatagramChannel;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioDatagramChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.flow.FlowControlHandler;
@@ -72,7 +62,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The gateway process: binds the port (and the TLS port, when {@code spector.server.tls.*} names
  * a certificate; both run the same pipeline), wires routing, the forwarder, auth and metrics from
- * {@link GatewaySettings}, and stops them in order. Native epoll when available, NIO otherwise.
+ * {@link GatewaySettings}, and stops them in order. Its sockets run on {@code spector.server.transport}
+ * ({@link IoTransport}: io_uring where the kernel offers it, else epoll, else NIO).
  */
 public final class GatewayServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(GatewayServer.class);
@@ -95,6 +86,7 @@ public final class GatewayServer implements AutoCloseable {
     /** Connections refused past the limit are logged in one line at most this often (all are counted). */
     static final Duration REFUSED_LOG_INTERVAL = Duration.ofSeconds(10);
 
+    private final IoTransport io;
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Channel serverChannel;
@@ -126,13 +118,11 @@ public final class GatewayServer implements AutoCloseable {
         RoutingSettings.Redis l2 = s.routing().redis();
         this.auth = auth;
         this.drainTimeout = server.drainTimeout();
-        boolean epoll = Epoll.isAvailable();
-        IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
-        Class<? extends ServerChannel> serverClass =
-                epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
-        Class<? extends SocketChannel> clientClass = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
-        this.boss = new MultiThreadIoEventLoopGroup(1, io);
-        this.workers = new MultiThreadIoEventLoopGroup(Runtime.getRuntime().availableProcessors(), io);
+        IoTransport io = IoTransport.of(server.transport());
+        this.io = io;
+        Class<? extends ServerChannel> serverClass = io.serverChannel();
+        this.boss = new MultiThreadIoEventLoopGroup(1, io.factory());
+        this.workers = new MultiThreadIoEventLoopGroup(Runtime.getRuntime().availableProcessors(), io.factory());
 
         OwnershipResolver ownership =
                 new OwnershipResolver(CellRing.of(cell.ringEpoch(), cell.ringMembers(), CellRing.Source.CONFIG));
@@ -151,8 +141,7 @@ public final class GatewayServer implements AutoCloseable {
             r.subscribe(resolver);
         }
 
-        this.transport = new UpstreamHttpTransport(
-                Specs.transport(s), clientClass, epoll ? EpollDatagramChannel.class : NioDatagramChannel.class);
+        this.transport = new UpstreamHttpTransport(Specs.transport(s), io.socketChannel(), io.datagramChannel());
         this.forwarder = new GatewayForwarder(
                 resolver, cell.ringMembers(), transport, Specs.forwarder(s), new ForwarderMetrics());
 
@@ -191,7 +180,7 @@ public final class GatewayServer implements AutoCloseable {
             throw new UncheckedIOException(
                     "spector.server.access-log: cannot append to " + server.accessLog() + ": " + e.getMessage(), e);
         }
-        this.splicePipes = epoll ? new SplicePipes(server.splicePipes()) : SplicePipes.OFF;
+        this.splicePipes = io.splices() ? new SplicePipes(server.splicePipes()) : SplicePipes.OFF;
         LocalEndpoints local = new LocalEndpoints(health, metrics.registry(), cors);
         GatewayContext context = new GatewayContext(
                 forwarder,
@@ -293,11 +282,12 @@ public final class GatewayServer implements AutoCloseable {
         peers.start(context, boss, workers, serverClass, decoder);
         this.admin = server.adminPort() == ServerSettings.ADMIN_OFF
                 ? null
-                : AdminListener.bind(server.host(), server.adminPort(), local, io, serverClass, server.headerTimeout());
+                : AdminListener.bind(
+                        server.host(), server.adminPort(), local, io.factory(), serverClass, server.headerTimeout());
         log.info(
                 "gateway listening on {} ({}), cell {}, ring {} at epoch {} from {}, redis {}",
                 serverChannel.localAddress(),
-                epoll ? "epoll" : "nio",
+                io.label(),
                 cell.id(),
                 ownership.ring().members(),
                 ownership.ring().epoch(),
@@ -486,6 +476,11 @@ public final class GatewayServer implements AutoCloseable {
     }
 
     /** Returns the traffic event loops (tests: to hold them busy). */
+    /** The transport its sockets run on ({@code spector.server.transport}, {@code auto} resolved). */
+    IoTransport ioTransport() {
+        return io;
+    }
+
     EventLoopGroup eventLoops() {
         return workers;
     }

@@ -3,7 +3,8 @@ package com.spectrayan.spector.cluster.gateway;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.PreferHeapByteBufAllocator;
-import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.unix.UnixChannel;
 
 /**
  * Where an HTTP/1 connection's encoders write heads: into the heap.
@@ -19,9 +20,10 @@ import io.netty.channel.epoll.EpollSocketChannel;
  * <p>So the forwarding connections (a client's on the plain listener, and every connection of
  * {@link UpstreamHttpTransport}: the gateway's to its owners, a worker's to its upstreams) take Netty's
  * {@link PreferHeapByteBufAllocator}: {@code buffer()} on the heap, {@code directBuffer()} direct.
- * Only on epoll: its reads ask for direct memory whatever the channel's allocator prefers (Netty's
- * {@code PreferredDirectByteBufAllocator}), so body bytes stay where the socket put them and a
- * spliced body never sees the heap; NIO would read into the heap. Connections that stop being HTTP
+ * Only on Netty's native transports (epoll and io_uring, both {@link UnixChannel}s): their reads ask
+ * for direct memory whatever the channel's allocator prefers (Netty's {@code
+ * PreferredDirectByteBufAllocator}), so body bytes stay where the socket put them and a spliced body
+ * never sees the heap; NIO would read into the heap. Connections that stop being HTTP
  * go back to the {@linkplain #restore default} (an uplink's WebSocket decoder copies every frame's
  * payload into {@code buffer()}), and TLS connections never change (the engine wants direct input).
  *
@@ -31,14 +33,17 @@ import io.netty.channel.epoll.EpollSocketChannel;
  * copied once more at their write: up to one read (64 KiB) per split, as rare as the splits.
  */
 public final class HeadBuffers {
-    /** The allocator of a forwarding connection on epoll: heads on the heap, reads and bodies direct. */
+    /** The allocator of a forwarding connection on a native transport: heads on the heap, reads and bodies direct. */
     public static final ByteBufAllocator HEAP_HEADS = new PreferHeapByteBufAllocator(ByteBufAllocator.DEFAULT);
 
     private HeadBuffers() {}
 
-    /** Gives {@code channel}, an HTTP/1 connection without TLS, heads on the heap when it is on epoll. */
+    /**
+     * Gives {@code channel}, an HTTP/1 connection without TLS, heads on the heap when it is a socket
+     * of a native transport (epoll or io_uring).
+     */
     public static void apply(Channel channel) {
-        if (channel instanceof EpollSocketChannel) {
+        if (channel instanceof UnixChannel && channel instanceof SocketChannel) {
             channel.config().setAllocator(HEAP_HEADS);
         }
     }

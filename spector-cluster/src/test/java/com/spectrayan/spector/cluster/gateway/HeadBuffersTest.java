@@ -10,12 +10,19 @@ import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.socket.DatagramChannel;
+import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringDatagramChannel;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringSocketChannel;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -37,23 +44,44 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Heads on the heap, bodies where the socket put them ({@link HeadBuffers}, issue 14): an owner
- * connection on epoll encodes its request head into a heap buffer and still reads its response
- * body into direct memory (the splice and the client's write need it there), and the bytes on the
- * wire are the request as it was written. Real sockets, a real epoll loop.
+ * connection on a native transport (epoll, io_uring) encodes its request head into a heap buffer
+ * and still reads its response body into direct memory (the splice and the client's write need it
+ * there), and the bytes on the wire are the request as it was written. Real sockets, real loops.
  */
 final class HeadBuffersTest {
     private static final long WAIT_MS = 5_000;
 
-    private EventLoopGroup group;
+    /** The native transports whose reads go to direct memory whatever the allocator prefers. */
+    enum Native {
+        EPOLL,
+        IO_URING;
+
+        boolean available() {
+            return this == EPOLL ? Epoll.isAvailable() : IoUring.isAvailable();
+        }
+
+        IoHandlerFactory factory() {
+            return this == EPOLL ? EpollIoHandler.newFactory() : IoUringIoHandler.newFactory();
+        }
+
+        Class<? extends SocketChannel> socket() {
+            return this == EPOLL ? EpollSocketChannel.class : IoUringSocketChannel.class;
+        }
+
+        Class<? extends DatagramChannel> datagram() {
+            return this == EPOLL ? EpollDatagramChannel.class : IoUringDatagramChannel.class;
+        }
+    }
+
     private ServerSocket owner;
 
     @BeforeEach
     void start() throws Exception {
-        assertThat(Epoll.isAvailable()).as("native epoll").isTrue();
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         owner = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         owner.setSoTimeout((int) WAIT_MS);
     }
@@ -61,11 +89,11 @@ final class HeadBuffersTest {
     @AfterEach
     void stop() throws Exception {
         owner.close();
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
 
     @Test
     void apply_givesAnEpollConnectionHeapHeads_andRestoreTakesThemBack() throws Exception {
+        assertThat(Epoll.isAvailable()).as("native epoll").isTrue();
         EpollSocketChannel epoll = new EpollSocketChannel();
         try {
             HeadBuffers.apply(epoll);
@@ -97,15 +125,39 @@ final class HeadBuffersTest {
     }
 
     @Test
-    void ownerConnection_headEncodedOnTheHeap_bodyReadIntoDirectMemory_bytesAsWritten() throws Exception {
+    void apply_givesAnIoUringConnectionHeapHeads() {
+        assertThat(IoUring.isAvailable()).as("io_uring on this machine").isTrue();
+        IoUringSocketChannel uring = new IoUringSocketChannel();
+        try {
+            HeadBuffers.apply(uring);
+            assertThat(uring.alloc()).isSameAs(HeadBuffers.HEAP_HEADS);
+        } finally {
+            uring.unsafe().closeForcibly();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Native.class)
+    void ownerConnection_headEncodedOnTheHeap_bodyReadIntoDirectMemory_bytesAsWritten(Native transport)
+            throws Exception {
+        assertThat(transport.available()).as("%s on this machine", transport).isTrue();
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, transport.factory());
+        try {
+            exchange(group, transport);
+        } finally {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    private void exchange(EventLoopGroup group, Native transport) throws Exception {
         List<Boolean> writtenDirect = new CopyOnWriteArrayList<>();
         AnswerListener listener = new AnswerListener();
         URI uri = URI.create("http://127.0.0.1:" + owner.getLocalPort());
         try (UpstreamHttpTransport t = new UpstreamHttpTransport(
                 new TransportSpec(
                         Duration.ofSeconds(2), 1, 0, Duration.ofSeconds(2), Duration.ofSeconds(30), 16 * 1024, 8192),
-                EpollSocketChannel.class,
-                EpollDatagramChannel.class)) {
+                transport.socket(),
+                transport.datagram())) {
             EventLoop loop = group.next();
             Future<Channel> f =
                     loop.submit(() -> t.acquire(loop, uri, listener)).get(WAIT_MS, TimeUnit.MILLISECONDS);

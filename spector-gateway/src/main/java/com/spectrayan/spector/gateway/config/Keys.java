@@ -67,6 +67,7 @@ final class Keys {
     static final String SERVER_BODY_TIMEOUT = "spector.server.body-timeout";
     static final String SERVER_SEND_TIMEOUT = "spector.server.send-timeout";
     static final String SERVER_MAX_CONNECTIONS = "spector.server.max-connections";
+    static final String SERVER_TRANSPORT = "spector.server.transport";
     static final String SERVER_SPLICE_PIPES = "spector.server.splice-pipes";
     static final String SERVER_DRAIN_TIMEOUT = "spector.server.drain-timeout";
     static final String SERVER_TRUSTED_PROXIES = "spector.server.trusted-proxies";
@@ -133,6 +134,7 @@ final class Keys {
             SERVER_BODY_TIMEOUT,
             SERVER_SEND_TIMEOUT,
             SERVER_MAX_CONNECTIONS,
+            SERVER_TRANSPORT,
             SERVER_SPLICE_PIPES,
             SERVER_DRAIN_TIMEOUT,
             SERVER_TRUSTED_PROXIES,

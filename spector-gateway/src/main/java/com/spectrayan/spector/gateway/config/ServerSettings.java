@@ -3,6 +3,8 @@ package com.spectrayan.spector.gateway.config;
 import static com.spectrayan.spector.gateway.config.SettingsReader.show;
 import static java.util.Objects.requireNonNull;
 
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.uring.IoUring;
 import io.netty.handler.ssl.OpenSsl;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -16,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
@@ -40,6 +43,7 @@ import org.jspecify.annotations.Nullable;
  * @param sendTimeout {@code spector.server.send-timeout}: the longest a client may take no byte of
  *     a response the gateway holds for it (then the connection is reset)
  * @param maxConnections {@code spector.server.max-connections}, client connections open at once
+ * @param transport {@code spector.server.transport}: the sockets' transport ({@link Transport})
  * @param splicePipes {@code spector.server.splice-pipes}: client connections that may hold a kernel
  *     pipe for response bodies spliced from an owner's socket (0: no splicing)
  * @param drainTimeout {@code spector.server.drain-timeout}: on SIGTERM, how long in-flight
@@ -64,6 +68,7 @@ public record ServerSettings(
         Duration bodyTimeout,
         Duration sendTimeout,
         int maxConnections,
+        Transport transport,
         int splicePipes,
         Duration drainTimeout,
         List<InetAddress> trustedProxies,
@@ -146,7 +151,51 @@ public record ServerSettings(
         requireNonNull(drainTimeout, "drainTimeout");
         requireNonNull(peer, "peer");
         requireNonNull(accessLog, "accessLog");
+        requireNonNull(transport, "transport");
         trustedProxies = List.copyOf(trustedProxies);
+    }
+
+    /**
+     * The transport every socket of the gateway runs on, {@code spector.server.transport}: the
+     * Linux kernel's {@code epoll}, its {@code io_uring}, or the JDK's NIO (any platform), each the
+     * Netty transport of that name. epoll is the default; io_uring is opt-in, as Envoy's io_uring
+     * socket interface is: it costs a forwarded 1 KiB request about a fifth less CPU here, but it
+     * does not splice large bodies, and an uplink relay under backpressure was seen to stall on it
+     * (bench/README.md "The io_uring transport"), so it is refused beside uplink worker tokens.
+     */
+    public enum Transport {
+        /** epoll where the kernel offers it, else NIO. */
+        AUTO,
+        /** io_uring; refused where it is not available (a container's seccomp, an old kernel), and with uplinks. */
+        IO_URING,
+        /** epoll; refused where it is not available (not Linux). */
+        EPOLL,
+        /** The JDK's NIO: any platform, the most CPU per request. */
+        NIO;
+
+        /** The setting's spelling: {@code auto}, {@code io_uring}, {@code epoll}, {@code nio}. */
+        public String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        /** Says why this transport cannot run in this process, or null when it can. */
+        public @Nullable String unavailability() {
+            return switch (this) {
+                case AUTO, NIO -> null;
+                case IO_URING ->
+                    IoUring.isAvailable()
+                            ? null
+                            : "io_uring is not available here" + cause(IoUring.unavailabilityCause());
+                case EPOLL ->
+                    Epoll.isAvailable() ? null : "epoll is not available here" + cause(Epoll.unavailabilityCause());
+            };
+        }
+
+        private static String cause(@Nullable Throwable t) {
+            return t == null
+                    ? ""
+                    : " (" + t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage()) + ")";
+        }
     }
 
     /** Which TLS implementation the listener uses, {@code spector.server.tls.provider}. */
@@ -189,11 +238,15 @@ public record ServerSettings(
 
     /** Reads the section, recording every problem in {@code r}. */
     static ServerSettings read(SettingsReader r) {
-        return read(r, OpenSsl::isAvailable);
+        return read(r, OpenSsl::isAvailable, Transport::unavailability);
     }
 
-    /** Reads the section; {@code openSsl} answers whether OpenSSL loads here. */
-    static ServerSettings read(SettingsReader r, BooleanSupplier openSsl) {
+    /**
+     * Reads the section; {@code openSsl} answers whether OpenSSL loads here, {@code unavailable}
+     * why a transport cannot run here (null when it can).
+     */
+    static ServerSettings read(
+            SettingsReader r, BooleanSupplier openSsl, Function<Transport, @Nullable String> unavailable) {
         int port = (int) r.integer(Keys.SERVER_PORT, 0, 65535, "a port in 0..65535 (0: any free port)");
         ServerSettings read = new ServerSettings(
                 port,
@@ -213,6 +266,7 @@ public record ServerSettings(
                 clientTimeout(r, Keys.SERVER_BODY_TIMEOUT, MAX_BODY_TIMEOUT),
                 clientTimeout(r, Keys.SERVER_SEND_TIMEOUT, MAX_SEND_TIMEOUT),
                 (int) r.integer(Keys.SERVER_MAX_CONNECTIONS, 1, Integer.MAX_VALUE, "an integer >= 1"),
+                transport(r, unavailable),
                 (int) r.integer(
                         Keys.SERVER_SPLICE_PIPES,
                         0,
@@ -264,6 +318,7 @@ public record ServerSettings(
         d.put(Keys.SERVER_BODY_TIMEOUT, "60s");
         d.put(Keys.SERVER_SEND_TIMEOUT, "60s");
         d.put(Keys.SERVER_MAX_CONNECTIONS, "10000");
+        d.put(Keys.SERVER_TRANSPORT, Transport.AUTO.label());
         d.put(Keys.SERVER_SPLICE_PIPES, String.valueOf(DEFAULT_SPLICE_PIPES));
         d.put(Keys.SERVER_DRAIN_TIMEOUT, "20s");
         d.put(Keys.SERVER_ACCESS_LOG, "stdout");
@@ -286,6 +341,7 @@ public record ServerSettings(
         d.put(Keys.SERVER_BODY_TIMEOUT, Durations.format(bodyTimeout));
         d.put(Keys.SERVER_SEND_TIMEOUT, Durations.format(sendTimeout));
         d.put(Keys.SERVER_MAX_CONNECTIONS, String.valueOf(maxConnections));
+        d.put(Keys.SERVER_TRANSPORT, transport.label());
         d.put(Keys.SERVER_SPLICE_PIPES, String.valueOf(splicePipes));
         d.put(Keys.SERVER_DRAIN_TIMEOUT, Durations.format(drainTimeout));
         d.put(
@@ -376,20 +432,55 @@ public record ServerSettings(
         }
     }
 
-    static TlsProvider provider(SettingsReader r, BooleanSupplier openSsl) {
-        String value = r.text(Keys.TLS_PROVIDER);
-        TlsProvider provider;
+    /** {@code spector.server.transport}, in any case; one that cannot run here is refused, saying why. */
+    static Transport transport(SettingsReader r, Function<Transport, @Nullable String> unavailable) {
+        Transport transport = oneOf(r, Keys.SERVER_TRANSPORT, Transport.class, "auto, io_uring, epoll or nio");
+        if (transport == null) {
+            return Transport.AUTO;
+        }
+        String why = unavailable.apply(transport);
+        if (why != null) {
+            r.problem(Keys.SERVER_TRANSPORT, show(r.text(Keys.SERVER_TRANSPORT)), "auto or another transport: " + why);
+            return Transport.AUTO;
+        }
+        return transport;
+    }
+
+    /** The constant of {@code type} that {@code key} names in any case, or null after recording a problem. */
+    private static <E extends Enum<E>> @Nullable E oneOf(SettingsReader r, String key, Class<E> type, String expected) {
+        String value = r.text(key);
         try {
-            provider = TlsProvider.valueOf(value.toUpperCase(Locale.ROOT));
+            return Enum.valueOf(type, value.toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            r.problem(Keys.TLS_PROVIDER, show(value), "auto, jdk or openssl");
+            r.problem(key, show(value), expected);
+            return null;
+        }
+    }
+
+    /**
+     * Records a problem when {@code transport} is io_uring and uplink worker tokens are set: a relay
+     * through an uplink whose client stopped reading stalled on it, the gateway's end of the uplink
+     * holding unread bytes while asked to read (bench/README.md "The io_uring transport").
+     */
+    static void transportServes(SettingsReader r, Transport transport, UplinkSettings uplink) {
+        if (transport == Transport.IO_URING && !uplink.tokens().isEmpty()) {
+            r.problem(
+                    Keys.SERVER_TRANSPORT,
+                    show(transport.label()),
+                    "auto or epoll while " + Keys.UPLINK_TOKENS + " is set: io_uring is for a gateway without uplinks");
+        }
+    }
+
+    static TlsProvider provider(SettingsReader r, BooleanSupplier openSsl) {
+        TlsProvider provider = oneOf(r, Keys.TLS_PROVIDER, TlsProvider.class, "auto, jdk or openssl");
+        if (provider == null) {
             return TlsProvider.AUTO;
         }
         if (provider == TlsProvider.OPENSSL && !openSsl.getAsBoolean()) {
             Throwable cause = OpenSsl.unavailabilityCause();
             r.problem(
                     Keys.TLS_PROVIDER,
-                    show(value),
+                    show(r.text(Keys.TLS_PROVIDER)),
                     "auto or jdk: OpenSSL (netty-tcnative-boringssl-static) does not load here"
                             + (cause == null ? "" : " (" + cause.getClass().getSimpleName() + ")"));
             return TlsProvider.JDK;

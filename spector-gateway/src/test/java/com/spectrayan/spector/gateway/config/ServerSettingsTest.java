@@ -1,11 +1,14 @@
 package com.spectrayan.spector.gateway.config;
 
+import static com.spectrayan.spector.gateway.config.SettingsFixtures.reader;
 import static com.spectrayan.spector.gateway.config.SettingsFixtures.refused;
 import static com.spectrayan.spector.gateway.config.SettingsFixtures.withProps;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.spectrayan.spector.gateway.config.ServerSettings.Transport;
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
@@ -29,6 +32,61 @@ final class ServerSettingsTest {
                         .getMessage())
                 .as("past an int")
                 .contains("spector.server.max-connections: 2147483648");
+    }
+
+    @Test
+    void transport_eachValueInAnyCase_isReadAutoByDefault_andOthersAreRefused() {
+        assertThat(withProps(Map.of()).server().transport()).isEqualTo(Transport.AUTO);
+        for (Transport t : Transport.values()) {
+            assertThat(withProps(Map.of("spector.server.transport", t.label().toUpperCase(Locale.ROOT)))
+                            .server()
+                            .transport())
+                    .as("%s, on this Linux machine (io_uring and epoll both run here)", t)
+                    .isEqualTo(t);
+        }
+
+        assertThat(refused(Map.of("spector.server.transport", "kqueue")).getMessage())
+                .contains("spector.server.transport: kqueue (expected: auto, io_uring, epoll or nio)");
+        assertThat(refused(Map.of("spector.server.transport", "iouring")).getMessage())
+                .as("the setting's spelling is Netty's and the kernel's")
+                .contains("spector.server.transport: iouring (expected: auto, io_uring, epoll or nio)");
+    }
+
+    @Test
+    void transport_ioUringBesideUplinkTokens_isRefused_epollIsNot() {
+        Map<String, String> uplinks = Map.of("spector.uplink.tokens", "w1=" + SettingsFixtures.HASH);
+
+        assertThat(refused(with(uplinks, "spector.server.transport", "io_uring"))
+                        .getMessage())
+                .contains(
+                        "spector.server.transport: io_uring (expected: auto or epoll while spector.uplink.tokens is set:"
+                                + " io_uring is for a gateway without uplinks)");
+        assertThat(withProps(with(uplinks, "spector.server.transport", "epoll"))
+                        .server()
+                        .transport())
+                .isEqualTo(Transport.EPOLL);
+        assertThat(withProps(Map.of("spector.server.transport", "io_uring"))
+                        .server()
+                        .transport())
+                .as("without uplinks")
+                .isEqualTo(Transport.IO_URING);
+    }
+
+    private static Map<String, String> with(Map<String, String> base, String key, String value) {
+        Map<String, String> m = new java.util.HashMap<>(base);
+        m.put(key, value);
+        return m;
+    }
+
+    @Test
+    void transport_oneThatCannotRunHere_isRefusedSayingWhy() {
+        SettingsReader r = reader(Map.of("spector.server.transport", "io_uring"));
+
+        ServerSettings.transport(r, t -> t == Transport.IO_URING ? "io_uring is not available here (seccomp)" : null);
+
+        assertThat(r.problems())
+                .containsExactly("spector.server.transport: io_uring (expected: auto or another transport: "
+                        + "io_uring is not available here (seccomp))");
     }
 
     @Test

@@ -3,6 +3,8 @@ package com.spectrayan.spector.gateway.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import io.smallrye.config.PropertiesConfigSource;
+import io.smallrye.config.SmallRyeConfigBuilder;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -37,6 +39,16 @@ final class SettingsFixtures {
         Map<String, String> props = required();
         props.putAll(extra);
         return refusedExactly(props);
+    }
+
+    /** A reader of the required keys and {@code extra} over the defaults, for one section's checks. */
+    static SettingsReader reader(Map<String, String> extra) {
+        Map<String, String> props = required();
+        props.putAll(extra);
+        return new SettingsReader(new SmallRyeConfigBuilder()
+                .withDefaultValues(Keys.DEFAULTS)
+                .withSources(new PropertiesConfigSource(props, "test", 400))
+                .build());
     }
 
     /** Loads exactly {@code props}, which must be refused, and returns the refusal. */

@@ -1,14 +1,12 @@
 package com.spectrayan.spector.gateway.config;
 
+import static com.spectrayan.spector.gateway.config.SettingsFixtures.reader;
 import static com.spectrayan.spector.gateway.config.SettingsFixtures.refused;
-import static com.spectrayan.spector.gateway.config.SettingsFixtures.required;
 import static com.spectrayan.spector.gateway.config.SettingsFixtures.withProps;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.gateway.TestPki;
 import com.spectrayan.spector.gateway.config.ServerSettings.TlsProvider;
-import io.smallrye.config.PropertiesConfigSource;
-import io.smallrye.config.SmallRyeConfigBuilder;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -340,14 +338,5 @@ final class TlsSettingsTest {
         ServerSettings.Tls t = withProps(props).server().tls();
         assertThat(t).as("a TLS listener from %s", props).isNotNull();
         return java.util.Objects.requireNonNull(t);
-    }
-
-    private static SettingsReader reader(Map<String, String> extra) {
-        Map<String, String> props = required();
-        props.putAll(extra);
-        return new SettingsReader(new SmallRyeConfigBuilder()
-                .withDefaultValues(Keys.DEFAULTS)
-                .withSources(new PropertiesConfigSource(props, "test", 400))
-                .build());
     }
 }

@@ -1,0 +1,92 @@
+package com.spectrayan.spector.gateway;
+
+import com.spectrayan.spector.gateway.config.ServerSettings.Transport;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.EpollDatagramChannel;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.DatagramChannel;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.uring.IoUringDatagramChannel;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.netty.channel.uring.IoUringSocketChannel;
+
+/**
+ * The Netty transport the gateway's event loops and sockets run on, chosen once at start from
+ * {@code spector.server.transport} (settings have already refused one that cannot run here).
+ *
+ * <p>Design notes (issue 14). {@code auto} takes epoll, and NIO off Linux, as Netty's own examples
+ * do. io_uring is opt-in: the same loopback exchange costs about a fifth less CPU on it (a loop
+ * turn submits its sockets' reads and writes and reaps their completions in one {@code
+ * io_uring_enter}, where epoll makes a {@code read}, a {@code writev} and an {@code epoll_ctl} of
+ * its own), measured in bench/README.md "The io_uring transport". Two things keep it from being the
+ * default. Netty's io_uring transport has no socket-to-socket splice, so large response bodies are
+ * copied through the JVM ({@link #splices()}: epoll only), which costs a 1 MiB response more than
+ * io_uring saves. And an uplink relay whose client stopped reading stalled on it: the gateway's end
+ * of the uplink held unread bytes with reading on, so the worker stopped and the client's send
+ * timeout never ran (Netty 4.2.18; not reproduced on epoll), so settings refuse io_uring beside
+ * uplink worker tokens. Envoy ships its io_uring socket interface opt-in for like reasons; where
+ * the kernel or a container's seccomp profile (Docker's and Kubernetes' defaults) refuses io_uring,
+ * settings refuse it at start.
+ *
+ * @param transport what was chosen: never {@link Transport#AUTO}
+ * @param factory the event loops' I/O handler
+ * @param serverChannel the listeners' channel class
+ * @param socketChannel the connections' channel class (client side and owner side)
+ * @param datagramChannel the DNS resolver's channel class
+ */
+record IoTransport(
+        Transport transport,
+        IoHandlerFactory factory,
+        Class<? extends ServerChannel> serverChannel,
+        Class<? extends SocketChannel> socketChannel,
+        Class<? extends DatagramChannel> datagramChannel) {
+
+    /** Resolves {@code wanted}: {@code auto} to epoll where it runs, else NIO. */
+    static IoTransport of(Transport wanted) {
+        Transport t = wanted;
+        if (t == Transport.AUTO) {
+            t = Transport.EPOLL.unavailability() == null ? Transport.EPOLL : Transport.NIO;
+        }
+        return switch (t) {
+            case IO_URING ->
+                new IoTransport(
+                        t,
+                        IoUringIoHandler.newFactory(),
+                        IoUringServerSocketChannel.class,
+                        IoUringSocketChannel.class,
+                        IoUringDatagramChannel.class);
+            case EPOLL ->
+                new IoTransport(
+                        t,
+                        EpollIoHandler.newFactory(),
+                        EpollServerSocketChannel.class,
+                        EpollSocketChannel.class,
+                        EpollDatagramChannel.class);
+            case NIO, AUTO ->
+                new IoTransport(
+                        Transport.NIO,
+                        NioIoHandler.newFactory(),
+                        NioServerSocketChannel.class,
+                        NioSocketChannel.class,
+                        NioDatagramChannel.class);
+        };
+    }
+
+    /** Answers whether response bodies can be spliced from socket to socket: on epoll only. */
+    boolean splices() {
+        return transport == Transport.EPOLL;
+    }
+
+    /** The transport's name for logs and the status page: {@code io_uring}, {@code epoll} or {@code nio}. */
+    String label() {
+        return transport.label();
+    }
+}
