@@ -16,6 +16,9 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.netty.channel.uring.IoUringSocketChannel;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMessage;
@@ -60,6 +63,9 @@ public final class FloorProxy {
     /** Pass-through handlers added to the client's pipeline ({@code -Dfloor.hops}). */
     static final int HOPS = Integer.getInteger("floor.hops", 0);
 
+    /** The transport: {@code epoll} (default) or {@code uring} ({@code -Dfloor.io}). */
+    static final boolean URING = "uring".equals(System.getProperty("floor.io", "epoll"));
+
     public static void main(String[] args) throws InterruptedException {
         if (args.length != 3 || !(args[0].equals("http") || args[0].equals("tcp") || args[0].equals("heads"))) {
             System.err.println("usage: FloorProxy http|tcp|heads PORT BACKEND_HOST:PORT");
@@ -71,10 +77,11 @@ public final class FloorProxy {
         int colon = args[2].lastIndexOf(':');
         InetSocketAddress backend =
                 new InetSocketAddress(args[2].substring(0, colon), Integer.parseInt(args[2].substring(colon + 1)));
-        EventLoopGroup loop = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        EventLoopGroup loop =
+                new MultiThreadIoEventLoopGroup(1, URING ? IoUringIoHandler.newFactory() : EpollIoHandler.newFactory());
         Channel server = new ServerBootstrap()
                 .group(loop)
-                .channel(EpollServerSocketChannel.class)
+                .channel(URING ? IoUringServerSocketChannel.class : EpollServerSocketChannel.class)
                 .childOption(ChannelOption.AUTO_READ, false)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<Channel>() {
@@ -94,7 +101,8 @@ public final class FloorProxy {
                 .bind("127.0.0.1", port)
                 .sync()
                 .channel();
-        System.out.println("FloorProxy " + args[0] + " on 127.0.0.1:" + port + " to " + backend);
+        System.out.println(
+                "FloorProxy " + args[0] + (URING ? " (io_uring)" : "") + " on 127.0.0.1:" + port + " to " + backend);
         server.closeFuture().sync();
     }
 
@@ -171,7 +179,7 @@ public final class FloorProxy {
             Channel front = ctx.channel();
             new Bootstrap()
                     .group(front.eventLoop())
-                    .channel(EpollSocketChannel.class)
+                    .channel(URING ? IoUringSocketChannel.class : EpollSocketChannel.class)
                     .option(ChannelOption.TCP_NODELAY, true)
                     .handler(new ChannelInitializer<Channel>() {
                         @Override
