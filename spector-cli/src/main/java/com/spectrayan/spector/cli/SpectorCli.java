@@ -3,6 +3,7 @@ package com.spectrayan.spector.cli;
 import com.spectrayan.spector.contract.Environment;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.gateway.config.SettingsException;
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -14,7 +15,7 @@ import picocli.CommandLine.Command;
 /**
  * The entry point of {@code bin/spector}. Exit codes come from the error contract: a command that
  * fails with an {@link ErrorCode} exits with that code's {@link ErrorCode#cliExit()}; a usage
- * error exits like BAD_REQUEST.
+ * error, and settings the gateway refuses (every refused key listed), exit like BAD_REQUEST.
  *
  * <p>Start-up (bench/README.md, start-up and idle memory): {@code spector gateway} with no
  * arguments but {@code --config FILE} runs without picocli at all ({@link GatewayCommand#plain}),
@@ -95,6 +96,9 @@ public final class SpectorCli {
         if (e instanceof SpectorException se) {
             err.println("spector: " + se.code() + ": " + se.getMessage());
             code = se.code().cliExit();
+        } else if (e instanceof SettingsException) {
+            err.println("spector: " + e.getMessage()); // its headline, then each refused key on a line
+            code = ErrorCode.BAD_REQUEST.cliExit();
         } else {
             err.println("spector: INTERNAL: " + e);
             code = ErrorCode.INTERNAL.cliExit();

@@ -3,8 +3,10 @@ package com.spectrayan.spector.cli;
 import static java.util.Objects.requireNonNull;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.spectrayan.spector.contract.ErrorCode;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -59,8 +61,43 @@ final class GatewayCommandTest {
                 "--config",
                 missing);
 
-        assertThat(plainCode).isEqualTo(picocliCode).isNotZero();
+        assertThat(plainCode).isEqualTo(picocliCode).isEqualTo(ErrorCode.BAD_REQUEST.cliExit());
         assertThat(plainErr.toString()).isEqualTo(picocliErr.toString()).contains("missing.yaml");
+    }
+
+    /**
+     * Settings the gateway refuses are the operator's to fix, not an internal error: every refused
+     * key on a line of its own (key, value, what was expected), no exception class, and exit code 2,
+     * as docs/OPERATIONS.md says. Before, it printed {@code spector: INTERNAL:
+     * com.spectrayan...SettingsException: ...} and exited 1.
+     */
+    @Test
+    void badSettings_areListedKeyByKey_andExitLikeBadRequest(@TempDir Path dir) throws Exception {
+        Path yaml = dir.resolve("gateway.yaml");
+        Files.writeString(yaml, """
+                spector:
+                  cell:
+                    role: gateway
+                    ring-members: owner-0
+                  security:
+                    jwt:
+                      hmac-secret: 0123456789abcdef0123456789abcdef
+                  server:
+                    port: 99999
+                    transport: kqueue
+                """);
+        StringWriter err = new StringWriter();
+
+        int code = SpectorCli.runPlain(
+                requireNonNull(GatewayCommand.plain("gateway", "--config", yaml.toString())),
+                new PrintWriter(err, true));
+
+        assertThat(code).isEqualTo(2);
+        assertThat(err.toString().lines())
+                .containsExactly(
+                        "spector: the gateway settings are refused:",
+                        "spector.server.port: 99999 (expected: a port in 0..65535 (0: any free port))",
+                        "spector.server.transport: kqueue (expected: auto, io_uring, epoll or nio)");
     }
 
     @Test
