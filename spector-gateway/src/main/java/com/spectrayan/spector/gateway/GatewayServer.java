@@ -63,7 +63,7 @@ import org.slf4j.LoggerFactory;
  * The gateway process: binds the port (and the TLS port, when {@code spector.server.tls.*} names
  * a certificate; both run the same pipeline), wires routing, the forwarder, auth and metrics from
  * {@link GatewaySettings}, and stops them in order. Its sockets run on {@code spector.server.transport}
- * ({@link IoTransport}: io_uring where the kernel offers it, else epoll, else NIO).
+ * ({@link IoTransport}: epoll by default, NIO off Linux, io_uring when asked for).
  */
 public final class GatewayServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(GatewayServer.class);
@@ -475,12 +475,12 @@ public final class GatewayServer implements AutoCloseable {
         return admin;
     }
 
-    /** Returns the traffic event loops (tests: to hold them busy). */
     /** The transport its sockets run on ({@code spector.server.transport}, {@code auto} resolved). */
     IoTransport ioTransport() {
         return io;
     }
 
+    /** Returns the traffic event loops (tests: to hold them busy). */
     EventLoopGroup eventLoops() {
         return workers;
     }

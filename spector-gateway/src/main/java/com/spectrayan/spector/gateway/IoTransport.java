@@ -85,7 +85,7 @@ record IoTransport(
         return transport == Transport.EPOLL;
     }
 
-    /** The transport's name for logs and the status page: {@code io_uring}, {@code epoll} or {@code nio}. */
+    /** The transport's name for the start-up line: {@code io_uring}, {@code epoll} or {@code nio}. */
     String label() {
         return transport.label();
     }
