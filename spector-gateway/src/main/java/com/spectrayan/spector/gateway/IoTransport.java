@@ -26,15 +26,11 @@ import io.netty.channel.uring.IoUringSocketChannel;
  * do. io_uring is opt-in: the same loopback exchange costs about a fifth less CPU on it (a loop
  * turn submits its sockets' reads and writes and reaps their completions in one {@code
  * io_uring_enter}, where epoll makes a {@code read}, a {@code writev} and an {@code epoll_ctl} of
- * its own), measured in bench/README.md "The io_uring transport". Two things keep it from being the
- * default. Netty's io_uring transport has no socket-to-socket splice, so large response bodies are
- * copied through the JVM ({@link #splices()}: epoll only), which costs a 1 MiB response more than
- * io_uring saves. And an uplink relay whose client stopped reading stalled on it: the gateway's end
- * of the uplink held unread bytes with reading on, so the worker stopped and the client's send
- * timeout never ran (Netty 4.2.18; not reproduced on epoll), so settings refuse io_uring beside
- * uplink worker tokens. Envoy ships its io_uring socket interface opt-in for like reasons; where
- * the kernel or a container's seccomp profile (Docker's and Kubernetes' defaults) refuses io_uring,
- * settings refuse it at start.
+ * its own), measured in bench/README.md "The io_uring transport". It is not the default because
+ * Netty's io_uring transport has no socket-to-socket splice, so large response bodies are copied
+ * through the JVM ({@link #splices()}: epoll only), which costs a 1 MiB response more than io_uring
+ * saves; and because Docker's and Kubernetes' default seccomp profiles refuse it (settings then
+ * refuse it at start, saying why). Envoy ships its io_uring socket interface opt-in too.
  *
  * @param transport what was chosen: never {@link Transport#AUTO}
  * @param factory the event loops' I/O handler

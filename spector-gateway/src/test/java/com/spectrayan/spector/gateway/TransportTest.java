@@ -8,6 +8,7 @@ import com.spectrayan.spector.gateway.WireClient.Response;
 import com.spectrayan.spector.gateway.config.ServerSettings.Transport;
 import io.netty.channel.uring.IoUring;
 import java.io.ByteArrayOutputStream;
+import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -65,6 +66,38 @@ final class TransportTest {
             assertThat(get.status()).as("%s", get).isEqualTo(200);
             assertThat(get.framing()).isEqualTo(Framing.LENGTH);
             assertThat(get.body()).isEqualTo(body);
+        }
+    }
+
+    /**
+     * Through a worker's uplink on io_uring: a chunked upload relayed to the worker's {@code
+     * http-forward} target (the reference owner) is stored whole, and read back through the relay
+     * is the same bytes. The uplink's frames, masked by the worker, are read on io_uring.
+     */
+    @Test
+    void ioUring_relaysAnUploadThroughAnUplink_andItsBytesBack() throws Exception {
+        try (RelayCell relay = RelayCell.start(
+                Cell.builder().owners(1).set("spector.server.transport", "io_uring"),
+                "uring-worker",
+                (c, httpForward) ->
+                        Map.of("owner", httpForward.apply(c.owners.get(0).baseUri())))) {
+            Cell cell = relay.cell;
+            assertThat(cell.gateway.ioTransport().transport()).isEqualTo(Transport.IO_URING);
+            byte[] body = new byte[300 * 1024 + 5];
+            new Random(7).nextBytes(body);
+            String path = "/relay/uring-worker/owner/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-0")
+                    + "/objects/relayed";
+            try (WireClient c = new WireClient(cell.gateway.port())) {
+                c.send(WireClient.head("PUT", path, TOKEN, "Content-Length: " + body.length));
+                c.send(body);
+                Response put = c.readFinal();
+                assertThat(put.status()).as("%s", put).isEqualTo(201);
+
+                c.send(WireClient.head("GET", path, TOKEN));
+                Response get = c.readFinal();
+                assertThat(get.status()).as("%s", get).isEqualTo(200);
+                assertThat(get.body()).isEqualTo(body);
+            }
         }
     }
 

@@ -124,7 +124,6 @@ public record GatewaySettings(
         SecuritySettings security = SecuritySettings.read(r);
         CorsSettings cors = CorsSettings.read(r);
         ServerSettings server = ServerSettings.read(r);
-        ServerSettings.transportServes(r, server.transport(), uplink);
         problems.addAll(r.problems());
         if (!problems.isEmpty()) {
             throw new SettingsException(problems);

@@ -160,13 +160,12 @@ public record ServerSettings(
      * Linux kernel's {@code epoll}, its {@code io_uring}, or the JDK's NIO (any platform), each the
      * Netty transport of that name. epoll is the default; io_uring is opt-in, as Envoy's io_uring
      * socket interface is: it costs a forwarded 1 KiB request about a fifth less CPU here, but it
-     * does not splice large bodies, and an uplink relay under backpressure was seen to stall on it
-     * (bench/README.md "The io_uring transport"), so it is refused beside uplink worker tokens.
+     * does not splice large bodies (bench/README.md "The io_uring transport").
      */
     public enum Transport {
         /** epoll where the kernel offers it, else NIO. */
         AUTO,
-        /** io_uring; refused where it is not available (a container's seccomp, an old kernel), and with uplinks. */
+        /** io_uring; refused where it is not available (a container's seccomp profile, an old kernel). */
         IO_URING,
         /** epoll; refused where it is not available (not Linux). */
         EPOLL,
@@ -454,20 +453,6 @@ public record ServerSettings(
         } catch (IllegalArgumentException e) {
             r.problem(key, show(value), expected);
             return null;
-        }
-    }
-
-    /**
-     * Records a problem when {@code transport} is io_uring and uplink worker tokens are set: a relay
-     * through an uplink whose client stopped reading stalled on it, the gateway's end of the uplink
-     * holding unread bytes while asked to read (bench/README.md "The io_uring transport").
-     */
-    static void transportServes(SettingsReader r, Transport transport, UplinkSettings uplink) {
-        if (transport == Transport.IO_URING && !uplink.tokens().isEmpty()) {
-            r.problem(
-                    Keys.SERVER_TRANSPORT,
-                    show(transport.label()),
-                    "auto or epoll while " + Keys.UPLINK_TOKENS + " is set: io_uring is for a gateway without uplinks");
         }
     }
 

@@ -53,32 +53,6 @@ final class ServerSettingsTest {
     }
 
     @Test
-    void transport_ioUringBesideUplinkTokens_isRefused_epollIsNot() {
-        Map<String, String> uplinks = Map.of("spector.uplink.tokens", "w1=" + SettingsFixtures.HASH);
-
-        assertThat(refused(with(uplinks, "spector.server.transport", "io_uring"))
-                        .getMessage())
-                .contains(
-                        "spector.server.transport: io_uring (expected: auto or epoll while spector.uplink.tokens is set:"
-                                + " io_uring is for a gateway without uplinks)");
-        assertThat(withProps(with(uplinks, "spector.server.transport", "epoll"))
-                        .server()
-                        .transport())
-                .isEqualTo(Transport.EPOLL);
-        assertThat(withProps(Map.of("spector.server.transport", "io_uring"))
-                        .server()
-                        .transport())
-                .as("without uplinks")
-                .isEqualTo(Transport.IO_URING);
-    }
-
-    private static Map<String, String> with(Map<String, String> base, String key, String value) {
-        Map<String, String> m = new java.util.HashMap<>(base);
-        m.put(key, value);
-        return m;
-    }
-
-    @Test
     void transport_oneThatCannotRunHere_isRefusedSayingWhy() {
         SettingsReader r = reader(Map.of("spector.server.transport", "io_uring"));
 
