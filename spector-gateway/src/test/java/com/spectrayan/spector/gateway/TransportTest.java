@@ -70,9 +70,10 @@ final class TransportTest {
     }
 
     /**
-     * Through a worker's uplink on io_uring: a chunked upload relayed to the worker's {@code
-     * http-forward} target (the reference owner) is stored whole, and read back through the relay
-     * is the same bytes. The uplink's frames, masked by the worker, are read on io_uring.
+     * Through a worker's uplink on io_uring: a 300 KiB upload (framed by its length) relayed to the
+     * worker's {@code http-forward} target (the reference owner) is stored whole, and read back
+     * through the relay is the same bytes. The uplink's frames, masked by the worker, are read on
+     * io_uring.
      */
     @Test
     void ioUring_relaysAnUploadThroughAnUplink_andItsBytesBack() throws Exception {
