@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.spectrayan.spector.gateway.WireClient.Framing;
 import com.spectrayan.spector.gateway.WireClient.Response;
 import com.spectrayan.spector.gateway.config.ServerSettings.Transport;
-import io.netty.channel.uring.IoUring;
 import java.io.ByteArrayOutputStream;
 import java.util.Map;
 import java.util.Random;
@@ -38,11 +37,6 @@ final class TransportTest {
                         .start();
                 WireClient c = new WireClient(cell.gateway.port())) {
             assertThat(cell.gateway.ioTransport().transport()).isEqualTo(transport);
-            if (transport == Transport.IO_URING) {
-                assertThat(IoUring.isAvailable())
-                        .as("io_uring on this machine: %s", IoUring.unavailabilityCause())
-                        .isTrue();
-            }
             byte[] body = new byte[200 * 1024 + 17];
             new Random(transport.label().hashCode()).nextBytes(body);
             String path = "/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-0") + "/objects/t-" + transport.label();

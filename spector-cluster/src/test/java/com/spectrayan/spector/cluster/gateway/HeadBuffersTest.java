@@ -124,18 +124,6 @@ final class HeadBuffersTest {
         }
     }
 
-    @Test
-    void apply_givesAnIoUringConnectionHeapHeads() {
-        assertThat(IoUring.isAvailable()).as("io_uring on this machine").isTrue();
-        IoUringSocketChannel uring = new IoUringSocketChannel();
-        try {
-            HeadBuffers.apply(uring);
-            assertThat(uring.alloc()).isSameAs(HeadBuffers.HEAP_HEADS);
-        } finally {
-            uring.unsafe().closeForcibly();
-        }
-    }
-
     @ParameterizedTest
     @EnumSource(Native.class)
     void ownerConnection_headEncodedOnTheHeap_bodyReadIntoDirectMemory_bytesAsWritten(Native transport)

@@ -237,15 +237,11 @@ public record ServerSettings(
 
     /** Reads the section, recording every problem in {@code r}. */
     static ServerSettings read(SettingsReader r) {
-        return read(r, OpenSsl::isAvailable, Transport::unavailability);
+        return read(r, OpenSsl::isAvailable);
     }
 
-    /**
-     * Reads the section; {@code openSsl} answers whether OpenSSL loads here, {@code unavailable}
-     * why a transport cannot run here (null when it can).
-     */
-    static ServerSettings read(
-            SettingsReader r, BooleanSupplier openSsl, Function<Transport, @Nullable String> unavailable) {
+    /** Reads the section; {@code openSsl} answers whether OpenSSL loads here. */
+    static ServerSettings read(SettingsReader r, BooleanSupplier openSsl) {
         int port = (int) r.integer(Keys.SERVER_PORT, 0, 65535, "a port in 0..65535 (0: any free port)");
         ServerSettings read = new ServerSettings(
                 port,
@@ -265,7 +261,7 @@ public record ServerSettings(
                 clientTimeout(r, Keys.SERVER_BODY_TIMEOUT, MAX_BODY_TIMEOUT),
                 clientTimeout(r, Keys.SERVER_SEND_TIMEOUT, MAX_SEND_TIMEOUT),
                 (int) r.integer(Keys.SERVER_MAX_CONNECTIONS, 1, Integer.MAX_VALUE, "an integer >= 1"),
-                transport(r, unavailable),
+                transport(r, Transport::unavailability),
                 (int) r.integer(
                         Keys.SERVER_SPLICE_PIPES,
                         0,
