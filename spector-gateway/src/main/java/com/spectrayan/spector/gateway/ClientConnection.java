@@ -847,7 +847,8 @@ final class ClientConnection {
      * Offers this connection's socket for the rest of the response body, spliced from an owner's
      * ({@code ResponseSplice}), or answers null: the response must be framed by its {@code
      * Content-Length} (the bytes go out as they come), the connection plain (TLS encrypts in the
-     * JVM) on a native epoll socket, and a pipe slot free or already held ({@link SplicePipes}).
+     * JVM) on a native epoll or io_uring socket, and a pipe slot free or already held ({@link
+     * SplicePipes}).
      */
     @Nullable
     Channel spliceTarget() {
@@ -857,7 +858,8 @@ final class ClientConnection {
                 || responseEnded
                 || responseLength < 0
                 || !context.splicePipes().enabled()
-                || !(ch instanceof io.netty.channel.epoll.EpollSocketChannel)
+                || !(ch instanceof io.netty.channel.epoll.EpollSocketChannel
+                        || ch instanceof io.netty.channel.uring.IoUringSocketChannel)
                 || ctx.pipeline().get(ServerTls.HANDLER_NAME) != null) {
             return null;
         }

@@ -26,10 +26,10 @@ import io.netty.channel.uring.IoUringSocketChannel;
  * do. io_uring is opt-in: the same loopback exchange costs about a fifth less CPU on it (a loop
  * turn submits its sockets' reads and writes and reaps their completions in one {@code
  * io_uring_enter}, where epoll makes a {@code read}, a {@code writev} and an {@code epoll_ctl} of
- * its own), measured in bench/README.md "The io_uring transport". It is not the default because
- * Netty's io_uring transport has no socket-to-socket splice, so large response bodies are copied
- * through the JVM ({@link #splices()}: epoll only), which costs a 1 MiB response more than io_uring
- * saves; and because Docker's and Kubernetes' default seccomp profiles refuse it (settings then
+ * its own), measured in bench/README.md "The io_uring transport". Both splice large response
+ * bodies from socket to socket ({@link #splices()}): epoll with Netty's {@code spliceTo}, io_uring
+ * with the cluster's {@code UringSplice} (Netty's io_uring transport splices only files). It is not
+ * the default because Docker's and Kubernetes' default seccomp profiles refuse it (settings then
  * refuse it at start, saying why). Envoy ships its io_uring socket interface opt-in too.
  *
  * @param transport what was chosen: never {@link Transport#AUTO}
@@ -76,9 +76,9 @@ record IoTransport(
         };
     }
 
-    /** Answers whether response bodies can be spliced from socket to socket: on epoll only. */
+    /** Answers whether response bodies can be spliced from socket to socket: on epoll and io_uring. */
     boolean splices() {
-        return transport == Transport.EPOLL;
+        return transport == Transport.EPOLL || transport == Transport.IO_URING;
     }
 
     /** The transport's name for the start-up line: {@code io_uring}, {@code epoll} or {@code nio}. */

@@ -28,6 +28,7 @@ import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -43,7 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the length), persistent connections on both sides go on after a spliced body (RFC 9112 §9.3),
  * and pipelined requests are answered in order (§9.3.2).
  */
-final class EdgeSpliceTest {
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class EdgeSpliceTest {
     /** The body bytes a staged answer sends before the test releases the rest. */
     static final int FIRST = 1024;
 
@@ -54,17 +56,19 @@ final class EdgeSpliceTest {
      */
     private static final int QUEUED = 48 * 1024;
 
-    @TempDir
-    static Path dir;
-
-    private static StagedOwner owner;
-    private static Cell cell;
+    private StagedOwner owner;
+    private Cell cell;
     private static final String TOKEN = Cell.token(Cell.TENANT);
-    private static Path accessLog;
-    private static SSLContext trusting;
+    private Path accessLog;
+    private SSLContext trusting;
+
+    /** The gateway's {@code spector.server.transport}: the default here, io_uring in {@link EdgeSpliceUringTest}. */
+    String transport() {
+        return "auto";
+    }
 
     @BeforeAll
-    static void start() throws Exception {
+    void start(@TempDir Path dir) throws Exception {
         owner = StagedOwner.start();
         TestPki ca = TestPki.authority("splice");
         trusting = TestPki.clientTrusting(ca);
@@ -73,12 +77,13 @@ final class EdgeSpliceTest {
                 .owners(1)
                 .member("staged-0", owner.baseUri())
                 .set("spector.server.access-log", accessLog.toString())
+                .set("spector.server.transport", transport())
                 .tls(ca, dir)
                 .start();
     }
 
     @AfterAll
-    static void stop() {
+    void stop() {
         cell.close();
         owner.close();
     }
@@ -391,7 +396,7 @@ final class EdgeSpliceTest {
     // ---- helpers ----
 
     /** The gateway goes on after a failed splice: a new exchange on a new client connection arrives whole. */
-    private static void assertNextExchangeWhole(String ns) throws IOException {
+    private void assertNextExchangeWhole(String ns) throws IOException {
         try (Wire c = new Wire(cell.gateway.port())) {
             int len = 256 * 1024;
             assertThat(c.stagedGet(owner, ns, len)).isEqualTo(StagedOwner.body(len));
@@ -399,11 +404,12 @@ final class EdgeSpliceTest {
     }
 
     /** A cell of its own whose ring member {@code member} is {@code own}, with a pipe budget of {@code pipes}. */
-    private static Cell cellWithPipes(StagedOwner own, String member, int pipes) throws IOException {
+    private Cell cellWithPipes(StagedOwner own, String member, int pipes) throws IOException {
         return Cell.builder()
                 .owners(1)
                 .member(member, own.baseUri())
                 .set("spector.server.splice-pipes", String.valueOf(pipes))
+                .set("spector.server.transport", transport())
                 .start();
     }
 

@@ -105,11 +105,11 @@ final class TransportTest {
         }
     }
 
-    /** Splicing needs epoll's {@code spliceTo}: the epoll transport offers it, and only it. */
+    /** Splicing needs native sockets: epoll's {@code spliceTo}, or UringSplice on io_uring; NIO has neither. */
     @Test
-    void onlyEpoll_splices() {
+    void nativeTransports_splice_nioDoesNot() {
         assertThat(IoTransport.of(Transport.EPOLL).splices()).isTrue();
-        assertThat(IoTransport.of(Transport.IO_URING).splices()).isFalse();
+        assertThat(IoTransport.of(Transport.IO_URING).splices()).isTrue();
         assertThat(IoTransport.of(Transport.NIO).splices()).isFalse();
     }
 }

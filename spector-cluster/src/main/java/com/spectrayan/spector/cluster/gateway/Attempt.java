@@ -134,7 +134,7 @@ final class Attempt implements UpstreamHttpTransport.Listener {
     private long lastReadNanos;
 
     /** The kernel splice of the rest of the body while it runs ({@link #splice}), else null. */
-    private @Nullable ResponseSplice splice;
+    private @Nullable KernelSplice splice;
 
     Attempt(
             RouteEntry entry,
@@ -314,7 +314,7 @@ final class Attempt implements UpstreamHttpTransport.Listener {
         }
         state = State.RELEASED;
         cancelTimers();
-        ResponseSplice sp = splice;
+        KernelSplice sp = splice;
         if (sp != null) {
             splice = null;
             sp.cancel(); // responseComplete is false: the connection is closed below, its queue with it
@@ -350,7 +350,7 @@ final class Attempt implements UpstreamHttpTransport.Listener {
      * Answers whether the rest of the response body may be spliced now: the attempt holds its
      * connection, the whole request went out, the response began and did not end, no splice runs,
      * and the kernel can splice from the connection to {@code client} ({@link
-     * ResponseSplice#possible}).
+     * KernelSplice#possible}).
      */
     boolean maySplice(Channel client) {
         Channel ch = channel;
@@ -361,12 +361,12 @@ final class Attempt implements UpstreamHttpTransport.Listener {
                 && splice == null
                 && ch != null
                 && ch.isActive()
-                && ResponseSplice.possible(ch, client);
+                && KernelSplice.possible(ch, client);
     }
 
     /**
      * Moves the rest of the response body, {@code length} bytes, from the owner's socket to {@code
-     * client}'s in the kernel ({@link ResponseSplice}); {@link #maySplice} must have said yes. The
+     * client}'s in the kernel ({@link KernelSplice}); {@link #maySplice} must have said yes. The
      * connection's codec comes out first; bytes its decoder still held go to the exchange as body
      * first ({@link Events#onContent}). Each slice that reaches the client is reported ({@link
      * Events#onSpliced}); the end arrives as an empty {@link LastHttpContent}, with the codec back
@@ -394,7 +394,7 @@ final class Attempt implements UpstreamHttpTransport.Listener {
             spliceEnded();
             return;
         }
-        ResponseSplice started = ResponseSplice.start(ch, client, length - n, new ResponseSplice.Events() {
+        KernelSplice started = KernelSplice.start(ch, client, length - n, new ResponseSplice.Events() {
             @Override
             public void onSliced(int bytes) {
                 lastReadNanos = ticker.read();
@@ -597,7 +597,7 @@ final class Attempt implements UpstreamHttpTransport.Listener {
         Channel ch = channel;
         long idleNanos = idle.toNanos();
         long quiet = ticker.read() - lastReadNanos;
-        ResponseSplice sp = splice;
+        KernelSplice sp = splice;
         // A draining splice has all the owner sent: waiting is the client's (the send clock's).
         boolean pausedByClient = ch != null && (!ch.config().isAutoRead() || (sp != null && sp.isDraining()));
         if (quiet >= idleNanos && !pausedByClient) {

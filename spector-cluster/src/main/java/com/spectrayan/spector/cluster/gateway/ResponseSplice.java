@@ -22,7 +22,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Moves the rest of a response body of known length from the owner's socket to the client's in
- * the kernel: {@code splice(2)} through a pipe (Netty's {@link
+ * the kernel on epoll ({@link UringSplice} does it on io_uring): {@code splice(2)} through a pipe (Netty's {@link
  * AbstractEpollStreamChannel#spliceTo}), so no body byte is copied into the JVM and back, and no
  * buffer is allocated for it. HAProxy does the same ({@code option splice-response}); nginx does
  * not splice a proxied body.
@@ -87,7 +87,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Threading: confined to the loop of both channels.
  */
-public final class ResponseSplice {
+public final class ResponseSplice implements KernelSplice {
 
     /**
      * The smallest response {@code Content-Length} whose body is spliced: below it a body takes a
@@ -189,21 +189,19 @@ public final class ResponseSplice {
         return s;
     }
 
-    /** Answers whether the splice still runs (and reports). */
-    boolean isActive() {
+    @Override
+    public boolean isActive() {
         return active;
     }
 
-    /**
-     * Answers whether the owner's input ended and the rest of the body is read out of its socket:
-     * the owner sent everything, and any wait from here is the client's.
-     */
-    boolean isDraining() {
+    /** The owner's input ended and the rest of the body is read out of its socket (see the notes). */
+    @Override
+    public boolean isDraining() {
         return draining;
     }
 
-    /** Stops reporting; the caller closes the owner connection, which drops what is queued. */
-    void cancel() {
+    @Override
+    public void cancel() {
         end();
     }
 

@@ -1,0 +1,488 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.IoEvent;
+import io.netty.channel.IoEventLoop;
+import io.netty.channel.IoRegistration;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.Native;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.unix.FileDescriptor;
+import io.netty.channel.unix.UnixChannel;
+import io.netty.channel.uring.IoUringIoEvent;
+import io.netty.channel.uring.IoUringIoHandle;
+import io.netty.channel.uring.IoUringIoOps;
+import io.netty.channel.uring.IoUringSocketChannel;
+import io.netty.util.concurrent.Future;
+import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
+import java.util.ArrayDeque;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Moves the rest of a response body of known length from the owner's socket to the client's in
+ * the kernel when both are io_uring connections: what {@link ResponseSplice} does on epoll, with
+ * the same contract ({@link ResponseSplice.Events}, when it runs, the codec's removal, the ending).
+ * Netty's io_uring transport splices only files to sockets, so this class drives the pipe itself.
+ *
+ * <pre>
+ *   owner socket --splice(2)--> pipe --splice(2)--> client socket      (on the loop, non-blocking)
+ *        |  EAGAIN: POLL_ADD(POLLIN)        |  EAGAIN: POLL_ADD(POLLOUT)  (io_uring, this handle)
+ *        |  POLL_ADD(POLLRDHUP) for the splice's life: the owner's FIN  -> draining
+ *
+ *   STARTING --(the client's earlier writes reached its socket)--> PUMPING --(left == 0)--> ended
+ *   PUMPING --(the owner's FIN)--> DRAINING: the pipe first, then what Netty read, in order
+ *   any --(failure, the client gone, cancel)--> ended
+ * </pre>
+ *
+ * <p>Design notes:
+ *
+ * <ul>
+ *   <li><b>Synchronous splices, asynchronous readiness.</b> Each move is a non-blocking {@code
+ *       splice(2)} made on the channels' loop (Netty's {@link Native#splice}), as epoll's {@code
+ *       spliceTo} makes them: no worker thread, no copy. io_uring's own {@code IORING_OP_SPLICE}
+ *       would hand every one to a kernel worker thread ({@code io-wq}), a thread switch per 64
+ *       KiB. Only the waits go through the ring: a one-shot {@code POLL_ADD} on the socket that
+ *       said {@code EAGAIN}, submitted through this class's own registration with the loop's
+ *       {@code IoUringIoHandler}, whose completion resumes the pump.
+ *   <li><b>Nobody else touches the sockets meanwhile.</b> The owner connection stops reading
+ *       ({@code autoRead} off; the splice starts at the end of a read batch, when Netty has no
+ *       read in flight), and the exchange writes nothing to the client until the splice ended. The
+ *       splice starts only when everything written to the client before (the head, the first
+ *       parts) reached its socket: an empty write queued behind them completes first.
+ *   <li><b>The owner's FIN mid-body.</b> Netty reads a connection whose peer half-closed (its
+ *       {@code POLLRDHUP}) whether or not it was asked to, until the end of its input, so bytes
+ *       after the FIN's arrival may go to Netty's buffers instead of the pipe. Their order is kept
+ *       by a poll of this splice's own for {@code POLLRDHUP}, armed for its whole life: both polls
+ *       complete in the same wake-up, and Netty's read is submitted only when its completion is
+ *       handled, so this splice hears of the FIN before any byte was read past it. From then on it
+ *       splices nothing more from the socket ({@code DRAINING}): the pipe goes to the client, then
+ *       the buffers Netty read ({@link Watch} holds them; half-closure is allowed meanwhile, so Netty
+ *       shuts the input instead of closing), each written when the one before reached the client.
+ *       A byte read by Netty before the FIN was heard would break that order: the splice fails
+ *       instead (never seen; a guard, not a path). The connection is not pooled again (its input is
+ *       shut).
+ *   <li><b>Bounds.</b> One pipe per splice (64 KiB, the kernel's default), made at the start and
+ *       closed at the end; at most {@link #TURN_BYTES} move per turn of the loop before the pump
+ *       yields to the loop's other channels. Backpressure is the pipe: nothing is spliced from the
+ *       owner while the pipe holds bytes the client did not take.
+ *   <li><b>Ending.</b> As {@link ResponseSplice}'s: every byte ({@link ResponseSplice.Events#onEnded}),
+ *       a failure ({@code onFailed}: the owner closed before the end, a splice failed), the client
+ *       gone ({@code onClientGone}; the owner is closed in the same task). The polls still out are
+ *       cancelled and the registration with them; the pipe is closed.
+ * </ul>
+ *
+ * <p>Threading: confined to the loop of both channels.
+ */
+final class UringSplice implements KernelSplice, IoUringIoHandle {
+
+    /** The most bytes the pump moves in one turn of the loop before it lets the loop's other channels run. */
+    static final int TURN_BYTES = 256 * 1024;
+
+    /** The most bytes one splice from the owner's socket asks for: a pipe's default capacity. */
+    static final int PIPE_BYTES = 64 * 1024;
+
+    // poll(2)'s bits (Linux) and io_uring's opcodes, as Netty's io_uring Native keeps them (package-private there).
+    private static final int POLLIN = 0x1;
+    private static final int POLLOUT = 0x4;
+    private static final int POLLERR = 0x8;
+    private static final int POLLHUP = 0x10;
+    private static final int POLLRDHUP = 0x2000;
+    private static final byte IORING_OP_POLL_ADD = 6;
+    private static final byte IORING_OP_ASYNC_CANCEL = 14;
+
+    /** What a completion answers (the ops' user data). */
+    private static final long OWNER_READABLE = 1;
+
+    private static final long CLIENT_WRITABLE = 2;
+    private static final long OWNER_FIN = 3;
+    private static final long CANCELLED = 4;
+
+    private final Channel owner;
+    private final Channel client;
+    private final int ownerFd;
+    private final int clientFd;
+    private final ResponseSplice.Events events;
+    private final ChannelFutureListener onClientClosed = f -> onClientClosed();
+    private final ChannelFutureListener onOwnerClosed = f -> fail(new ClosedChannelException());
+    private final Watch watch = new Watch();
+    /** Bytes Netty read from the owner after its FIN (draining), oldest first. */
+    private final ArrayDeque<ByteBuf> held = new ArrayDeque<>();
+
+    private @Nullable IoRegistration registration;
+    private FileDescriptor @Nullable [] pipe;
+    /** Body bytes not yet reported to {@link ResponseSplice.Events#onSliced} (not yet in the client's socket). */
+    private long left;
+    /** Bytes in the pipe. */
+    private int inPipe;
+
+    private boolean active;
+    private boolean pumping;
+    /** The owner's FIN arrived: nothing more is spliced from its socket. */
+    private boolean draining;
+    /** Netty read the owner's input to its end. */
+    private boolean inputEnded;
+    /** A held buffer is on its way to the client. */
+    private boolean writingHeld;
+
+    private long ownerPoll;
+    private long clientPoll;
+    private long finPoll;
+
+    private UringSplice(Channel owner, Channel client, long length, ResponseSplice.Events events) {
+        this.owner = owner;
+        this.client = client;
+        this.ownerFd = ((UnixChannel) owner).fd().intValue();
+        this.clientFd = ((UnixChannel) client).fd().intValue();
+        this.left = length;
+        this.events = events;
+    }
+
+    /**
+     * Answers whether this class can splice from {@code owner} to {@code client}: io_uring sockets
+     * on one loop, called on it, and epoll's native library here (its {@code splice(2)}).
+     */
+    static boolean possible(Channel owner, Channel client) {
+        return owner instanceof IoUringSocketChannel
+                && client instanceof IoUringSocketChannel
+                && owner.eventLoop() == client.eventLoop()
+                && owner.eventLoop() instanceof IoEventLoop
+                && owner.eventLoop().inEventLoop()
+                && Epoll.isAvailable();
+    }
+
+    /**
+     * Starts moving {@code length} (> 0) bytes from {@code owner} to {@code client}, which must be
+     * {@link #possible}; the owner's codec must already be out of its pipeline. A splice that could
+     * not start has failed already (and said so).
+     */
+    static UringSplice start(Channel owner, Channel client, long length, ResponseSplice.Events events) {
+        if (!possible(owner, client) || length <= 0) {
+            throw new IllegalArgumentException("no splice of " + length + " bytes from " + owner + " to " + client);
+        }
+        UringSplice s = new UringSplice(owner, client, length, requireNonNull(events, "events"));
+        s.begin();
+        return s;
+    }
+
+    private void begin() {
+        active = true;
+        owner.config().setAutoRead(false);
+        owner.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true); // see "The owner's FIN mid-body"
+        owner.pipeline().addFirst(watch);
+        client.closeFuture().addListener(onClientClosed); // runs at once if the client already closed
+        if (!active) {
+            return;
+        }
+        owner.closeFuture().addListener(onOwnerClosed);
+        if (!active) {
+            return;
+        }
+        try {
+            Future<IoRegistration> r = ((IoEventLoop) owner.eventLoop()).register(this);
+            if (!r.isSuccess()) {
+                throw new IOException("could not register with the loop", r.cause());
+            }
+            registration = r.getNow();
+            pipe = FileDescriptor.pipe();
+        } catch (IOException | RuntimeException e) {
+            fail(e);
+            return;
+        }
+        finPoll = poll(ownerFd, POLLRDHUP, OWNER_FIN);
+        // The head and the parts written before reach the client's socket first: an empty write behind them.
+        ChannelPromise before = client.newPromise();
+        client.unsafe().write(Unpooled.EMPTY_BUFFER, before);
+        client.unsafe().flush();
+        before.addListener(f -> {
+            if (!f.isSuccess()) {
+                fail(f.cause());
+            } else {
+                pump();
+            }
+        });
+    }
+
+    @Override
+    public boolean isActive() {
+        return active;
+    }
+
+    @Override
+    public boolean isDraining() {
+        return draining;
+    }
+
+    @Override
+    public void cancel() {
+        end();
+    }
+
+    /** Moves what can move now: the pipe to the client, then the owner's socket into the pipe. */
+    private void pump() {
+        if (!active || pumping) {
+            return;
+        }
+        pumping = true;
+        try {
+            pump0();
+        } catch (IOException | RuntimeException e) {
+            fail(e);
+        } finally {
+            pumping = false;
+        }
+    }
+
+    private void pump0() throws IOException {
+        FileDescriptor[] p = requireNonNull(pipe);
+        int moved = 0;
+        while (active) {
+            if (inPipe > 0) {
+                if (clientPoll != 0) {
+                    return; // waiting for the client
+                }
+                int n = Native.splice(p[0].intValue(), -1, clientFd, -1, inPipe);
+                if (n == 0) { // EAGAIN: the pipe is not empty
+                    clientPoll = poll(clientFd, POLLOUT, CLIENT_WRITABLE);
+                    return;
+                }
+                inPipe -= n;
+                moved += n;
+                report(n);
+                continue;
+            }
+            if (draining) {
+                drainHeld();
+                return;
+            }
+            if (ownerPoll != 0) {
+                return; // waiting for the owner
+            }
+            if (moved >= TURN_BYTES) {
+                owner.eventLoop().execute(this::pump);
+                return;
+            }
+            int n = Native.splice(ownerFd, -1, p[1].intValue(), -1, Math.min(left, PIPE_BYTES));
+            if (n == 0) { // EAGAIN, or the input's end: the poll says which
+                ownerPoll = poll(ownerFd, POLLIN | POLLRDHUP, OWNER_READABLE);
+                return;
+            }
+            inPipe += n;
+        }
+    }
+
+    /** Draining, the pipe empty: the buffers Netty read after the FIN go to the client in order. */
+    private void drainHeld() {
+        if (writingHeld) {
+            return;
+        }
+        ByteBuf b = held.poll();
+        if (b == null) {
+            if (inputEnded) {
+                fail(new IOException("owner closed with " + left + " bytes of the body not sent"));
+            }
+            return; // Netty reads on to the input's end (Watch)
+        }
+        if (b.readableBytes() > left) {
+            b.writerIndex(b.readerIndex() + (int) left); // bytes past the length: dropped
+        }
+        int n = b.readableBytes();
+        writingHeld = true;
+        ChannelPromise written = client.newPromise();
+        client.unsafe().write(b, written);
+        client.unsafe().flush();
+        written.addListener(f -> {
+            writingHeld = false;
+            if (!active) {
+                return;
+            }
+            if (!f.isSuccess()) {
+                fail(f.cause());
+                return;
+            }
+            report(n);
+            pump();
+        });
+    }
+
+    private void report(int n) {
+        if (n <= 0 || !active) {
+            return;
+        }
+        left -= n;
+        events.onSliced(n);
+        if (active && left == 0) {
+            end();
+            events.onEnded();
+        }
+    }
+
+    @Override
+    public void handle(IoRegistration r, IoEvent event) {
+        IoUringIoEvent e = (IoUringIoEvent) event;
+        if (!active) {
+            return;
+        }
+        int res = e.res();
+        long what = e.userData();
+        if (what == OWNER_READABLE) {
+            ownerPoll = 0;
+            if (res < 0) {
+                fail(new IOException("poll of the owner's socket failed: " + res));
+                return;
+            }
+            if ((res & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+                finHeard();
+            }
+            pump();
+        } else if (what == CLIENT_WRITABLE) {
+            clientPoll = 0;
+            if (res < 0) {
+                fail(new IOException("poll of the client's socket failed: " + res));
+                return;
+            }
+            pump();
+        } else if (what == OWNER_FIN) {
+            finPoll = 0;
+            if (res >= 0) {
+                finHeard();
+                pump();
+            }
+        } // else a cancel's own completion
+    }
+
+    /** The owner's FIN arrived: what is still in its socket is Netty's to read (see the notes). */
+    private void finHeard() {
+        if (!draining) {
+            draining = true;
+            events.onDraining();
+        }
+    }
+
+    @Override
+    public void close() {
+        // The registration ends with the splice (end()); the loop closing ends it too, and then the channels close.
+    }
+
+    private long poll(int fd, int mask, long what) {
+        IoRegistration r = requireNonNull(registration);
+        return r.submit(new IoUringIoOps(
+                IORING_OP_POLL_ADD, (byte) 0, (short) 0, fd, 0L, 0L, 0, mask, what, (short) 0, (short) 0, 0, 0L));
+    }
+
+    private void cancelPoll(IoRegistration r, long id) {
+        if (id != 0) {
+            r.submit(new IoUringIoOps(
+                    IORING_OP_ASYNC_CANCEL,
+                    (byte) 0,
+                    (short) 0,
+                    -1,
+                    0L,
+                    id,
+                    0,
+                    0,
+                    CANCELLED,
+                    (short) 0,
+                    (short) 0,
+                    0,
+                    0L));
+        }
+    }
+
+    /** The client closed: the owner closes in this task (the body is cut off), as on epoll. */
+    private void onClientClosed() {
+        if (active) {
+            end();
+            owner.close();
+            events.onClientGone();
+        }
+    }
+
+    private void fail(Throwable cause) {
+        if (active) {
+            end();
+            events.onFailed(cause);
+        }
+    }
+
+    private void end() {
+        if (!active) {
+            return;
+        }
+        active = false;
+        client.closeFuture().removeListener(onClientClosed);
+        owner.closeFuture().removeListener(onOwnerClosed);
+        for (ByteBuf b; (b = held.poll()) != null; ) {
+            b.release();
+        }
+        if (owner.pipeline().context(watch) != null) {
+            owner.pipeline().remove(watch);
+        }
+        if (owner.isOpen()) {
+            owner.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, false);
+        }
+        IoRegistration r = registration;
+        if (r != null) {
+            registration = null;
+            cancelPoll(r, ownerPoll);
+            cancelPoll(r, clientPoll);
+            cancelPoll(r, finPoll);
+            ownerPoll = clientPoll = finPoll = 0;
+            r.cancel(); // removed once the cancelled polls completed
+        }
+        FileDescriptor[] p = pipe;
+        if (p != null) {
+            pipe = null;
+            closeQuietly(p[0]);
+            closeQuietly(p[1]);
+        }
+    }
+
+    private static void closeQuietly(FileDescriptor fd) {
+        try {
+            fd.close();
+        } catch (IOException ignored) {
+            // a pipe's close does not fail in a way that matters here
+        }
+    }
+
+    /**
+     * Sits first in the owner's pipeline while the splice runs (its codec is out): holds what
+     * Netty reads after the FIN, and hears the input's end.
+     */
+    private final class Watch extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (!active || !(msg instanceof ByteBuf b)) {
+                ctx.fireChannelRead(msg);
+                return;
+            }
+            if (!draining) {
+                b.release();
+                fail(new IllegalStateException("the owner's connection read body bytes the splice did not expect"));
+                return;
+            }
+            held.add(b);
+            pump();
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (active && evt instanceof ChannelInputShutdownEvent) {
+                finHeard();
+                inputEnded = true;
+                ctx.channel().eventLoop().execute(UringSplice.this::pump);
+            }
+            ctx.fireUserEventTriggered(evt);
+        }
+    }
+}
