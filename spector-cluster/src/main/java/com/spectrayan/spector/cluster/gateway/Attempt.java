@@ -598,8 +598,10 @@ final class Attempt implements UpstreamHttpTransport.Listener {
         long idleNanos = idle.toNanos();
         long quiet = ticker.read() - lastReadNanos;
         KernelSplice sp = splice;
-        // A draining splice has all the owner sent: waiting is the client's (the send clock's).
-        boolean pausedByClient = ch != null && (!ch.config().isAutoRead() || (sp != null && sp.isDraining()));
+        // A splice says whose wait it is (a draining one has all the owner sent); the client's wait is
+        // the send clock's.
+        boolean pausedByClient =
+                ch != null && (sp != null ? sp.waitsForClient() : !ch.config().isAutoRead());
         if (quiet >= idleNanos && !pausedByClient) {
             log.debug("owner {} idle for {} ms inside a response", entry.owner(), quiet / 1_000_000);
             events.onIdle(this, idle);

@@ -29,10 +29,11 @@ interface KernelSplice {
     boolean isActive();
 
     /**
-     * Answers whether the owner's input ended and the rest of the body comes out of what it sent
-     * before: any wait from here is the client's.
+     * Answers whether the splice waits for the client, not the owner: the owner's input ended (the
+     * rest of the body is in the gateway's hands), or bytes read from the owner wait for the
+     * client's socket. The owner's idle timer counts only the other waits ({@link Attempt}).
      */
-    boolean isDraining();
+    boolean waitsForClient();
 
     /** Stops reporting; the caller closes the owner connection, which drops what is queued. */
     void cancel();

@@ -194,10 +194,13 @@ public final class ResponseSplice implements KernelSplice {
         return active;
     }
 
-    /** The owner's input ended and the rest of the body is read out of its socket (see the notes). */
+    /**
+     * The owner's input ended and the rest of the body is read out of its socket (see the notes), or
+     * Netty paused the owner while a spliced part waits for the client's socket.
+     */
     @Override
-    public boolean isDraining() {
-        return draining;
+    public boolean waitsForClient() {
+        return draining || !owner.config().isAutoRead();
     }
 
     @Override

@@ -16,6 +16,7 @@ import io.netty.channel.IoRegistration;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.Native;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.channel.unix.FileDescriptor;
 import io.netty.channel.unix.UnixChannel;
 import io.netty.channel.uring.IoUringIoEvent;
@@ -126,6 +127,9 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
     private int inPipe;
 
     private boolean active;
+    /** The client's earlier writes reached its socket, and the pump may run. */
+    private boolean pumpStarted;
+
     private boolean pumping;
     /** The owner's FIN arrived: nothing more is spliced from its socket. */
     private boolean draining;
@@ -198,7 +202,12 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
             fail(e);
             return;
         }
-        finPoll = poll(ownerFd, POLLRDHUP, OWNER_FIN);
+        if (owner instanceof DuplexChannel d && d.isInputShutdown()) {
+            finHeard(); // Netty read the input to its end before the splice: nothing is left in the socket
+            inputEnded = true;
+        } else {
+            finPoll = poll(ownerFd, POLLRDHUP, OWNER_FIN);
+        }
         // The head and the parts written before reach the client's socket first: an empty write behind them.
         ChannelPromise before = client.newPromise();
         client.unsafe().write(Unpooled.EMPTY_BUFFER, before);
@@ -207,6 +216,7 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
             if (!f.isSuccess()) {
                 fail(f.cause());
             } else {
+                pumpStarted = true;
                 pump();
             }
         });
@@ -217,9 +227,10 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
         return active;
     }
 
+    /** Draining, the client's earlier writes still going out, or the pipe holding bytes: nothing is read meanwhile. */
     @Override
-    public boolean isDraining() {
-        return draining;
+    public boolean waitsForClient() {
+        return draining || !pumpStarted || inPipe > 0;
     }
 
     @Override
@@ -229,7 +240,7 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
 
     /** Moves what can move now: the pipe to the client, then the owner's socket into the pipe. */
     private void pump() {
-        if (!active || pumping) {
+        if (!active || pumping || !pumpStarted) {
             return;
         }
         pumping = true;

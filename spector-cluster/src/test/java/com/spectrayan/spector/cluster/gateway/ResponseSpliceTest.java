@@ -13,11 +13,16 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringSocketChannel;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -33,11 +38,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A spliced body whose owner closes right behind it (RFC 9112 §9.6 lets a server close an idle
@@ -45,8 +52,9 @@ import org.junit.jupiter.api.condition.OS;
  * socket buffer fixed so the case is the same at every run: the client side takes a few KiB, the
  * owner's FIN reaches the gateway's socket with most of the body unread behind it, and only then
  * does the client read. Netty's splice alone closes the connection at that FIN and drops those
- * bytes; {@link ResponseSplice} drains them. Real loopback sockets at both ends: a writing owner
- * and a reading client on plain Java sockets, the gateway's two connections on one epoll loop.
+ * bytes; {@link ResponseSplice} drains them, and {@link UringSplice} hands them to the client after
+ * the pipe. Real loopback sockets at both ends: a writing owner and a reading client on plain Java
+ * sockets, the gateway's two connections on one loop of each native transport.
  */
 @EnabledOnOs(OS.LINUX)
 final class ResponseSpliceTest {
@@ -56,15 +64,34 @@ final class ResponseSpliceTest {
     /** The gateway's receive buffer from the owner: room for every body here, so the FIN arrives. */
     private static final int OWNER_SIDE_BUFFER = 4 * 1024 * 1024;
 
-    private EventLoopGroup group;
+    /** The native transports that splice, each with its own splice ({@link KernelSplice#start}). */
+    enum Io {
+        EPOLL(EpollSocketChannel.class),
+        IO_URING(IoUringSocketChannel.class);
+
+        final Class<? extends SocketChannel> channel;
+
+        Io(Class<? extends SocketChannel> channel) {
+            this.channel = channel;
+        }
+
+        IoHandlerFactory factory() {
+            if (this == EPOLL) {
+                assertThat(Epoll.isAvailable()).as("native epoll").isTrue();
+                return EpollIoHandler.newFactory();
+            }
+            assertThat(IoUring.isAvailable()).as("io_uring").isTrue();
+            return IoUringIoHandler.newFactory();
+        }
+    }
+
+    private @Nullable EventLoopGroup group;
     private ServerSocket ownerServer;
     private ServerSocket clientServer;
     private final List<Socket> sockets = new ArrayList<>();
 
     @BeforeEach
     void start() throws IOException {
-        assertThat(Epoll.isAvailable()).as("native epoll").isTrue();
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         ownerServer = new ServerSocket(0, 5, InetAddress.getLoopbackAddress());
         clientServer = new ServerSocket();
         clientServer.setReceiveBufferSize(CLIENT_SIDE_BUFFER); // accepted sockets inherit it
@@ -78,13 +105,26 @@ final class ResponseSpliceTest {
         }
         ownerServer.close();
         clientServer.close();
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        if (group != null) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
     }
 
-    @Test
-    void ownerClosesRightBehindTheBody_beforeTheClientReads_everyByteArrivesAndTheSpliceEnds() throws Exception {
+    /** The test's one loop, on {@code io}. */
+    private EventLoop loop(Io io) {
+        EventLoopGroup g = group;
+        if (g == null) {
+            g = new MultiThreadIoEventLoopGroup(1, io.factory());
+            group = g;
+        }
+        return g.next();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Io.class)
+    void ownerClosesRightBehindTheBody_beforeTheClientReads_everyByteArrivesAndTheSpliceEnds(Io io) throws Exception {
         int length = 1024 * 1024;
-        Run run = splice(length, body(length), true);
+        Run run = splice(io, length, body(length), true);
         assertThat(run.readN(length)).isEqualTo(body(length));
         await().atMost(BOUND).until(() -> run.ended.isDone());
         assertThat(run.sliced.get()).isEqualTo(length);
@@ -94,11 +134,12 @@ final class ResponseSpliceTest {
         assertThat(((DuplexChannel) run.owner).isInputShutdown()).isTrue();
     }
 
-    @Test
-    void ownerCutsTheBodyShortAndCloses_theClientGetsEveryByteItSent_andTheSpliceFails() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Io.class)
+    void ownerCutsTheBodyShortAndCloses_theClientGetsEveryByteItSent_andTheSpliceFails(Io io) throws Exception {
         int length = 1024 * 1024;
         int sent = 700 * 1024;
-        Run run = splice(length, Arrays.copyOf(body(length), sent), true);
+        Run run = splice(io, length, Arrays.copyOf(body(length), sent), true);
         assertThat(run.readN(sent)).isEqualTo(Arrays.copyOf(body(length), sent));
         await().atMost(BOUND).until(() -> run.failure.get() != null);
         run.client.close().syncUninterruptibly(); // as the exchange does on a failed body
@@ -107,11 +148,12 @@ final class ResponseSpliceTest {
         assertThat(run.ended).isNotDone();
     }
 
-    @Test
-    void ownerSendsPastTheLengthAndCloses_theClientGetsTheLengthExactly() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Io.class)
+    void ownerSendsPastTheLengthAndCloses_theClientGetsTheLengthExactly(Io io) throws Exception {
         int length = 512 * 1024;
         byte[] more = body(length + 4096);
-        Run run = splice(length, more, true);
+        Run run = splice(io, length, more, true);
         byte[] got = run.readN(length);
         assertThat(got).isEqualTo(Arrays.copyOf(more, length));
         await().atMost(BOUND).until(() -> run.ended.isDone());
@@ -119,10 +161,11 @@ final class ResponseSpliceTest {
         assertThat(run.failure.get()).isNull();
     }
 
-    @Test
-    void ownerThatStaysOpen_isSplicedWithoutDraining_andKeepsItsInput() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Io.class)
+    void ownerThatStaysOpen_isSplicedWithoutDraining_andKeepsItsInput(Io io) throws Exception {
         int length = 1024 * 1024;
-        Run run = splice(length, body(length), false);
+        Run run = splice(io, length, body(length), false);
         assertThat(run.readN(length)).isEqualTo(body(length));
         await().atMost(BOUND).until(() -> run.ended.isDone());
         assertThat(run.drained.get()).isZero();
@@ -134,22 +177,47 @@ final class ResponseSpliceTest {
     }
 
     /**
+     * Whose wait it is, which decides whether the owner's idle timer runs ({@code Attempt}): an
+     * owner quiet mid-body is waited for (its idle timer must be able to end the exchange), a
+     * client that stops reading while the owner sends is the client's (the send clock's).
+     */
+    @ParameterizedTest
+    @EnumSource(Io.class)
+    void ownerQuietMidBody_isTheOwnersWait_aClientThatStopsReading_isTheClients(Io io) throws Exception {
+        int length = 4 * 1024 * 1024;
+        int part = 100 * 1024;
+        byte[] all = body(length);
+        Run run = splice(io, length, Arrays.copyOf(all, part), false);
+        assertThat(run.readN(part)).isEqualTo(Arrays.copyOf(all, part));
+        // Every byte the owner sent reached the client (epoll reports a slice only when it ends).
+        await().atMost(BOUND).until(() -> !run.waitsForClient());
+
+        java.util.Objects.requireNonNull(run.ownerSide).getOutputStream().write(all, part, length - part);
+        await().atMost(BOUND).until(run::waitsForClient);
+        assertThat(run.readN(length - part)).isEqualTo(Arrays.copyOfRange(all, part, length));
+        await().atMost(BOUND).until(() -> run.ended.isDone());
+        assertThat(run.failure.get()).isNull();
+    }
+
+    /**
      * A response head read with its body already behind it in the socket (the owner wrote both
      * before the gateway read): {@link ResponseSplice.ReadCount#endBatch} ends the read batch
      * after the read in progress, so the rest stays in the kernel for a splice started at the
      * batch's end, and the next batch follows by itself: the owner sends nothing more.
      */
-    @Test
-    void endBatch_endsTheReadBatchAfterTheReadInProgress_andTheNextBatchFollowsByItself() throws Exception {
-        Batches b = readWrittenBody(1024 * 1024, true);
+    @ParameterizedTest
+    @EnumSource(Io.class)
+    void endBatch_endsTheReadBatchAfterTheReadInProgress_andTheNextBatchFollowsByItself(Io io) throws Exception {
+        Batches b = readWrittenBody(io, 1024 * 1024, true);
         assertThat(b.readsInFirst.get()).as("reads in the first batch").isEqualTo(1);
         assertThat(b.batches.get()).isGreaterThan(1);
     }
 
     /** The premise of the test above: without it, the first batch reads on while its buffers fill. */
-    @Test
-    void withoutEndBatch_theFirstBatchReadsOnWhileItsBuffersFill() throws Exception {
-        Batches b = readWrittenBody(1024 * 1024, false);
+    @ParameterizedTest
+    @EnumSource(Io.class)
+    void withoutEndBatch_theFirstBatchReadsOnWhileItsBuffersFill(Io io) throws Exception {
+        Batches b = readWrittenBody(io, 1024 * 1024, false);
         assertThat(b.readsInFirst.get()).as("reads in the first batch").isGreaterThan(1);
     }
 
@@ -164,11 +232,11 @@ final class ResponseSpliceTest {
      * then lets the gateway's connection read them all (calling {@code endBatch} at its first read
      * when {@code endFirstBatch}) and returns what its read batches were.
      */
-    private Batches readWrittenBody(int length, boolean endFirstBatch) throws Exception {
+    private Batches readWrittenBody(Io io, int length, boolean endFirstBatch) throws Exception {
         Batches b = new Batches();
         Channel owner = new Bootstrap()
-                .group(group.next())
-                .channel(EpollSocketChannel.class)
+                .group(loop(io))
+                .channel(io.channel)
                 .option(ChannelOption.SO_RCVBUF, OWNER_SIDE_BUFFER)
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
@@ -221,6 +289,12 @@ final class ResponseSpliceTest {
         final CompletableFuture<Void> ended = new CompletableFuture<>();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
 
+        @Nullable
+        Socket ownerSide;
+
+        @Nullable
+        KernelSplice splice;
+
         Run(Channel owner, Channel client, Socket reader) {
             this.owner = owner;
             this.client = client;
@@ -231,6 +305,12 @@ final class ResponseSpliceTest {
             byte[] b = reader.getInputStream().readNBytes(n);
             assertThat(b).hasSize(n);
             return b;
+        }
+
+        /** Answers, on the loop, whether the splice says its wait is the client's. */
+        boolean waitsForClient() throws Exception {
+            KernelSplice sp = java.util.Objects.requireNonNull(splice);
+            return owner.eventLoop().submit(sp::waitsForClient).get(BOUND.toSeconds(), TimeUnit.SECONDS);
         }
 
         /** Reads until the gateway's side closes. */
@@ -244,13 +324,14 @@ final class ResponseSpliceTest {
      * {@code thenClose}), waits until its FIN (if any) reached the gateway's socket while the
      * client read nothing, then returns with the splice of {@code length} bytes running.
      */
-    private Run splice(int length, byte[] sent, boolean thenClose) throws Exception {
-        EventLoop loop = group.next();
-        Channel owner = connect(loop, ownerServer.getLocalPort(), ChannelOption.SO_RCVBUF, OWNER_SIDE_BUFFER);
+    private Run splice(Io io, int length, byte[] sent, boolean thenClose) throws Exception {
+        EventLoop loop = loop(io);
+        Channel owner = connect(io, loop, ownerServer.getLocalPort(), ChannelOption.SO_RCVBUF, OWNER_SIDE_BUFFER);
         Socket ownerSide = accept(ownerServer);
-        Channel client = connect(loop, clientServer.getLocalPort(), ChannelOption.SO_SNDBUF, CLIENT_SIDE_BUFFER);
+        Channel client = connect(io, loop, clientServer.getLocalPort(), ChannelOption.SO_SNDBUF, CLIENT_SIDE_BUFFER);
         Run run = new Run(owner, client, accept(clientServer));
-        loop.submit(() -> ResponseSplice.start(run.owner, run.client, length, new ResponseSplice.Events() {
+        run.ownerSide = ownerSide;
+        run.splice = loop.submit(() -> KernelSplice.start(run.owner, run.client, length, new ResponseSplice.Events() {
                     @Override
                     public void onSliced(int bytes) {
                         run.sliced.addAndGet(bytes);
@@ -288,10 +369,10 @@ final class ResponseSpliceTest {
         return run;
     }
 
-    private <T> Channel connect(EventLoop loop, int port, ChannelOption<T> option, T value) {
+    private <T> Channel connect(Io io, EventLoop loop, int port, ChannelOption<T> option, T value) {
         return new Bootstrap()
                 .group(loop)
-                .channel(EpollSocketChannel.class)
+                .channel(io.channel)
                 .option(option, value)
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
