@@ -5,10 +5,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The gateway's budget of kernel pipes for spliced response bodies ({@code
- * spector.server.splice-pipes}, HAProxy's {@code maxpipes}). Netty makes a client connection's
- * pipe (two descriptors, up to 64 KiB of kernel memory while bytes are in it) at its first spliced
- * body and closes it only with the connection, so a connection holds its slot until it closes;
- * past the budget a body is copied as usual. Zero turns splicing off.
+ * spector.server.splice-pipes}, HAProxy's {@code maxpipes}). On epoll Netty makes a client
+ * connection's pipe (two descriptors, up to 64 KiB of kernel memory while bytes are in it) at its
+ * first spliced body and closes it only with the connection; on io_uring the cluster's {@code
+ * UringSplice} makes one per body and closes it at the body's end. Either way a connection holds
+ * its slot from its first spliced body until it closes (at most that many pipes at once); past the
+ * budget a body is copied as usual. Zero turns splicing off.
  *
  * <p>Thread-safe: one counter, claimed by compare-and-set from every event loop.
  */
