@@ -1,5 +1,6 @@
 package com.spectrayan.spector.gateway;
 
+import com.spectrayan.spector.cluster.gateway.ResponseSplice;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
@@ -236,6 +237,8 @@ final class ClientConnection {
     private int sendMessage;
 
     private long sendProgress;
+
+    private long sendBytesOut; // bytesOut at the last note (spliced bytes count)
 
     /** When the connection last became idle: opened, or a response ended on it. */
     private long idleSinceNanos;
@@ -1067,7 +1070,8 @@ final class ClientConnection {
             return;
         }
         ChannelOutboundBuffer out = ch.unsafe().outboundBuffer();
-        boolean held = out != null && !out.isEmpty();
+        // io_uring's spliced bytes wait in the splice's pipe, not in the outbound buffer (UringSplice).
+        boolean held = (out != null && !out.isEmpty()) || (splicing && ResponseSplice.holdsBytesFor(ch));
         boolean moved = observeOutput();
         if (!held || moved || (ch.isWritable() && !splicing)) {
             if (splicing || !ch.isWritable()) {
@@ -1100,9 +1104,10 @@ final class ClientConnection {
         }
         int message = System.identityHashCode(out.current());
         long progress = out.currentProgress();
-        boolean moved = message != sendMessage || progress != sendProgress;
+        boolean moved = message != sendMessage || progress != sendProgress || (splicing && bytesOut != sendBytesOut);
         sendMessage = message;
         sendProgress = progress;
+        sendBytesOut = bytesOut; // a splice on io_uring moves bytes past the outbound buffer
         return moved;
     }
 

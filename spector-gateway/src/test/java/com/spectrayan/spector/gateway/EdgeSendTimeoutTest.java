@@ -47,6 +47,7 @@ final class EdgeSendTimeoutTest {
     private static @Nullable StagedOwner owner;
     private static @Nullable Cell spliceOn;
     private static @Nullable Cell spliceOff;
+    private static @Nullable Cell spliceOnUring;
     private static @Nullable Path onLog;
 
     @BeforeAll
@@ -65,6 +66,12 @@ final class EdgeSendTimeoutTest {
                 .set("spector.server.send-timeout", "1s")
                 .set("spector.server.splice-pipes", "0")
                 .start();
+        spliceOnUring = Cell.builder()
+                .owners(1)
+                .member("staged-0", owner().baseUri())
+                .set("spector.server.send-timeout", "1s")
+                .set("spector.server.transport", "io_uring")
+                .start();
     }
 
     @AfterAll
@@ -74,6 +81,9 @@ final class EdgeSendTimeoutTest {
         }
         if (spliceOff != null) {
             spliceOff.close();
+        }
+        if (spliceOnUring != null) {
+            spliceOnUring.close();
         }
         if (owner != null) {
             owner.close();
@@ -110,6 +120,20 @@ final class EdgeSendTimeoutTest {
         assertThat(line.get("outcome").asText()).isEqualTo("reset");
         assertThat(line.get("error").asText()).isEqualTo(ClientConnection.SEND_TIMEOUT);
         assertThat(line.get("status").asInt()).isEqualTo(200);
+    }
+
+    /**
+     * The splice path on io_uring: the bytes wait in the splice's own pipe, outside the client
+     * connection's outbound buffer, and the clock runs all the same ({@code UringSplice}'s notes).
+     */
+    @Test
+    void clientStopsReading_splicedBodyOnIoUring_isResetAfterTheSendTimeout() throws Exception {
+        Cell cell = requireNonNull(spliceOnUring);
+        long spliced = cell.gateway.forwarder().metrics().splicedResponses();
+        stalls(cell, get(cell.namespaceOwnedBy("staged-0"), "len=" + LARGE + "&first=" + FIRST), false);
+        assertThat(cell.gateway.forwarder().metrics().splicedResponses() - spliced)
+                .as("the body went by splice")
+                .isEqualTo(1);
     }
 
     /**

@@ -195,6 +195,49 @@ class EdgeSpliceTest {
         }
     }
 
+    /**
+     * A client that stops reading mid-body holds its own exchange only: the event loop its
+     * connection shares goes on answering others (the splice never waits on the loop for the
+     * client's socket: on io_uring that socket blocks, and the ring's worker waits for it). Probed
+     * with small GETs on connections of the same loop while the stalled body's buffers are full.
+     */
+    @Test
+    void aClientThatStopsReadingMidSplice_holdsNoOtherConnectionOnItsLoop() throws Exception {
+        String ns = cell.namespaceOwnedBy("staged-0");
+        int len = 32 * 1024 * 1024;
+        long before = spliced(cell);
+        try (Wire stalled = new Wire(cell.gateway.port(), 16 * 1024)) {
+            stalled.send(get(ns, "len=" + len + "&first=" + FIRST));
+            byte[] first = stalled.readStagedStart(len);
+            owner.release();
+            int port = stalled.localPort();
+            await().atMost(BOUND).until(() -> TcpTable.receiveQueue(port, cell.gateway.port()) >= 8 * 1024);
+            EventLoop loop = loopOf(cell, stalled);
+            int probes = 0; // a probe may land on the other loop: up to 200 connections to find 5 on this one
+            for (int tries = 0; probes < 5 && tries < 200; tries++) {
+                try (Wire other = new Wire(cell.gateway.port())) {
+                    EventLoop l = await().atMost(BOUND)
+                            .ignoreExceptions()
+                            .until(() -> loopOf(cell, other), java.util.Objects::nonNull);
+                    if (l != loop) {
+                        continue;
+                    }
+                    other.socket.setSoTimeout(5_000); // the loop answers at once, or the test fails
+                    int small = 4 * 1024;
+                    other.send(get(ns, "len=" + small + "&first=" + small));
+                    assertThat(other.readHead()).containsEntry("content-length", String.valueOf(small));
+                    assertThat(other.readNBytes(small)).isEqualTo(StagedOwner.body(small));
+                    probes++;
+                }
+            }
+            assertThat(probes)
+                    .as("connections probed on the stalled client's loop")
+                    .isEqualTo(5);
+            assertThat(concat(first, stalled.readNBytes(len - FIRST))).isEqualTo(StagedOwner.body(len));
+        }
+        assertThat(spliced(cell) - before).isEqualTo(1);
+    }
+
     @Test
     void pipelinedRequests_areAnsweredInOrder_behindASplicedBody() throws Exception {
         String ns = cell.namespaceOwnedBy("staged-0");

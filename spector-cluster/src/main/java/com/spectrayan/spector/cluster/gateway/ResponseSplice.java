@@ -105,6 +105,17 @@ public final class ResponseSplice implements KernelSplice {
      */
     static final int DRAIN_CHUNK = 64 * 1024;
 
+    /**
+     * Answers whether a splice to {@code client} holds body bytes the client has not taken, outside
+     * the connection's outbound buffer: {@link UringSplice}'s pipe (the client's send clock counts
+     * them as waiting, as it counts epoll's spliced parts, which wait in that buffer). Call on the
+     * client's loop.
+     */
+    public static boolean holdsBytesFor(Channel client) {
+        UringSplice s = client.attr(UringSplice.TO_CLIENT).get();
+        return s != null && s.isActive() && s.waitsForClient();
+    }
+
     /** What a splice tells its attempt; every call runs on the channels' loop. */
     interface Events {
         /** {@code bytes} more body bytes reached the client's socket. */

@@ -23,6 +23,7 @@ import io.netty.channel.uring.IoUringIoEvent;
 import io.netty.channel.uring.IoUringIoHandle;
 import io.netty.channel.uring.IoUringIoOps;
 import io.netty.channel.uring.IoUringSocketChannel;
+import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.Future;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
@@ -36,8 +37,8 @@ import org.jspecify.annotations.Nullable;
  * Netty's io_uring transport splices only files to sockets, so this class drives the pipe itself.
  *
  * <pre>
- *   owner socket --splice(2)--> pipe --splice(2)--> client socket      (on the loop, non-blocking)
- *        |  EAGAIN: POLL_ADD(POLLIN)        |  EAGAIN: POLL_ADD(POLLOUT)  (io_uring, this handle)
+ *   owner socket --splice(2), on the loop--> pipe --IORING_OP_SPLICE, the ring's worker--> client socket
+ *        |  EAGAIN: POLL_ADD(POLLIN)              |  (a non-blocking client: EAGAIN, POLL_ADD(POLLOUT))
  *        |  POLL_ADD(POLLRDHUP) for the splice's life: the owner's FIN  -> draining
  *
  *   STARTING --(the client's earlier writes reached its socket)--> PUMPING --(left == 0)--> ended
@@ -48,13 +49,18 @@ import org.jspecify.annotations.Nullable;
  * <p>Design notes:
  *
  * <ul>
- *   <li><b>Synchronous splices, asynchronous readiness.</b> Each move is a non-blocking {@code
- *       splice(2)} made on the channels' loop (Netty's {@link Native#splice}), as epoll's {@code
- *       spliceTo} makes them: no worker thread, no copy. io_uring's own {@code IORING_OP_SPLICE}
- *       would hand every one to a kernel worker thread ({@code io-wq}), a thread switch per 64
- *       KiB. Only the waits go through the ring: a one-shot {@code POLL_ADD} on the socket that
- *       said {@code EAGAIN}, submitted through this class's own registration with the loop's
- *       {@code IoUringIoHandler}, whose completion resumes the pump.
+ *   <li><b>Into the pipe on the loop, out of it on the ring.</b> Netty connects its io_uring
+ *       sockets non-blocking but accepts them blocking (io_uring needs neither), and {@code
+ *       splice(2)} blocks on a blocking socket whatever its flags say. So the owner's side is a
+ *       non-blocking {@code splice(2)} made on the loop (Netty's {@link Native#splice}), as epoll's
+ *       {@code spliceTo} makes it, and a wait for it a {@code POLL_ADD(POLLIN)}; the client's side is
+ *       an {@code IORING_OP_SPLICE}, which the kernel runs on a worker thread of the ring ({@code
+ *       io-wq}): it may block there for a client that reads slowly, never on the loop (the first
+ *       version spliced to the client on the loop, and a client that stopped reading stopped the
+ *       loop: {@code EdgeSpliceTest} holds that). Its completion says how many bytes reached the
+ *       client's socket; a non-blocking client socket answers {@code EAGAIN} and waits for a
+ *       {@code POLL_ADD(POLLOUT)}. Every op goes through this class's own registration with the
+ *       loop's {@code IoUringIoHandler}, whose completions resume the pump.
  *   <li><b>Nobody else touches the sockets meanwhile.</b> The owner connection stops reading
  *       ({@code autoRead} off; the splice starts at the end of a read batch, when Netty has no
  *       read in flight), and the exchange writes nothing to the client until the splice ended. The
@@ -79,12 +85,19 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Ending.</b> As {@link ResponseSplice}'s: every byte ({@link ResponseSplice.Events#onEnded}),
  *       a failure ({@code onFailed}: the owner closed before the end, a splice failed), the client
  *       gone ({@code onClientGone}; the owner is closed in the same task). The polls still out are
- *       cancelled and the registration with them; the pipe is closed.
+ *       cancelled (the splice to the client too, which interrupts a worker the client's socket
+ *       blocks) and the registration with them. The pipe is closed then, or, with a splice to the
+ *       client in flight, when that splice completed: the worker holds the pipe's lock while the
+ *       client's socket blocks it, and closing the pipe's last descriptor takes that lock, which
+ *       would stop the loop until the client read.
  * </ul>
  *
  * <p>Threading: confined to the loop of both channels.
  */
 final class UringSplice implements KernelSplice, IoUringIoHandle {
+
+    /** The splice running to a client connection, while it runs ({@link ResponseSplice#holdsBytesFor}). */
+    static final AttributeKey<UringSplice> TO_CLIENT = AttributeKey.valueOf(UringSplice.class, "toClient");
 
     /** The most bytes the pump moves in one turn of the loop before it lets the loop's other channels run. */
     static final int TURN_BYTES = 256 * 1024;
@@ -96,17 +109,21 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
     private static final int POLLIN = 0x1;
     private static final int POLLOUT = 0x4;
     private static final int POLLERR = 0x8;
+    private static final int EAGAIN = 11;
     private static final int POLLHUP = 0x10;
     private static final int POLLRDHUP = 0x2000;
     private static final byte IORING_OP_POLL_ADD = 6;
     private static final byte IORING_OP_ASYNC_CANCEL = 14;
+    private static final byte IORING_OP_SPLICE = 30;
+    private static final int SPLICE_F_MOVE = 1;
 
     /** What a completion answers (the ops' user data). */
     private static final long OWNER_READABLE = 1;
 
-    private static final long CLIENT_WRITABLE = 2;
     private static final long OWNER_FIN = 3;
     private static final long CANCELLED = 4;
+    private static final long TO_CLIENT_DONE = 5;
+    private static final long CLIENT_WRITABLE = 2;
 
     private final Channel owner;
     private final Channel client;
@@ -139,6 +156,7 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
     private boolean writingHeld;
 
     private long ownerPoll;
+    private long toClient; // the pipe's splice to the client's socket in flight (its op), else 0
     private long clientPoll;
     private long finPoll;
 
@@ -191,6 +209,7 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
         if (!active) {
             return;
         }
+        client.attr(TO_CLIENT).set(this);
         try {
             Future<IoRegistration> r = ((IoEventLoop) owner.eventLoop()).register(this);
             if (!r.isSuccess()) {
@@ -256,23 +275,28 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
     private void pump0() throws IOException {
         FileDescriptor[] p = requireNonNull(pipe);
         int moved = 0;
-        while (active) {
+        while (active && toClient == 0 && clientPoll == 0) {
             if (inPipe > 0) {
-                if (clientPoll != 0) {
-                    return; // waiting for the client
-                }
-                int n = Native.splice(p[0].intValue(), -1, clientFd, -1, inPipe);
-                if (n == 0) { // EAGAIN: the pipe is not empty
-                    clientPoll = poll(clientFd, POLLOUT, CLIENT_WRITABLE);
-                    return;
-                }
-                inPipe -= n;
-                moved += n;
-                report(n);
-                continue;
+                // The client's socket blocks (Netty accepts blocking sockets for io_uring): the ring's
+                // worker waits for it, never the loop.
+                toClient = submit(new IoUringIoOps(
+                        IORING_OP_SPLICE,
+                        (byte) 0,
+                        (short) 0,
+                        clientFd,
+                        -1L,
+                        -1L,
+                        inPipe,
+                        SPLICE_F_MOVE,
+                        TO_CLIENT_DONE,
+                        (short) 0,
+                        (short) 0,
+                        p[0].intValue(),
+                        0L));
+                return;
             }
-            if (draining) {
-                drainHeld();
+            if (draining || writingHeld || !held.isEmpty()) {
+                drainHeld(); // what Netty read goes first; draining, it is all that is left
                 return;
             }
             if (ownerPoll != 0) {
@@ -282,23 +306,25 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
                 owner.eventLoop().execute(this::pump);
                 return;
             }
+            // The owner's socket is non-blocking (Netty connects it so): EAGAIN when it holds nothing.
             int n = Native.splice(ownerFd, -1, p[1].intValue(), -1, Math.min(left, PIPE_BYTES));
             if (n == 0) { // EAGAIN, or the input's end: the poll says which
                 ownerPoll = poll(ownerFd, POLLIN | POLLRDHUP, OWNER_READABLE);
                 return;
             }
             inPipe += n;
+            moved += n;
         }
     }
 
-    /** Draining, the pipe empty: the buffers Netty read after the FIN go to the client in order. */
+    /** The pipe empty: the buffers Netty read (after the FIN, or before the pump began) go to the client in order. */
     private void drainHeld() {
         if (writingHeld) {
             return;
         }
         ByteBuf b = held.poll();
         if (b == null) {
-            if (inputEnded) {
+            if (draining && inputEnded) {
                 fail(new IOException("owner closed with " + left + " bytes of the body not sent"));
             }
             return; // Netty reads on to the input's end (Watch)
@@ -340,11 +366,14 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
     @Override
     public void handle(IoRegistration r, IoEvent event) {
         IoUringIoEvent e = (IoUringIoEvent) event;
+        long what = e.userData();
         if (!active) {
+            if (what == TO_CLIENT_DONE) {
+                closePipe(); // the ring's worker let go of it (see end())
+            }
             return;
         }
         int res = e.res();
-        long what = e.userData();
         if (what == OWNER_READABLE) {
             ownerPoll = 0;
             if (res < 0) {
@@ -354,6 +383,19 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
             if ((res & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
                 finHeard();
             }
+            pump();
+        } else if (what == TO_CLIENT_DONE) {
+            toClient = 0;
+            if (res == -EAGAIN) { // a non-blocking client socket, full
+                clientPoll = poll(clientFd, POLLOUT, CLIENT_WRITABLE);
+                return;
+            }
+            if (res <= 0) {
+                fail(new IOException("splice to the client's socket failed: " + res));
+                return;
+            }
+            inPipe -= res;
+            report(res);
             pump();
         } else if (what == CLIENT_WRITABLE) {
             clientPoll = 0;
@@ -379,18 +421,22 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
         }
     }
 
+    /** The loop's ring closes (its workers are done): the pipe goes with it; the channels close on their own. */
     @Override
     public void close() {
-        // The registration ends with the splice (end()); the loop closing ends it too, and then the channels close.
+        closePipe();
     }
 
     private long poll(int fd, int mask, long what) {
-        IoRegistration r = requireNonNull(registration);
-        return r.submit(new IoUringIoOps(
+        return submit(new IoUringIoOps(
                 IORING_OP_POLL_ADD, (byte) 0, (short) 0, fd, 0L, 0L, 0, mask, what, (short) 0, (short) 0, 0, 0L));
     }
 
-    private void cancelPoll(IoRegistration r, long id) {
+    private long submit(IoUringIoOps op) {
+        return requireNonNull(registration).submit(op);
+    }
+
+    private void cancel(IoRegistration r, long id) {
         if (id != 0) {
             r.submit(new IoUringIoOps(
                     IORING_OP_ASYNC_CANCEL,
@@ -430,6 +476,7 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
             return;
         }
         active = false;
+        client.attr(TO_CLIENT).compareAndSet(this, null);
         client.closeFuture().removeListener(onClientClosed);
         owner.closeFuture().removeListener(onOwnerClosed);
         for (ByteBuf b; (b = held.poll()) != null; ) {
@@ -442,14 +489,25 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
             owner.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, false);
         }
         IoRegistration r = registration;
+        // A splice to the client in flight holds the pipe's lock in the ring's worker, and closing the
+        // pipe's last descriptor takes that lock: the pipe is closed when that splice completed
+        // (cancelled just below), never on the loop while it runs.
+        boolean pipeInUse = toClient != 0;
         if (r != null) {
             registration = null;
-            cancelPoll(r, ownerPoll);
-            cancelPoll(r, clientPoll);
-            cancelPoll(r, finPoll);
-            ownerPoll = clientPoll = finPoll = 0;
+            cancel(r, ownerPoll);
+            cancel(r, toClient); // interrupts the ring's worker if the client's socket blocks it
+            cancel(r, clientPoll);
+            cancel(r, finPoll);
+            ownerPoll = toClient = clientPoll = finPoll = 0;
             r.cancel(); // removed once the cancelled polls completed
         }
+        if (!pipeInUse) {
+            closePipe();
+        }
+    }
+
+    private void closePipe() {
         FileDescriptor[] p = pipe;
         if (p != null) {
             pipe = null;
@@ -477,11 +535,13 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
                 ctx.fireChannelRead(msg);
                 return;
             }
-            if (!draining) {
+            if (!draining && pumpStarted) {
                 b.release();
                 fail(new IllegalStateException("the owner's connection read body bytes the splice did not expect"));
                 return;
             }
+            // Draining, or read before the pump spliced a byte (a read of Netty's that was under way
+            // when the splice began, or the FIN arriving in that batch): these come first.
             held.add(b);
             pump();
         }
