@@ -75,9 +75,11 @@ import org.jspecify.annotations.Nullable;
  *       splices nothing more from the socket ({@code DRAINING}): the pipe goes to the client, then
  *       the buffers Netty read ({@link Watch} holds them; half-closure is allowed meanwhile, so Netty
  *       shuts the input instead of closing), each written when the one before reached the client.
- *       A byte read by Netty before the FIN was heard would break that order: the splice fails
- *       instead (never seen; a guard, not a path). The connection is not pooled again (its input is
- *       shut).
+ *       Bytes Netty read before the pump spliced its first byte (the FIN arriving in the batch that
+ *       began the splice: Netty's read goes out before this splice's poll) come first too, held the
+ *       same way. A byte Netty read after the pump began and before the FIN was heard would break
+ *       the order: the splice fails instead (a guard, not a path). The connection is not pooled
+ *       again (its input is shut).
  *   <li><b>Bounds.</b> One pipe per splice (64 KiB, the kernel's default), made at the start and
  *       closed at the end; at most {@link #TURN_BYTES} move per turn of the loop before the pump
  *       yields to the loop's other channels. Backpressure is the pipe: nothing is spliced from the
@@ -105,25 +107,26 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
     /** The most bytes one splice from the owner's socket asks for: a pipe's default capacity. */
     static final int PIPE_BYTES = 64 * 1024;
 
-    // poll(2)'s bits (Linux) and io_uring's opcodes, as Netty's io_uring Native keeps them (package-private there).
+    // poll(2)'s bits, an errno, io_uring's opcodes and a splice flag (Linux), as Netty's io_uring
+    // Native keeps them (package-private there).
     private static final int POLLIN = 0x1;
     private static final int POLLOUT = 0x4;
     private static final int POLLERR = 0x8;
-    private static final int EAGAIN = 11;
     private static final int POLLHUP = 0x10;
     private static final int POLLRDHUP = 0x2000;
     private static final byte IORING_OP_POLL_ADD = 6;
     private static final byte IORING_OP_ASYNC_CANCEL = 14;
     private static final byte IORING_OP_SPLICE = 30;
     private static final int SPLICE_F_MOVE = 1;
+    private static final int EAGAIN = 11;
 
     /** What a completion answers (the ops' user data). */
     private static final long OWNER_READABLE = 1;
 
+    private static final long CLIENT_WRITABLE = 2;
     private static final long OWNER_FIN = 3;
     private static final long CANCELLED = 4;
     private static final long TO_CLIENT_DONE = 5;
-    private static final long CLIENT_WRITABLE = 2;
 
     private final Channel owner;
     private final Channel client;
@@ -133,7 +136,7 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
     private final ChannelFutureListener onClientClosed = f -> onClientClosed();
     private final ChannelFutureListener onOwnerClosed = f -> fail(new ClosedChannelException());
     private final Watch watch = new Watch();
-    /** Bytes Netty read from the owner after its FIN (draining), oldest first. */
+    /** Bytes Netty read from the owner (after its FIN, or before the pump began), oldest first. */
     private final ArrayDeque<ByteBuf> held = new ArrayDeque<>();
 
     private @Nullable IoRegistration registration;
