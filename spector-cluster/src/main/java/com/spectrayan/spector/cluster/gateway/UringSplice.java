@@ -372,6 +372,7 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
         long what = e.userData();
         if (!active) {
             if (what == TO_CLIENT_DONE) {
+                toClient = 0;
                 closePipe(); // the ring's worker let go of it (see end())
             }
             return;
@@ -424,10 +425,15 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
         }
     }
 
-    /** The loop's ring closes (its workers are done): the pipe goes with it; the channels close on their own. */
+    /**
+     * The loop's ring closes: the pipe goes with it, unless a splice to the client still holds it
+     * (closing it would wait for that worker; the process is ending, and its descriptors with it).
+     */
     @Override
     public void close() {
-        closePipe();
+        if (toClient == 0) {
+            closePipe();
+        }
     }
 
     private long poll(int fd, int mask, long what) {
@@ -502,7 +508,7 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
             cancel(r, toClient); // interrupts the ring's worker if the client's socket blocks it
             cancel(r, clientPoll);
             cancel(r, finPoll);
-            ownerPoll = toClient = clientPoll = finPoll = 0;
+            ownerPoll = clientPoll = finPoll = 0; // toClient stays set until its completion: the pipe is in use
             r.cancel(); // removed once the cancelled polls completed
         }
         if (!pipeInUse) {
