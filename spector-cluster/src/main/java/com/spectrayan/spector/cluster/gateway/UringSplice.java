@@ -78,8 +78,10 @@ import org.jspecify.annotations.Nullable;
  *       Bytes Netty read before the pump spliced its first byte (the FIN arriving in the batch that
  *       began the splice: Netty's read goes out before this splice's poll) come first too, held the
  *       same way. A byte Netty read after the pump began and before the FIN was heard would break
- *       the order: the splice fails instead (a guard, not a path). The connection is not pooled
- *       again (its input is shut).
+ *       the order: the splice fails instead. <b>Known hole:</b> that guard does fire, rarely, for an
+ *       owner that closes right behind a body ({@code EdgeSpliceUringTest}'s keep-alive owner), so
+ *       the argument above misses an interleaving; the exchange is then reset, never sent out of
+ *       order. The connection is not pooled again (its input is shut).
  *   <li><b>Bounds.</b> One pipe per splice (64 KiB, the kernel's default), made at the start and
  *       closed at the end; at most {@link #TURN_BYTES} move per turn of the loop before the pump
  *       yields to the loop's other channels. Backpressure is the pipe: nothing is spliced from the
