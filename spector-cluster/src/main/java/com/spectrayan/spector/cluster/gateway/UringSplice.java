@@ -83,9 +83,9 @@ import org.jspecify.annotations.Nullable;
  *       the argument above misses an interleaving; the exchange is then reset, never sent out of
  *       order. The connection is not pooled again (its input is shut).
  *   <li><b>Bounds.</b> One pipe per splice (64 KiB, the kernel's default), made at the start and
- *       closed at the end; at most {@link #TURN_BYTES} move per turn of the loop before the pump
- *       yields to the loop's other channels. Backpressure is the pipe: nothing is spliced from the
- *       owner while the pipe holds bytes the client did not take.
+ *       closed at the end; the loop splices at most {@link #PIPE_BYTES} per completion it handles
+ *       (one move into the pipe, then the pipe is the ring's). Backpressure is the pipe: nothing is
+ *       spliced from the owner while the pipe holds bytes the client did not take.
  *   <li><b>Ending.</b> As {@link ResponseSplice}'s: every byte ({@link ResponseSplice.Events#onEnded}),
  *       a failure ({@code onFailed}: the owner closed before the end, a splice failed), the client
  *       gone ({@code onClientGone}; the owner is closed in the same task). The polls still out are
@@ -102,9 +102,6 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
 
     /** The splice running to a client connection, while it runs ({@link ResponseSplice#holdsBytesFor}). */
     static final AttributeKey<UringSplice> TO_CLIENT = AttributeKey.valueOf(UringSplice.class, "toClient");
-
-    /** The most bytes the pump moves in one turn of the loop before it lets the loop's other channels run. */
-    static final int TURN_BYTES = 256 * 1024;
 
     /** The most bytes one splice from the owner's socket asks for: a pipe's default capacity. */
     static final int PIPE_BYTES = 64 * 1024;
@@ -279,7 +276,6 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
 
     private void pump0() throws IOException {
         FileDescriptor[] p = requireNonNull(pipe);
-        int moved = 0;
         while (active && toClient == 0 && clientPoll == 0) {
             if (inPipe > 0) {
                 // The client's socket blocks (Netty accepts blocking sockets for io_uring): the ring's
@@ -307,10 +303,6 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
             if (ownerPoll != 0) {
                 return; // waiting for the owner
             }
-            if (moved >= TURN_BYTES) {
-                owner.eventLoop().execute(this::pump);
-                return;
-            }
             // The owner's socket is non-blocking (Netty connects it so): EAGAIN when it holds nothing.
             int n = Native.splice(ownerFd, -1, p[1].intValue(), -1, Math.min(left, PIPE_BYTES));
             if (n == 0) { // EAGAIN, or the input's end: the poll says which
@@ -318,7 +310,6 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
                 return;
             }
             inPipe += n;
-            moved += n;
         }
     }
 
