@@ -3,6 +3,7 @@ package com.spectrayan.spector.cluster.gateway;
 import static java.util.Objects.requireNonNull;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelConfig;
@@ -429,6 +430,8 @@ public final class ResponseSplice implements KernelSplice {
         long bytes;
         /** Whether the read batch in progress ends after its current read ({@link #endBatch}). */
         private boolean endBatch;
+        /** A read Netty submitted has not completed ({@link #readInFlight}). */
+        private boolean reading;
 
         private ReadCount(RecvByteBufAllocator allocator) {
             this.allocator = allocator;
@@ -459,6 +462,19 @@ public final class ResponseSplice implements KernelSplice {
             endBatch = true;
         }
 
+        /**
+         * Answers whether a read of Netty's on this connection was submitted and has not completed.
+         * On io_uring a read takes its buffer from the handle when it is submitted, on the loop,
+         * and runs in the kernel later (at the loop's next {@code io_uring_enter}); its result
+         * comes back through the handle ({@code lastBytesRead}, whatever it read: bytes, nothing,
+         * the input's end). {@link UringSplice} takes nothing from the socket meanwhile, so every
+         * byte such a read takes comes after every byte spliced before it. On epoll a read starts
+         * and completes in one call, and this answers false between reads.
+         */
+        boolean readInFlight() {
+            return reading;
+        }
+
         @Override
         @SuppressWarnings("deprecation") // the interface's own return type; the handle is an ExtendedHandle
         public Handle newHandle() {
@@ -471,7 +487,15 @@ public final class ResponseSplice implements KernelSplice {
             }
 
             @Override
+            public ByteBuf allocate(ByteBufAllocator alloc) {
+                ByteBuf b = super.allocate(alloc);
+                reading = true;
+                return b;
+            }
+
+            @Override
             public void lastBytesRead(int n) {
+                reading = false;
                 if (n > 0) {
                     bytes += n;
                 }

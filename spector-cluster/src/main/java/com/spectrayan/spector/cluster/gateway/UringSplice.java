@@ -42,6 +42,7 @@ import org.jspecify.annotations.Nullable;
  *        |  POLL_ADD(POLLRDHUP) for the splice's life: the owner's FIN  -> draining
  *
  *   STARTING --(the client's earlier writes reached its socket)--> PUMPING --(left == 0)--> ended
+ *   PUMPING --(a read of Netty's out, or its bytes held)--> the pipe first, then what Netty read, then PUMPING
  *   PUMPING --(the owner's FIN)--> DRAINING: the pipe first, then what Netty read, in order
  *   any --(failure, the client gone, cancel)--> ended
  * </pre>
@@ -66,22 +67,22 @@ import org.jspecify.annotations.Nullable;
  *       read in flight), and the exchange writes nothing to the client until the splice ended. The
  *       splice starts only when everything written to the client before (the head, the first
  *       parts) reached its socket: an empty write queued behind them completes first.
- *   <li><b>The owner's FIN mid-body.</b> Netty reads a connection whose peer half-closed (its
- *       {@code POLLRDHUP}) whether or not it was asked to, until the end of its input, so bytes
- *       after the FIN's arrival may go to Netty's buffers instead of the pipe. Their order is kept
- *       by a poll of this splice's own for {@code POLLRDHUP}, armed for its whole life: both polls
- *       complete in the same wake-up, and Netty's read is submitted only when its completion is
- *       handled, so this splice hears of the FIN before any byte was read past it. From then on it
- *       splices nothing more from the socket ({@code DRAINING}): the pipe goes to the client, then
- *       the buffers Netty read ({@link Watch} holds them; half-closure is allowed meanwhile, so Netty
- *       shuts the input instead of closing), each written when the one before reached the client.
- *       Bytes Netty read before the pump spliced its first byte (the FIN arriving in the batch that
- *       began the splice: Netty's read goes out before this splice's poll) come first too, held the
- *       same way. A byte Netty read after the pump began and before the FIN was heard would break
- *       the order: the splice fails instead. <b>Known hole:</b> that guard does fire, rarely, for an
- *       owner that closes right behind a body ({@code EdgeSpliceUringTest}'s keep-alive owner), so
- *       the argument above misses an interleaving; the exchange is then reset, never sent out of
- *       order. The connection is not pooled again (its input is shut).
+ *   <li><b>Netty's reads meanwhile, and the owner's FIN.</b> Netty reads a connection whose peer
+ *       half-closed (its {@code POLLRDHUP}) whether or not it was asked to, until the end of its
+ *       input, so some of the body may go to Netty's buffers instead of the pipe. One rule keeps the
+ *       order: the pump takes nothing from the socket while a read of Netty's is out (submitted and
+ *       not completed, {@link ResponseSplice.ReadCount#readInFlight}: an io_uring read runs in the
+ *       kernel after the loop submitted it) nor while bytes Netty read wait here ({@link Watch}
+ *       holds them). So every byte Netty reads is newer than every byte in the pipe: the pipe goes
+ *       to the client first, then those buffers, each when the one before reached the client, and
+ *       then the pump splices again. (The first version relied instead on a poll of its own for
+ *       {@code POLLRDHUP} completing in the same wake-up as Netty's, and failed the splice on a
+ *       byte Netty read before it; that guard fired, rarely, for an owner closing right behind a
+ *       body: the two completions need not arrive together.) That poll stays, armed for the
+ *       splice's whole life: once the FIN is heard ({@code DRAINING}) nothing more is spliced from
+ *       the socket, what is left is Netty's to read (half-closure is allowed meanwhile, so Netty
+ *       shuts the input instead of closing), and the exchange is told. The connection is not
+ *       pooled again (its input is shut).
  *   <li><b>Bounds.</b> One pipe per splice (64 KiB, the kernel's default), made at the start and
  *       closed at the end; the loop splices at most {@link #PIPE_BYTES} per completion it handles
  *       (one move into the pipe, then the pipe is the ring's). Backpressure is the pipe: nothing is
@@ -132,10 +133,11 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
     private final int ownerFd;
     private final int clientFd;
     private final ResponseSplice.Events events;
+    private final ResponseSplice.ReadCount reads;
     private final ChannelFutureListener onClientClosed = f -> onClientClosed();
     private final ChannelFutureListener onOwnerClosed = f -> fail(new ClosedChannelException());
     private final Watch watch = new Watch();
-    /** Bytes Netty read from the owner (after its FIN, or before the pump began), oldest first. */
+    /** Bytes Netty read from the owner, oldest first: all newer than the pipe's (see the notes). */
     private final ArrayDeque<ByteBuf> held = new ArrayDeque<>();
 
     private @Nullable IoRegistration registration;
@@ -169,6 +171,7 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
         this.clientFd = ((UnixChannel) client).fd().intValue();
         this.left = length;
         this.events = events;
+        this.reads = requireNonNull(ResponseSplice.ReadCount.of(owner), "the owner connection counts no reads");
     }
 
     /**
@@ -178,6 +181,7 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
     static boolean possible(Channel owner, Channel client) {
         return owner instanceof IoUringSocketChannel
                 && client instanceof IoUringSocketChannel
+                && ResponseSplice.ReadCount.of(owner) != null
                 && owner.eventLoop() == client.eventLoop()
                 && owner.eventLoop() instanceof IoEventLoop
                 && owner.eventLoop().inEventLoop()
@@ -248,10 +252,13 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
         return active;
     }
 
-    /** Draining, the client's earlier writes still going out, or the pipe holding bytes: nothing is read meanwhile. */
+    /**
+     * Draining, the client's earlier writes still going out, or bytes for the client in the pipe or
+     * held: nothing is taken from the owner meanwhile.
+     */
     @Override
     public boolean waitsForClient() {
-        return draining || !pumpStarted || inPipe > 0;
+        return draining || !pumpStarted || inPipe > 0 || writingHeld || !held.isEmpty();
     }
 
     @Override
@@ -297,11 +304,15 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
                 return;
             }
             if (draining || writingHeld || !held.isEmpty()) {
-                drainHeld(); // what Netty read goes first; draining, it is all that is left
+                drainHeld(); // what Netty read goes before anything spliced next; draining, it is all that is left
                 return;
             }
             if (ownerPoll != 0) {
                 return; // waiting for the owner
+            }
+            if (reads.readInFlight()) {
+                return; // Netty reads the socket: its bytes come after the pipe's (see the notes); pumped again when it
+                // completed
             }
             // The owner's socket is non-blocking (Netty connects it so): EAGAIN when it holds nothing.
             int n = Native.splice(ownerFd, -1, p[1].intValue(), -1, Math.min(left, PIPE_BYTES));
@@ -313,7 +324,7 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
         }
     }
 
-    /** The pipe empty: the buffers Netty read (after the FIN, or before the pump began) go to the client in order. */
+    /** The pipe empty: the buffers Netty read go to the client in order. */
     private void drainHeld() {
         if (writingHeld) {
             return;
@@ -537,15 +548,18 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
                 ctx.fireChannelRead(msg);
                 return;
             }
-            if (!draining && pumpStarted) {
-                b.release();
-                fail(new IllegalStateException("the owner's connection read body bytes the splice did not expect"));
-                return;
-            }
-            // Draining, or read before the pump spliced a byte (a read of Netty's that was under way
-            // when the splice began, or the FIN arriving in that batch): these come first.
+            // Newer than every byte in the pipe (the pump takes nothing from the socket while a read
+            // of Netty's is out, nor while it holds bytes): they go to the client after the pipe's.
             held.add(b);
             pump();
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            if (active) {
+                pump(); // a read that took nothing ended: the socket is the pump's again
+            }
+            ctx.fireChannelReadComplete();
         }
 
         @Override

@@ -15,6 +15,8 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.RecvByteBufAllocator;
+import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollSocketChannel;
@@ -41,6 +43,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -174,6 +177,67 @@ final class ResponseSpliceTest {
         assertThat(run.owner.config().getOption(ChannelOption.ALLOW_HALF_CLOSURE))
                 .isFalse();
         assertThat(run.owner.pipeline().toMap().keySet()).containsExactly("sink"); // the splice's watch is gone
+    }
+
+    /**
+     * A read of Netty's on the owner's connection mid-splice, while the pipe holds bytes the client
+     * has not taken (the read Netty makes by itself on the owner's FIN, here asked for): what it
+     * reads goes to the client after the pipe's bytes and before the pump's next, and the splice
+     * carries on to the end. The body arrives whole and in order, and the owner's connection
+     * keeps its input.
+     */
+    @ParameterizedTest
+    @EnumSource(Io.class)
+    void aReadOfNettysMidSplice_putsItsBytesInTheirPlace(Io io) throws Exception {
+        int length = 2 * 1024 * 1024;
+        int part = 1024 * 1024;
+        byte[] all = body(length);
+        Run run = splice(io, length, Arrays.copyOf(all, part), false);
+        await().atMost(BOUND).until(run::waitsForClient); // the client reads nothing yet: its buffers are full
+        run.owner.eventLoop().submit(run.owner::read).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+
+        java.util.Objects.requireNonNull(run.ownerSide).getOutputStream().write(all, part, length - part);
+        assertThat(run.readN(length)).isEqualTo(all);
+        await().atMost(BOUND).until(() -> run.ended.isDone() || run.failure.get() != null);
+        assertThat(run.failure.get()).isNull();
+        assertThat(run.sliced.get()).isEqualTo(length);
+        assertThat(((DuplexChannel) run.owner).isInputShutdown()).isFalse();
+    }
+
+    /**
+     * What {@link UringSplice} relies on to keep the order: a read is out from the moment it takes
+     * its buffer from the connection's handle until its result comes back through it, whatever
+     * the result. Netty's io_uring transport takes the buffer when it submits the read ({@code
+     * AbstractIoUringStreamChannel.scheduleRead0}) and runs it in the kernel later; it also
+     * submits and completes a read within one turn of the loop when the socket holds bytes, so no
+     * test can stop a real read in between.
+     */
+    @Test
+    @SuppressWarnings("deprecation") // Handle: the interface Netty's channels call
+    void readInFlight_fromTheReadsBufferToItsResult_whateverTheResult() {
+        EmbeddedChannel ch = new EmbeddedChannel();
+        try {
+            ResponseSplice.ReadCount.install(ch);
+            ResponseSplice.ReadCount reads = java.util.Objects.requireNonNull(ResponseSplice.ReadCount.of(ch));
+            RecvByteBufAllocator.Handle h =
+                    ch.config().getRecvByteBufAllocator().newHandle();
+            h.reset(ch.config());
+            assertThat(reads.readInFlight()).isFalse();
+            for (int result : new int[] {1024, 0, -1}) { // bytes, nothing (EAGAIN), the input's end
+                ByteBuf b = h.allocate(ch.alloc());
+                assertThat(reads.readInFlight())
+                        .as("out, before a result of %d", result)
+                        .isTrue();
+                h.lastBytesRead(result);
+                assertThat(reads.readInFlight())
+                        .as("out, after a result of %d", result)
+                        .isFalse();
+                b.release();
+            }
+            assertThat(reads.bytes).isEqualTo(1024);
+        } finally {
+            ch.finishAndReleaseAll();
+        }
     }
 
     /**
