@@ -22,13 +22,15 @@ import org.jspecify.annotations.Nullable;
  * a body length anywhere from below the splice threshold to several slices' worth of pipe-fulls,
  * the bytes before the owner's pause anywhere from one to 64 KiB, half the answers cut off at a
  * random byte, and a quarter whole but with the owner closing right behind them, unannounced (RFC
- * 9112 §9.6: its FIN races the splice). Whatever the owner does, the client gets either the whole body, byte for
+ * 9112 §9.6: its FIN races the splice). Every answer goes through two gateways, one on epoll
+ * ({@code ResponseSplice}) and one on io_uring ({@code UringSplice}). Whatever the owner does, the client gets either the whole body, byte for
  * byte, on a connection that carries the next exchange (RFC 9112 §6.3, §9.3), or a prefix of it
  * and the connection's end, never a complete response (§8); and the gateway goes on.
  */
 final class EdgeSplicePropertiesTest {
     private static @Nullable StagedOwner owner;
     private static @Nullable Cell cell;
+    private static @Nullable Cell uringCell;
     private static int cutRuns;
     private static int wholeRuns;
     private static int quitRuns;
@@ -43,11 +45,24 @@ final class EdgeSplicePropertiesTest {
     static void start() throws IOException {
         owner = StagedOwner.start();
         cell = Cell.builder().owners(1).member("staged-p", owner.baseUri()).start();
+        uringCell = Cell.builder()
+                .owners(1)
+                .member("staged-p", owner.baseUri())
+                .set("spector.server.transport", "io_uring")
+                .start();
     }
 
     @AfterContainer
     static void stop() {
+        // Both gateways spliced (the rest of the checks hold on copied bodies too).
+        assertThat(requireNonNull(cell).gateway.forwarder().metrics().splicedResponses())
+                .as("spliced on epoll")
+                .isPositive();
+        assertThat(requireNonNull(uringCell).gateway.forwarder().metrics().splicedResponses())
+                .as("spliced on io_uring")
+                .isPositive();
         requireNonNull(cell).close();
+        requireNonNull(uringCell).close();
         requireNonNull(owner).close();
         // The generator is not lopsided: both kinds of answers were tried.
         assertThat(cutRuns).as("cut answers").isPositive();
@@ -76,7 +91,11 @@ final class EdgeSplicePropertiesTest {
 
     @Property(tries = 60)
     void theClientGetsTheWholeBodyOrAPrefixAndTheEnd(@ForAll("answers") Answer a) throws IOException {
-        Cell cell = requireNonNull(EdgeSplicePropertiesTest.cell);
+        answer(requireNonNull(cell), a);
+        answer(requireNonNull(uringCell), a);
+    }
+
+    private static void answer(Cell cell, Answer a) throws IOException {
         StagedOwner owner = requireNonNull(EdgeSplicePropertiesTest.owner);
         String ns = cell.namespaceOwnedBy("staged-p");
         byte[] body = StagedOwner.body(a.len());
