@@ -238,6 +238,70 @@ class EdgeSpliceTest {
         assertThat(spliced(cell) - before).isEqualTo(1);
     }
 
+    /**
+     * Clients that stop reading mid-body hold no kernel thread each. On io_uring the splice to a
+     * client runs on a worker thread of the ring ({@code iou-wrk-*}), which would wait in the
+     * client's full socket for as long as the client reads nothing: a dozen stalled clients, a
+     * dozen threads, and the pipe budget allows thousands. The worker waits a clock tick at most
+     * and the splice then polls for room on the loop. The clients stall one after the other, each
+     * until the gateway sends it nothing more, so a worker that was let go serves the next.
+     */
+    @Test
+    void clientsThatStopReadingMidSplice_holdNoKernelThreadEach() throws Exception {
+        int clients = 12;
+        int len = 8 * 1024 * 1024;
+        java.util.List<Wire> stalled = new java.util.ArrayList<>();
+        // A cell of its own: the owner connections these bodies leave pooled serve no other test.
+        try (StagedOwner own = StagedOwner.start();
+                Cell one = cellWithPipes(own, "staged-1", clients)) {
+            String ns = one.namespaceOwnedBy("staged-1");
+            ForwarderMetrics m = one.gateway.forwarder().metrics();
+            for (int i = 0; i < clients; i++) {
+                Wire c = new Wire(one.gateway.port(), 16 * 1024);
+                stalled.add(c);
+                c.send(get(ns, "len=" + len));
+                assertThat(c.readHead()).containsEntry("content-length", String.valueOf(len));
+                long started = i + 1L;
+                await().atMost(BOUND).until(() -> spliced(one) >= started);
+                long[] seen = {-1};
+                await("the gateway sends the stalled client nothing more")
+                        .atMost(BOUND)
+                        .pollInterval(Duration.ofMillis(50))
+                        .until(() -> {
+                            long now = m.splicedBytes();
+                            boolean still = now == seen[0];
+                            seen[0] = now;
+                            return still;
+                        });
+            }
+            assertThat(ringWorkers())
+                    .as("the ring's worker threads with %d clients stalled mid-splice", clients)
+                    .isLessThan(clients / 2);
+            for (Wire c : stalled) {
+                assertThat(c.readNBytes(len)).isEqualTo(StagedOwner.body(len));
+            }
+        } finally {
+            for (Wire c : stalled) {
+                c.close();
+            }
+        }
+    }
+
+    /** This process's io_uring worker threads (named {@code iou-wrk-<pid>}); none on epoll. */
+    private static long ringWorkers() throws IOException {
+        try (java.util.stream.Stream<Path> tasks = java.nio.file.Files.list(Path.of("/proc/self/task"))) {
+            return tasks.filter(t -> {
+                        try {
+                            return java.nio.file.Files.readString(t.resolve("comm"))
+                                    .startsWith("iou-wrk");
+                        } catch (IOException e) {
+                            return false; // the thread ended meanwhile
+                        }
+                    })
+                    .count();
+        }
+    }
+
     @Test
     void pipelinedRequests_areAnsweredInOrder_behindASplicedBody() throws Exception {
         String ns = cell.namespaceOwnedBy("staged-0");

@@ -9,8 +9,8 @@ import com.spectrayan.spector.uplink.RelayTarget;
 import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelOutboundHandlerAdapter;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -94,9 +94,19 @@ final class RelayedExchangeTest {
      * {@code autoRead} on asks for one). While reading is off nothing asks, so the first read
      * after a stall is the one that resumed it.
      */
-    private static final class ReadWatch extends ChannelOutboundHandlerAdapter {
+    private static final class ReadWatch extends ChannelDuplexHandler {
         final List<Integer> reads = new CopyOnWriteArrayList<>();
         volatile boolean watching;
+        /** The most the read-ahead held after a read of the client's body (it sits before the gateway's handler). */
+        volatile int peak;
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ctx.fireChannelRead(msg);
+            int now = RelayedExchange.readAhead(
+                    ctx.pipeline().get(GatewayHandler.class).connection().exchange());
+            peak = Math.max(peak, now);
+        }
 
         @Override
         public void read(ChannelHandlerContext ctx) {
@@ -125,18 +135,25 @@ final class RelayedExchangeTest {
         try (WireClient client = new WireClient(relayCell.cell.gateway.port())) {
             client.send(WireClient.head(
                     "PUT", "/relay/" + WORKER + "/step/up", Cell.token(Cell.TENANT), "Content-Length: " + length));
-            CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> client.send(data), writer);
             target.called(WAIT);
             Channel ch = relayedClient();
             ReadWatch watch = new ReadWatch();
             ch.eventLoop()
-                    .submit(() -> ch.pipeline().addLast("read-watch", watch))
+                    .submit(() -> ch.pipeline()
+                            .addBefore(
+                                    ch.pipeline().context(GatewayHandler.class).name(), "read-watch", watch))
                     .get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> client.send(data), writer);
 
+            // The relay also takes what its window to the worker holds, before or after the
+            // read-ahead fills (either, by the loop's read batches): the bound is seen at its peak.
             Waits.until(
-                    "the read-ahead fills to its bound while the worker takes nothing",
+                    "the read-ahead fills to its bound while the worker takes nothing, and the client is unread",
                     WAIT,
-                    () -> look(ch).readAhead() >= RelayedExchange.READ_AHEAD_HIGH_BYTES);
+                    () -> watch.peak >= RelayedExchange.READ_AHEAD_HIGH_BYTES && !look(ch).reading());
+            assertThat(watch.peak)
+                    .as("the read-ahead at its peak")
+                    .isLessThanOrEqualTo(RelayedExchange.READ_AHEAD_HIGH_BYTES + ONE_READ);
             org.awaitility.Awaitility.await("the read-ahead stays within its bound, the client unread")
                     .during(Duration.ofMillis(300))
                     .atMost(Duration.ofSeconds(5))

@@ -18,6 +18,7 @@ import io.netty.channel.epoll.Native;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.channel.unix.FileDescriptor;
+import io.netty.channel.unix.RawUnixChannelOption;
 import io.netty.channel.unix.UnixChannel;
 import io.netty.channel.uring.IoUringIoEvent;
 import io.netty.channel.uring.IoUringIoHandle;
@@ -26,7 +27,10 @@ import io.netty.channel.uring.IoUringSocketChannel;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.Future;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.ClosedChannelException;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import org.jspecify.annotations.Nullable;
 
@@ -59,8 +63,12 @@ import org.jspecify.annotations.Nullable;
  *       io-wq}): it may block there for a client that reads slowly, never on the loop (the first
  *       version spliced to the client on the loop, and a client that stopped reading stopped the
  *       loop: {@code EdgeSpliceTest} holds that). Its completion says how many bytes reached the
- *       client's socket; a non-blocking client socket answers {@code EAGAIN} and waits for a
- *       {@code POLL_ADD(POLLOUT)}. Every op goes through this class's own registration with the
+ *       client's socket. A worker must not wait long either: one thread per client that stopped
+ *       reading would grow with them (up to the pipe budget, thousands), so the client's socket
+ *       carries a send timeout of {@link #WORKER_WAIT} while the splice runs ({@code SO_SNDTIMEO},
+ *       which only a blocking send waits on: Netty's own sends never block): a full socket
+ *       answers {@code EAGAIN} after it, as a non-blocking one does at once, and the splice waits
+ *       for a {@code POLL_ADD(POLLOUT)} on the loop with no thread held. Every op goes through this class's own registration with the
  *       loop's {@code IoUringIoHandler}, whose completions resume the pump.
  *   <li><b>Nobody else touches the sockets meanwhile.</b> The owner connection stops reading
  *       ({@code autoRead} off; the splice starts at the end of a read batch, when Netty has no
@@ -106,6 +114,16 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
 
     /** The most bytes one splice from the owner's socket asks for: a pipe's default capacity. */
     static final int PIPE_BYTES = 64 * 1024;
+
+    /**
+     * The longest the ring's worker waits for room in the client's socket before the splice to it
+     * answers {@code EAGAIN} (the socket's {@code SO_SNDTIMEO} while the splice runs; the kernel
+     * rounds it up to a clock tick).
+     */
+    static final Duration WORKER_WAIT = Duration.ofMillis(1);
+
+    /** {@code setsockopt(SOL_SOCKET, SO_SNDTIMEO)} on Linux's 64-bit ABIs: a {@code struct timeval}, two longs. */
+    private static final RawUnixChannelOption SEND_TIMEOUT = new RawUnixChannelOption("SO_SNDTIMEO", 1, 21, 16);
 
     // poll(2)'s bits, an errno, io_uring's opcodes and a splice flag (Linux), as Netty's io_uring
     // Native keeps them (package-private there).
@@ -223,6 +241,7 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
             }
             registration = r.getNow();
             pipe = FileDescriptor.pipe();
+            client.config().setOption(SEND_TIMEOUT, timeval(WORKER_WAIT));
         } catch (IOException | RuntimeException e) {
             fail(e);
             return;
@@ -501,6 +520,13 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
         if (owner.isOpen()) {
             owner.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, false);
         }
+        if (client.isOpen()) {
+            try {
+                client.config().setOption(SEND_TIMEOUT, timeval(Duration.ZERO)); // none, the socket's default
+            } catch (RuntimeException e) {
+                // the client's socket is closing: nothing else will send on it
+            }
+        }
         IoRegistration r = registration;
         // A splice to the client in flight holds the pipe's lock in the ring's worker, and closing the
         // pipe's last descriptor takes that lock: the pipe is closed when that splice completed
@@ -518,6 +544,14 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
         if (!pipeInUse) {
             closePipe();
         }
+    }
+
+    private static ByteBuffer timeval(Duration d) {
+        return ByteBuffer.allocate(16)
+                .order(ByteOrder.nativeOrder())
+                .putLong(d.toSeconds())
+                .putLong(d.toNanosPart() / 1000)
+                .flip();
     }
 
     private void closePipe() {
