@@ -235,7 +235,7 @@ public final class GatewayServer implements AutoCloseable {
         ClientPipeline plain =
                 new ClientPipeline(context, decoder, uplinks, server.idleTimeout(), server.maxConnections(), null);
         ProblemJson.prepare(); // before the first client: a problem rendered at EMFILE must still work
-        ServerBootstrap bootstrap = new ServerBootstrap()
+        ServerBootstrap bootstrap = io.clientOptions(new ServerBootstrap())
                 .group(boss, workers)
                 .channel(serverClass)
                 .option(ChannelOption.SO_BACKLOG, 1024)
