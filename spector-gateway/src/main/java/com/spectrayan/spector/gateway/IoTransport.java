@@ -72,7 +72,7 @@ record IoTransport(
      */
     static final short CLIENT_READ_RING = 512;
 
-    /** The buffers put in a ring at a time, at start and when it runs low. */
+    /** The buffers put in a ring at a time: at start, and each time the kernel finds it empty ({@code ENOBUFS}). */
     static final int CLIENT_READ_BATCH = 64;
 
     /** Resolves {@code wanted}: {@code auto} to epoll where it runs, else NIO. */

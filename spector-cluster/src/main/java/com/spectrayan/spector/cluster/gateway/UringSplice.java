@@ -68,8 +68,9 @@ import org.jspecify.annotations.Nullable;
  *       carries a send timeout of {@link #WORKER_WAIT} while the splice runs ({@code SO_SNDTIMEO},
  *       which only a blocking send waits on: Netty's own sends never block): a full socket
  *       answers {@code EAGAIN} after it, as a non-blocking one does at once, and the splice waits
- *       for a {@code POLL_ADD(POLLOUT)} on the loop with no thread held. Every op goes through this class's own registration with the
- *       loop's {@code IoUringIoHandler}, whose completions resume the pump.
+ *       for a {@code POLL_ADD(POLLOUT)} on the loop with no thread held. Every op goes through
+ *       this class's own registration with the loop's {@code IoUringIoHandler}, whose completions
+ *       resume the pump.
  *   <li><b>Nobody else touches the sockets meanwhile.</b> The owner connection stops reading
  *       ({@code autoRead} off; the splice starts at the end of a read batch, when Netty has no
  *       read in flight), and the exchange writes nothing to the client until the splice ended. The
@@ -90,7 +91,10 @@ import org.jspecify.annotations.Nullable;
  *       splice's whole life: once the FIN is heard ({@code DRAINING}) nothing more is spliced from
  *       the socket, what is left is Netty's to read (half-closure is allowed meanwhile, so Netty
  *       shuts the input instead of closing), and the exchange is told. The connection is not
- *       pooled again (its input is shut).
+ *       pooled again (its input is shut). A read Netty cancels reports nothing, and would leave
+ *       the pump waiting; Netty cancels one only when {@code autoRead} goes off with it out, which
+ *       the splice's start at the end of a read batch rules out (were it to happen, the owner's
+ *       idle timer would end the exchange: the pump's wait is the owner's).
  *   <li><b>Bounds.</b> One pipe per splice (64 KiB, the kernel's default), made at the start and
  *       closed at the end; the loop splices at most {@link #PIPE_BYTES} per completion it handles
  *       (one move into the pipe, then the pipe is the ring's). Backpressure is the pipe: nothing is
@@ -330,8 +334,7 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
                 return; // waiting for the owner
             }
             if (reads.readInFlight()) {
-                return; // Netty reads the socket: its bytes come after the pipe's (see the notes); pumped again when it
-                // completed
+                return; // Netty's read comes after the pipe's bytes (see the notes); its end pumps again (Watch)
             }
             // The owner's socket is non-blocking (Netty connects it so): EAGAIN when it holds nothing.
             int n = Native.splice(ownerFd, -1, p[1].intValue(), -1, Math.min(left, PIPE_BYTES));
