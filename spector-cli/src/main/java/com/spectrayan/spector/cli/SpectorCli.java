@@ -109,7 +109,7 @@ public final class SpectorCli {
 
     /** Runs {@code bin/spector} and exits with the command's code. */
     public static void main(String[] args) {
-        Environment.nettyDefaults(); // first: before any Netty buffer class loads
+        Environment.processDefaults(); // first: before any Netty buffer class loads or anything logs or anything logs
         PrintWriter out = new PrintWriter(System.out, true, java.nio.charset.StandardCharsets.UTF_8);
         PrintWriter err = new PrintWriter(System.err, true, java.nio.charset.StandardCharsets.UTF_8);
         GatewayCommand gateway = GatewayCommand.plain(args);

@@ -207,11 +207,12 @@ final class ArchitectureTest {
     }
 
     /**
-     * Every process's {@code main} sets Netty's properties before anything else: the allocator
-     * reads them once, when its class loads ({@code Environment.nettyDefaults}; issue 14).
+     * Every process's {@code main} sets Netty's and its logging's properties before anything else:
+     * the allocator reads them once, when its class loads, and JBoss Logging at its first line
+     * ({@code Environment.processDefaults}; issue 14).
      */
     @Test
-    void everyMain_setsNettysDefaultsFirst() {
+    void everyMain_setsItsProcessDefaultsFirst() {
         List<JavaMethod> mains = classes.stream()
                 .flatMap(c -> c.getMethods().stream())
                 .filter(m -> m.getName().equals("main")
@@ -227,7 +228,7 @@ final class ArchitectureTest {
                     .orElseThrow();
             assertThat(first.getTarget().getFullName())
                     .as("the first call of %s", main.getFullName())
-                    .isEqualTo(Environment.class.getName() + ".nettyDefaults()");
+                    .isEqualTo(Environment.class.getName() + ".processDefaults()");
         }
     }
 

@@ -11,9 +11,9 @@ import org.jspecify.annotations.Nullable;
  * What the entry points share about their process: reading the {@code SPECTOR_*} environment
  * variables (the owner's and the worker's containers), collecting every problem as {@code KEY:
  * 'value' (expected: ...)} so that one start reports them all, the main wait until the process
- * is asked to stop ({@link #awaitShutdown}), and the system properties every process sets for
- * Netty before it loads ({@link #nettyDefaults}). The gateway binds its settings with SmallRye
- * Config instead.
+ * is asked to stop ({@link #awaitShutdown}), and the system properties every process sets before
+ * Netty and its logging start ({@link #processDefaults}). The gateway binds its settings with
+ * SmallRye Config instead.
  */
 public final class Environment {
     private Environment() {}
@@ -21,10 +21,13 @@ public final class Environment {
     /** Netty's switch for its adaptive allocator's low-memory mode (netty-buffer 4.2). */
     public static final String NETTY_LOW_MEMORY = "io.netty.allocator.lowMemory";
 
+    /** JBoss Logging's choice of back end (SmallRye Config logs through JBoss Logging). */
+    public static final String JBOSS_LOGGING_PROVIDER = "org.jboss.logging.provider";
+
     /**
-     * Sets what a process of ours wants from Netty unless its command line set it already; call it
-     * first in a {@code main}, before anything allocates a Netty buffer (the allocator reads it
-     * once, when its class initializes).
+     * Sets what a process of ours wants from Netty and from its logging, each unless its command
+     * line set it already; call it first in a {@code main}, before anything allocates a Netty buffer
+     * (the allocator reads it once, when its class initializes) or logs.
      *
      * <p>{@code io.netty.allocator.lowMemory=false}: Netty's adaptive allocator takes a JVM whose
      * maximum heap is under 512 MiB for a small machine, and then shares its buffer magazines
@@ -34,10 +37,21 @@ public final class Environment {
      * loop allocating, zeroing and freeing direct chunks (issue 14; bench/README.md, "The
      * allocator's low-memory mode"). The normal mode keeps a chunk cache per event loop (up to 8
      * MiB each).
+     *
+     * <p>{@code org.jboss.logging.provider=slf4j}: SmallRye Config's few lines go where the
+     * process's own go, through SLF4J. Without it JBoss Logging looks for a back end at the first
+     * settings read, starting JBoss LogManager's probe and then {@code java.util.logging}: about 15
+     * ms of a gateway's start-up on this project's 2-core machines (bench/README.md, start-up), and
+     * lines in another format. (Caffeine's {@code System.Logger} goes to SLF4J too, through
+     * slf4j-jdk-platform-logging on the class path: with both, {@code java.util.logging} never
+     * starts.)
      */
-    public static void nettyDefaults() {
+    public static void processDefaults() {
         if (System.getProperty(NETTY_LOW_MEMORY) == null) {
             System.setProperty(NETTY_LOW_MEMORY, "false");
+        }
+        if (System.getProperty(JBOSS_LOGGING_PROVIDER) == null) {
+            System.setProperty(JBOSS_LOGGING_PROVIDER, "slf4j");
         }
     }
 

@@ -106,21 +106,41 @@ final class EnvironmentTest {
     }
 
     @Test
-    void nettyDefaults_unset_turnsTheAllocatorsLowMemoryModeOff_butKeepsAValueTheCommandLineGave() {
+    void processDefaults_unset_turnsTheAllocatorsLowMemoryModeOff_butKeepsAValueTheCommandLineGave() {
         String before = System.getProperty(Environment.NETTY_LOW_MEMORY);
         try {
             System.clearProperty(Environment.NETTY_LOW_MEMORY);
-            Environment.nettyDefaults();
+            Environment.processDefaults();
             assertThat(System.getProperty(Environment.NETTY_LOW_MEMORY)).isEqualTo("false");
 
             System.setProperty(Environment.NETTY_LOW_MEMORY, "true"); // -Dio.netty.allocator.lowMemory=true
-            Environment.nettyDefaults();
+            Environment.processDefaults();
             assertThat(System.getProperty(Environment.NETTY_LOW_MEMORY)).isEqualTo("true");
         } finally {
             if (before == null) {
                 System.clearProperty(Environment.NETTY_LOW_MEMORY);
             } else {
                 System.setProperty(Environment.NETTY_LOW_MEMORY, before);
+            }
+        }
+    }
+
+    @Test
+    void processDefaults_unset_sendsJBossLoggingToSlf4j_butKeepsAValueTheCommandLineGave() {
+        String before = System.getProperty(Environment.JBOSS_LOGGING_PROVIDER);
+        try {
+            System.clearProperty(Environment.JBOSS_LOGGING_PROVIDER);
+            Environment.processDefaults();
+            assertThat(System.getProperty(Environment.JBOSS_LOGGING_PROVIDER)).isEqualTo("slf4j");
+
+            System.setProperty(Environment.JBOSS_LOGGING_PROVIDER, "jdk"); // -Dorg.jboss.logging.provider=jdk
+            Environment.processDefaults();
+            assertThat(System.getProperty(Environment.JBOSS_LOGGING_PROVIDER)).isEqualTo("jdk");
+        } finally {
+            if (before == null) {
+                System.clearProperty(Environment.JBOSS_LOGGING_PROVIDER);
+            } else {
+                System.setProperty(Environment.JBOSS_LOGGING_PROVIDER, before);
             }
         }
     }

@@ -16,7 +16,7 @@ public final class GatewayMain {
 
     /** Starts the gateway and waits for the JVM to be asked to stop. */
     public static void main(String[] args) throws InterruptedException {
-        Environment.nettyDefaults(); // first: before any Netty buffer class loads
+        Environment.processDefaults(); // first: before any Netty buffer class loads or anything logs
         GatewaySettings settings;
         try {
             settings = GatewaySettings.load(args.length > 0 ? Path.of(args[0]) : null);

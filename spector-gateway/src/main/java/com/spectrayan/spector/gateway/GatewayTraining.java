@@ -86,7 +86,7 @@ public final class GatewayTraining implements AutoCloseable {
 
     /** Runs the training and exits 0, or 1 with the reason on standard error. */
     public static void main(String[] args) {
-        Environment.nettyDefaults(); // as the gateway runs: its archive holds the same classes
+        Environment.processDefaults(); // as the gateway runs: its archive holds the same classes
         int code;
         try {
             String nativeDir = System.getProperty(NATIVE_DIR);

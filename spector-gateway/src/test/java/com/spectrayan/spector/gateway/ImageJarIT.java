@@ -23,8 +23,10 @@ import org.junit.jupiter.api.io.TempDir;
  * {@link GatewayMain} mapping that archive, configured by {@code SPECTOR_*} variables and a YAML
  * file. What a jar merged from 56 must still do: read its settings from both, answer health and a
  * Prometheus scrape with the JVM's meters (Micrometer's binders), refuse a request without a token
- * with a problem (Nimbus, Jackson), log through slf4j-simple (found as a service provider), and
- * carry nothing of another process.
+ * with a problem (Nimbus, Jackson), log through slf4j-simple (found as a service provider), never
+ * start {@code java.util.logging} (SmallRye Config's JBoss Logging and Caffeine's
+ * {@code System.Logger} both go to SLF4J: {@code Environment.processDefaults}, issue 14), and carry
+ * nothing of another process.
  */
 class ImageJarIT {
     /** The bound on the training, the start, and each answer. */
@@ -117,8 +119,10 @@ class ImageJarIT {
         Path yaml = dir.resolve("gateway.yaml");
         Files.writeString(yaml, "spector:\n  server:\n    admin-port: " + admin + "\n");
         Path log = dir.resolve("gateway.log");
+        Path classes = dir.resolve("classes.log");
         List<String> command = new ArrayList<>(List.of(
                 java,
+                "-Xlog:class+load=info:file=" + classes,
                 "-XX:SharedArchiveFile=" + archive,
                 "-Xshare:on", // fails to start, not silently on, when the archive does not match the jar
                 "-XX:+UseSerialGC",
@@ -162,6 +166,12 @@ class ImageJarIT {
                     .contains("gateway listening on")
                     .doesNotContain("No SLF4J providers")
                     .doesNotContain("LEAK:");
+            assertThat(Files.readString(classes))
+                    .as("java.util.logging never started, no logger and no root (its start was 15 ms of the"
+                            + " gateway's; java.management only looks its LogManager class up)")
+                    .contains("com.spectrayan.spector.gateway.GatewayMain ")
+                    .doesNotContain("java.util.logging.Logger ")
+                    .doesNotContain("java.util.logging.LogManager$RootLogger ");
         } finally {
             gateway.destroy();
             if (!gateway.waitFor(BOUND.toSeconds(), TimeUnit.SECONDS)) {

@@ -66,7 +66,7 @@ public final class OwnerMain {
 
     /** Starts the owner and waits for the JVM to be asked to stop. */
     public static void main(String[] args) throws InterruptedException {
-        Environment.nettyDefaults(); // first: before any Netty buffer class loads
+        Environment.processDefaults(); // first: before any Netty buffer class loads or anything logs
         OwnerSpec spec;
         try {
             spec = specFrom(System.getenv());

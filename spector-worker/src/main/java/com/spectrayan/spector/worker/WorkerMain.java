@@ -91,7 +91,7 @@ public final class WorkerMain {
 
     /** Starts the worker and waits for the JVM to be asked to stop. */
     public static void main(String[] args) throws InterruptedException {
-        Environment.nettyDefaults(); // first: before any Netty buffer class loads
+        Environment.processDefaults(); // first: before any Netty buffer class loads or anything logs
         Settings settings;
         try {
             settings = settingsFrom(System.getenv());
