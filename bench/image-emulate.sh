@@ -3,7 +3,8 @@
 # a Dockerfile in DIR as the image does, so bench/startup-rss.sh can start it.
 #   bench/image-emulate.sh DIR [DOCKERFILE=deploy/docker/Dockerfile]
 # What it takes from the Dockerfile, not from this script: the gateway stage's `ENV JAVA_OPTS`, its
-# training `java ... GatewayTraining` command and its ENTRYPOINT, with /app replaced by DIR/app.
+# training `RUN` (the one that names GatewayTraining: the training and, since the nineteenth session,
+# the static dump) and its ENTRYPOINT, with /app replaced by DIR/app and /tmp/ by DIR/.
 # The jars come from this tree the way the build stage makes them (`package`, which shades the
 # image's one jar, and `copy-dependencies`, runtime scope, for a Dockerfile whose entry point still
 # names /app/lib/*), the JVM is this machine's `java` (a JDK 17, where the image
@@ -24,7 +25,7 @@ app=$dir/app
 # The gateway stage's lines, continuation lines joined.
 stage=$(awk '/^FROM .* AS /{s=$NF} s=="gateway"' "$dockerfile" | sed -e ':a' -e '/\\$/{N;s/\\\n//;ba}')
 java_opts=$(sed -n 's/^ENV JAVA_OPTS="\(.*\)"$/\1/p' <<< "$stage" | head -1)
-training=$(grep -o 'java -XX:ArchiveClassesAtExit[^;]*GatewayTraining' <<< "$stage")
+training=$(sed -n 's/^RUN \(.*GatewayTraining.*\)$/\1/p' <<< "$stage" | head -1)
 entry=$(sed -n 's/^ENTRYPOINT \["sh", "-c", "\(.*\)", "spector-gateway"\]$/\1/p' <<< "$stage" | sed 's/\\"/"/g')
 [ -n "$java_opts" ] && [ -n "$training" ] && [ -n "$entry" ] ||
   { echo "no ENV JAVA_OPTS, training command or ENTRYPOINT in the gateway stage of $dockerfile" >&2; exit 1; }
@@ -43,9 +44,11 @@ else # the one jar the module's package shades
   cp "$root"/spector-gateway/target/spector-gateway-*-image.jar "$app/spector-gateway.jar"
 fi
 
-echo "training: JAVA_OPTS=\"$java_opts\" ${training//\/app/$app}" >&2
-(export JAVA_OPTS="$java_opts"; eval "${training//\/app/$app}") > "$dir/training.log" 2>&1 ||
-  { cat "$dir/training.log" >&2; exit 1; }
+training=${training//\/tmp\//$dir/}   # first: $dir may be under /tmp
+training=${training//\/app/$app}
+echo "training: JAVA_OPTS=\"$java_opts\" $training" >&2
+(export JAVA_OPTS="$java_opts"; eval "$training") > "$dir/emulate.log" 2>&1 ||
+  { cat "$dir/emulate.log" >&2; exit 1; }
 test -s "$app/gateway.jsa"
 
 entry=${entry//\/app/$app}

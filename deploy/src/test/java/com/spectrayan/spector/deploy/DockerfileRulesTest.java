@@ -230,7 +230,7 @@ final class DockerfileRulesTest {
                 Pattern.compile("(?s)\\ngateway_defaults\\(\\) \\{(.*?)\\n}").matcher(Repo.read("bin/spector"));
         assertThat(function.find()).as("bin/spector has gateway_defaults()").isTrue();
         Set<String> options = new LinkedHashSet<>();
-        Matcher assignment = Pattern.compile("d=\"([^\"]*)\"").matcher(function.group(1));
+        Matcher assignment = Pattern.compile("defaults=\"([^\"]*)\"").matcher(function.group(1));
         while (assignment.find()) {
             for (String o : assignment.group(1).split(" ", -1)) {
                 if (o.startsWith("-")) {
@@ -314,7 +314,7 @@ final class DockerfileRulesTest {
         Stage gateway = dockerfile().stage("gateway");
         String command = entrypointCommand(gateway);
         Instruction training = gateway.all("RUN").stream()
-                .filter(r -> r.args().contains("-XX:ArchiveClassesAtExit="))
+                .filter(r -> r.args().contains("GatewayTraining"))
                 .findFirst()
                 .orElseThrow(() -> new AssertionError("the gateway target has no CDS training run"));
         Instruction copy = gateway.all("COPY").stream()
@@ -322,11 +322,18 @@ final class DockerfileRulesTest {
                 .findFirst()
                 .orElseThrow();
 
+        String dump = training.args().substring(training.args().indexOf("-Xshare:dump"));
         assertThat(training.args())
-                .as("the training run writes /app/gateway.jsa")
-                .contains("-XX:ArchiveClassesAtExit=/app/gateway.jsa");
+                .as("the training run lists the classes it loads, the dump archives them in /app/gateway.jsa (one"
+                        + " static archive, as bin/spector gateway makes it)")
+                .contains("-XX:DumpLoadedClassList=/tmp/gateway.classes")
+                .contains(
+                        "-Xshare:dump -XX:SharedClassListFile=/tmp/gateway.classes -XX:SharedArchiveFile=/app/gateway.jsa");
         assertThat(command).as("the entry point maps that archive").contains("-XX:SharedArchiveFile=/app/gateway.jsa");
         assertThat(classpath("the training run", training.args()))
+                .as("the training loads its classes from the entry point's classpath")
+                .isEqualTo(classpath("the entry point", command));
+        assertThat(classpath("the dump", dump))
                 .as("the archive is valid only with the classpath it was written with")
                 .isEqualTo(classpath("the entry point", command));
         assertThat(gateway.indexOf(training))

@@ -42,7 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
  * its own whose {@code spector-cli/target/spector-cli-*-all.jar} runs this build's classes (a jar
  * whose manifest names the test class path by relative paths, each class directory made a jar,
  * since a class-data archive takes jars only), started as a real process that serves {@code /actuator/health}.
- * Proves the launcher's class-data archive (first start trains it, the next maps it, a changed jar
+ * Proves the launcher's class-data archive (first start trains and dumps it, the next maps it, a changed jar
  * trains a new one and drops the old, an unwritable place or {@code SPECTOR_CDS=off} still starts)
  * and its JVM defaults (and that {@code JAVA_OPTS} comes after them and wins).
  */
@@ -148,8 +148,11 @@ final class LauncherTest {
         assertThat(second.output()).doesNotContain(TRAINING_NOTE).doesNotContain("spector: no class-data archive");
         String classes = Files.readString(loaded);
         assertThat(classes)
-                .as("the gateway's classes come from the archive")
-                .contains("com.spectrayan.spector.gateway.GatewayServer source: shared objects file (top)")
+                .as("the gateway's classes come from the archive, one static archive of the JDK's and the"
+                        + " jar's classes (not the JDK's with a dynamic one on top)")
+                .contains("com.spectrayan.spector.gateway.GatewayServer source: shared objects file\n")
+                .contains("java.lang.Object source: shared objects file\n")
+                .doesNotContain("(top)")
                 .as("spector gateway starts without picocli")
                 .doesNotContain(" picocli.");
         Path libraries = Path.of(archive + ".lib");

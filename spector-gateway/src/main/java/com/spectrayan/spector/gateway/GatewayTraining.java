@@ -25,10 +25,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The training run behind the gateway's class-data archive (AppCDS): {@code bin/spector gateway}
- * runs {@code java -XX:ArchiveClassesAtExit=FILE -cp JAR com.spectrayan.spector.gateway.GatewayTraining}
- * once per jar (and JVM), the gateway image once at build time, and every later start maps the
- * classes this run loaded instead of loading them from the jars (bench/README.md, start-up and idle
- * memory).
+ * runs {@code java -XX:DumpLoadedClassList=LIST -cp JAR com.spectrayan.spector.gateway.GatewayTraining}
+ * once per jar (and JVM), the gateway image once at build time, then {@code java -Xshare:dump
+ * -XX:SharedClassListFile=LIST -XX:SharedArchiveFile=FILE -cp JAR} archives the classes this run
+ * loaded, the JDK's and the jar's, in one static archive, and every later start maps it instead of
+ * loading them from the jars and instead of the JDK's own archive (bench/README.md, start-up and
+ * idle memory).
  *
  * <p>Design notes. The run loads what a healthy, serving gateway loads in its first seconds and
  * nothing else: on a JVM that maps archives at a random address (JDK 17.0.x's default) every

@@ -19,7 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The gateway image's one jar ({@code spector-gateway-*-image.jar}, made by {@code package}; its
  * path comes in {@code spector.gateway.image.jar}) run as deploy/docker/Dockerfile runs it: the
- * class-data training first ({@link GatewayTraining}, which must exit 0 and leave the archive), then
+ * class-data training first ({@link GatewayTraining}, which must exit 0 and list its classes, then
+ * the static dump of those, which must leave the archive), then
  * {@link GatewayMain} mapping that archive, configured by {@code SPECTOR_*} variables and a YAML
  * file. What a jar merged from 56 must still do: read its settings from both, answer health and a
  * Prometheus scrape with the JVM's meters (Micrometer's binders), refuse a request without a token
@@ -92,24 +93,29 @@ class ImageJarIT {
         Path nativeDir = dir.resolve("native");
 
         Path training = dir.resolve("training.log");
-        Process train = new ProcessBuilder(
-                        java,
-                        "-XX:ArchiveClassesAtExit=" + archive,
-                        "-XX:+UseSerialGC",
-                        "-Xmx256m",
-                        "-Dspector.training.native-dir=" + nativeDir,
-                        "-cp",
-                        jar.toString(),
-                        GatewayTraining.class.getName())
-                .redirectErrorStream(true)
-                .redirectOutput(training.toFile())
-                .start();
-        assertThat(train.waitFor(BOUND.toSeconds(), TimeUnit.SECONDS))
-                .as("the training ends within %s", BOUND)
-                .isTrue();
-        assertThat(train.exitValue())
-                .as("the training's exit (its output: %s)", ProcessLogs.output(training))
-                .isZero();
+        Path classList = dir.resolve("gateway.classes");
+        run(
+                "the training",
+                training,
+                java,
+                "-XX:DumpLoadedClassList=" + classList,
+                "-XX:+UseSerialGC",
+                "-Xmx256m",
+                "-Dspector.training.native-dir=" + nativeDir,
+                "-cp",
+                jar.toString(),
+                GatewayTraining.class.getName());
+        run(
+                "the dump",
+                dir.resolve("dump.log"),
+                java,
+                "-Xshare:dump",
+                "-XX:SharedClassListFile=" + classList,
+                "-XX:SharedArchiveFile=" + archive,
+                "-XX:+UseSerialGC",
+                "-Xmx256m",
+                "-cp",
+                jar.toString());
         assertThat(Files.size(archive)).as("the archive it wrote").isPositive();
 
         int admin;
@@ -169,7 +175,7 @@ class ImageJarIT {
             assertThat(Files.readString(classes))
                     .as("java.util.logging never started, no logger and no root (its start was 15 ms of the"
                             + " gateway's; java.management only looks its LogManager class up)")
-                    .contains("com.spectrayan.spector.gateway.GatewayMain ")
+                    .contains("com.spectrayan.spector.gateway.GatewayServer source: shared objects file\n")
                     .doesNotContain("java.util.logging.Logger ")
                     .doesNotContain("java.util.logging.LogManager$RootLogger ");
         } finally {
@@ -181,5 +187,23 @@ class ImageJarIT {
         assertThat(gateway.exitValue())
                 .as("a SIGTERM drains and stops (143 is the signal's own)")
                 .isIn(0, 143);
+    }
+
+    /** Runs {@code command} to its end (within {@link #BOUND}), its output in {@code log}; it must exit 0. */
+    private static void run(String what, Path log, String... command) throws Exception {
+        Process p = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+        try {
+            assertThat(p.waitFor(BOUND.toSeconds(), TimeUnit.SECONDS))
+                    .as("%s ends within %s", what, BOUND)
+                    .isTrue();
+        } finally {
+            p.destroyForcibly();
+        }
+        assertThat(p.exitValue())
+                .as("%s's exit (its output: %s)", what, ProcessLogs.output(log))
+                .isZero();
     }
 }
