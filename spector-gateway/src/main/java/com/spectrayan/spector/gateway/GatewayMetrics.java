@@ -69,10 +69,10 @@ final class GatewayMetrics {
     private volatile Predicate<String> ownerDown = owner -> false; // a field: the rows' object stays reachable
     private volatile long heldEpoch;
 
+    /** Whether the JVM's meters are bound; guarded by {@code this} (read without it on the scrape's way). */
+    private volatile boolean jvmBound;
+
     GatewayMetrics() {
-        new JvmMemoryMetrics().bindTo(registry);
-        new ProcessorMetrics().bindTo(registry);
-        new UptimeMetrics().bindTo(registry);
         counter(
                 "spector.gateway.send.timeouts",
                 "Client connections reset because the client took no response byte for spector.server.send-timeout",
@@ -97,6 +97,34 @@ final class GatewayMetrics {
 
     PrometheusMeterRegistry registry() {
         return registry;
+    }
+
+    /**
+     * Binds the JVM's meters (memory, CPU, uptime) once; later calls return at once. The gateway
+     * binds them after it listens, on the thread that started it, and a scrape before that binds
+     * them itself: about 40 ms of JMX look-ups (the platform MXBeans, the cgroup files) that a start
+     * no longer waits for before its first health check is answered (issue 14; bench/README.md,
+     * start-up). Every one is a function meter, read at the scrape, so one bound late reads what one
+     * bound at start would.
+     */
+    void bindJvm() {
+        if (jvmBound) {
+            return;
+        }
+        synchronized (this) {
+            if (!jvmBound) {
+                new JvmMemoryMetrics().bindTo(registry);
+                new ProcessorMetrics().bindTo(registry);
+                new UptimeMetrics().bindTo(registry);
+                jvmBound = true;
+            }
+        }
+    }
+
+    /** Renders every meter in Prometheus's text format, the JVM's included ({@link #bindJvm}). */
+    String scrape() {
+        bindJvm();
+        return registry.scrape();
     }
 
     /** Records one request's route, final status and duration. */

@@ -181,7 +181,7 @@ public final class GatewayServer implements AutoCloseable {
                     "spector.server.access-log: cannot append to " + server.accessLog() + ": " + e.getMessage(), e);
         }
         this.splicePipes = io.splices() ? new SplicePipes(server.splicePipes()) : SplicePipes.OFF;
-        LocalEndpoints local = new LocalEndpoints(health, metrics.registry(), cors);
+        LocalEndpoints local = new LocalEndpoints(health, metrics, cors);
         GatewayContext context = new GatewayContext(
                 forwarder,
                 new RoutingKeyExtractor(cell.id()),
@@ -408,7 +408,10 @@ public final class GatewayServer implements AutoCloseable {
     /** Starts a gateway with edge auth and CORS as the settings say. */
     public static GatewayServer start(GatewaySettings settings) {
         requireNonNull(settings, "settings");
-        return new GatewayServer(settings, Security.authenticator(settings.security()), Security.cors(settings.cors()));
+        GatewayServer gateway = new GatewayServer(
+                settings, Security.authenticator(settings.security()), Security.cors(settings.cors()));
+        gateway.metrics.bindJvm(); // listening already: its event loops answer while this thread binds
+        return gateway;
     }
 
     /** Returns the bound port. */

@@ -1,6 +1,5 @@
 package com.spectrayan.spector.gateway;
 
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
@@ -18,12 +17,12 @@ final class LocalEndpoints {
     private static final String PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
     private final Health health;
-    private final PrometheusMeterRegistry registry;
+    private final GatewayMetrics metrics;
     private final Cors cors;
 
-    LocalEndpoints(Health health, PrometheusMeterRegistry registry, Cors cors) {
+    LocalEndpoints(Health health, GatewayMetrics metrics, Cors cors) {
         this.health = health;
-        this.registry = registry;
+        this.metrics = metrics;
         this.cors = cors;
     }
 
@@ -36,9 +35,7 @@ final class LocalEndpoints {
             case "/actuator/health/readiness" -> health.readiness();
             case "/actuator/prometheus" ->
                 Responses.full(
-                        HttpResponseStatus.OK,
-                        PROMETHEUS_TYPE,
-                        registry.scrape().getBytes(StandardCharsets.UTF_8));
+                        HttpResponseStatus.OK, PROMETHEUS_TYPE, metrics.scrape().getBytes(StandardCharsets.UTF_8));
             default -> null;
         };
         if (actuator != null) {
