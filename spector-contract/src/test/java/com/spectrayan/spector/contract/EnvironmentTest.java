@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** {@link Environment#awaitShutdown} in a real child JVM ({@link ShutdownChild}) stopped by SIGTERM. */
 final class EnvironmentTest {
@@ -105,42 +107,31 @@ final class EnvironmentTest {
         assertThat(out).containsExactly("ready");
     }
 
-    @Test
-    void processDefaults_unset_turnsTheAllocatorsLowMemoryModeOff_butKeepsAValueTheCommandLineGave() {
-        String before = System.getProperty(Environment.NETTY_LOW_MEMORY);
+    /**
+     * Each property {@link Environment#processDefaults} sets, its value when the command line gave
+     * none, and one the command line gave, which stands: Netty's allocator out of its low-memory
+     * mode, JBoss Logging (SmallRye Config's) to SLF4J.
+     */
+    @ParameterizedTest
+    @CsvSource({"io.netty.allocator.lowMemory, false, true", "org.jboss.logging.provider, slf4j, jdk"})
+    void processDefaults_setsEachPropertyUnset_butKeepsAValueTheCommandLineGave(
+            String property, String value, String given) {
+        assertThat(List.of(Environment.NETTY_LOW_MEMORY, Environment.JBOSS_LOGGING_PROVIDER))
+                .contains(property);
+        String before = System.getProperty(property);
         try {
-            System.clearProperty(Environment.NETTY_LOW_MEMORY);
+            System.clearProperty(property);
             Environment.processDefaults();
-            assertThat(System.getProperty(Environment.NETTY_LOW_MEMORY)).isEqualTo("false");
+            assertThat(System.getProperty(property)).isEqualTo(value);
 
-            System.setProperty(Environment.NETTY_LOW_MEMORY, "true"); // -Dio.netty.allocator.lowMemory=true
+            System.setProperty(property, given); // -Dproperty=given
             Environment.processDefaults();
-            assertThat(System.getProperty(Environment.NETTY_LOW_MEMORY)).isEqualTo("true");
+            assertThat(System.getProperty(property)).isEqualTo(given);
         } finally {
             if (before == null) {
-                System.clearProperty(Environment.NETTY_LOW_MEMORY);
+                System.clearProperty(property);
             } else {
-                System.setProperty(Environment.NETTY_LOW_MEMORY, before);
-            }
-        }
-    }
-
-    @Test
-    void processDefaults_unset_sendsJBossLoggingToSlf4j_butKeepsAValueTheCommandLineGave() {
-        String before = System.getProperty(Environment.JBOSS_LOGGING_PROVIDER);
-        try {
-            System.clearProperty(Environment.JBOSS_LOGGING_PROVIDER);
-            Environment.processDefaults();
-            assertThat(System.getProperty(Environment.JBOSS_LOGGING_PROVIDER)).isEqualTo("slf4j");
-
-            System.setProperty(Environment.JBOSS_LOGGING_PROVIDER, "jdk"); // -Dorg.jboss.logging.provider=jdk
-            Environment.processDefaults();
-            assertThat(System.getProperty(Environment.JBOSS_LOGGING_PROVIDER)).isEqualTo("jdk");
-        } finally {
-            if (before == null) {
-                System.clearProperty(Environment.JBOSS_LOGGING_PROVIDER);
-            } else {
-                System.setProperty(Environment.JBOSS_LOGGING_PROVIDER, before);
+                System.setProperty(property, before);
             }
         }
     }
