@@ -172,6 +172,36 @@ final class LauncherTest {
         assertThat(Path.of(archives(target).get(0) + ".lib")).isDirectory();
     }
 
+    /**
+     * A fresh clone has no jar: the launcher builds it first (here a {@code mvnw} that fails at once
+     * stands for the build, which takes minutes) and says so, and when the build fails it says where
+     * the log is and exits 1, never silently. (The nineteenth session's launcher, its functions
+     * returning the status of a failed test, ended without a word under {@code set -e}.)
+     */
+    @Test
+    void noJarYet_buildsIt_andAFailedBuildSaysWhere(@TempDir Path dir) throws Exception {
+        Path root = tree(dir.resolve("tree"));
+        Files.delete(jar(root));
+        Path mvnw = root.resolve("mvnw");
+        Files.writeString(mvnw, "#!/bin/sh\necho the-build-ran \"$@\"\nexit 3\n");
+        assertThat(mvnw.toFile().setExecutable(true)).isTrue();
+
+        Process p = new ProcessBuilder(root.resolve("bin/spector").toString(), "--version")
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .start();
+        assertThat(p.waitFor(STOP.toMillis(), MILLISECONDS))
+                .as("the launcher ends")
+                .isTrue();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+
+        assertThat(p.exitValue()).as(output).isEqualTo(1);
+        assertThat(output)
+                .contains("spector: building the command line")
+                .contains("the-build-ran -B package -pl spector-cli -am")
+                .contains("spector: the build failed; the whole log is in");
+    }
+
     @Test
     void cds_placeThatCannotBeWritten_stillStartsWithOneNote(@TempDir Path dir) throws Exception {
         Path root = tree(dir.resolve("tree"));
