@@ -327,8 +327,11 @@ final class DockerfileRulesTest {
                 .as("the training run lists the classes it loads, the dump archives them in /app/gateway.jsa (one"
                         + " static archive, as bin/spector gateway makes it)")
                 .contains("-XX:DumpLoadedClassList=/tmp/gateway.classes")
-                .contains(
-                        "-Xshare:dump -XX:SharedClassListFile=/tmp/gateway.classes -XX:SharedArchiveFile=/app/gateway.jsa");
+                .contains("-XX:SharedClassListFile=/tmp/gateway.classes -XX:SharedArchiveFile=/app/gateway.jsa");
+        assertThat(training.args().substring(0, training.args().indexOf("-Xshare:dump")))
+                .as("the dump runs under G1 (heap objects are archived from a G1 dump only, and mapped under G1:"
+                        + " the chart's collector), not under JAVA_OPTS' collector")
+                .endsWith("java -XX:+UseG1GC -Xmx256m ");
         assertThat(command).as("the entry point maps that archive").contains("-XX:SharedArchiveFile=/app/gateway.jsa");
         assertThat(classpath("the training run", training.args()))
                 .as("the training loads its classes from the entry point's classpath")

@@ -109,11 +109,11 @@ class ImageJarIT {
                 "the dump",
                 dir.resolve("dump.log"),
                 java,
+                "-XX:+UseG1GC", // as the Dockerfile's dump: heap objects for a G1 runtime, skipped by Serial
+                "-Xmx256m",
                 "-Xshare:dump",
                 "-XX:SharedClassListFile=" + classList,
                 "-XX:SharedArchiveFile=" + archive,
-                "-XX:+UseSerialGC",
-                "-Xmx256m",
                 "-cp",
                 jar.toString());
         assertThat(Files.size(archive)).as("the archive it wrote").isPositive();
