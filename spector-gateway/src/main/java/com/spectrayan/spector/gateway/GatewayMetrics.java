@@ -69,7 +69,12 @@ final class GatewayMetrics {
     private volatile Predicate<String> ownerDown = owner -> false; // a field: the rows' object stays reachable
     private volatile long heldEpoch;
 
-    /** Whether the JVM's meters are bound; guarded by {@code this} (read without it on the scrape's way). */
+    /**
+     * Guards the JVM's meters' binding alone (not {@code this}, which {@link #ringChanged} holds: a
+     * ring change on an event loop does not wait for the 40 ms of JMX look-ups).
+     */
+    private final Object jvmLock = new Object();
+    /** Whether the JVM's meters are bound; written under {@link #jvmLock}, read without it first. */
     private volatile boolean jvmBound;
 
     GatewayMetrics() {
@@ -111,7 +116,7 @@ final class GatewayMetrics {
         if (jvmBound) {
             return;
         }
-        synchronized (this) {
+        synchronized (jvmLock) {
             if (!jvmBound) {
                 new JvmMemoryMetrics().bindTo(registry);
                 new ProcessorMetrics().bindTo(registry);
