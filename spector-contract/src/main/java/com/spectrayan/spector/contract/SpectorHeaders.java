@@ -37,6 +37,11 @@ public final class SpectorHeaders {
     public static final String ATTEMPT = "X-Spector-Attempt";
     /** The lease id a relayed request runs under. */
     public static final String LEASE = "X-Spector-Lease";
+    /**
+     * The id of one exchange (the gateway's access log names it): sent to the owner or worker and
+     * back to the client; taken from a client only when it is trusted.
+     */
+    public static final String REQUEST_ID = "X-Request-Id";
     /** The id a worker dials the uplink with. */
     public static final String WORKER = "X-Spector-Worker";
     /**

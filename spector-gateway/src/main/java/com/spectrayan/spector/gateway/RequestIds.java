@@ -1,6 +1,7 @@
 package com.spectrayan.spector.gateway;
 
 import com.spectrayan.spector.contract.Problem;
+import com.spectrayan.spector.contract.SpectorHeaders;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -23,7 +24,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class RequestIds {
     /** The header's name. */
-    static final String HEADER = "X-Request-Id";
+    static final String HEADER = SpectorHeaders.REQUEST_ID;
 
     /** The header's name as an AsciiString made once (its hash cached: set and read per request). */
     static final AsciiString NAME = AsciiString.cached(HEADER);

@@ -5,11 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.spectrayan.spector.testkit.Waits;
+import com.spectrayan.spector.uplink.transport.TokenHashes;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
 final class AccessLogTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    private static final String WORKER_TOKEN = "worker-token-0123456789";
 
     @TempDir
     static Path dir;
@@ -49,6 +54,7 @@ final class AccessLogTest {
                 .owners(1)
                 .member("mock-0", mock.baseUri())
                 .set("spector.server.access-log", log.toString())
+                .set("spector.uplink.tokens", "w1=" + TokenHashes.sha256Hex(WORKER_TOKEN))
                 .start();
         trusting = Cell.builder()
                 .owners(1)
@@ -141,6 +147,121 @@ final class AccessLogTest {
         assertThat(kept.header("X-Request-Id")).as("at the limit").isEqualTo(at128);
         assertThat(replaced.header("X-Request-Id")).as("one past it").matches("[0-9a-f]{32}");
         lineOf(trustingLog, at128);
+    }
+
+    /**
+     * An uplink handshake the gateway refuses is an exchange like any other (issue 14): its id in
+     * the header and the problem (RFC 9457's extension member), and one line, route {@code uplink},
+     * with the problem's code. RFC 6455 section 4.2.2: the refusal is an HTTP answer.
+     */
+    @Test
+    void refusedUplinkHandshake_carriesTheRequestId_andTheLineItsCode() throws Exception {
+        WireClient.Response r;
+        try (WireClient c = new WireClient(cell.gateway.port())) {
+            r = c.send(uplinkHandshake("Bearer not-the-token", "traceparent: " + TRACEPARENT))
+                    .read();
+        }
+
+        assertThat(r.status()).isEqualTo(401);
+        String id = java.util.Objects.requireNonNull(r.header("X-Request-Id"), "X-Request-Id");
+        assertThat(id).matches("[0-9a-f]{32}");
+        JsonNode problem = JSON.readTree(r.text());
+        assertThat(problem.get("requestId").asText()).isEqualTo(id);
+        assertThat(problem.get("code").asText()).isEqualTo("UNAUTHENTICATED");
+        JsonNode line = lineOf(log, id);
+        assertThat(line.get("route").asText()).isEqualTo(UplinkHandshakes.ROUTE);
+        assertThat(line.get("method").asText()).isEqualTo("GET");
+        assertThat(line.get("path").asText()).isEqualTo("/uplink");
+        assertThat(line.get("status").asInt()).isEqualTo(401);
+        assertThat(line.get("error").asText()).isEqualTo("UNAUTHENTICATED");
+        assertThat(line.get("bytesOut").asLong()).isEqualTo(r.body().length);
+        assertThat(line.get("outcome").asText()).isEqualTo("completed");
+        assertThat(line.get("traceId").asText()).isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");
+        assertThat(line.has("upstream")).as("no worker answered").isFalse();
+    }
+
+    /**
+     * An accepted uplink gets its id in the {@code 101} and one line when it ends, as nginx logs a
+     * proxied WebSocket: status 101, the worker, and exactly the bytes each side sent after the
+     * {@code 101} (here a masked close frame up, and whatever the gateway sent down, counted by
+     * the worker's end of the socket).
+     */
+    @Test
+    void acceptedUplink_getsItsIdInThe101_andOneLineWhenItEnds_withTheBytesEachSideSent() throws Exception {
+        String id;
+        int down;
+        // RFC 6455 section 5.5.1: close, FIN, masked (key 0), code 1000
+        byte[] close = {(byte) 0x88, (byte) 0x82, 0, 0, 0, 0, 0x03, (byte) 0xe8};
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), cell.gateway.port())) {
+            s.setSoTimeout((int) WireClient.DEFAULT_TIMEOUT.toMillis());
+            s.getOutputStream()
+                    .write(uplinkHandshake("Bearer " + WORKER_TOKEN, "Sec-WebSocket-Protocol: spector-uplink.v1")
+                            .getBytes(StandardCharsets.ISO_8859_1));
+            String head = readHead(s.getInputStream());
+            assertThat(head).startsWith("HTTP/1.1 101 ");
+            id = requestId(head);
+            assertThat(id).matches("[0-9a-f]{32}");
+            s.getOutputStream().write(close);
+            down = s.getInputStream().readAllBytes().length; // until the gateway closes
+        }
+
+        JsonNode line = lineOf(log, id);
+        assertThat(line.get("route").asText()).isEqualTo(UplinkHandshakes.ROUTE);
+        assertThat(line.get("status").asInt()).isEqualTo(101);
+        assertThat(line.get("upstream").asText()).isEqualTo("w1");
+        assertThat(line.get("bytesIn").asLong()).as("the close frame").isEqualTo(close.length);
+        assertThat(line.get("bytesOut").asLong())
+                .as("what the worker got after the 101")
+                .isEqualTo(down)
+                .isPositive();
+        assertThat(line.get("outcome").asText()).isEqualTo("completed");
+        assertThat(line.has("error")).isFalse();
+    }
+
+    @Test
+    void refusedUplinkHandshake_fromATrustedClient_keepsItsId() throws Exception {
+        WireClient.Response r;
+        try (WireClient c = new WireClient(trusting.gateway.port())) {
+            r = c.send(uplinkHandshake("Bearer nope", "X-Request-Id: uplink-from-the-proxy"))
+                    .read();
+        }
+        assertThat(r.status()).isEqualTo(401);
+        assertThat(r.header("X-Request-Id")).isEqualTo("uplink-from-the-proxy");
+        assertThat(JSON.readTree(r.text()).get("requestId").asText()).isEqualTo("uplink-from-the-proxy");
+        assertThat(lineOf(trustingLog, "uplink-from-the-proxy").get("error").asText())
+                .isEqualTo("UNAUTHENTICATED");
+    }
+
+    private static String uplinkHandshake(String authorization, String... fields) {
+        StringBuilder b = new StringBuilder("GET /uplink HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                + "Sec-WebSocket-Version: 13\r\nX-Spector-Worker: w1\r\nAuthorization: " + authorization + "\r\n");
+        for (String f : fields) {
+            b.append(f).append("\r\n");
+        }
+        return b.append("\r\n").toString();
+    }
+
+    /** Returns the {@code X-Request-Id} of a response head. */
+    static String requestId(String head) {
+        return head.lines()
+                .filter(l -> l.regionMatches(true, 0, "X-Request-Id:", 0, 13))
+                .map(l -> l.substring(13).strip())
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no X-Request-Id in " + head));
+    }
+
+    /** Reads a response head, byte by byte, up to its blank line (nothing after it). */
+    static String readHead(InputStream in) throws IOException {
+        StringBuilder head = new StringBuilder();
+        while (!head.toString().endsWith("\r\n\r\n")) {
+            int b = in.read();
+            if (b == -1) {
+                throw new AssertionError("closed before a whole head: " + head);
+            }
+            head.append((char) b);
+        }
+        return head.toString();
     }
 
     // ---- units ----

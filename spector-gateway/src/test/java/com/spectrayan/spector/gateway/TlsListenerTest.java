@@ -88,7 +88,12 @@ final class TlsListenerTest {
                 .owners(1)
                 .tls(dir.resolve("tls.crt"), dir.resolve("tls.key"))
                 .set("spector.server.tls.provider", provider.name().toLowerCase(java.util.Locale.ROOT))
-                .set("spector.uplink.tokens", WORKER + "=" + TokenHashes.sha256Hex(WORKER_TOKEN));
+                .set("spector.uplink.tokens", WORKER + "=" + TokenHashes.sha256Hex(WORKER_TOKEN))
+                .set("spector.server.access-log", accessLog(provider).toString());
+    }
+
+    private static Path accessLog(TlsProvider provider) {
+        return dir.resolve("access-" + provider + ".log");
     }
 
     private static ServerTls tls(Cell cell) {
@@ -223,12 +228,18 @@ final class TlsListenerTest {
         }
     }
 
-    /** The worker uplink's WebSocket (RFC 6455 §4) upgrades over TLS as over the plain port. */
+    /**
+     * The worker uplink's WebSocket (RFC 6455 §4) upgrades over TLS as over the plain port, and its
+     * access log line counts the bytes inside TLS, as the worker sent and got them.
+     */
     @ParameterizedTest
     @MethodSource("providers")
     void shouldAcceptAWorkerUplinkOverTls(TlsProvider provider) throws Exception {
         Cell cell = cell(provider);
-
+        // RFC 6455 section 5.5.1: close, FIN, masked (key 0), code 1000
+        byte[] close = {(byte) 0x88, (byte) 0x82, 0, 0, 0, 0, 0x03, (byte) 0xe8};
+        String id;
+        int down;
         try (SSLSocket s = TlsWire.handshake(cell.tlsPort(), trusting)) {
             OutputStream out = s.getOutputStream();
             out.write(("GET /uplink HTTP/1.1\r\nHost: gateway.test\r\nUpgrade: websocket\r\n"
@@ -238,16 +249,27 @@ final class TlsListenerTest {
                             + "\r\n\r\n")
                     .getBytes(StandardCharsets.ISO_8859_1));
             out.flush();
-            String status = new String(s.getInputStream().readNBytes(12), StandardCharsets.ISO_8859_1);
+            String head = AccessLogTest.readHead(s.getInputStream());
 
-            assertThat(status).isEqualTo("HTTP/1.1 101");
+            assertThat(head).startsWith("HTTP/1.1 101");
+            id = AccessLogTest.requestId(head);
             await("the uplink registered")
                     .atMost(TlsWire.TIMEOUT)
                     .until(() -> cell.gateway.workerDirectory().live(WORKER) != null);
+            out.write(close);
+            out.flush();
+            down = s.getInputStream().readAllBytes().length; // until the gateway closes
         }
         await("the uplink gone with its TLS connection")
                 .atMost(TlsWire.TIMEOUT)
                 .until(() -> cell.gateway.workerDirectory().live(WORKER) == null);
+        var line = AccessLogTest.lineOf(accessLog(provider), id);
+        assertThat(line.get("status").asInt()).isEqualTo(101);
+        assertThat(line.get("upstream").asText()).isEqualTo(WORKER);
+        assertThat(line.get("bytesIn").asLong())
+                .as("the close frame, inside TLS")
+                .isEqualTo(close.length);
+        assertThat(line.get("bytesOut").asLong()).as("what the worker read").isEqualTo(down);
     }
 
     /**

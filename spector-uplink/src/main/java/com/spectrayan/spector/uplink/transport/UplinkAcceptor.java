@@ -4,37 +4,44 @@ import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.LogGate;
+import com.spectrayan.spector.contract.Problem;
+import com.spectrayan.spector.contract.ProblemJson;
+import com.spectrayan.spector.contract.SpectorHeaders;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.v2.V2Connection;
 import com.spectrayan.spector.uplink.internal.v2.V2Limits;
 import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketServerHandshaker;
-import io.netty.handler.codec.http.websocketx.WebSocketServerHandshakerFactory;
+import io.netty.handler.codec.http.websocketx.WebSocketServerHandshaker13;
 import io.netty.util.ReferenceCountUtil;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.EnumSet;
@@ -64,14 +71,22 @@ import org.slf4j.LoggerFactory;
  * pipeline.addLast(...the gateway's own HTTP handlers...);
  * }</pre>
  *
- * <p>A request for {@link #PATH} is checked before any upgrade: {@code X-Spector-Worker} and
- * {@code Authorization: Bearer} through the {@link TokenCheck} (401 problem JSON when wrong), and
- * the offered subprotocols must include {@link FrameCodec#SUBPROTOCOL} (400 naming the versions
- * the gateway speaks). Then the handshake completes, the handler replaces itself with the uplink's
- * frame handling, and {@link UplinkHandler#onUplink} gets the connection and returns its receiver,
- * before any frame is read. Other requests pass
- * through untouched. An uplink that sends nothing (pings included) for {@link
- * #DEFAULT_IDLE_TIMEOUT} is closed.
+ * <p>A request for {@link #PATH} is checked before any upgrade, and every check that fails is
+ * answered (problem+json, then close), never left hanging. In order: an RFC 6455 opening handshake
+ * (section 4.2.1: a GET with {@code Upgrade: websocket}, {@code Connection} naming {@code upgrade},
+ * a {@code Sec-WebSocket-Key} of 16 bytes in base64, {@code Sec-WebSocket-Version: 13}; else 400,
+ * with the versions spoken in {@code Sec-WebSocket-Version} as section 4.4 asks, and as Jetty
+ * answers with a 400); {@code X-Spector-Worker} and {@code Authorization: Bearer} through the
+ * {@link TokenCheck} (401); the slot and the {@link Admission} (400, 409); the offered subprotocols
+ * must include one the gateway speaks (400 naming them). Then the handshake completes, the handler
+ * replaces itself with the uplink's frame handling, and {@link UplinkHandler#onUplink} gets the
+ * connection and returns its receiver, before any frame is read. Other requests pass through
+ * untouched. An uplink that sends nothing (pings included) for {@link #DEFAULT_IDLE_TIMEOUT} is
+ * closed.
+ *
+ * <p>Each handshake is an exchange of the gateway's: {@link Handshakes} gives it a request id
+ * (answered in {@code X-Request-Id}, on the {@code 101} or the refusal, and in a refusal's {@code
+ * requestId}) and learns how it ended, for the access log.
  */
 public final class UplinkAcceptor {
     /** The path workers dial. */
@@ -98,6 +113,9 @@ public final class UplinkAcceptor {
 
     /** An uplink that sends nothing for this long is closed (workers ping every 20 s). */
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(90);
+
+    /** The one WebSocket version an uplink speaks (RFC 6455); a handshake for another is refused 400 naming it. */
+    public static final String WEBSOCKET_VERSION = "13";
 
     /** Chars of a token accepted for checking. */
     static final int MAX_TOKEN_CHARS = 4096;
@@ -139,9 +157,61 @@ public final class UplinkAcceptor {
         String refusal(String workerId, int slot);
     }
 
+    /**
+     * Learns of each handshake on {@link #PATH}, from its head to its end: the gateway gives it
+     * its request id and writes its access log line (issue 14).
+     */
+    @FunctionalInterface
+    public interface Handshakes {
+        /** Learns nothing: handshakes carry no request id. */
+        Handshakes NONE = (channel, request) -> Handshake.NONE;
+
+        /**
+         * A handshake's head arrived, before any check: returns its record. Runs on the
+         * connection's event loop, once per handshake; keep it fast.
+         */
+        Handshake begin(Channel channel, HttpRequest request);
+    }
+
+    /** One handshake, as the gateway's access log shows it. Its methods run on the connection's event loop. */
+    public interface Handshake {
+        /** A handshake nobody follows. */
+        Handshake NONE = new Handshake() {
+            @Override
+            public @Nullable String requestId() {
+                return null;
+            }
+
+            @Override
+            public void refused(int status, ErrorCode code, int bodyBytes, ChannelFuture written) {}
+
+            @Override
+            public void accepted(String workerId, int slot, ChannelFuture switched) {}
+        };
+
+        /** Returns its request id, answered in {@code X-Request-Id} and in a refusal's {@code requestId}, or null. */
+        @Nullable
+        String requestId();
+
+        /**
+         * It was refused: {@code status} with problem {@code code} and a body of {@code bodyBytes};
+         * {@code written} completes when the refusal is written (or could not be), and the
+         * connection closes after it.
+         */
+        void refused(int status, ErrorCode code, int bodyBytes, ChannelFuture written);
+
+        /**
+         * It was taken as link {@code slot} of {@code workerId}: {@code switched} completes when the
+         * {@code 101} is written, or fails (the connection is then closed); the link lasts until
+         * the channel closes.
+         */
+        void accepted(String workerId, int slot, ChannelFuture switched);
+    }
+
     private final TokenCheck tokenCheck;
     private final UplinkHandler uplinkHandler;
     private final Admission admission;
+    private final Handshakes handshakes;
     private final Duration idleTimeout;
     private final boolean v2;
     /** Refused handshakes by problem code ({@link #REFUSAL_CODES}, fixed at construction), from any loop. */
@@ -153,6 +223,7 @@ public final class UplinkAcceptor {
         this.tokenCheck = builder.tokenCheck;
         this.uplinkHandler = builder.uplinkHandler;
         this.admission = builder.admission;
+        this.handshakes = builder.handshakes;
         this.idleTimeout = builder.idleTimeout;
         this.v2 = builder.v2;
         for (ErrorCode code : REFUSAL_CODES) {
@@ -186,6 +257,7 @@ public final class UplinkAcceptor {
         private final TokenCheck tokenCheck;
         private final UplinkHandler uplinkHandler;
         private Admission admission = (workerId, slot) -> null;
+        private Handshakes handshakes = Handshakes.NONE;
         private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
         private boolean v2 = true;
 
@@ -197,6 +269,12 @@ public final class UplinkAcceptor {
         /** Sets the check of a link's admission (default: every authenticated link is taken). */
         public Builder admission(Admission check) {
             this.admission = requireNonNull(check, "check");
+            return this;
+        }
+
+        /** Sets what learns of each handshake: its request id and its end (default: nothing). */
+        public Builder handshakes(Handshakes log) {
+            this.handshakes = requireNonNull(log, "log");
             return this;
         }
 
@@ -236,7 +314,7 @@ public final class UplinkAcceptor {
                 copy.headers().set(request.headers());
                 discarding = !(msg instanceof LastHttpContent);
                 ReferenceCountUtil.release(msg);
-                accept(ctx, copy);
+                accept(ctx, copy, handshakes.begin(ctx.channel(), copy));
             } else if (discarding && msg instanceof HttpContent) {
                 discarding = !(msg instanceof LastHttpContent);
                 ReferenceCountUtil.release(msg);
@@ -257,22 +335,46 @@ public final class UplinkAcceptor {
             return PATH.equals(new QueryStringDecoder(uri).path());
         }
 
-        private void accept(ChannelHandlerContext ctx, FullHttpRequest request) {
+        private void accept(ChannelHandlerContext ctx, FullHttpRequest request, Handshake handshake) {
+            HttpHeaders headers = request.headers();
+            // RFC 6455 section 4.2.1: what is not a WebSocket opening handshake is answered 400,
+            // before the token is looked at. Netty's handshaker checks the same and throws, which
+            // would leave the client without an answer.
             if (!HttpMethod.GET.equals(request.method())
-                    || !request.headers().containsValue(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET, true)) {
-                refuse(ctx, ErrorCode.BAD_REQUEST, "expected a WebSocket upgrade (GET)");
+                    || !headers.containsValue(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET, true)
+                    || !headers.containsValue(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE, true)) {
+                refuse(ctx, handshake, ErrorCode.BAD_REQUEST, "expected a WebSocket upgrade (GET)");
                 return;
             }
-            String workerId = request.headers().get(WORKER_HEADER);
-            String authorization = request.headers().get(HttpHeaderNames.AUTHORIZATION);
+            String version = headers.get(HttpHeaderNames.SEC_WEBSOCKET_VERSION);
+            if (!WEBSOCKET_VERSION.equals(version)) {
+                // Section 4.4: the versions this server speaks, in Sec-WebSocket-Version (400, as Jetty).
+                refuse(
+                        ctx,
+                        handshake,
+                        ErrorCode.BAD_REQUEST,
+                        "unsupported WebSocket version " + (version == null ? "(none)" : clip(version))
+                                + ": this gateway speaks " + WEBSOCKET_VERSION);
+                return;
+            }
+            if (!isKey(headers.get(HttpHeaderNames.SEC_WEBSOCKET_KEY))) {
+                refuse(
+                        ctx,
+                        handshake,
+                        ErrorCode.BAD_REQUEST,
+                        "malformed Sec-WebSocket-Key: expected 16 bytes in base64");
+                return;
+            }
+            String workerId = headers.get(WORKER_HEADER);
+            String authorization = headers.get(HttpHeaderNames.AUTHORIZATION);
             if (workerId == null || !WORKER_ID.matcher(workerId).matches()) {
-                refuse(ctx, ErrorCode.UNAUTHENTICATED, "missing or malformed " + WORKER_HEADER);
+                refuse(ctx, handshake, ErrorCode.UNAUTHENTICATED, "missing or malformed " + WORKER_HEADER);
                 return;
             }
             if (authorization == null
                     || !authorization.regionMatches(true, 0, BEARER, 0, BEARER.length())
                     || authorization.length() > BEARER.length() + MAX_TOKEN_CHARS) {
-                refuse(ctx, ErrorCode.UNAUTHENTICATED, "missing bearer token");
+                refuse(ctx, handshake, ErrorCode.UNAUTHENTICATED, "missing bearer token");
                 return;
             }
             String token = authorization.substring(BEARER.length()).trim();
@@ -294,12 +396,16 @@ public final class UplinkAcceptor {
                             refused,
                             BAD_TOKEN_LOG_INTERVAL.toSeconds());
                 }
-                refuse(ctx, ErrorCode.UNAUTHENTICATED, "invalid worker token");
+                refuse(ctx, handshake, ErrorCode.UNAUTHENTICATED, "invalid worker token");
                 return;
             }
-            int slot = slot(request.headers().get(LINK_HEADER));
+            int slot = slot(headers.get(LINK_HEADER));
             if (slot < 0) {
-                refuse(ctx, ErrorCode.BAD_REQUEST, "malformed " + LINK_HEADER + ": expected a slot 0.." + MAX_SLOT);
+                refuse(
+                        ctx,
+                        handshake,
+                        ErrorCode.BAD_REQUEST,
+                        "malformed " + LINK_HEADER + ": expected a slot 0.." + MAX_SLOT);
                 return;
             }
             String refusal;
@@ -316,43 +422,38 @@ public final class UplinkAcceptor {
                         slot,
                         ctx.channel().remoteAddress(),
                         refusal);
-                refuse(ctx, ErrorCode.UPLINK_LIMIT, refusal);
+                refuse(ctx, handshake, ErrorCode.UPLINK_LIMIT, refusal);
                 return;
             }
-            List<String> offered = offered(request.headers().getAll(HttpHeaderNames.SEC_WEBSOCKET_PROTOCOL));
+            List<String> offered = offered(headers.getAll(HttpHeaderNames.SEC_WEBSOCKET_PROTOCOL));
             // Section 9.1: v2 when both ends speak it, else v1; the worker's order does not matter.
             boolean speakV2 = v2 && offered.contains(V2Limits.SUBPROTOCOL);
             if (!speakV2 && !offered.contains(FrameCodec.SUBPROTOCOL)) {
                 refuse(
                         ctx,
+                        handshake,
                         ErrorCode.BAD_REQUEST,
                         "no common uplink protocol: this gateway speaks " + versions() + ", offered "
                                 + (offered.isEmpty() ? "none" : String.join(", ", offered)));
                 return;
             }
-            WebSocketServerHandshaker handshaker = new WebSocketServerHandshakerFactory(
-                            PATH,
-                            speakV2 ? V2Limits.SUBPROTOCOL : FrameCodec.SUBPROTOCOL,
-                            WebSocketDecoderConfig.newBuilder()
-                                    .maxFramePayloadLength(WebSocketFrameChannel.MAX_MESSAGE_BYTES)
-                                    .allowExtensions(false)
-                                    .closeOnProtocolViolation(true)
-                                    // FrameCodec refuses text that is not UTF-8 (1007) as it parses;
-                                    // Netty's validator walked every byte a second time.
-                                    .withUTF8Validator(false)
-                                    // Section 9.1: a v2 worker sends its frames unmasked (its
-                                    // choice; masked ones are taken too).
-                                    .allowMaskMismatch(speakV2)
-                                    .build())
-                    .newHandshaker(request);
-            if (handshaker == null) {
-                WebSocketServerHandshakerFactory.sendUnsupportedVersionResponse(ctx.channel())
-                        .addListener(ChannelFutureListener.CLOSE);
-                return;
-            }
+            WebSocketServerHandshaker handshaker = new WebSocketServerHandshaker13(
+                    PATH,
+                    speakV2 ? V2Limits.SUBPROTOCOL : FrameCodec.SUBPROTOCOL,
+                    WebSocketDecoderConfig.newBuilder()
+                            .maxFramePayloadLength(WebSocketFrameChannel.MAX_MESSAGE_BYTES)
+                            .allowExtensions(false)
+                            .closeOnProtocolViolation(true)
+                            // FrameCodec refuses text that is not UTF-8 (1007) as it parses;
+                            // Netty's validator walked every byte a second time.
+                            .withUTF8Validator(false)
+                            // Section 9.1: a v2 worker sends its frames unmasked (its
+                            // choice; masked ones are taken too).
+                            .allowMaskMismatch(speakV2)
+                            .build());
             Channel channel = ctx.channel();
             if (speakV2) {
-                acceptV2(ctx, request, handshaker, workerId, slot);
+                acceptV2(ctx, request, handshaker, handshake, workerId, slot);
                 return;
             }
             WebSocketFrameChannel frames = new WebSocketFrameChannel(channel, opened -> {
@@ -373,14 +474,7 @@ public final class UplinkAcceptor {
                                     WebSocketFrameChannel.MAX_MESSAGE_BYTES))
                     .addAfter("uplink-aggregator", "uplink-frames", frames.handler());
             ctx.pipeline().remove(this);
-            handshaker.handshake(channel, request).addListener(f -> {
-                if (!f.isSuccess()) {
-                    log.warn("uplink handshake failed for worker {}", workerId, f.cause());
-                    channel.close();
-                    return;
-                }
-                frames.open();
-            });
+            switchProtocols(channel, request, handshaker, handshake, workerId, slot, frames::open);
         }
 
         /** Completes a v2 handshake: the idle check, then the v2 link, whose receiver is made at the 101. */
@@ -388,6 +482,7 @@ public final class UplinkAcceptor {
                 ChannelHandlerContext ctx,
                 FullHttpRequest request,
                 WebSocketServerHandshaker handshaker,
+                Handshake handshake,
                 String workerId,
                 int slot) {
             Channel channel = ctx.channel();
@@ -403,13 +498,32 @@ public final class UplinkAcceptor {
                         }
                     });
             ctx.pipeline().remove(this);
-            handshaker.handshake(channel, request).addListener(f -> {
+            switchProtocols(channel, request, handshaker, handshake, workerId, slot, frames::open);
+        }
+
+        /** Writes the {@code 101} (with the handshake's request id), then opens the link; closes when it fails. */
+        private void switchProtocols(
+                Channel channel,
+                FullHttpRequest request,
+                WebSocketServerHandshaker handshaker,
+                Handshake handshake,
+                String workerId,
+                int slot,
+                Runnable open) {
+            HttpHeaders extra = new DefaultHttpHeaders();
+            String id = handshake.requestId();
+            if (id != null) {
+                extra.set(SpectorHeaders.REQUEST_ID, id);
+            }
+            ChannelFuture switched = handshaker.handshake(channel, request, extra, channel.newPromise());
+            handshake.accepted(workerId, slot, switched);
+            switched.addListener(f -> {
                 if (!f.isSuccess()) {
                     log.warn("uplink handshake failed for worker {}", workerId, f.cause());
                     channel.close();
                     return;
                 }
-                frames.open();
+                open.run();
             });
         }
 
@@ -432,27 +546,51 @@ public final class UplinkAcceptor {
             return n <= MAX_SLOT ? n : -1;
         }
 
-        /** Answers {@code code}'s status with a problem naming it, counts it, and closes. */
-        private void refuse(ChannelHandlerContext ctx, ErrorCode code, String detail) {
+        /**
+         * Answers {@code code}'s status with a problem naming it and the handshake's request id,
+         * counts it, and closes.
+         */
+        private void refuse(ChannelHandlerContext ctx, Handshake handshake, ErrorCode code, String detail) {
             requireNonNull(refused.get(code), code.name()).increment(); // one of REFUSAL_CODES
-            HttpResponseStatus status = HttpResponseStatus.valueOf(code.httpStatus());
-            String body = "{\"type\":\"about:blank\",\"title\":" + json(status.reasonPhrase()) + ",\"status\":"
-                    + status.code() + ",\"code\":" + json(code.name()) + ",\"detail\":" + json(detail) + "}";
+            String id = handshake.requestId();
+            byte[] body =
+                    ProblemJson.toBytes(Problem.of(code, detail, Map.of(), PATH).withRequestId(id));
             FullHttpResponse response = new DefaultFullHttpResponse(
-                    io.netty.handler.codec.http.HttpVersion.HTTP_1_1,
-                    status,
-                    Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+                    HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(code.httpStatus()), Unpooled.wrappedBuffer(body));
             response.headers()
-                    .set(HttpHeaderNames.CONTENT_TYPE, "application/problem+json")
+                    .set(HttpHeaderNames.CONTENT_TYPE, Problem.CONTENT_TYPE)
                     .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE)
                     .set(VERSIONS_HEADER, versions())
-                    .set(REFUSAL_HEADER, detail);
-            if (status.equals(HttpResponseStatus.UNAUTHORIZED)) {
+                    .set(REFUSAL_HEADER, detail)
+                    .set(HttpHeaderNames.SEC_WEBSOCKET_VERSION, WEBSOCKET_VERSION);
+            if (id != null) {
+                response.headers().set(SpectorHeaders.REQUEST_ID, id);
+            }
+            if (code == ErrorCode.UNAUTHENTICATED) {
                 response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");
             }
-            HttpUtil.setContentLength(response, response.content().readableBytes());
-            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+            HttpUtil.setContentLength(response, body.length);
+            ChannelFuture written = ctx.writeAndFlush(response);
+            handshake.refused(code.httpStatus(), code, body.length, written);
+            written.addListener(ChannelFutureListener.CLOSE);
         }
+    }
+
+    /** Answers whether {@code key} is a Sec-WebSocket-Key: 16 bytes in base64 (RFC 6455 section 4.2.1, item 5). */
+    private static boolean isKey(@Nullable String key) {
+        if (key == null || key.length() != 24 || !key.endsWith("==")) {
+            return false;
+        }
+        try {
+            return Base64.getDecoder().decode(key).length == 16;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    /** Returns at most 16 chars of {@code s} (what a refusal repeats of a client's value). */
+    private static String clip(String s) {
+        return s.length() > 16 ? s.substring(0, 16) + "..." : s;
     }
 
     private static List<String> offered(List<String> headers) {
@@ -466,23 +604,5 @@ public final class UplinkAcceptor {
             }
         }
         return offered;
-    }
-
-    private static String json(@Nullable String s) {
-        if (s == null) {
-            return "null";
-        }
-        StringBuilder out = new StringBuilder("\"");
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '"' || c == '\\') {
-                out.append('\\').append(c);
-            } else if (c < 0x20) {
-                out.append(String.format(java.util.Locale.ROOT, "\\u%04x", (int) c));
-            } else {
-                out.append(c);
-            }
-        }
-        return out.append('"').toString();
     }
 }

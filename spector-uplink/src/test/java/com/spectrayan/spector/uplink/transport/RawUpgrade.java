@@ -36,20 +36,35 @@ final class RawUpgrade {
                 request.append(line).append("\r\n");
             }
             request.append("\r\n");
-            OutputStream out = socket.getOutputStream();
-            out.write(request.toString().getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            InputStream in = socket.getInputStream();
-            ByteArrayOutputStream all = new ByteArrayOutputStream();
-            byte[] buf = new byte[4096];
-            for (int n; (n = in.read(buf)) != -1; ) {
-                all.write(buf, 0, n);
-                String text = all.toString(StandardCharsets.UTF_8);
-                if (text.startsWith("HTTP/1.1 101") && text.contains("\r\n\r\n")) {
-                    return text; // Upgraded: the socket would stay open.
-                }
-            }
-            return all.toString(StandardCharsets.UTF_8);
+            return exchange(socket, request.toString());
         }
+    }
+
+    /**
+     * Sends {@code request}, bytes as written, and returns what the gateway answered: up to the end
+     * of a 101 head (the socket is then closed), else all it sent until it closed.
+     */
+    static String sendRaw(int port, String request) throws IOException {
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            socket.setSoTimeout((int) TestGateway.WAIT.toMillis());
+            return exchange(socket, request);
+        }
+    }
+
+    private static String exchange(Socket socket, String request) throws IOException {
+        OutputStream out = socket.getOutputStream();
+        out.write(request.getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        InputStream in = socket.getInputStream();
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        byte[] buf = new byte[4096];
+        for (int n; (n = in.read(buf)) != -1; ) {
+            all.write(buf, 0, n);
+            String text = all.toString(StandardCharsets.UTF_8);
+            if (text.startsWith("HTTP/1.1 101") && text.contains("\r\n\r\n")) {
+                return text; // Upgraded: the socket would stay open.
+            }
+        }
+        return all.toString(StandardCharsets.UTF_8);
     }
 }

@@ -93,9 +93,22 @@ final class TestGateway implements AutoCloseable {
                 group, host, port, null, UplinkAcceptor.DEFAULT_IDLE_TIMEOUT, null, (id, slot) -> null, true);
     }
 
+    /** A plain gateway on a free port whose acceptor tells {@code handshakes} of each handshake. */
+    static TestGateway telling(EventLoopGroup group, UplinkAcceptor.Handshakes handshakes) {
+        return onAFreePort(group, null, true, handshakes);
+    }
+
     /** A gateway on a free port that speaks v1 only ({@code UplinkAcceptor.Builder.v2(false)}). */
     static TestGateway speakingV1Only(
             EventLoopGroup group, BiFunction<String, FrameChannel, FrameChannel.Receiver> extra) {
+        return onAFreePort(group, extra, false, UplinkAcceptor.Handshakes.NONE);
+    }
+
+    private static TestGateway onAFreePort(
+            EventLoopGroup group,
+            @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra,
+            boolean v2,
+            UplinkAcceptor.Handshakes handshakes) {
         return new TestGateway(
                 group,
                 java.net.InetAddress.getLoopbackAddress(),
@@ -104,7 +117,8 @@ final class TestGateway implements AutoCloseable {
                 UplinkAcceptor.DEFAULT_IDLE_TIMEOUT,
                 null,
                 (id, slot) -> null,
-                false);
+                v2,
+                handshakes);
     }
 
     private TestGateway(
@@ -116,6 +130,19 @@ final class TestGateway implements AutoCloseable {
             @Nullable SslContext tls,
             UplinkAcceptor.Admission admission,
             boolean v2) {
+        this(group, host, port, extra, idleTimeout, tls, admission, v2, UplinkAcceptor.Handshakes.NONE);
+    }
+
+    private TestGateway(
+            EventLoopGroup group,
+            java.net.InetAddress host,
+            int port,
+            @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra,
+            Duration idleTimeout,
+            @Nullable SslContext tls,
+            UplinkAcceptor.Admission admission,
+            boolean v2,
+            UplinkAcceptor.Handshakes handshakes) {
         this.group = group;
         this.tls = tls;
         this.extra = extra;
@@ -124,6 +151,7 @@ final class TestGateway implements AutoCloseable {
                         (workerId, token) -> TokenHashes.matches(hash, token), this::uplink)
                 .idleTimeout(idleTimeout)
                 .admission(admission)
+                .handshakes(handshakes)
                 .v2(v2)
                 .build();
         ServerBootstrap bootstrap = new ServerBootstrap()
