@@ -27,6 +27,7 @@ import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringSocketChannel;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -259,6 +260,51 @@ final class ResponseSpliceTest {
         java.util.Objects.requireNonNull(run.ownerSide).getOutputStream().write(all, part, length - part);
         await().atMost(BOUND).until(run::waitsForClient);
         assertThat(run.readN(length - part)).isEqualTo(Arrays.copyOfRange(all, part, length));
+        await().atMost(BOUND).until(() -> run.ended.isDone());
+        assertThat(run.failure.get()).isNull();
+    }
+
+    /**
+     * The owner's idle timer sees a splice's progress inside a slice, not only at its end (an
+     * owner that takes longer than the idle timeout to send one slice of 4 MiB must not be cut
+     * while it sends): on epoll, Netty ends each read batch of a splice with {@code
+     * channelReadComplete} on the owner's pipeline ({@code Attempt.onReadComplete} takes it as a
+     * read) though the slice reports nothing until all of it went out; on io_uring each part the
+     * pipe carried is reported.
+     */
+    @ParameterizedTest
+    @EnumSource(Io.class)
+    void ownerSendingInsideOneSlice_isSeenAsItSends_notOnlyWhenTheSliceEnds(Io io) throws Exception {
+        int length = ResponseSplice.SLICE + 1024;
+        int part = 100 * 1024;
+        byte[] all = body(length);
+        AtomicLong readCompletes = new AtomicLong();
+        Run run = splice(io, length, new byte[0], false);
+        run.owner
+                .eventLoop()
+                .submit(() -> run.owner.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelReadComplete(ChannelHandlerContext ctx) {
+                        readCompletes.incrementAndGet();
+                    }
+                }))
+                .get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        OutputStream owner = java.util.Objects.requireNonNull(run.ownerSide).getOutputStream();
+        for (int i = 0; i < 3; i++) {
+            long before = readCompletes.get() + run.sliced.get();
+            owner.write(all, i * part, part);
+            assertThat(run.readN(part)).isEqualTo(Arrays.copyOfRange(all, i * part, (i + 1) * part));
+            await("part " + i + " seen as progress")
+                    .atMost(BOUND)
+                    .until(() -> readCompletes.get() + run.sliced.get() > before);
+        }
+        if (io == Io.EPOLL) {
+            assertThat(run.sliced.get())
+                    .as("the premise: the first slice has not ended")
+                    .isZero();
+        }
+        owner.write(all, 3 * part, length - 3 * part);
+        assertThat(run.readN(length - 3 * part)).isEqualTo(Arrays.copyOfRange(all, 3 * part, length));
         await().atMost(BOUND).until(() -> run.ended.isDone());
         assertThat(run.failure.get()).isNull();
     }
