@@ -7,7 +7,6 @@ import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.BodySource;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelOutboundBuffer;
@@ -324,14 +323,31 @@ final class ClientConnection {
         if (state != State.AWAITING_HEAD) {
             return false;
         }
-        state = State.EXCHANGE;
-        startNanos = System.nanoTime();
-        startMillis = System.currentTimeMillis();
-        this.route = route;
         HttpHeaders requestHeaders = request.headers();
-        requestId = RequestIds.take(requestHeaders, trustedClient);
+        start(route, RequestIds.take(requestHeaders, trustedClient), System.nanoTime());
         traceId = RequestIds.traceId(requestHeaders);
         method = request.method().name();
+        http10 = request.protocolVersion().equals(HttpVersion.HTTP_1_0);
+        keepAlive = HttpUtil.isKeepAlive(request) && !context.drain().isDraining();
+        headRequest = HttpMethod.HEAD.equals(request.method());
+        upgradeRequest = requestHeaders.contains(HttpHeaderNames.UPGRADE);
+        boolean hasBody = request.decoderResult().isFailure() || hasBody(request);
+        body = hasBody ? Body.READING : Body.COMPLETE;
+        return true;
+    }
+
+    /**
+     * Sets the facts of a new exchange, {@code id}'s, that began at {@code startedNanos}: what its
+     * head says is the caller's to set (until then: no head, no body, no keep-alive).
+     */
+    private void start(String route, String id, long startedNanos) {
+        state = State.EXCHANGE;
+        startNanos = startedNanos;
+        startMillis = System.currentTimeMillis() - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
+        this.route = route;
+        requestId = id;
+        traceId = null;
+        method = "-";
         path = "-";
         bytesIn = 0;
         bytesOut = 0;
@@ -343,12 +359,11 @@ final class ClientConnection {
         tenant = null;
         error = null;
         wasReset = false;
-        http10 = request.protocolVersion().equals(HttpVersion.HTTP_1_0);
-        keepAlive = HttpUtil.isKeepAlive(request) && !context.drain().isDraining();
-        headRequest = HttpMethod.HEAD.equals(request.method());
-        upgradeRequest = requestHeaders.contains(HttpHeaderNames.UPGRADE);
-        boolean hasBody = request.decoderResult().isFailure() || hasBody(request);
-        body = hasBody ? Body.READING : Body.COMPLETE;
+        http10 = false;
+        keepAlive = false;
+        headRequest = false;
+        upgradeRequest = false;
+        body = Body.COMPLETE;
         bodyWanted = false;
         pullPending = false;
         responseStarted = false;
@@ -358,7 +373,6 @@ final class ClientConnection {
         corsRequest = null;
         exchange = null;
         counted = true;
-        return true;
     }
 
     /** Answers whether a well-formed request head announces a body (RFC 9112 §6.3). */
@@ -638,9 +652,10 @@ final class ClientConnection {
         }
         long ms = TimeUnit.NANOSECONDS.toMillis(bodyTimeoutNanos);
         log.info(
-                "client {} sent no request body byte for {} ms: 408",
+                "client {} sent no request body byte for {} ms: 408, request id {}",
                 ctx.channel().remoteAddress(),
-                ms);
+                ms,
+                requestId);
         failBody(SpectorException.of(
                 ErrorCode.REQUEST_TIMEOUT,
                 "the request body stalled: no byte for " + ms + " ms (spector.server.body-timeout)",
@@ -670,25 +685,30 @@ final class ClientConnection {
         }
     }
 
+    /**
+     * No whole head arrived within the header timeout of its first byte: an exchange of its own,
+     * answered 408 and closed, with an access log line (method and path {@code -}, as nginx logs
+     * its 408s) and a generated request id (the client's cannot be read from half a head).
+     */
     private void onHeadTimeout() {
         headTimer = null;
         if (state != State.AWAITING_HEAD) {
             return;
         }
+        long firstByte = headStartNanos;
+        cancelHeadTimer();
+        start("malformed", RequestIds.generate(), firstByte);
         long ms = TimeUnit.NANOSECONDS.toMillis(headTimeoutNanos);
         log.info(
-                "client {} sent no whole request head within {} ms: 408",
+                "client {} sent no whole request head within {} ms: 408, request id {}",
                 ctx.channel().remoteAddress(),
-                ms);
+                ms,
+                requestId);
         SpectorException e = SpectorException.of(
                 ErrorCode.REQUEST_TIMEOUT,
                 "the request head did not arrive within " + ms + " ms (spector.server.header-timeout)",
                 Map.of("phase", "head", "timeoutMs", ms));
-        FullHttpResponse r = Responses.problem(e, null, requestId);
-        Responses.closing(r);
-        state = State.CLOSING;
-        context.metrics().request("malformed", r.status().code(), 0);
-        ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+        answer(Responses.problem(e, null, requestId)); // no keep-alive: it closes
     }
 
     // ---- the response ----
@@ -1081,10 +1101,11 @@ final class ClientConnection {
         }
         log.info(
                 "client {} took no response byte for {} ms with {} bytes waiting for it (spector.server.send-timeout):"
-                        + " connection reset",
+                        + " connection reset, request id {}",
                 clientAddress(),
                 TimeUnit.NANOSECONDS.toMillis(sendTimeoutNanos),
-                out == null ? 0 : out.totalPendingWriteBytes());
+                out == null ? 0 : out.totalPendingWriteBytes(),
+                requestId);
         context.metrics().sendTimeout();
         if (error == null) {
             error = SEND_TIMEOUT;

@@ -22,6 +22,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -58,6 +59,9 @@ final class EdgeTimersTest {
     /** What the mock's answer waits for; the test that uses it completes it. */
     private static volatile CompletableFuture<Void> held = new CompletableFuture<>();
 
+    @TempDir
+    static Path dir;
+
     private static MockOwner mock;
     private static Cell cell;
     private static ReferenceOwner owner;
@@ -88,11 +92,34 @@ final class EdgeTimersTest {
                 .set("spector.server.max-initial-line-length", Integer.toString(MAX_INITIAL_LINE))
                 .set("spector.server.max-header-size", Integer.toString(MAX_HEADER))
                 .set("spector.uplink.tokens", UPLINK_WORKER + "=" + TokenHashes.sha256Hex(UPLINK_TOKEN))
+                .set("spector.server.access-log", accessLog().toString())
                 .start();
         owner = cell.owners.get(0);
         loops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         token = Cell.token(Cell.TENANT);
         uploads = new OwnerUploads(cell, owner, token);
+    }
+
+    private static Path accessLog() {
+        return dir.resolve("access.log");
+    }
+
+    /**
+     * A 408 to a head that never arrived is an exchange of its own: a new request id in its header
+     * and its problem, and one access log line, method and path {@code -} (as nginx logs its 408s).
+     */
+    private static void assertTimedOutHeadIsItsOwnExchange(Response r) {
+        String id = java.util.Objects.requireNonNull(r.header("X-Request-Id"), "X-Request-Id");
+        assertThat(id).matches("[0-9a-f]{32}");
+        assertThat(r.json().path("requestId").asText()).isEqualTo(id);
+        var line = AccessLogTest.lineOf(accessLog(), id);
+        assertThat(line.get("status").asInt()).isEqualTo(408);
+        assertThat(line.get("error").asText()).isEqualTo("REQUEST_TIMEOUT");
+        assertThat(line.get("method").asText()).isEqualTo("-");
+        assertThat(line.get("path").asText()).isEqualTo("-");
+        assertThat(line.get("durationMs").asDouble())
+                .as("from the head's first byte")
+                .isGreaterThanOrEqualTo((double) (HEADER_TIMEOUT.toMillis() - 100));
     }
 
     @AfterAll
@@ -226,6 +253,7 @@ final class EdgeTimersTest {
                     .isBetween(
                             HEADER_TIMEOUT.toMillis() - 100,
                             HEADER_TIMEOUT.plus(MARGIN).toMillis());
+            assertTimedOutHeadIsItsOwnExchange(r);
         }
         assertThat(owner.requests()).noneMatch(q -> q.path().equals(path));
     }
@@ -262,6 +290,10 @@ final class EdgeTimersTest {
             assertThat(millisSince(sent))
                     .as("answered at the header timeout from the half head's first byte, before the idle timeout")
                     .isBetween(HEADER_TIMEOUT.toMillis() - 100, IDLE_TIMEOUT.toMillis());
+            assertTimedOutHeadIsItsOwnExchange(timeout);
+            assertThat(timeout.header("X-Request-Id"))
+                    .as("not the id of the exchange before it")
+                    .isNotEqualTo(first.header("X-Request-Id"));
         } finally {
             gate.complete(null);
         }

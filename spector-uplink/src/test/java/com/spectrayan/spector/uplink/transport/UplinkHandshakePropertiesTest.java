@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.testkit.NettyLeakExtension;
 import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.internal.v2.V2Limits;
 import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
@@ -55,6 +56,12 @@ import org.jspecify.annotations.Nullable;
 final class UplinkHandshakePropertiesTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String VALID_KEY = "dGhlIHNhbXBsZSBub25jZQ==";
+
+    static {
+        // Installs the recording detector before a buffer class loads: jqwik runs no Jupiter
+        // extension, and a buffer class loaded first would keep Netty's own detector for this JVM.
+        NettyLeakExtension.collectLeaks();
+    }
 
     private static @Nullable EventLoopGroup group;
     private static @Nullable TestGateway gateway;
@@ -162,6 +169,9 @@ final class UplinkHandshakePropertiesTest {
         // The generator is not lopsided: both answers were tried.
         assertThat(accepted).as("handshakes accepted").isPositive();
         assertThat(refused).as("handshakes refused").isPositive();
+        assertThat(NettyLeakExtension.collectLeaks())
+                .as("buffers never released (PARANOID)")
+                .isEmpty();
     }
 
     @Provide
