@@ -663,7 +663,11 @@ final class ClientConnection {
     }
 
     private void onMalformed(Throwable cause) {
-        log.debug("client {} sent a malformed request body: {}", ctx.channel().remoteAddress(), cause.toString());
+        log.debug(
+                "client {} sent a malformed request body: {}, request id {}",
+                ctx.channel().remoteAddress(),
+                cause.toString(),
+                requestId);
         failBody(SpectorException.badRequest("body", "malformed request body: " + cause.getMessage()));
     }
 
@@ -789,10 +793,11 @@ final class ClientConnection {
         splice.closeFuture().addListener(f -> {
             state = State.CLOSED;
             log.debug(
-                    "upgraded connection {} ended: {} bytes up, {} down",
+                    "upgraded connection {} ended: {} bytes up, {} down, request id {}",
                     client.remoteAddress(),
                     splice.bytesClientToOwner(),
-                    splice.bytesOwnerToClient());
+                    splice.bytesOwnerToClient(),
+                    requestId);
             bytesIn = splice.bytesClientToOwner();
             bytesOut = splice.bytesOwnerToClient();
             countEnd(status);
@@ -824,10 +829,11 @@ final class ClientConnection {
         splice.closeFuture().thenRun(() -> {
             state = State.CLOSED;
             log.debug(
-                    "relayed upgraded connection {} ended: {} bytes up, {} down",
+                    "relayed upgraded connection {} ended: {} bytes up, {} down, request id {}",
                     client.remoteAddress(),
                     splice.bytesUp(),
-                    splice.bytesDown());
+                    splice.bytesDown(),
+                    requestId);
             bytesIn = splice.bytesUp();
             bytesOut = splice.bytesDown();
             countEnd(status);

@@ -138,7 +138,11 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         try {
             target = RequestTarget.parse(request.method(), request.uri(), request.protocolVersion(), request.headers());
         } catch (SpectorException e) {
-            log.debug("refused request target from {}: {}", ctx.channel().remoteAddress(), e.getMessage());
+            log.debug(
+                    "refused request target from {}: {}, request id {}",
+                    ctx.channel().remoteAddress(),
+                    e.getMessage(),
+                    c.requestId());
             c.closeAfterResponse(); // nginx closes after a 400 for a bad target or Host too
             c.answer(Responses.problem(e, null, c.requestId()));
             return;

@@ -175,6 +175,7 @@ final class PeerHop {
         c.tenant(tenant);
         c.start(exchange);
         String pathAndQuery = query == null ? path : path + "?" + query;
+        String requestId = c.requestId(); // this exchange's, for its log lines
         HttpHeaders headers = request.headers();
         for (String name : HeaderPolicy.CREDENTIALS) {
             headers.remove(name);
@@ -199,10 +200,12 @@ final class PeerHop {
                                 String address = refused.uri().getRawAuthority();
                                 tried.add(address);
                                 log.info(
-                                        "worker {}: gateway replica {} did not take the relay ({}); looking again",
+                                        "worker {}: gateway replica {} did not take the relay ({}); looking again,"
+                                                + " request id {}",
                                         workerId,
                                         address,
-                                        why);
+                                        why,
+                                        requestId);
                                 return holder(workerId, tried, waitUntil, executor)
                                         .thenApply(PeerHop::target);
                             });
@@ -225,7 +228,7 @@ final class PeerHop {
                         exchange.attach(requireNonNull(forwarder)
                                 .forward(
                                         pinned,
-                                        new HolderSink(this, exchange, workerId),
+                                        new HolderSink(this, exchange, workerId, requestId),
                                         ctx.channel().eventLoop()));
                     } catch (SpectorException e) {
                         exchange.onError(e, false);
@@ -385,12 +388,14 @@ final class PeerHop {
         private final PeerHop hop;
         private final ForwardedExchange exchange;
         private final String workerId;
+        private final String requestId;
         private boolean refused;
 
-        HolderSink(PeerHop hop, ForwardedExchange exchange, String workerId) {
+        HolderSink(PeerHop hop, ForwardedExchange exchange, String workerId, String requestId) {
             this.hop = hop;
             this.exchange = exchange;
             this.workerId = workerId;
+            this.requestId = requestId;
         }
 
         @Override
@@ -443,7 +448,11 @@ final class PeerHop {
                             || code == ErrorCode.OWNER_TIMEOUT
                             || code == ErrorCode.GATEWAY_ROUTING_FAILURE)) {
                 hop.count("holder-unreachable");
-                log.info("worker {}: the peer hop did not carry the relay: {}", workerId, error.getMessage());
+                log.info(
+                        "worker {}: the peer hop did not carry the relay: {}, request id {}",
+                        workerId,
+                        error.getMessage(),
+                        requestId);
                 exchange.onError(
                         unreachable(
                                 workerId,

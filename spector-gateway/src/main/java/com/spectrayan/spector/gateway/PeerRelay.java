@@ -82,7 +82,11 @@ final class PeerRelay {
                                     .register(registry))
                     .increment();
             // debug only: whoever reaches the port could fill the log; the meter is the signal
-            log.debug("peer request from {} refused: {}", ctx.channel().remoteAddress(), refusal);
+            log.debug(
+                    "peer request from {} refused: {}, request id {}",
+                    ctx.channel().remoteAddress(),
+                    refusal,
+                    c.requestId());
             c.answer(Responses.problem(
                     SpectorException.of(
                             ErrorCode.UNAUTHENTICATED, "peer request refused: " + refusal, Map.of("reason", refusal)),

@@ -729,7 +729,12 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         // ASK: this one request goes to the named owner; nothing is cached (a move in progress)
         boolean ask = SpectorHeaders.REDIRECT_ASK.equalsIgnoreCase(h.get(SpectorHeaders.REDIRECT));
         if (owner != null && !hint.member()) {
-            log.warn("owner {} named an unknown owner '{}' for {}", a.entry().owner(), owner, request.key());
+            log.warn(
+                    "owner {} named an unknown owner '{}' for {}, request id {}",
+                    a.entry().owner(),
+                    owner,
+                    request.key(),
+                    request.headers().get(SpectorHeaders.REQUEST_ID));
         } else if (owner != null && hint.reportable() && !ask) {
             var unused = forwarder.resolver.reportMisdirected(request.routingKey(), owner, hint.epoch(), hint.fence());
             learnedOwner = true;
@@ -1080,7 +1085,12 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             sink.onGaveUp(lastOwner, attempts, retargets);
         }
         if (bodyUnread) {
-            log.debug("exchange {} {} failed mid-body: {}", request.method(), request.uri(), error.getMessage());
+            log.debug(
+                    "exchange {} {} failed mid-body: {}, request id {}",
+                    request.method(),
+                    request.uri(),
+                    error.getMessage(),
+                    request.headers().get(SpectorHeaders.REQUEST_ID));
         }
         sink.onError(error, headSent);
     }
