@@ -375,8 +375,10 @@ public final class GatewayServer implements AutoCloseable {
      */
     private FrameChannel.Receiver onUplink(String workerId, int slot, FrameChannel channel) {
         String remote = "in-memory";
+        String requestId = null;
         Channel c = UplinkChannels.nettyChannel(channel);
         if (c != null) {
+            requestId = c.attr(UplinkHandshakes.REQUEST_ID).get();
             // An uplink is no longer an HTTP connection: its idle close, Expect handling and
             // exchanges end with the upgrade, and the drain closes it through its worker link.
             for (String name : HTTP_ONLY_HANDLERS) {
@@ -391,18 +393,24 @@ public final class GatewayServer implements AutoCloseable {
         GatewayWorkerClient client = GatewayWorkerClient.over(workerId, channel);
         WorkerLink link = new WorkerLink(workerId, slot, remote, Instant.now(), client);
         if (!workerDirectory.register(link)) {
-            log.warn("worker {} link {} from {} closed at once: over the link limit", workerId, slot, remote);
+            log.warn(
+                    "worker {} link {} from {} closed at once: over the link limit, request id {}",
+                    workerId,
+                    slot,
+                    remote,
+                    requestId);
             return client;
         }
         var unused = link.refresh(workers.next(), Limits.STATUS_TIMEOUT); // learn its targets at once
         link.startRefresh(workers.next(), STATUS_REFRESH_INTERVAL, Limits.STATUS_TIMEOUT);
         log.info(
-                "worker {} connected uplink slot {} from {} over {} ({} links now)",
+                "worker {} connected uplink slot {} from {} over {} ({} links now), request id {}",
                 workerId,
                 slot,
                 remote,
                 UplinkChannels.protocol(channel),
-                workerDirectory.links(workerId).size());
+                workerDirectory.links(workerId).size(),
+                requestId);
         return client;
     }
 

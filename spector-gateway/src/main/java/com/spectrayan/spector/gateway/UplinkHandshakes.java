@@ -9,6 +9,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.util.AttributeKey;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.Set;
@@ -39,6 +40,9 @@ final class UplinkHandshakes implements UplinkAcceptor.Handshakes {
     /** The access log's route of an uplink handshake. */
     static final String ROUTE = "uplink";
 
+    /** The request id of the uplink handshake a connection carried (its log lines name it). */
+    static final AttributeKey<String> REQUEST_ID = AttributeKey.valueOf("spector.uplink.request-id");
+
     /** The name of an accepted uplink's byte counter in its pipeline. */
     static final String COUNTER_NAME = "uplink-bytes";
 
@@ -58,6 +62,7 @@ final class UplinkHandshakes implements UplinkAcceptor.Handshakes {
                 : String.valueOf(remote);
         String client = remote instanceof InetSocketAddress inet ? ip + ":" + inet.getPort() : ip;
         String id = RequestIds.take(request.headers(), trustedProxies.contains(ip));
+        channel.attr(REQUEST_ID).set(id);
         return new Handshake(channel, id, client, request.method().name(), RequestIds.traceId(request.headers()));
     }
 

@@ -382,7 +382,7 @@ public final class UplinkAcceptor {
             try {
                 valid = !token.isEmpty() && tokenCheck.matches(workerId, token);
             } catch (RuntimeException e) {
-                log.error("uplink token check failed for worker {}", workerId, e);
+                log.error("uplink token check failed for worker {}, request id {}", workerId, handshake.requestId(), e);
                 valid = false;
             }
             if (!valid) {
@@ -390,11 +390,12 @@ public final class UplinkAcceptor {
                 if (refused > 0) {
                     log.warn(
                             "uplink refused: bad token for worker {} from {} ({} such refusal(s) since the last"
-                                    + " such line, logged at most every {} s)",
+                                    + " such line, logged at most every {} s), request id {}",
                             workerId,
                             ctx.channel().remoteAddress(),
                             refused,
-                            BAD_TOKEN_LOG_INTERVAL.toSeconds());
+                            BAD_TOKEN_LOG_INTERVAL.toSeconds(),
+                            handshake.requestId());
                 }
                 refuse(ctx, handshake, ErrorCode.UNAUTHENTICATED, "invalid worker token");
                 return;
@@ -412,16 +413,17 @@ public final class UplinkAcceptor {
             try {
                 refusal = admission.refusal(workerId, slot);
             } catch (RuntimeException e) {
-                log.error("uplink admission failed for worker {}", workerId, e);
+                log.error("uplink admission failed for worker {}, request id {}", workerId, handshake.requestId(), e);
                 refusal = "the gateway failed to admit the link";
             }
             if (refusal != null) {
                 log.warn(
-                        "uplink refused: worker {} slot {} from {}: {}",
+                        "uplink refused: worker {} slot {} from {}: {}, request id {}",
                         workerId,
                         slot,
                         ctx.channel().remoteAddress(),
-                        refusal);
+                        refusal,
+                        handshake.requestId());
                 refuse(ctx, handshake, ErrorCode.UPLINK_LIMIT, refusal);
                 return;
             }
@@ -519,7 +521,11 @@ public final class UplinkAcceptor {
             handshake.accepted(workerId, slot, switched);
             switched.addListener(f -> {
                 if (!f.isSuccess()) {
-                    log.warn("uplink handshake failed for worker {}", workerId, f.cause());
+                    log.warn(
+                            "uplink handshake failed for worker {}, request id {}",
+                            workerId,
+                            handshake.requestId(),
+                            f.cause());
                     channel.close();
                     return;
                 }
