@@ -6,6 +6,7 @@ import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.LogGate;
 import com.spectrayan.spector.contract.Problem;
 import com.spectrayan.spector.contract.ProblemJson;
+import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.contract.SpectorHeaders;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.v2.V2Connection;
@@ -343,38 +344,38 @@ public final class UplinkAcceptor {
             if (!HttpMethod.GET.equals(request.method())
                     || !headers.containsValue(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET, true)
                     || !headers.containsValue(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE, true)) {
-                refuse(ctx, handshake, ErrorCode.BAD_REQUEST, "expected a WebSocket upgrade (GET)");
+                badRequest(ctx, handshake, "Upgrade", "expected a WebSocket upgrade (GET)");
                 return;
             }
             String version = headers.get(HttpHeaderNames.SEC_WEBSOCKET_VERSION);
             if (!WEBSOCKET_VERSION.equals(version)) {
                 // Section 4.4: the versions this server speaks, in Sec-WebSocket-Version (400, as Jetty).
-                refuse(
+                badRequest(
                         ctx,
                         handshake,
-                        ErrorCode.BAD_REQUEST,
+                        "Sec-WebSocket-Version",
                         "unsupported WebSocket version " + (version == null ? "(none)" : clip(version))
                                 + ": this gateway speaks " + WEBSOCKET_VERSION);
                 return;
             }
             if (!isKey(headers.get(HttpHeaderNames.SEC_WEBSOCKET_KEY))) {
-                refuse(
+                badRequest(
                         ctx,
                         handshake,
-                        ErrorCode.BAD_REQUEST,
+                        "Sec-WebSocket-Key",
                         "malformed Sec-WebSocket-Key: expected 16 bytes in base64");
                 return;
             }
             String workerId = headers.get(WORKER_HEADER);
             String authorization = headers.get(HttpHeaderNames.AUTHORIZATION);
             if (workerId == null || !WORKER_ID.matcher(workerId).matches()) {
-                refuse(ctx, handshake, ErrorCode.UNAUTHENTICATED, "missing or malformed " + WORKER_HEADER);
+                unauthenticated(ctx, handshake, "malformed-worker", "missing or malformed " + WORKER_HEADER);
                 return;
             }
             if (authorization == null
                     || !authorization.regionMatches(true, 0, BEARER, 0, BEARER.length())
                     || authorization.length() > BEARER.length() + MAX_TOKEN_CHARS) {
-                refuse(ctx, handshake, ErrorCode.UNAUTHENTICATED, "missing bearer token");
+                unauthenticated(ctx, handshake, "missing-token", "missing bearer token");
                 return;
             }
             String token = authorization.substring(BEARER.length()).trim();
@@ -397,16 +398,13 @@ public final class UplinkAcceptor {
                             BAD_TOKEN_LOG_INTERVAL.toSeconds(),
                             handshake.requestId());
                 }
-                refuse(ctx, handshake, ErrorCode.UNAUTHENTICATED, "invalid worker token");
+                unauthenticated(ctx, handshake, "bad-token", "invalid worker token");
                 return;
             }
             int slot = slot(headers.get(LINK_HEADER));
             if (slot < 0) {
-                refuse(
-                        ctx,
-                        handshake,
-                        ErrorCode.BAD_REQUEST,
-                        "malformed " + LINK_HEADER + ": expected a slot 0.." + MAX_SLOT);
+                badRequest(
+                        ctx, handshake, LINK_HEADER, "malformed " + LINK_HEADER + ": expected a slot 0.." + MAX_SLOT);
                 return;
             }
             String refusal;
@@ -424,17 +422,17 @@ public final class UplinkAcceptor {
                         ctx.channel().remoteAddress(),
                         refusal,
                         handshake.requestId());
-                refuse(ctx, handshake, ErrorCode.UPLINK_LIMIT, refusal);
+                refuse(ctx, handshake, ErrorCode.UPLINK_LIMIT, refusal, Map.of("workerId", workerId));
                 return;
             }
             List<String> offered = offered(headers.getAll(HttpHeaderNames.SEC_WEBSOCKET_PROTOCOL));
             // Section 9.1: v2 when both ends speak it, else v1; the worker's order does not matter.
             boolean speakV2 = v2 && offered.contains(V2Limits.SUBPROTOCOL);
             if (!speakV2 && !offered.contains(FrameCodec.SUBPROTOCOL)) {
-                refuse(
+                badRequest(
                         ctx,
                         handshake,
-                        ErrorCode.BAD_REQUEST,
+                        "Sec-WebSocket-Protocol",
                         "no common uplink protocol: this gateway speaks " + versions() + ", offered "
                                 + (offered.isEmpty() ? "none" : String.join(", ", offered)));
                 return;
@@ -552,15 +550,29 @@ public final class UplinkAcceptor {
             return n <= MAX_SLOT ? n : -1;
         }
 
+        /** A 400 whose details name the header ({@code field}) and why ({@code reason}, the detail). */
+        private void badRequest(ChannelHandlerContext ctx, Handshake handshake, String field, String detail) {
+            refuse(ctx, handshake, ErrorCode.BAD_REQUEST, detail, Map.of("field", field, "reason", detail));
+        }
+
         /**
-         * Answers {@code code}'s status with a problem naming it and the handshake's request id,
-         * counts it, and closes.
+         * A 401 whose {@code details.reason} says why: {@code malformed-worker}, {@code
+         * missing-token} or {@code bad-token}.
          */
-        private void refuse(ChannelHandlerContext ctx, Handshake handshake, ErrorCode code, String detail) {
+        private void unauthenticated(ChannelHandlerContext ctx, Handshake handshake, String reason, String detail) {
+            refuse(ctx, handshake, ErrorCode.UNAUTHENTICATED, detail, Map.of("reason", reason));
+        }
+
+        /**
+         * Answers {@code code}'s status with a problem naming it, its {@code details} and the
+         * handshake's request id, counts it, and closes.
+         */
+        private void refuse(
+                ChannelHandlerContext ctx, Handshake handshake, ErrorCode code, String detail, Map<String, ?> details) {
             requireNonNull(refused.get(code), code.name()).increment(); // one of REFUSAL_CODES
             String id = handshake.requestId();
-            byte[] body =
-                    ProblemJson.toBytes(Problem.of(code, detail, Map.of(), PATH).withRequestId(id));
+            byte[] body = ProblemJson.toBytes(
+                    SpectorException.of(code, detail, details).toProblem(PATH).withRequestId(id));
             FullHttpResponse response = new DefaultFullHttpResponse(
                     HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(code.httpStatus()), Unpooled.wrappedBuffer(body));
             response.headers()

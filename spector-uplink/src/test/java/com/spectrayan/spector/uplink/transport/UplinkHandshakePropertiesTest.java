@@ -114,20 +114,23 @@ final class UplinkHandshakePropertiesTest {
 
     /** A check of the acceptor, in its order (RFC 6455 first, then the uplink's own). */
     enum Check {
-        SHAPE(400, "expected a WebSocket upgrade"),
-        VERSION(400, "unsupported WebSocket version"),
-        KEY(400, "malformed Sec-WebSocket-Key"),
-        WORKER(401, "missing or malformed X-Spector-Worker"),
-        TOKEN_FORM(401, "missing bearer token"),
-        TOKEN(401, "invalid worker token"),
-        SUBPROTOCOL(400, "no common uplink protocol");
+        SHAPE(400, "expected a WebSocket upgrade", "Upgrade"),
+        VERSION(400, "unsupported WebSocket version", "Sec-WebSocket-Version"),
+        KEY(400, "malformed Sec-WebSocket-Key", "Sec-WebSocket-Key"),
+        WORKER(401, "missing or malformed X-Spector-Worker", "malformed-worker"),
+        TOKEN_FORM(401, "missing bearer token", "missing-token"),
+        TOKEN(401, "invalid worker token", "bad-token"),
+        SUBPROTOCOL(400, "no common uplink protocol", "Sec-WebSocket-Protocol");
 
         final int status;
         final String detail;
+        /** What the problem's details say: the header refused ({@code field}, 400) or why ({@code reason}, 401). */
+        final String named;
 
-        Check(int status, String detail) {
+        Check(int status, String detail, String named) {
             this.status = status;
             this.detail = detail;
+            this.named = named;
         }
     }
 
@@ -273,6 +276,10 @@ final class UplinkHandshakePropertiesTest {
                 .as("the body names the exchange")
                 .isEqualTo(id);
         assertThat(problem.get("instance").asText()).isEqualTo(UplinkAcceptor.PATH);
+        assertThat(problem.path("details")
+                        .path(expected.status == 401 ? "reason" : "field")
+                        .asText())
+                .isEqualTo(expected.named);
         assertThat(end)
                 .as("the acceptor told what the client got")
                 .isEqualTo(id + " refused " + expected.status + " " + code + " " + r.body.length() + " written");
