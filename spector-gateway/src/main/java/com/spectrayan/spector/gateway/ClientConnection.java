@@ -324,7 +324,7 @@ final class ClientConnection {
             return false;
         }
         HttpHeaders requestHeaders = request.headers();
-        start(route, RequestIds.take(requestHeaders, trustedClient), System.nanoTime());
+        start(route, RequestIds.take(requestHeaders, trustedClient), System.nanoTime(), System.currentTimeMillis());
         traceId = RequestIds.traceId(requestHeaders);
         method = request.method().name();
         http10 = request.protocolVersion().equals(HttpVersion.HTTP_1_0);
@@ -337,13 +337,14 @@ final class ClientConnection {
     }
 
     /**
-     * Sets the facts of a new exchange, {@code id}'s, that began at {@code startedNanos}: what its
-     * head says is the caller's to set (until then: no head, no body, no keep-alive).
+     * Sets the facts of a new exchange, {@code id}'s, that began at {@code startedNanos} ({@code
+     * startedMillis} on the wall clock): what its head says is the caller's to set (until then: no
+     * head, no body, no keep-alive).
      */
-    private void start(String route, String id, long startedNanos) {
+    private void start(String route, String id, long startedNanos, long startedMillis) {
         state = State.EXCHANGE;
         startNanos = startedNanos;
-        startMillis = System.currentTimeMillis() - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
+        startMillis = startedMillis;
         this.route = route;
         requestId = id;
         traceId = null;
@@ -701,7 +702,12 @@ final class ClientConnection {
         }
         long firstByte = headStartNanos;
         cancelHeadTimer();
-        start("malformed", RequestIds.generate(), firstByte);
+        long now = System.nanoTime();
+        start(
+                "malformed",
+                RequestIds.generate(),
+                firstByte,
+                System.currentTimeMillis() - TimeUnit.NANOSECONDS.toMillis(now - firstByte));
         long ms = TimeUnit.NANOSECONDS.toMillis(headTimeoutNanos);
         log.info(
                 "client {} sent no whole request head within {} ms: 408, request id {}",
