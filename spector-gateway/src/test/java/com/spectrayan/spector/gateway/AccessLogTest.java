@@ -218,6 +218,36 @@ final class AccessLogTest {
         assertThat(line.has("error")).isFalse();
     }
 
+    /**
+     * Nothing lost at a stop: a link the drain closes (1001, its worker re-dials elsewhere) is
+     * logged before the access log's last flush.
+     */
+    @Test
+    void uplinkOpenWhenTheGatewayStops_isLoggedBeforeTheLogCloses() throws Exception {
+        Path stopping = dir.resolve("stopping.log");
+        Cell c = Cell.builder()
+                .owners(1)
+                .set("spector.server.access-log", stopping.toString())
+                .set("spector.uplink.tokens", "w1=" + TokenHashes.sha256Hex(WORKER_TOKEN))
+                .start();
+        String id;
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), c.gateway.port())) {
+            s.setSoTimeout((int) WireClient.DEFAULT_TIMEOUT.toMillis());
+            s.getOutputStream()
+                    .write(uplinkHandshake("Bearer " + WORKER_TOKEN, "Sec-WebSocket-Protocol: spector-uplink.v1")
+                            .getBytes(StandardCharsets.ISO_8859_1));
+            String head = readHead(s.getInputStream());
+            assertThat(head).startsWith("HTTP/1.1 101 ");
+            id = requestId(head);
+            Waits.until("the link registered", () -> c.gateway.workerDirectory().live("w1") != null);
+            c.close(); // the drain closes the link, then the access log
+        }
+        // Read once, no wait: the line must be in the file when close() returns.
+        assertThat(read(stopping))
+                .as("the link's line, written before the log closed")
+                .anySatisfy(l -> assertThat(l).contains("\"requestId\":\"" + id + "\"", "\"status\":101"));
+    }
+
     @Test
     void refusedUplinkHandshake_fromATrustedClient_keepsItsId() throws Exception {
         WireClient.Response r;
