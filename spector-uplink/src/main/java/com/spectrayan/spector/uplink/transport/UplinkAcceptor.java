@@ -74,7 +74,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A request for {@link #PATH} is checked before any upgrade, and every check that fails is
  * answered (problem+json, then close), never left hanging. In order: an RFC 6455 opening handshake
- * (section 4.2.1: a GET with {@code Upgrade: websocket}, {@code Connection} naming {@code upgrade},
+ * (section 4.2.1: an HTTP/1.1 GET with {@code Upgrade: websocket}, {@code Connection} naming {@code upgrade},
  * a {@code Sec-WebSocket-Key} of 16 bytes in base64, {@code Sec-WebSocket-Version: 13}; else 400,
  * with the versions spoken in {@code Sec-WebSocket-Version} as section 4.4 asks, and as Jetty
  * answers with a 400); {@code X-Spector-Worker} and {@code Authorization: Bearer} through the
@@ -340,11 +340,13 @@ public final class UplinkAcceptor {
             HttpHeaders headers = request.headers();
             // RFC 6455 section 4.2.1: what is not a WebSocket opening handshake is answered 400,
             // before the token is looked at. Netty's handshaker checks the same and throws, which
-            // would leave the client without an answer.
-            if (!HttpMethod.GET.equals(request.method())
+            // would leave the client without an answer. HTTP/1.1 only: a server ignores the Upgrade
+            // of an HTTP/1.0 request (RFC 9110 section 7.8), and what is left is no handshake.
+            if (!HttpVersion.HTTP_1_1.equals(request.protocolVersion())
+                    || !HttpMethod.GET.equals(request.method())
                     || !headers.containsValue(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET, true)
                     || !headers.containsValue(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE, true)) {
-                badRequest(ctx, handshake, "Upgrade", "expected a WebSocket upgrade (GET)");
+                badRequest(ctx, handshake, "Upgrade", "expected a WebSocket upgrade (HTTP/1.1 GET)");
                 return;
             }
             String version = headers.get(HttpHeaderNames.SEC_WEBSOCKET_VERSION);

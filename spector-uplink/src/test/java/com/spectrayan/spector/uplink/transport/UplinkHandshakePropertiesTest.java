@@ -134,11 +134,15 @@ final class UplinkHandshakePropertiesTest {
         }
     }
 
-    /** A whole handshake: the request line's method and each header part, in the order written. */
-    record Handshake(String method, List<Part> parts) {
+    /**
+     * A whole handshake: the request line's method and version, and each header part, in the order
+     * written.
+     */
+    record Handshake(String method, String version, List<Part> parts) {
         @Nullable
         Check firstBroken() {
-            Check first = method.equals("GET") ? null : Check.SHAPE;
+            // RFC 9110 section 7.8: the Upgrade of an HTTP/1.0 request is ignored
+            Check first = method.equals("GET") && version.equals("HTTP/1.1") ? null : Check.SHAPE;
             for (Part p : parts) {
                 Check c = p.broken();
                 if (c != null && (first == null || c.compareTo(first) < 0)) {
@@ -149,7 +153,7 @@ final class UplinkHandshakePropertiesTest {
         }
 
         String wire() {
-            StringBuilder b = new StringBuilder(method + " /uplink HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+            StringBuilder b = new StringBuilder(method + " /uplink " + version + "\r\nHost: 127.0.0.1\r\n");
             for (Part p : parts) {
                 if (p.line() != null) {
                     b.append(p.line()).append("\r\n");
@@ -180,6 +184,7 @@ final class UplinkHandshakePropertiesTest {
     @Provide
     Arbitrary<Handshake> handshakes() {
         Arbitrary<String> method = Arbitraries.frequency(Tuple.of(8, "GET"), Tuple.of(1, "POST"), Tuple.of(1, "PUT"));
+        Arbitrary<String> version = Arbitraries.frequency(Tuple.of(9, "HTTP/1.1"), Tuple.of(1, "HTTP/1.0"));
         Arbitrary<Part> upgrade = parts(
                 Part.ok("Upgrade: websocket"),
                 Part.ok("Upgrade: WebSocket"),
@@ -190,7 +195,7 @@ final class UplinkHandshakePropertiesTest {
                 Part.ok("Connection: keep-alive, upgrade"),
                 Part.bad(null, Check.SHAPE),
                 Part.bad("Connection: keep-alive", Check.SHAPE));
-        Arbitrary<Part> version = parts(
+        Arbitrary<Part> websocketVersion = parts(
                 Part.ok("Sec-WebSocket-Version: 13"),
                 Part.bad(null, Check.VERSION),
                 Part.bad("Sec-WebSocket-Version: 8", Check.VERSION),
@@ -226,7 +231,8 @@ final class UplinkHandshakePropertiesTest {
                 Part.bad("Sec-WebSocket-Protocol: spector-uplink.v0", Check.SUBPROTOCOL));
         return Combinators.combine(
                         method,
-                        Combinators.combine(upgrade, connection, version, key, worker, token, subprotocol)
+                        version,
+                        Combinators.combine(upgrade, connection, websocketVersion, key, worker, token, subprotocol)
                                 .as(List::of))
                 .as(Handshake::new);
     }
