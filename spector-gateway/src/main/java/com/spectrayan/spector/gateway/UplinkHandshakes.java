@@ -1,6 +1,7 @@
 package com.spectrayan.spector.gateway;
 
 import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.transport.UplinkAcceptor;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -19,7 +20,9 @@ import org.jspecify.annotations.Nullable;
  * Uplink handshakes ({@code GET /uplink}) in the access log: the uplink acceptor answers them
  * before any exchange of the gateway's begins, so it tells this class instead.
  *
- * <p>Each handshake gets its {@code X-Request-Id} by the rule of every exchange (a trusted
+ * <p>A handshake is held to the edge's rules for every request on the port first ({@link
+ * RequestTarget}: one valid {@code Host}, a target): one that breaks them is refused 400 before the
+ * acceptor looks at it. Each gets its {@code X-Request-Id} by the rule of every exchange (a trusted
  * proxy's well-formed id is kept, else one is generated; {@link RequestIds}), answered in the
  * {@code 101} or in the refusal's header and problem body, and one line, route {@value #ROUTE}:
  *
@@ -63,7 +66,16 @@ final class UplinkHandshakes implements UplinkAcceptor.Handshakes {
         String client = remote instanceof InetSocketAddress inet ? ip + ":" + inet.getPort() : ip;
         String id = RequestIds.take(request.headers(), trustedProxies.contains(ip));
         channel.attr(REQUEST_ID).set(id);
-        return new Handshake(channel, id, client, request.method().name(), RequestIds.traceId(request.headers()));
+        SpectorException refusal = null;
+        try {
+            // the edge's rules for every request on the port (RequestTarget): one valid Host, a target
+            var unused =
+                    RequestTarget.parse(request.method(), request.uri(), request.protocolVersion(), request.headers());
+        } catch (SpectorException e) {
+            refusal = e;
+        }
+        return new Handshake(
+                channel, id, client, request.method().name(), RequestIds.traceId(request.headers()), refusal);
     }
 
     /** One handshake's line, filled as it ends. Confined to its connection's event loop. */
@@ -73,20 +85,33 @@ final class UplinkHandshakes implements UplinkAcceptor.Handshakes {
         private final String client;
         private final String method;
         private final @Nullable String traceId;
+        private final @Nullable SpectorException refusal;
         private final long startNanos = System.nanoTime();
         private final long startMillis = System.currentTimeMillis();
 
-        Handshake(Channel channel, String requestId, String client, String method, @Nullable String traceId) {
+        Handshake(
+                Channel channel,
+                String requestId,
+                String client,
+                String method,
+                @Nullable String traceId,
+                @Nullable SpectorException refusal) {
             this.channel = channel;
             this.requestId = requestId;
             this.client = client;
             this.method = method;
             this.traceId = traceId;
+            this.refusal = refusal;
         }
 
         @Override
         public String requestId() {
             return requestId;
+        }
+
+        @Override
+        public @Nullable SpectorException refusal() {
+            return refusal;
         }
 
         @Override

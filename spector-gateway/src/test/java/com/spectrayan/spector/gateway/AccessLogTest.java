@@ -24,6 +24,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The access log and {@code X-Request-Id} over raw sockets (issue 14): what the client got (the
@@ -246,6 +248,29 @@ final class AccessLogTest {
         assertThat(read(stopping))
                 .as("the link's line, written before the log closed")
                 .anySatisfy(l -> assertThat(l).contains("\"requestId\":\"" + id + "\"", "\"status\":101"));
+    }
+
+    /**
+     * RFC 9112 section 3.2: an uplink handshake is held to the edge's rules as every request on the
+     * port: no Host, or two Host lines, is a 400 (with its id and line), before the token is looked
+     * at.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"", "Host: 127.0.0.1\r\nHost: elsewhere\r\n"})
+    void uplinkHandshake_withoutOneHost_is400_asEveryRequest(String hostLines) throws Exception {
+        String head = "GET /uplink HTTP/1.1\r\n" + hostLines
+                + uplinkHandshake("Bearer " + WORKER_TOKEN)
+                        .substring(uplinkHandshake("").indexOf("Upgrade:"));
+        WireClient.Response r;
+        try (WireClient c = new WireClient(cell.gateway.port())) {
+            r = c.send(head).read();
+        }
+        assertThat(r.status()).as("%s", r).isEqualTo(400);
+        JsonNode problem = JSON.readTree(r.text());
+        assertThat(problem.path("details").path("field").asText()).isEqualTo("host");
+        String id = java.util.Objects.requireNonNull(r.header("X-Request-Id"), "X-Request-Id");
+        assertThat(problem.get("requestId").asText()).isEqualTo(id);
+        assertThat(lineOf(log, id).get("status").asInt()).isEqualTo(400);
     }
 
     @Test

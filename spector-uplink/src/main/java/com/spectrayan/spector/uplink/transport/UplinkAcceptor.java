@@ -195,6 +195,15 @@ public final class UplinkAcceptor {
         String requestId();
 
         /**
+         * Returns why the gateway refuses the request before any check of the acceptor's, as it
+         * refuses every request on its port (its target or {@code Host}, RFC 9112 section 3.2: a
+         * {@code BAD_REQUEST}), or null.
+         */
+        default @Nullable SpectorException refusal() {
+            return null;
+        }
+
+        /**
          * It was refused: {@code status} with problem {@code code} and a body of {@code bodyBytes};
          * {@code written} completes when the refusal is written (or could not be), and the
          * connection closes after it.
@@ -215,7 +224,10 @@ public final class UplinkAcceptor {
     private final Handshakes handshakes;
     private final Duration idleTimeout;
     private final boolean v2;
-    /** Refused handshakes by problem code ({@link #REFUSAL_CODES}, fixed at construction), from any loop. */
+    /**
+     * Refused handshakes by problem code ({@link #REFUSAL_CODES}, fixed at construction; another
+     * code a {@link Handshake#refusal} gives counts as BAD_REQUEST), from any loop.
+     */
     private final Map<ErrorCode, LongAdder> refused = new EnumMap<>(ErrorCode.class);
     /** Bad-token refusals, from any loop: anyone can send them, as fast as it connects. */
     private final LogGate badTokenLog = new LogGate(BAD_TOKEN_LOG_INTERVAL, System.nanoTime());
@@ -337,6 +349,11 @@ public final class UplinkAcceptor {
         }
 
         private void accept(ChannelHandlerContext ctx, FullHttpRequest request, Handshake handshake) {
+            SpectorException edge = handshake.refusal();
+            if (edge != null) {
+                refuse(ctx, handshake, edge.code(), String.valueOf(edge.getMessage()), edge.details());
+                return;
+            }
             HttpHeaders headers = request.headers();
             // RFC 6455 section 4.2.1: what is not a WebSocket opening handshake is answered 400,
             // before the token is looked at. Netty's handshaker checks the same and throws, which
@@ -571,7 +588,8 @@ public final class UplinkAcceptor {
          */
         private void refuse(
                 ChannelHandlerContext ctx, Handshake handshake, ErrorCode code, String detail, Map<String, ?> details) {
-            requireNonNull(refused.get(code), code.name()).increment(); // one of REFUSAL_CODES
+            LongAdder counted = refused.get(code);
+            (counted != null ? counted : requireNonNull(refused.get(ErrorCode.BAD_REQUEST))).increment();
             String id = handshake.requestId();
             byte[] body = ProblemJson.toBytes(
                     SpectorException.of(code, detail, details).toProblem(PATH).withRequestId(id));
