@@ -194,17 +194,11 @@ final class AccessLogTest {
         int down;
         // RFC 6455 section 5.5.1: close, FIN, masked (key 0), code 1000
         byte[] close = {(byte) 0x88, (byte) 0x82, 0, 0, 0, 0, 0x03, (byte) 0xe8};
-        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), cell.gateway.port())) {
-            s.setSoTimeout((int) WireClient.DEFAULT_TIMEOUT.toMillis());
-            s.getOutputStream()
-                    .write(uplinkHandshake("Bearer " + WORKER_TOKEN, "Sec-WebSocket-Protocol: spector-uplink.v1")
-                            .getBytes(StandardCharsets.ISO_8859_1));
-            String head = readHead(s.getInputStream());
-            assertThat(head).startsWith("HTTP/1.1 101 ");
-            id = requestId(head);
+        try (RawUplink u = RawUplink.dial(cell.gateway.port())) {
+            id = u.id();
             assertThat(id).matches("[0-9a-f]{32}");
-            s.getOutputStream().write(close);
-            down = s.getInputStream().readAllBytes().length; // until the gateway closes
+            u.socket().getOutputStream().write(close);
+            down = u.socket().getInputStream().readAllBytes().length; // until the gateway closes
         }
 
         JsonNode line = lineOf(log, id);
@@ -233,14 +227,8 @@ final class AccessLogTest {
                 .set("spector.uplink.tokens", "w1=" + TokenHashes.sha256Hex(WORKER_TOKEN))
                 .start();
         String id;
-        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), c.gateway.port())) {
-            s.setSoTimeout((int) WireClient.DEFAULT_TIMEOUT.toMillis());
-            s.getOutputStream()
-                    .write(uplinkHandshake("Bearer " + WORKER_TOKEN, "Sec-WebSocket-Protocol: spector-uplink.v1")
-                            .getBytes(StandardCharsets.ISO_8859_1));
-            String head = readHead(s.getInputStream());
-            assertThat(head).startsWith("HTTP/1.1 101 ");
-            id = requestId(head);
+        try (RawUplink u = RawUplink.dial(c.gateway.port())) {
+            id = u.id();
             Waits.until("the link registered", () -> c.gateway.workerDirectory().live("w1") != null);
             c.close(); // the drain closes the link, then the access log
         }
@@ -295,6 +283,30 @@ final class AccessLogTest {
             b.append(f).append("\r\n");
         }
         return b.append("\r\n").toString();
+    }
+
+    /** Worker w1's v1 uplink dialled by hand, its {@code 101} read: the socket, and the id the 101 named. */
+    private record RawUplink(Socket socket, String id) implements AutoCloseable {
+        static RawUplink dial(int port) throws IOException {
+            Socket s = new Socket(InetAddress.getLoopbackAddress(), port);
+            try {
+                s.setSoTimeout((int) WireClient.DEFAULT_TIMEOUT.toMillis());
+                s.getOutputStream()
+                        .write(uplinkHandshake("Bearer " + WORKER_TOKEN, "Sec-WebSocket-Protocol: spector-uplink.v1")
+                                .getBytes(StandardCharsets.ISO_8859_1));
+                String head = readHead(s.getInputStream());
+                assertThat(head).startsWith("HTTP/1.1 101 ");
+                return new RawUplink(s, requestId(head));
+            } catch (IOException | RuntimeException | AssertionError e) {
+                s.close();
+                throw e;
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
     }
 
     /** Returns the {@code X-Request-Id} of a response head. */

@@ -84,13 +84,30 @@ final class TestGateway implements AutoCloseable {
             Duration idleTimeout,
             @Nullable SslContext tls,
             UplinkAcceptor.Admission admission) {
-        this(group, java.net.InetAddress.getLoopbackAddress(), port, extra, idleTimeout, tls, admission, true);
+        this(
+                group,
+                java.net.InetAddress.getLoopbackAddress(),
+                port,
+                extra,
+                idleTimeout,
+                tls,
+                admission,
+                true,
+                UplinkAcceptor.Handshakes.NONE);
     }
 
     /** A plain gateway bound to {@code host} (another loopback address, say), recording its uplinks. */
     static TestGateway at(EventLoopGroup group, java.net.InetAddress host, int port) {
         return new TestGateway(
-                group, host, port, null, UplinkAcceptor.DEFAULT_IDLE_TIMEOUT, null, (id, slot) -> null, true);
+                group,
+                host,
+                port,
+                null,
+                UplinkAcceptor.DEFAULT_IDLE_TIMEOUT,
+                null,
+                (id, slot) -> null,
+                true,
+                UplinkAcceptor.Handshakes.NONE);
     }
 
     /** A plain gateway on a free port whose acceptor tells {@code handshakes} of each handshake. */
@@ -119,18 +136,6 @@ final class TestGateway implements AutoCloseable {
                 (id, slot) -> null,
                 v2,
                 handshakes);
-    }
-
-    private TestGateway(
-            EventLoopGroup group,
-            java.net.InetAddress host,
-            int port,
-            @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra,
-            Duration idleTimeout,
-            @Nullable SslContext tls,
-            UplinkAcceptor.Admission admission,
-            boolean v2) {
-        this(group, host, port, extra, idleTimeout, tls, admission, v2, UplinkAcceptor.Handshakes.NONE);
     }
 
     private TestGateway(
