@@ -264,7 +264,7 @@ final class AccessLog implements AutoCloseable {
         return new String(line.bytes, 0, line.length, StandardCharsets.UTF_8);
     }
 
-    private static void format(Entry e, Line b, Clock clock) {
+    static void format(Entry e, Line b, Clock clock) {
         b.ascii("{\"time\":\"");
         clock.append(e.startMillis(), b);
         b.ascii("\"");
@@ -304,7 +304,7 @@ final class AccessLog implements AutoCloseable {
      * Writes an instant as ISO-8601 UTC with milliseconds ({@code 2026-12-01T16:13:29.615Z}); the
      * text up to the seconds is made once per second. Confined to the writer thread.
      */
-    private static final class Clock {
+    static final class Clock {
         private long second = Long.MIN_VALUE;
         private String prefix = "";
 
