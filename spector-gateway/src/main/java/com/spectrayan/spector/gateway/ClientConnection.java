@@ -394,8 +394,7 @@ final class ClientConnection {
     private String clientAddress() {
         String a = client;
         if (a == null) {
-            SocketAddress remote = ctx.channel().remoteAddress();
-            a = remote instanceof InetSocketAddress inet ? clientIp() + ":" + inet.getPort() : clientIp();
+            a = ipAndPort(ctx.channel().remoteAddress(), clientIp());
             client = a;
         }
         return a;
@@ -405,13 +404,22 @@ final class ClientConnection {
     String clientIp() {
         String ip = clientIp;
         if (ip == null) {
-            SocketAddress remote = ctx.channel().remoteAddress();
-            ip = remote instanceof InetSocketAddress inet && inet.getAddress() != null
-                    ? inet.getAddress().getHostAddress()
-                    : String.valueOf(remote);
+            ip = ip(ctx.channel().remoteAddress());
             clientIp = ip;
         }
         return ip;
+    }
+
+    /** Returns a peer's IP as the trusted-proxy rule and {@code X-Forwarded-For} name it. */
+    static String ip(@Nullable SocketAddress remote) {
+        return remote instanceof InetSocketAddress inet && inet.getAddress() != null
+                ? inet.getAddress().getHostAddress()
+                : String.valueOf(remote);
+    }
+
+    /** Returns a peer's {@code ip:port} as the access log names it, its {@link #ip} given. */
+    static String ipAndPort(@Nullable SocketAddress remote, String ip) {
+        return remote instanceof InetSocketAddress inet ? ip + ":" + inet.getPort() : ip;
     }
 
     /** Returns the current exchange's {@code X-Request-Id}. */

@@ -218,7 +218,7 @@ public final class GatewayServer implements AutoCloseable {
                         },
                         this::onUplink)
                 .admission(workerDirectory::refusal)
-                .handshakes(new UplinkHandshakes(trusted, accessLog))
+                .handshakes(new UplinkHandshakes(context.trustedProxies(), accessLog))
                 .v2(s.uplink().v2())
                 .build();
         metrics.bindUplinks(workerDirectory, relay, uplinks);

@@ -11,7 +11,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.util.AttributeKey;
-import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
@@ -60,10 +59,8 @@ final class UplinkHandshakes implements UplinkAcceptor.Handshakes {
     @Override
     public UplinkAcceptor.Handshake begin(Channel channel, HttpRequest request) {
         SocketAddress remote = channel.remoteAddress();
-        String ip = remote instanceof InetSocketAddress inet && inet.getAddress() != null
-                ? inet.getAddress().getHostAddress()
-                : String.valueOf(remote);
-        String client = remote instanceof InetSocketAddress inet ? ip + ":" + inet.getPort() : ip;
+        String ip = ClientConnection.ip(remote);
+        String client = ClientConnection.ipAndPort(remote, ip);
         String id = RequestIds.take(request.headers(), trustedProxies.contains(ip));
         channel.attr(REQUEST_ID).set(id);
         SpectorException refusal = null;
