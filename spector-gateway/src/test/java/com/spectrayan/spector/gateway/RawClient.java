@@ -122,6 +122,20 @@ final class RawClient implements AutoCloseable {
         }
     }
 
+    /** Reads until the server closes (end of stream) or resets the connection; returns what came. */
+    byte[] readToEnd() throws IOException {
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        byte[] buf = new byte[64 * 1024];
+        try {
+            for (int n = in.read(buf); n >= 0; n = in.read(buf)) {
+                got.write(buf, 0, n);
+            }
+        } catch (java.net.SocketException e) {
+            // reset: what arrived before it counts
+        }
+        return got.toByteArray();
+    }
+
     /** Answers whether the server closed the connection (end of stream or a reset); bounded by the read timeout. */
     boolean closedByServer() throws IOException {
         try {

@@ -6,11 +6,15 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
+import io.netty.handler.codec.DecoderResultProvider;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
@@ -120,6 +124,8 @@ final class Attempt implements UpstreamHttpTransport.Listener {
     private boolean requestComplete;
     private boolean responseStarted;
     private boolean responseComplete;
+    /** The owner's final answer keeps the connection open (RFC 9112 §9.3); until one came, yes. */
+    private boolean ownerKeepsAlive = true;
     /** An interim 1xx head was read: the decoder's empty end of it comes next, and is not ours. */
     private boolean interimEnd;
 
@@ -322,7 +328,7 @@ final class Attempt implements UpstreamHttpTransport.Listener {
         Channel ch = channel;
         channel = null;
         if (ch != null) {
-            boolean reusable = mayReuse && requestComplete && responseComplete && ch.isActive();
+            boolean reusable = mayReuse && requestComplete && responseComplete && ownerKeepsAlive && ch.isActive();
             if (!requestComplete && ch.isActive()) {
                 // Aborted mid-request: a reset, so the owner can never take a cut-off body for a
                 // whole one (a chunked body that merely stops looks complete to none, but a
@@ -474,6 +480,11 @@ final class Attempt implements UpstreamHttpTransport.Listener {
         return reused;
     }
 
+    /** Answers whether the owner's final answer keeps the connection open (RFC 9112 §9.3). */
+    boolean ownerKeepsAlive() {
+        return ownerKeepsAlive;
+    }
+
     /** Answers whether the owner's response (or its 421, or its 101) began. */
     boolean responseStarted() {
         return responseStarted;
@@ -484,6 +495,14 @@ final class Attempt implements UpstreamHttpTransport.Listener {
     @Override
     public void onMessage(Object message) {
         try {
+            if (message instanceof DecoderResultProvider m && m.decoderResult().isFailure()) {
+                // Netty's decoder hands on what it refused with the failure set, then drops every
+                // later byte of the connection: never a response to forward or a framing to reuse.
+                Throwable why = m.decoderResult().cause();
+                ReferenceCountUtil.release(message);
+                onMalformed(why == null ? "refused by the decoder" : why.toString());
+                return;
+            }
             if (message instanceof HttpResponse response) {
                 onResponse(response);
             }
@@ -522,12 +541,52 @@ final class Attempt implements UpstreamHttpTransport.Listener {
             interimEnd = true;
             return;
         }
+        String coding = unknownTransferCoding(response);
+        if (coding != null) {
+            onMalformed("Transfer-Encoding '" + coding + "' (only chunked is undone)");
+            return;
+        }
+        // RFC 9112 §9.3, §9.6: after "Connection: close", or an HTTP/1.0 answer without keep-alive,
+        // the owner sends no more on this connection: it is closed after this response, not pooled.
+        ownerKeepsAlive = HttpUtil.isKeepAlive(response);
         responseStarted = true;
         cancelHeadTimer();
         if (state != State.OPEN || !events.isCurrent(this)) {
             return; // the answer of an abandoned attempt: its body is released as it comes
         }
         events.onResponseHead(this, response);
+    }
+
+    /**
+     * The owner's bytes are no valid response (its head, a field, a chunk, or a transfer coding the
+     * gateway cannot undo): the attempt fails, and its connection is closed. It counts as an answer
+     * begun, so the request is not sent again: the owner may have acted on it.
+     */
+    private void onMalformed(String why) {
+        responseStarted = true;
+        cancelHeadTimer();
+        onFailure(new MalformedResponseException(entry.owner(), why));
+    }
+
+    /**
+     * Returns the first transfer coding of {@code response} other than {@code chunked}, or null:
+     * the decoder undoes only the chunking (RFC 9112 §7), so a body still in {@code gzip} would
+     * reach the client with no word of it once the hop-by-hop field goes.
+     */
+    static @Nullable String unknownTransferCoding(HttpResponse response) {
+        HttpHeaders h = response.headers();
+        if (!h.contains(HttpHeaderNames.TRANSFER_ENCODING)) {
+            return null; // the usual answer, with a length
+        }
+        for (String field : h.getAll(HttpHeaderNames.TRANSFER_ENCODING)) {
+            for (String coding : field.split(",", -1)) {
+                String c = coding.strip();
+                if (!c.equalsIgnoreCase("chunked")) {
+                    return c.length() > 40 ? c.substring(0, 40) + "..." : c;
+                }
+            }
+        }
+        return null;
     }
 
     @Override

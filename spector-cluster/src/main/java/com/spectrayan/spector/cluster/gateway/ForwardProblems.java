@@ -66,6 +66,14 @@ final class ForwardProblems {
                     1,
                     "no connection to owner " + owner + " became free within the acquire timeout");
         }
+        if (cause instanceof MalformedResponseException) {
+            // What was wrong goes to the gateway's log, not to the client: the owner's bytes are
+            // the owner's business (RFC 9110 §15.6.3: an invalid response from upstream is a 502).
+            return SpectorException.of(
+                    ErrorCode.OWNER_UNREACHABLE,
+                    "owner " + owner + " sent a response that is not valid HTTP/1.1",
+                    Map.of("owner", owner));
+        }
         return SpectorException.of(
                 ErrorCode.OWNER_UNREACHABLE,
                 "owner " + owner + (headSent ? " broke off the response" : " is unreachable") + ": "

@@ -498,6 +498,13 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             fallBack(a, "closed before its head by " + a.entry().owner() + ": " + cause);
             return;
         }
+        if (cause instanceof MalformedResponseException) {
+            log.warn(
+                    "{}: its connection is closed{}, request id {}",
+                    cause.getMessage(),
+                    state.isStreaming() ? " and the client's reset" : "",
+                    request.headers().get(SpectorHeaders.REQUEST_ID));
+        }
         SpectorException error =
                 forwarder.problems.attemptFailed(a.entry().owner(), cause, state.isStreaming(), attempts);
         if (pinned == null) { // a pinned upstream is no ring member: the owner counters stay the owners'
@@ -758,7 +765,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         HttpHeaders in = response.headers();
         DecodedHeaders.seal(in); // decoded: the names set from here on are the gateway's constants
         long length = HttpUtil.getContentLength(response, -1L);
-        boolean ownerKeepsAlive = HttpUtil.isKeepAlive(response); // before the hop-by-hop fields go
+        boolean ownerKeepsAlive = a.ownerKeepsAlive(); // read before the hop-by-hop fields go
         HeaderFilter.toClient(in);
         String contentType = in.get(HttpHeaderNames.CONTENT_TYPE);
         boolean streaming =
