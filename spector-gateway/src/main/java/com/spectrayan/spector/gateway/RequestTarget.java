@@ -118,6 +118,11 @@ final class RequestTarget {
         requireNonNull(version, "version");
         requireNonNull(headers, "headers");
         @Nullable String host = host(version, headers);
+        if (HttpMethod.CONNECT.equals(method)) {
+            // Whatever its target's form: an origin-form CONNECT is malformed (§3.2.3), and a 2xx to
+            // any CONNECT is a tunnel to the client (RFC 9110 §9.3.6), which the owner's answer is not.
+            throw refused(TARGET, "authority-form (CONNECT) is not served: " + quote(rawTarget));
+        }
         if (rawTarget.isEmpty()) {
             throw refused(TARGET, "empty request target");
         }
@@ -142,9 +147,6 @@ final class RequestTarget {
         }
         if (lower.startsWith("https://")) {
             return absolute(rawTarget, "https://".length());
-        }
-        if (HttpMethod.CONNECT.equals(method)) {
-            throw refused(TARGET, "authority-form (CONNECT) is not served: " + quote(rawTarget));
         }
         int colon = rawTarget.indexOf(':');
         if (colon > 0 && isScheme(rawTarget.substring(0, colon)) && rawTarget.startsWith("//", colon + 1)) {
@@ -377,11 +379,12 @@ final class RequestTarget {
             }
             if (c == '.') {
                 int after = i + 2; // past "/."
-                if (after == n || path.charAt(after) == '/') {
-                    return false; // "."
+                if (after == n || path.charAt(after) == '/' || path.charAt(after) == ';') {
+                    return false; // "." or ".;"
                 }
-                if (path.charAt(after) == '.' && (after + 1 == n || path.charAt(after + 1) == '/')) {
-                    return false; // ".."
+                if (path.charAt(after) == '.'
+                        && (after + 1 == n || path.charAt(after + 1) == '/' || path.charAt(after + 1) == ';')) {
+                    return false; // ".." or "..;"
                 }
             }
             if (++segments > MAX_SEGMENTS) {
@@ -407,7 +410,16 @@ final class RequestTarget {
                     throw refused(TARGET, "path has more than " + MAX_SEGMENTS + " segments");
                 }
                 String segment = path.substring(start, end);
-                endsInDot = segment.equals(".") || segment.equals("..");
+                int semicolon = segment.indexOf(';');
+                if (semicolon >= 0 && isDotSegment(segment.substring(0, semicolon))) {
+                    // RFC 3986 keeps "..;x" a segment of its own, but a back end that drops path
+                    // parameters first (Tomcat, Spring MVC) reads a "..": /api/v1/auth/..;/x would
+                    // skip edge auth here and climb there. Refused, as Spring Security's firewall does.
+                    throw refused(
+                            TARGET,
+                            "a dot-segment with parameters (" + quote(segment) + ") in the path: " + quote(path));
+                }
+                endsInDot = isDotSegment(segment);
                 if (segment.equals("..")) {
                     if (kept.isEmpty()) {
                         throw refused(TARGET, "path climbs above the root: " + quote(path));
@@ -430,6 +442,10 @@ final class RequestTarget {
             out.append('/');
         }
         return out.toString();
+    }
+
+    private static boolean isDotSegment(String segment) {
+        return segment.equals(".") || segment.equals("..");
     }
 
     /** A path character that {@link #checkAndDecode} keeps as it is: {@code /} or a pchar ({@code %} is none). */

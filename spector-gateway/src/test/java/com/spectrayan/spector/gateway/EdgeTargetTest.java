@@ -175,6 +175,71 @@ final class EdgeTargetTest {
         refused400("CONNECT owner:443 HTTP/1.1\r\nHost: owner:443\r\n\r\n");
     }
 
+    /**
+     * RFC 9112 §3.2.3: CONNECT takes only an authority-form target, so an origin-form one is
+     * malformed; and a 2xx to a CONNECT makes the connection a tunnel for the client (RFC 9110
+     * §9.3.6), ignoring its Content-Length, which an owner's answer is not. Regression: an
+     * origin-form CONNECT reached an owner, and its 200 with a body desynchronized the client.
+     */
+    @Test
+    void shouldRefuseConnectWithAnOriginFormTarget() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        RawClient.Response r =
+                refused400("CONNECT /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\nHost: gw\r\n" + token() + "\r\n");
+        assertThat(JSON.readTree(r.body()).at("/details/reason").asText()).contains("CONNECT");
+    }
+
+    /**
+     * RFC 3986 §3.3 keeps {@code ..;x} a segment of its own, but Tomcat and Spring MVC drop path
+     * parameters before they remove dot-segments: {@code /api/v1/auth/..;/namespaces/x/echo}
+     * would skip edge auth here (it starts with the auth prefix) and reach {@code
+     * /api/v1/namespaces/x/echo} there. Refused before auth, as Spring Security's firewall does;
+     * a parameter on any other segment passes.
+     */
+    @Test
+    void shouldRefuseADotSegmentWithParameters() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-1");
+        for (String dots : new String[] {"..;", "..;x=1", ".;", "%2e%2e;", ".%2E;v"}) {
+            RawClient.Response r =
+                    refused400("GET /api/v1/auth/" + dots + "/namespaces/" + ns + "/echo HTTP/1.1\r\nHost: gw\r\n\r\n");
+            assertThat(JSON.readTree(r.body()).at("/details/reason").asText())
+                    .as(dots)
+                    .contains("dot-segment with parameters");
+        }
+        int before = cell.recorded(ns).size();
+        once("GET /api/v1/namespaces/" + ns + "/echo;v=1 HTTP/1.1\r\nHost: gw\r\n" + token() + "\r\n");
+        assertThat(cell.recorded(ns))
+                .as("a parameter on another segment reaches the owner as sent")
+                .extracting(RecordedRequest::path)
+                .hasSize(before + 1)
+                .last()
+                .isEqualTo("/api/v1/namespaces/" + ns + "/echo;v=1");
+    }
+
+    /**
+     * RFC 3986 §2.1: a {@code %} not followed by two hex digits is a malformed target, a 400 like
+     * every other. Regression: the uplink's path check threw on it, and the connection closed
+     * with no answer at all, taking the answer of a request pipelined before it (RFC 9112 §9.3.2:
+     * answered in order).
+     */
+    @Test
+    void shouldAnswerABrokenEscape400_afterThePipelinedRequestBeforeIt() throws Exception {
+        for (String target : new String[] {"/a%", "/api/v1/x%zz", "/a/%u002e", "/uplink%2"}) {
+            try (RawClient c = new RawClient(cell.gateway.port())) {
+                c.send("GET /actuator/health HTTP/1.1\r\nHost: gw\r\n\r\n" + "GET " + target
+                        + " HTTP/1.1\r\nHost: gw\r\n\r\n");
+                assertThat(c.read().status())
+                        .as("%s: the request before it", target)
+                        .isEqualTo(200);
+                RawClient.Response r = c.read();
+                assertThat(r.status()).as(target).isEqualTo(400);
+                assertThat(JSON.readTree(r.body()).at("/details/field").asText())
+                        .isEqualTo("target");
+                assertThat(c.closedByServer()).isTrue();
+            }
+        }
+    }
+
     /** RFC 9112 §3.2.4, RFC 9110 §9.3.7: {@code OPTIONS *} is about the server, answered here. */
     @Test
     void shouldAnswerOptionsAsteriskItself() throws Exception {

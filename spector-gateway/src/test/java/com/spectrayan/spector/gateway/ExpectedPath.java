@@ -99,6 +99,13 @@ final class ExpectedPath {
             }
         }
         String p = decoded.toString();
+        for (String segment : p.split("/", -1)) {
+            int semicolon = segment.indexOf(';');
+            String bare = semicolon < 0 ? "" : segment.substring(0, semicolon);
+            if (bare.equals(".") || bare.equals("..")) {
+                return null; // "..;x": a back end that drops parameters would read a dot-segment
+            }
+        }
         if (mergeFirst) {
             p = p.replaceAll("/{2,}", "/");
         }

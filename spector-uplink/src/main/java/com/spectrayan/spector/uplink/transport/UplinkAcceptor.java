@@ -339,13 +339,20 @@ public final class UplinkAcceptor {
         /**
          * Answers whether a request target's decoded path is {@link #PATH}. A target that neither
          * starts with it nor holds an escape cannot decode to it: the usual request is answered by
-         * that look alone, with no decoder made (issue 14).
+         * that look alone, with no decoder made (issue 14). A path with a broken escape ({@code
+         * /a%}, {@code %zz}) is not the uplink's: the request goes on to the edge's checks, which
+         * answer it 400 (this threw, and the connection closed with no answer at all, taking a
+         * pipelined predecessor's answer with it).
          */
-        private static boolean isUplinkPath(String uri) {
+        static boolean isUplinkPath(String uri) {
             if (!uri.startsWith(PATH) && uri.indexOf('%') < 0) {
                 return false;
             }
-            return PATH.equals(new QueryStringDecoder(uri).path());
+            try {
+                return PATH.equals(new QueryStringDecoder(uri).path());
+            } catch (IllegalArgumentException e) {
+                return false; // a malformed escape
+            }
         }
 
         private void accept(ChannelHandlerContext ctx, FullHttpRequest request, Handshake handshake) {
