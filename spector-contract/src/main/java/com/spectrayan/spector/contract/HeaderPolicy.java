@@ -72,7 +72,7 @@ public final class HeaderPolicy {
         for (String value : connectionValues) {
             for (String token : value.split(",", -1)) {
                 String name = token.strip();
-                if (!name.isEmpty()) {
+                if (!name.isEmpty() && !isSetByGateway(name)) {
                     tokens.add(lower(name));
                     if (tokens.size() > MAX_CONNECTION_TOKENS) {
                         throw SpectorException.badRequest(
@@ -84,6 +84,16 @@ public final class HeaderPolicy {
             }
         }
         return tokens;
+    }
+
+    /**
+     * Answers whether the gateway writes {@code name} on a request itself before this policy runs
+     * ({@code X-Request-Id}): a client's {@code Connection} cannot list it away. RFC 9110 §7.6.1
+     * has an intermediary drop the fields its sender nominated; this one the gateway sends, on the
+     * next hop, and the id the client gets back is the one the owner or worker logs.
+     */
+    public static boolean isSetByGateway(String name) {
+        return name.equalsIgnoreCase(SpectorHeaders.REQUEST_ID);
     }
 
     /** Answers whether a name is hop-by-hop, by itself or because {@code Connection} lists it. */

@@ -32,6 +32,19 @@ final class HeaderPolicyTest {
         assertThat(HeaderPolicy.forwardsOverUplink(name, Set.of())).isFalse();
     }
 
+    /**
+     * RFC 9110 §7.6.1 drops what the sender nominated; X-Request-Id the gateway itself sets on the
+     * next hop, so a client's {@code Connection: X-Request-Id} cannot keep the id from the owner.
+     */
+    @Test
+    void connectionTokens_neverListTheRequestId() {
+        Set<String> tokens = HeaderPolicy.connectionTokens(List.of("X-Request-Id, x-other", "x-request-id"));
+
+        assertThat(tokens).containsExactly("x-other");
+        assertThat(HeaderPolicy.forwardsToOwner("X-Request-Id", tokens)).isTrue();
+        assertThat(HeaderPolicy.forwardsOverUplink("x-request-id", tokens)).isTrue();
+    }
+
     @Test
     void forwardsToOwner_nameListedByConnection_isDropped() {
         Set<String> tokens = HeaderPolicy.connectionTokens(List.of("keep-alive, X-Secret-Hop", "close"));

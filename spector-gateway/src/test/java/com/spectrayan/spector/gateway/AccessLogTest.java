@@ -117,6 +117,30 @@ final class AccessLogTest {
         assertThat(line.has("retargets")).as("one attempt").isFalse();
     }
 
+    /**
+     * RFC 9110 §7.6.1 has the gateway drop what the client's {@code Connection} nominates, but
+     * {@code X-Request-Id} is the gateway's own field on the next hop. Regression: {@code
+     * Connection: X-Request-Id} kept the id from the owner while the client got it back, so the
+     * owner's log could not be matched with the gateway's.
+     */
+    @Test
+    void connectionNamingTheRequestId_doesNotKeepItFromTheOwner() throws Exception {
+        String path = "/api/v1/namespaces/" + cell.namespaceOwnedBy("mock-0") + "/things";
+        for (String connection : new String[] {"X-Request-Id", "keep-alive, x-request-id"}) {
+            int before = mock.requests().size();
+            WireClient.Response r;
+            try (WireClient c = new WireClient(cell.gateway.port())) {
+                r = c.send(WireClient.head("GET", path, token, "Connection: " + connection))
+                        .read();
+            }
+            assertThat(r.status()).isEqualTo(200);
+            String id = java.util.Objects.requireNonNull(r.header("X-Request-Id"), "X-Request-Id");
+            assertThat(mock.requests().get(before).header("X-Request-Id"))
+                    .as("Connection: %s", connection)
+                    .isEqualTo(id);
+        }
+    }
+
     @Test
     void problem_carriesTheRequestId_andTheLineItsCode() throws Exception {
         WireClient.Response r;

@@ -63,7 +63,7 @@ final class HeaderFilter {
         if (connection.size() == 1 && connection.get(0).indexOf(',') < 0) {
             // the usual one name ("keep-alive", "close"): no set of tokens made (issue 14)
             String name = connection.get(0).strip();
-            if (!name.isEmpty()) {
+            if (!name.isEmpty() && !HeaderPolicy.isSetByGateway(name)) {
                 headers.remove(name);
             }
         } else if (!connection.isEmpty()) {
