@@ -134,6 +134,32 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             c.answer(Responses.problem(SpectorException.badRequest("Content-Length", badLength), null, c.requestId()));
             return;
         }
+        if (HttpMethod.TRACE.equals(request.method())) {
+            // RFC 9110 §9.3.8: TRACE echoes the request as received, with the gateway's own fields
+            // (X-Forwarded-*, the routing headers and epoch) and any credential a client's script
+            // can then read; nginx refuses it always (405), and so does this edge, as a method it
+            // does not serve for any resource (501, RFC 9110 §15.6.2; not in OPTIONS' Allow).
+            c.answer(Responses.problem(
+                    SpectorException.of(
+                            ErrorCode.NOT_IMPLEMENTED,
+                            "method TRACE is not served (expected one of " + ALLOW + ")",
+                            Map.of("feature", "TRACE")),
+                    null,
+                    c.requestId()));
+            return;
+        }
+        String coding = RequestHeaders.unknownTransferCoding(request.headers());
+        if (coding != null) {
+            c.closeAfterResponse(); // the body's framing is one the gateway does not read
+            c.answer(Responses.problem(
+                    SpectorException.of(
+                            ErrorCode.NOT_IMPLEMENTED,
+                            "transfer coding '" + coding + "' is not supported (expected: chunked alone)",
+                            Map.of("feature", "Transfer-Encoding: " + coding)),
+                    null,
+                    c.requestId()));
+            return;
+        }
         RequestTarget target;
         try {
             target = RequestTarget.parse(request.method(), request.uri(), request.protocolVersion(), request.headers());

@@ -3,6 +3,8 @@ package com.spectrayan.spector.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.spectrayan.spector.gateway.WireClient.Response;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -188,6 +190,39 @@ final class EdgeBodyTest {
                 .as("the target never saw the body end: %s", call)
                 .isFalse();
         awaitRelaysReleased();
+    }
+
+    /**
+     * RFC 9112 §6.1: a transfer coding the gateway does not understand is a 501, and the
+     * connection closes (its body's framing is one the gateway does not read); nginx answers the
+     * same ("client sent unknown Transfer-Encoding"). Regression: Netty's decoder takes a list
+     * whose last coding is chunked, and the body went to the owner still gzip-coded, re-framed as
+     * plain chunked with no word of the coding.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(
+            strings = {
+                "Transfer-Encoding: gzip, chunked",
+                "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked",
+                "Transfer-Encoding: x-custom ,Chunked"
+            })
+    void shouldAnswer501AndCloseForATransferCodingOtherThanChunked(String field) throws Exception {
+        int before = cell.owners.get(0).requests().size();
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send("POST " + objectPath("coded") + " HTTP/1.1\r\nHost: gw\r\n"
+                            + "Authorization: Bearer " + token + "\r\n" + field + "\r\n\r\n"
+                            + "5\r\nhello\r\n0\r\n\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(501);
+            JsonNode problem = new ObjectMapper().readTree(r.body());
+            assertThat(problem.get("code").asText()).isEqualTo("NOT_IMPLEMENTED");
+            assertThat(problem.at("/details/feature").asText()).startsWith("Transfer-Encoding: ");
+            assertThat(r.header("Connection")).isEqualToIgnoringCase("close");
+            assertThat(c.closedByServer()).as("the close follows").isTrue();
+        }
+        assertThat(cell.owners.get(0).requests())
+                .as("nothing reached the owner")
+                .hasSize(before);
     }
 
     // ---- helpers ----

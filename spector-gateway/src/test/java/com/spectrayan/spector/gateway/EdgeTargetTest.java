@@ -240,6 +240,33 @@ final class EdgeTargetTest {
         }
     }
 
+    /**
+     * RFC 9110 §9.3.8: TRACE would echo the request as the owner got it, the gateway's forwarding
+     * and routing fields and the client's credential with it; nginx refuses it always. Here a 501
+     * (a method served for no resource, §15.6.2), nothing reaches an owner, and the connection
+     * carries the next request. Regression: TRACE was forwarded, and the reference owner echoed
+     * the Authorization header back.
+     */
+    @Test
+    void shouldAnswerTraceItself_withoutForwardingIt() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        int before = ownerRequests();
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send(
+                            "TRACE /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\nHost: gw\r\n" + token() + "\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(501);
+            assertThat(JSON.readTree(r.body()).at("/details/feature").asText()).isEqualTo("TRACE");
+            assertThat(r.text()).doesNotContain("Bearer");
+            assertThat(c.send("GET /actuator/health HTTP/1.1\r\nHost: gw\r\n\r\n")
+                            .read()
+                            .status())
+                    .as("the connection goes on")
+                    .isEqualTo(200);
+        }
+        assertThat(ownerRequests()).as("nothing reached an owner").isEqualTo(before);
+    }
+
     /** RFC 9112 §3.2.4, RFC 9110 §9.3.7: {@code OPTIONS *} is about the server, answered here. */
     @Test
     void shouldAnswerOptionsAsteriskItself() throws Exception {
