@@ -3,6 +3,7 @@ package com.spectrayan.spector.contract;
 import java.util.HashSet;
 import java.util.Locale;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Which header names cross which hop. One policy for the gateway's forwarder, the uplink's two
@@ -84,6 +85,25 @@ public final class HeaderPolicy {
             }
         }
         return tokens;
+    }
+
+    /**
+     * Returns the first transfer coding in {@code transferEncodingValues} other than {@code
+     * chunked} (at most 40 chars of it), or null. The gateway undoes only the chunking (RFC 9112
+     * §7), so a message with any other coding would cross the hop still coded, with no word of it
+     * once the hop-by-hop field goes: a request's is a 501 (§6.1), an owner's answer a 502; nginx
+     * answers both so ("unknown Transfer-Encoding").
+     */
+    public static @Nullable String unknownTransferCoding(Iterable<String> transferEncodingValues) {
+        for (String value : transferEncodingValues) {
+            for (String coding : value.split(",", -1)) {
+                String c = coding.strip();
+                if (!c.equalsIgnoreCase("chunked")) {
+                    return c.length() > 40 ? c.substring(0, 40) + "..." : c;
+                }
+            }
+        }
+        return null;
     }
 
     /**

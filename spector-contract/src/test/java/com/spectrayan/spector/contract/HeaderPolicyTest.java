@@ -45,6 +45,20 @@ final class HeaderPolicyTest {
         assertThat(HeaderPolicy.forwardsOverUplink("x-request-id", tokens)).isTrue();
     }
 
+    /** RFC 9112 §6.1, §7: only chunked is undone; any other coding is named (at most 40 chars). */
+    @Test
+    void unknownTransferCoding_namesTheFirstCodingOtherThanChunked() {
+        assertThat(HeaderPolicy.unknownTransferCoding(List.of("chunked"))).isNull();
+        assertThat(HeaderPolicy.unknownTransferCoding(List.of(" Chunked "))).isNull();
+        assertThat(HeaderPolicy.unknownTransferCoding(List.of())).isNull();
+        assertThat(HeaderPolicy.unknownTransferCoding(List.of("gzip, chunked"))).isEqualTo("gzip");
+        assertThat(HeaderPolicy.unknownTransferCoding(List.of("chunked", "br"))).isEqualTo("br");
+        assertThat(HeaderPolicy.unknownTransferCoding(List.of("chunked,"))).isEqualTo("");
+        assertThat(HeaderPolicy.unknownTransferCoding(List.of("x".repeat(40) + ",chunked")))
+                .isEqualTo("x".repeat(40));
+        assertThat(HeaderPolicy.unknownTransferCoding(List.of("x".repeat(41)))).isEqualTo("x".repeat(40) + "...");
+    }
+
     @Test
     void forwardsToOwner_nameListedByConnection_isDropped() {
         Set<String> tokens = HeaderPolicy.connectionTokens(List.of("keep-alive, X-Secret-Hop", "close"));

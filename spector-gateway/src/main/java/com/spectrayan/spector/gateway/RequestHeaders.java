@@ -1,6 +1,7 @@
 package com.spectrayan.spector.gateway;
 
 import com.spectrayan.spector.cluster.gateway.DecodedHeaders;
+import com.spectrayan.spector.contract.HeaderPolicy;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpHeadersFactory;
@@ -49,25 +50,14 @@ final class RequestHeaders extends DecodedHeaders {
     }
 
     /**
-     * Returns the first transfer coding of a request other than {@code chunked}, or null. The
-     * decoder takes a list whose last coding is {@code chunked} ({@code gzip, chunked}) and undoes
-     * only the chunking, so the body would reach the owner still coded and with no word of it
-     * once the hop-by-hop field goes. RFC 9112 §6.1: a server that does not understand a transfer
-     * coding answers 501; nginx answers 501 and closes ("client sent unknown Transfer-Encoding").
+     * Returns the first transfer coding of a request other than {@code chunked}, or null
+     * ({@link HeaderPolicy#unknownTransferCoding}). The decoder takes a list whose last coding is
+     * {@code chunked} ({@code gzip, chunked}) and undoes only the chunking.
      */
     static @Nullable String unknownTransferCoding(HttpHeaders headers) {
-        if (!headers.contains(HttpHeaderNames.TRANSFER_ENCODING)) {
-            return null; // the usual request
-        }
-        for (String field : headers.getAll(HttpHeaderNames.TRANSFER_ENCODING)) {
-            for (String coding : field.split(",", -1)) {
-                String c = coding.strip();
-                if (!c.equalsIgnoreCase("chunked")) {
-                    return c.length() > 40 ? c.substring(0, 40) + "..." : c;
-                }
-            }
-        }
-        return null;
+        return headers.contains(HttpHeaderNames.TRANSFER_ENCODING) // the usual request has none
+                ? HeaderPolicy.unknownTransferCoding(headers.getAll(HttpHeaderNames.TRANSFER_ENCODING))
+                : null;
     }
 
     /**

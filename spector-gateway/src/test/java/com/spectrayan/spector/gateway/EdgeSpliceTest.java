@@ -14,7 +14,6 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -653,16 +652,7 @@ class EdgeSpliceTest {
 
         /** Reads until the gateway closes (FIN) or resets the connection. */
         byte[] readToEnd() throws IOException {
-            ByteArrayOutputStream got = new ByteArrayOutputStream();
-            byte[] buf = new byte[64 * 1024];
-            try {
-                for (int n = in.read(buf); n >= 0; n = in.read(buf)) {
-                    got.write(buf, 0, n);
-                }
-            } catch (SocketException e) {
-                // reset: what arrived before it counts
-            }
-            return got.toByteArray();
+            return RawClient.readToEnd(in);
         }
 
         /** Closes with a reset (SO_LINGER 0): a client that went away mid-body. */

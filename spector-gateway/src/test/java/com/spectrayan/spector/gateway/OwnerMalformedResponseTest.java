@@ -5,18 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.spectrayan.spector.gateway.OwnerOverrunTest.ScriptedOwner;
 import com.spectrayan.spector.gateway.OwnerOverrunTest.Served;
 import com.spectrayan.spector.testkit.PropertyLeaks;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.Socket;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
 import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -83,7 +78,7 @@ final class OwnerMalformedResponseTest {
     @BeforeContainer
     static void start() throws IOException {
         PropertyLeaks.paranoid(); // the recording detector, before any buffer class loads
-        owner = new ScriptedOwner();
+        owner = new ScriptedOwner(OwnerMalformedResponseTest::answer);
         cell = Cell.builder().owners(1).member("scripted-0", owner().uri()).start();
     }
 
@@ -195,64 +190,24 @@ final class OwnerMalformedResponseTest {
     }
 
     /**
-     * The owner: {@code .../bad?k=K} answers {@link #BAD_HEADS}[K], {@code .../badbody?k=K}
-     * {@link #BAD_BODIES}[K], {@code .../close?k=K} {@link #CLOSING}[K], {@code .../keep} an
-     * HTTP/1.0 answer with keep-alive; anything else {@code plain}. It never closes a connection
-     * itself; connections are counted as they open and end.
+     * What the scripted owner answers: {@code .../bad?k=K} {@link #BAD_HEADS}[K], {@code
+     * .../badbody?k=K} {@link #BAD_BODIES}[K], {@code .../close?k=K} {@link #CLOSING}[K], {@code
+     * .../keep} an HTTP/1.0 answer with keep-alive; anything else {@code plain}.
      */
-    static final class ScriptedOwner implements AutoCloseable {
-        final AtomicInteger connections = new AtomicInteger();
-        final AtomicInteger ended = new AtomicInteger();
-        /** Every request served, in order, with the ordinal of the connection it came on. */
-        final List<Served> requests = new CopyOnWriteArrayList<>();
-
-        private final SilentServer server;
-
-        ScriptedOwner() throws IOException {
-            server = SilentServer.serving("malformed-owner", this::serve);
+    private static String answer(String target) {
+        int k = target.contains("k=") ? Integer.parseInt(target.replaceAll(".*k=(\\d+).*", "$1")) : 0;
+        if (target.contains("/badbody")) {
+            return BAD_BODIES.get(k);
         }
-
-        URI uri() {
-            return URI.create("http://127.0.0.1:" + server.port());
+        if (target.contains("/bad")) {
+            return BAD_HEADS.get(k);
         }
-
-        private void serve(Socket s) {
-            int connection = connections.incrementAndGet();
-            try (s) {
-                InputStream in = s.getInputStream();
-                OutputStream out = s.getOutputStream();
-                for (MockOwner.Request r = MockOwner.readRequest(in); r != null; r = MockOwner.readRequest(in)) {
-                    requests.add(new Served(connection, r.target()));
-                    out.write(answer(r.target()).getBytes(StandardCharsets.ISO_8859_1));
-                    out.flush();
-                }
-            } catch (IOException e) {
-                // the gateway closed the connection
-            } finally {
-                ended.incrementAndGet();
-            }
+        if (target.contains("/close")) {
+            return CLOSING.get(k);
         }
-
-        private static String answer(String target) {
-            int k = target.contains("k=") ? Integer.parseInt(target.replaceAll(".*k=(\\d+).*", "$1")) : 0;
-            if (target.contains("/badbody")) {
-                return BAD_BODIES.get(k);
-            }
-            if (target.contains("/bad")) {
-                return BAD_HEADS.get(k);
-            }
-            if (target.contains("/close")) {
-                return CLOSING.get(k);
-            }
-            if (target.contains("/keep")) {
-                return "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok";
-            }
-            return "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nplain";
+        if (target.contains("/keep")) {
+            return "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok";
         }
-
-        @Override
-        public void close() {
-            server.close();
-        }
+        return "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nplain";
     }
 }

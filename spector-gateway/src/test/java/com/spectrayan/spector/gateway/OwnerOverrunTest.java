@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -138,9 +139,11 @@ final class OwnerOverrunTest {
     record Served(int connection, String target) {}
 
     /**
-     * The owner: {@code .../overrun?extra=K&len=N} answers N bytes of {@code a} and then {@link
-     * #EXTRAS}[K] in the same write; {@code .../head?len=N} answers a HEAD with that length and no
-     * body; anything else {@code plain}. Connections are kept alive; counted as they open and end.
+     * An owner on a raw socket that answers each request's target with the bytes {@code answer}
+     * makes of it, in one write, and never closes a connection itself. Here: {@code
+     * .../overrun?extra=K&len=N} answers N bytes of {@code a} and then {@link #EXTRAS}[K];
+     * {@code .../head?len=N} answers a HEAD with that length and no body; anything else {@code
+     * plain}. Connections are counted as they open and end.
      */
     static final class ScriptedOwner implements AutoCloseable {
         final AtomicInteger connections = new AtomicInteger();
@@ -149,8 +152,15 @@ final class OwnerOverrunTest {
         final List<Served> requests = new CopyOnWriteArrayList<>();
 
         private final SilentServer server;
+        private final Function<String, String> answer;
 
         ScriptedOwner() throws IOException {
+            this(ScriptedOwner::answer);
+        }
+
+        /** An owner answering each target with {@code answer}'s bytes (ISO-8859-1). */
+        ScriptedOwner(Function<String, String> answer) throws IOException {
+            this.answer = answer;
             server = SilentServer.serving("scripted-owner", this::serve);
         }
 
@@ -165,7 +175,7 @@ final class OwnerOverrunTest {
                 OutputStream out = s.getOutputStream();
                 for (MockOwner.Request r = MockOwner.readRequest(in); r != null; r = MockOwner.readRequest(in)) {
                     requests.add(new Served(connection, r.target()));
-                    out.write(answer(r).getBytes(StandardCharsets.ISO_8859_1));
+                    out.write(answer.apply(r.target()).getBytes(StandardCharsets.ISO_8859_1));
                     out.flush();
                 }
             } catch (IOException e) {
@@ -175,8 +185,7 @@ final class OwnerOverrunTest {
             }
         }
 
-        private static String answer(MockOwner.Request r) {
-            String target = r.target();
+        private static String answer(String target) {
             int len = target.contains("len=") ? Integer.parseInt(target.replaceAll(".*len=(\\d+).*", "$1")) : 0;
             if (target.contains("/overrun")) {
                 int which = Integer.parseInt(target.replaceAll(".*extra=(\\d+).*", "$1"));

@@ -124,6 +124,11 @@ final class RawClient implements AutoCloseable {
 
     /** Reads until the server closes (end of stream) or resets the connection; returns what came. */
     byte[] readToEnd() throws IOException {
+        return readToEnd(in);
+    }
+
+    /** Reads {@code in} to its end of stream or a reset; returns what came before. Each read bounded by the socket's timeout. */
+    static byte[] readToEnd(InputStream in) throws IOException {
         ByteArrayOutputStream got = new ByteArrayOutputStream();
         byte[] buf = new byte[64 * 1024];
         try {

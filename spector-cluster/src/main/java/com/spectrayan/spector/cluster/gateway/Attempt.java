@@ -2,6 +2,7 @@ package com.spectrayan.spector.cluster.gateway;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import com.spectrayan.spector.cluster.routing.RouteEntry;
+import com.spectrayan.spector.contract.HeaderPolicy;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
@@ -568,25 +569,12 @@ final class Attempt implements UpstreamHttpTransport.Listener {
         onFailure(new MalformedResponseException(entry.owner(), why));
     }
 
-    /**
-     * Returns the first transfer coding of {@code response} other than {@code chunked}, or null:
-     * the decoder undoes only the chunking (RFC 9112 §7), so a body still in {@code gzip} would
-     * reach the client with no word of it once the hop-by-hop field goes.
-     */
+    /** Returns the first transfer coding of {@code response} other than chunked, or null. */
     static @Nullable String unknownTransferCoding(HttpResponse response) {
         HttpHeaders h = response.headers();
-        if (!h.contains(HttpHeaderNames.TRANSFER_ENCODING)) {
-            return null; // the usual answer, with a length
-        }
-        for (String field : h.getAll(HttpHeaderNames.TRANSFER_ENCODING)) {
-            for (String coding : field.split(",", -1)) {
-                String c = coding.strip();
-                if (!c.equalsIgnoreCase("chunked")) {
-                    return c.length() > 40 ? c.substring(0, 40) + "..." : c;
-                }
-            }
-        }
-        return null;
+        return h.contains(HttpHeaderNames.TRANSFER_ENCODING) // the usual answer has a length
+                ? HeaderPolicy.unknownTransferCoding(h.getAll(HttpHeaderNames.TRANSFER_ENCODING))
+                : null;
     }
 
     @Override
