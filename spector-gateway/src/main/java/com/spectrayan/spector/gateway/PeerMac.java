@@ -94,7 +94,11 @@ final class PeerMac {
         } catch (NumberFormatException e) {
             return "malformed";
         }
-        if (Math.abs(clock.millis() / 1000 - seconds) > MAX_SKEW.toSeconds()) {
+        long now = clock.millis() / 1000;
+        long max = MAX_SKEW.toSeconds();
+        // Compared each way, not by Math.abs(now - seconds): a time near Long.MIN_VALUE overflows
+        // that difference into a negative one, which would pass as fresh.
+        if (seconds < now - max || seconds > now + max) {
             return "stale";
         }
         String expected = mac(method, pathAndQuery, tenant, leases.isEmpty() ? "" : leases.get(0), time);

@@ -54,6 +54,27 @@ final class PeerMacTest {
         assertThat(mac.refusal("GET", PATH, h)).as("31 s ahead").isEqualTo("stale");
     }
 
+    /** A time whose distance from now overflows a long is stale, however well it is signed. */
+    @Test
+    void refusal_aTimeThatOverflowsTheSkew_isStale() throws Exception {
+        long now = clock.millis() / 1000;
+        for (long time : new long[] {now - Long.MIN_VALUE, Long.MIN_VALUE + now, Long.MIN_VALUE, Long.MAX_VALUE}) {
+            HttpHeaders h = mac.sign("GET", PATH, "acme", null);
+            h.set(SpectorHeaders.PEER_TIME, Long.toString(time));
+            h.set(SpectorHeaders.PEER_MAC, hmac("GET\n" + PATH + "\nacme\n\n" + time));
+            assertThat(mac.refusal("GET", PATH, h)).as("time %d", time).isEqualTo("stale");
+        }
+    }
+
+    /** The documented MAC of {@code input}: HMAC-SHA256 with the secret, base64url without padding. */
+    private static String hmac(String input) throws Exception {
+        Mac hmac = Mac.getInstance("HmacSHA256");
+        hmac.init(new SecretKeySpec(SECRET.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+        return Base64.getUrlEncoder()
+                .withoutPadding()
+                .encodeToString(hmac.doFinal(input.getBytes(StandardCharsets.UTF_8)));
+    }
+
     @Test
     void refusal_anyCoveredPartChanged_isBadMac() {
         HttpHeaders h = mac.sign("GET", PATH, "acme", "l-9");
