@@ -53,6 +53,10 @@ public final class HeaderPolicy {
             lower(SpectorHeaders.PEER_MAC),
             lower(SpectorHeaders.PEER_REFUSED));
 
+    /** The names the gateway writes on the next hop itself ({@link #isSetByGateway}). */
+    public static final Set<String> SET_BY_GATEWAY =
+            Set.of(lower(SpectorHeaders.REQUEST_ID), "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host");
+
     /** The routing names the gateway re-sets from the routing key it resolved. */
     public static final Set<String> ROUTING = Set.of(lower(SpectorHeaders.NAMESPACE), lower(SpectorHeaders.TENANT));
 
@@ -107,13 +111,14 @@ public final class HeaderPolicy {
     }
 
     /**
-     * Answers whether the gateway writes {@code name} on a request itself before this policy runs
-     * ({@code X-Request-Id}): a client's {@code Connection} cannot list it away. RFC 9110 §7.6.1
-     * has an intermediary drop the fields its sender nominated; this one the gateway sends, on the
-     * next hop, and the id the client gets back is the one the owner or worker logs.
+     * Answers whether the gateway writes {@code name} on the next hop itself ({@code X-Request-Id},
+     * {@code X-Forwarded-For}, {@code -Proto}, {@code -Host}): a client's {@code Connection} cannot
+     * list it away. RFC 9110 §7.6.1 has an intermediary drop the fields its sender nominated;
+     * these the gateway sends, so the id the client gets back is the one the owner or worker logs,
+     * and the address a target reads is the one the gateway saw.
      */
     public static boolean isSetByGateway(String name) {
-        return name.equalsIgnoreCase(SpectorHeaders.REQUEST_ID);
+        return SET_BY_GATEWAY.contains(lower(name));
     }
 
     /** Answers whether a name is hop-by-hop, by itself or because {@code Connection} lists it. */

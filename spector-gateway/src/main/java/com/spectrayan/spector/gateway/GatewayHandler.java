@@ -2,6 +2,7 @@ package com.spectrayan.spector.gateway;
 
 import com.spectrayan.spector.cluster.gateway.DecodedHeaders;
 import com.spectrayan.spector.cluster.gateway.ForwardRequest;
+import com.spectrayan.spector.cluster.gateway.ForwardingHeaders;
 import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
 import com.spectrayan.spector.cluster.gateway.RequestBody;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
@@ -235,6 +236,11 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         }
         String upgrade = Upgrades.isUpgrade(request) ? Upgrades.WEBSOCKET : null;
         context.tokens().removeTokenCookie(request.headers()); // a worker never holds a gateway credential
+        String client = c.clientIp();
+        // The target reads the address this edge saw, as an owner does: a client's own facts go
+        // unless it is a trusted proxy (a peer replica passes on what the first edge set).
+        ForwardingHeaders.set(
+                request.headers(), context.trustedProxies().contains(client), client, scheme, target.authority());
         String workerId = RelayRoute.workerIdOf(path);
         PeerHop hop = context.peerHop();
         if (upgrade != null && workerId != null && hop.forwards(workerId)) {

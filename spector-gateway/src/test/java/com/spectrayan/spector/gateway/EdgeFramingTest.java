@@ -484,6 +484,39 @@ final class EdgeFramingTest {
 
     // ---- the cell's peers ----
 
+    /**
+     * A relayed request carries the forwarding facts this edge saw, as a forwarded one does
+     * (CONFIG.md {@code trusted-proxies}: an untrusted client's own are replaced), so a target
+     * that allow-lists, rate-limits or audits by address reads the client's real one; a client's
+     * {@code Connection} cannot list them away. Regression: a client's forged {@code
+     * X-Forwarded-*} and {@code Forwarded} reached the worker's target unchanged, and the gateway
+     * added none.
+     */
+    @Test
+    void shouldSetTheForwardingFactsOfARelayedRequest_replacingAClientsOwn() {
+        int before = mock.requests().size();
+        try (WireClient c = client()) {
+            WireClient.Response r = c.send(WireClient.head(
+                            "GET",
+                            "/relay/" + WORKER + "/mock/fixed",
+                            token,
+                            "X-Forwarded-For: 6.6.6.6",
+                            "X-Forwarded-Host: evil.example",
+                            "X-Forwarded-Proto: https",
+                            "Forwarded: for=6.6.6.6;proto=https",
+                            "Connection: keep-alive, X-Forwarded-For"))
+                    .read();
+            assertThat(r.status()).isEqualTo(200);
+        }
+        MockOwner.Request got = mock.requests().get(before);
+        assertThat(got.header("X-Forwarded-For"))
+                .as("the address the gateway saw")
+                .isEqualTo("127.0.0.1");
+        assertThat(got.header("X-Forwarded-Proto")).isEqualTo("http");
+        assertThat(got.header("X-Forwarded-Host")).isEqualTo("gateway.test");
+        assertThat(got.header("Forwarded")).as("the client's own, dropped").isNull();
+    }
+
     /** The mock owner's answers, by the path's last segment. */
     private static String script(MockOwner.Request r) {
         String p = r.path();

@@ -44,9 +44,14 @@ final class HeaderFilter {
             headers.remove(name);
         }
         if (!trustedProxy) {
-            for (AsciiString name : FORWARDED) {
-                headers.remove(name);
-            }
+            dropForwardingFacts(headers);
+        }
+    }
+
+    /** Drops a client's forwarding facts ({@code Forwarded}, {@code X-Forwarded-*}). */
+    static void dropForwardingFacts(HttpHeaders headers) {
+        for (AsciiString name : FORWARDED) {
+            headers.remove(name);
         }
     }
 

@@ -35,9 +35,6 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class OwnerRequestHeaders {
     // Names as AsciiStrings made once: their case-insensitive hash is cached, not computed per set.
-    private static final AsciiString X_FORWARDED_FOR = AsciiString.cached("X-Forwarded-For");
-    private static final AsciiString X_FORWARDED_PROTO = AsciiString.cached("X-Forwarded-Proto");
-    private static final AsciiString X_FORWARDED_HOST = AsciiString.cached("X-Forwarded-Host");
     private static final AsciiString NAMESPACE = AsciiString.cached(SpectorHeaders.NAMESPACE);
     private static final AsciiString TENANT = AsciiString.cached(SpectorHeaders.TENANT);
     private static final AsciiString EPOCH = AsciiString.cached(SpectorHeaders.EPOCH);
@@ -145,22 +142,12 @@ final class OwnerRequestHeaders {
             HeaderFilter.toOwner(out, true); // the hop changes nothing the final target reads
             return;
         }
-        String priorFor = request.trustedProxy() ? out.get(X_FORWARDED_FOR) : null;
         HeaderFilter.toOwner(out, request.trustedProxy());
         String upgrade = request.upgrade();
         if (upgrade != null) { // hop-by-hop, so dropped above; this hop asks again (RFC 9110 §7.8)
             out.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
             out.set(HttpHeaderNames.UPGRADE, upgrade);
         }
-        out.set(
-                X_FORWARDED_FOR,
-                priorFor == null ? request.clientAddress() : priorFor + ", " + request.clientAddress());
-        if (!out.contains(X_FORWARDED_PROTO)) {
-            out.set(X_FORWARDED_PROTO, request.scheme());
-        }
-        String host = request.host();
-        if (!out.contains(X_FORWARDED_HOST) && host != null) {
-            out.set(X_FORWARDED_HOST, host);
-        }
+        ForwardingHeaders.set(out, request.trustedProxy(), request.clientAddress(), request.scheme(), request.host());
     }
 }
