@@ -297,14 +297,23 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         }
         String workerId = RelayRoute.workerIdOf(path);
         connection.upstream("worker " + workerId, 1, "");
-        headSent = true;
-        HttpHeaders headers = new DefaultHttpHeaders();
-        for (Header h : response.headers()) {
-            if (!isPeerName(h.name())) { // a worker never speaks for the peer hop
-                headers.add(h.name(), h.value());
-            }
-        }
         BodySource body = response.body();
+        HttpHeaders headers = new DefaultHttpHeaders();
+        try {
+            for (Header h : response.headers()) {
+                if (!isPeerName(h.name())) { // a worker never speaks for the peer hop
+                    headers.add(h.name(), h.value());
+                }
+            }
+        } catch (IllegalArgumentException e) {
+            // The wire's check lets through only what HTTP/1.1 carries; should a head get past it,
+            // the client still gets an answer (500), never a wait with no end.
+            cancel(body, e);
+            fail(SpectorException.of(
+                    ErrorCode.INTERNAL, "worker " + workerId + " sent a response head that is not valid HTTP/1.1"));
+            return;
+        }
+        headSent = true;
         RelaySplice s = splice;
         String protocol = upgrade;
         if (response.isSwitching() && body != null) {

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The gateway's relay against a worker it did not write: a {@link FakeWorker}, written from
@@ -213,6 +214,46 @@ final class UplinkPeerTest {
             Waits.until(
                     "the relay's slot is free again",
                     () -> deadlined.gateway.relay().running(w.workerId()) == 0);
+        }
+    }
+
+    /**
+     * PROTOCOL §4: a worker's head whose header value HTTP/1.1 cannot carry (RFC 9110 §5.5: a
+     * control char, a DEL, a space first) fails the relay INTERNAL: the client gets a 500 at once,
+     * and the relay's slot is free. Regression: the wire let these through, Netty's header map
+     * then threw where the head was written, and the client waited with no answer and no deadline.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"\u0001", "a\u007fb", "\u001b[31m", " lead"})
+    void shouldAnswer500_toAWorkerHeadThatHttp11CannotCarry(String value) {
+        try (FakeWorker w = dial(
+                        cell, r -> Answer.of(200).header("X-A", value).length(2).body("ok"));
+                WireClient c = client(cell)) {
+            Response r = c.send(WireClient.head("GET", "/relay/" + w.workerId() + "/app/bad-head", token))
+                    .read();
+
+            assertThat(r.status()).as("%s", r).isEqualTo(500);
+            assertThat(r.code()).isEqualTo("INTERNAL");
+            assertThat(w.takeRelay().pathAndQuery()).isEqualTo("/bad-head");
+            Waits.until("the relay's slot is free", () -> cell.gateway.relay().running(w.workerId()) == 0);
+        }
+    }
+
+    /**
+     * RFC 9110 §15.2: a 1xx is interim, and a relay carries the final head alone (PROTOCOL §4):
+     * a worker answering 100 or 103 fails the relay INTERNAL. Regression: the client got the 103
+     * as the answer and waited for a final one until its idle timeout.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {100, 103, 199})
+    void shouldAnswer500_toAWorkerInterimStatus(int status) {
+        try (FakeWorker w = dial(cell, r -> Answer.of(status).header("Link", "</x>; rel=preload"));
+                WireClient c = client(cell)) {
+            Response r = c.send(WireClient.head("GET", "/relay/" + w.workerId() + "/app/interim", token))
+                    .read();
+
+            assertThat(r.status()).as("%s", r).isEqualTo(500);
+            assertThat(r.code()).isEqualTo("INTERNAL");
         }
     }
 

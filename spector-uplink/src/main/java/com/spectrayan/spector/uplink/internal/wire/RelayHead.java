@@ -73,6 +73,13 @@ public record RelayHead(int status, List<Header> headers, long length) {
             throw SpectorException.badRequest(
                     "status", "101 (expected: not 101, the relay carries no protocol switch)");
         }
+        if (status < 200 && status != SWITCHING_PROTOCOLS) {
+            // A relay carries one head, the final one (RFC 9110 §15.2: a 1xx is interim, a final
+            // answer follows it); a client given a 1xx as the answer would wait for one that never
+            // comes. Workers skip their upstreams' interim heads.
+            throw SpectorException.badRequest(
+                    "status", status + " (expected: a final status, 200..599; an interim 1xx is not relayed)");
+        }
         List<Header> checked = HeaderLists.checked(RelayHeaders.forResponse(headers));
         if (Lengths.checked(length) != ResponseFraming.UNKNOWN_LENGTH) {
             if (ResponseFraming.contentLength(status, length) != length) {

@@ -69,9 +69,13 @@ final class ResponseHeadTest {
 
     @Test
     void status_atItsBounds_isRead_andOnePast_isAStreamError() {
-        assertThat(ResponseHead.parse(headers("{\"status\":100,\"headers\":[]}"), false)
+        assertThat(ResponseHead.parse(headers("{\"status\":200,\"headers\":[]}"), false)
                         .status())
-                .isEqualTo(100);
+                .isEqualTo(200);
+        // RFC 9110 §15.2: an interim 1xx is never the answer; a relay carries the final head alone
+        assertStreamError(headers("{\"status\":199,\"headers\":[]}"), true, "status: 199 (expected: a final status");
+        assertStreamError(headers("{\"status\":103,\"headers\":[]}"), false, "status: 103 (expected: a final status");
+        assertStreamError(headers("{\"status\":100,\"headers\":[]}"), false, "status: 100 (expected: a final status");
         assertThat(ResponseHead.parse(headers("{\"status\":599,\"headers\":[]}"), false)
                         .status())
                 .isEqualTo(599);

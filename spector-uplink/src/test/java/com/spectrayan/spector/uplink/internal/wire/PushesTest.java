@@ -50,11 +50,21 @@ final class PushesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {100, 102, 200, 204, 304, 421, 599})
-    void relayHead_statusFrom100To599Except101_isAccepted(int status) {
+    @ValueSource(ints = {200, 204, 304, 421, 599})
+    void relayHead_finalStatus_isAccepted(int status) {
         assertThat(RelayHead.parse(head(status, List.of())).status())
                 .as("status %d", status)
                 .isEqualTo(status);
+    }
+
+    /** RFC 9110 §15.2: a 1xx is interim; a relay carries the final head alone. */
+    @ParameterizedTest
+    @ValueSource(ints = {100, 102, 103, 199})
+    void relayHead_interimStatus_isBadRequest(int status) {
+        assertRefused(() -> RelayHead.parse(head(status, List.of())), "status", "status " + status)
+                .hasMessage(
+                        "status: " + status + " (expected: a final status, 200..599; an interim 1xx is not relayed)");
+        assertRefused(() -> new RelayHead(status, List.of()), "status", "building a " + status + " head");
     }
 
     @Test
@@ -193,10 +203,10 @@ final class PushesTest {
                 .isEqualTo(new RelayHead(200, List.of(), 5));
     }
 
-    /** RFC 9110 §8.6: a 1xx or 204 carries no Content-Length, so its head declares no length. */
+    /** RFC 9110 §8.6: a 204 carries no Content-Length, so its head declares no length. */
     @ParameterizedTest
-    @ValueSource(ints = {100, 103, 199, 204})
-    void relayHead_lengthWith1xxOr204_isBadRequest(int status) {
+    @ValueSource(ints = {204})
+    void relayHead_lengthWith204_isBadRequest(int status) {
         assertRefused(() -> RelayHead.parse(head(status, 0)), "length", "length with " + status)
                 .hasMessage("length: 0 with status " + status + " (expected: absent, RFC 9110 section 8.6)");
         assertRefused(() -> new RelayHead(status, List.of(), 0), "length", "building length with " + status);
