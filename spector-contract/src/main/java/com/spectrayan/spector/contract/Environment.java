@@ -21,6 +21,15 @@ public final class Environment {
     /** Netty's switch for its adaptive allocator's low-memory mode (netty-buffer 4.2). */
     public static final String NETTY_LOW_MEMORY = "io.netty.allocator.lowMemory";
 
+    /**
+     * The JDK's TLS switch that refuses a client's renegotiation (read once, when its server
+     * handshake class loads). Each renegotiation is a full handshake the server pays for (the
+     * THC-SSL-DoS attack); nginx, Envoy and BoringSSL (the gateway's OpenSSL provider) refuse them.
+     * It matters where the gateway's TLS runs on the JDK's provider: {@code provider: jdk}, or
+     * {@code auto} off linux-x86_64, where the shipped BoringSSL does not load.
+     */
+    public static final String JDK_REJECT_CLIENT_RENEGOTIATION = "jdk.tls.rejectClientInitiatedRenegotiation";
+
     /** JBoss Logging's choice of back end (SmallRye Config logs through JBoss Logging). */
     public static final String JBOSS_LOGGING_PROVIDER = "org.jboss.logging.provider";
 
@@ -45,6 +54,9 @@ public final class Environment {
      * lines in another format. (Caffeine's {@code System.Logger} goes to SLF4J too, through
      * slf4j-jdk-platform-logging on the class path: with both, {@code java.util.logging} never
      * starts.)
+     *
+     * <p>{@code jdk.tls.rejectClientInitiatedRenegotiation=true}: see {@link
+     * #JDK_REJECT_CLIENT_RENEGOTIATION}.
      */
     public static void processDefaults() {
         if (System.getProperty(NETTY_LOW_MEMORY) == null) {
@@ -52,6 +64,9 @@ public final class Environment {
         }
         if (System.getProperty(JBOSS_LOGGING_PROVIDER) == null) {
             System.setProperty(JBOSS_LOGGING_PROVIDER, "slf4j");
+        }
+        if (System.getProperty(JDK_REJECT_CLIENT_RENEGOTIATION) == null) {
+            System.setProperty(JDK_REJECT_CLIENT_RENEGOTIATION, "true");
         }
     }
 
