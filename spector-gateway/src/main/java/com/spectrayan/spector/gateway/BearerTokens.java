@@ -181,6 +181,21 @@ final class BearerTokens {
         }
     }
 
+    /**
+     * Answers whether a {@code Set-Cookie} value sets the token cookie: a relayed response may not
+     * (a worker never holds a gateway credential, nor plants one: a worker's page served on the
+     * gateway's origin could otherwise set or replace the cookie the gateway then takes as the
+     * user's). RFC 6265 §4.1.1: the cookie's name is what precedes the first {@code =}.
+     */
+    boolean setsTokenCookie(String setCookie) {
+        String name = cookieName;
+        if (name == null) {
+            return false;
+        }
+        int eq = setCookie.indexOf('=');
+        return eq >= 0 && setCookie.substring(0, eq).strip().equals(name);
+    }
+
     /** Returns where tokens are looked for; it holds no token, so it is safe to log. */
     @Override
     public String toString() {

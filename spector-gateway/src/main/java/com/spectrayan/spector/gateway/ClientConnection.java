@@ -254,6 +254,11 @@ final class ClientConnection {
         this.sendTimeoutNanos = context.sendTimeout().toNanos();
     }
 
+    /** Where this gateway finds a request's bearer token (its cookie's name, for one). */
+    BearerTokens tokens() {
+        return context.tokens();
+    }
+
     // ---- the idle clock ----
 
     /**

@@ -300,10 +300,15 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         BodySource body = response.body();
         HttpHeaders headers = new DefaultHttpHeaders();
         try {
+            BearerTokens tokens = connection.tokens();
             for (Header h : response.headers()) {
-                if (!isPeerName(h.name())) { // a worker never speaks for the peer hop
-                    headers.add(h.name(), h.value());
+                if (isPeerName(h.name())) {
+                    continue; // a worker never speaks for the peer hop
                 }
+                if (h.name().equalsIgnoreCase("set-cookie") && tokens.setsTokenCookie(h.value())) {
+                    continue; // nor plants the gateway's credential
+                }
+                headers.add(h.name(), h.value());
             }
         } catch (IllegalArgumentException e) {
             // The wire's check lets through only what HTTP/1.1 carries; should a head get past it,

@@ -249,6 +249,19 @@ final class BearerTokensTest {
         assertThat(h.getAll("Cookie")).containsExactly("app=1; theme=dark");
     }
 
+    /** RFC 6265 §4.1.1: the name is what precedes the first '='; names are case-sensitive. */
+    @Test
+    void setsTokenCookie_isTheCookiesName_notItsValueOrAttributes() {
+        assertThat(ALL.setsTokenCookie(COOKIE + "=evil; Path=/")).isTrue();
+        assertThat(ALL.setsTokenCookie(" " + COOKIE + " =evil")).isTrue();
+        assertThat(ALL.setsTokenCookie(COOKIE + "=")).isTrue();
+        assertThat(ALL.setsTokenCookie("app=" + COOKIE + "=x")).isFalse();
+        assertThat(ALL.setsTokenCookie(COOKIE.toUpperCase(java.util.Locale.ROOT) + "=x"))
+                .isFalse();
+        assertThat(ALL.setsTokenCookie(COOKIE)).as("no '=': no cookie").isFalse();
+        assertThat(new BearerTokens(null, false).setsTokenCookie(COOKIE + "=x")).isFalse();
+    }
+
     @Test
     void removeTokenCookie_withoutACookieName_changesNothing() {
         HttpHeaders h = headers("Cookie", COOKIE + "=" + JWT);

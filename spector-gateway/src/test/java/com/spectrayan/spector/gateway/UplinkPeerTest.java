@@ -257,6 +257,35 @@ final class UplinkPeerTest {
         }
     }
 
+    /**
+     * A worker never holds the gateway's credential (its token cookie is taken off the request)
+     * nor plants one: a {@code Set-Cookie} of the token cookie's name is dropped from its answer,
+     * every other cookie kept. Regression: a worker's page on the gateway's origin could set or
+     * replace the cookie the gateway then takes as the user's bearer token.
+     */
+    @Test
+    void shouldDropAWorkersSetCookieOfTheTokenCookie() throws Exception {
+        try (Cell cookies =
+                        cellWith(Cell.builder().owners(1).set("spector.security.jwt.cookie-name", "spector_token"));
+                FakeWorker w = dial(
+                        cookies,
+                        r -> Answer.of(200)
+                                .header("Set-Cookie", "spector_token=planted; Path=/")
+                                .header("Set-Cookie", "theme=dark; Path=/")
+                                .length(2)
+                                .body("ok"));
+                WireClient c = client(cookies)) {
+            Response r = c.send(WireClient.head("GET", "/relay/" + w.workerId() + "/app/cookies", token))
+                    .read();
+
+            assertThat(r.status()).as("%s", r).isEqualTo(200);
+            assertThat(r.fields())
+                    .filteredOn(f -> f.getKey().equalsIgnoreCase("Set-Cookie"))
+                    .extracting(Map.Entry::getValue)
+                    .containsExactly("theme=dark; Path=/");
+        }
+    }
+
     /** PROTOCOL §7: an uplink that closes before the head fails the relay, 503 WORKER_UNREACHABLE. */
     @Test
     void shouldAnswerWorkerUnreachableWhenTheLinkClosesBeforeTheHead() {
