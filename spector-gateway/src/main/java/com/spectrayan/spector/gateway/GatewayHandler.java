@@ -121,7 +121,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
         DecodedHeaders.seal(request.headers()); // decoded: the names set from here on are constants
         ClientConnection c = connection();
-        if (!c.begin(request, "malformed", trusted(c))) {
+        if (!c.begin(request, "malformed", trusted(c, request))) {
             return; // the connection is ending: a request behind its last response is dropped
         }
         if (request.decoderResult().isFailure()) {
@@ -387,10 +387,16 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     }
 
     /** Answers, once per connection, whether its client may set X-Forwarded-* and X-Request-Id. */
-    private boolean trusted(ClientConnection c) {
+    private boolean trusted(ClientConnection c, HttpRequest request) {
+        PeerRelay p = peer;
+        if (p != null) {
+            // On the peer port, per request: only a hop a replica signed speaks for its id (its
+            // refusal answers with an id of this gateway's, whatever the caller sent).
+            return p.isSigned(request);
+        }
         Boolean t = trusted;
         if (t == null) {
-            t = peer != null || context.trustedProxies().contains(c.clientIp());
+            t = context.trustedProxies().contains(c.clientIp());
             trusted = t;
         }
         return t;

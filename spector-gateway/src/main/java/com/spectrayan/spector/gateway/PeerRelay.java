@@ -57,6 +57,11 @@ final class PeerRelay {
     }
 
     /** Serves the current request of {@code c}, whose target and Host were checked. */
+    /** Answers whether {@code request} carries a valid peer MAC ({@link PeerMac#refusal} is null). */
+    boolean isSigned(HttpRequest request) {
+        return mac.refusal(request.method().name(), request.uri(), request.headers()) == null;
+    }
+
     void serve(
             ChannelHandlerContext ctx,
             ClientConnection c,

@@ -448,6 +448,29 @@ final class PeerHopTest {
                 .isEqualTo(1.0);
     }
 
+    /**
+     * OPERATIONS "X-Request-Id": an id is taken only from a replica, so on the peer port only from
+     * a signed hop. Regression: anyone who reached the peer port set the id of its own refusal.
+     */
+    @Test
+    void shouldTakeTheRequestIdOnThePeerPortOnlyFromASignedHop() throws Exception {
+        long now = System.currentTimeMillis() / 1000;
+        String path = "/relay/fw/app/raw";
+        Map<String, String> unsigned = Map.of(SpectorHeaders.PEER_TENANT, "acme", "X-Request-Id", "chosen-by-anyone");
+        Map<String, String> signed = new java.util.HashMap<>(signed("GET", path, now, "acme", PEER_SECRET));
+        signed.put("X-Request-Id", "set-by-a-replica");
+
+        RawClient.Response refused = peerRequest(a, "GET", path, unsigned);
+        RawClient.Response served = peerRequest(a, "GET", path, signed);
+
+        assertThat(refused.status()).isEqualTo(401);
+        assertThat(refused.header("X-Request-Id")).as("a generated id").matches("[0-9a-f]{32}");
+        assertThat(JSON.readTree(refused.body()).get("requestId").asText()).isEqualTo(refused.header("X-Request-Id"));
+        assertThat(served.status()).isEqualTo(200);
+        assertThat(served.header("X-Request-Id")).isEqualTo("set-by-a-replica");
+        assertThat(fw.takeRelay().header("X-Request-Id")).isEqualTo("set-by-a-replica");
+    }
+
     @Test
     void shouldNeverTakePeerHeadersAsAuthenticationOnTheClientPort() throws Exception {
         long now = System.currentTimeMillis() / 1000;
