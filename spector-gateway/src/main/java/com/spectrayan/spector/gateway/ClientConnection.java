@@ -254,6 +254,16 @@ final class ClientConnection {
         this.sendTimeoutNanos = context.sendTimeout().toNanos();
     }
 
+    /**
+     * Returns since when ({@code System.nanoTime}) the connection has waited for a head with no byte
+     * of it read, no request waiting and no exchange: one the gateway may close when it runs out
+     * of connections, as nginx closes its "reusable" ones ({@code ngx_drain_connections}); -1
+     * otherwise. On the connection's loop only.
+     */
+    long reusableSince() {
+        return state == State.AWAITING_HEAD && headStartNanos == 0 && waiting == null ? idleSinceNanos : -1;
+    }
+
     /** Where this gateway finds a request's bearer token (its cookie's name, for one). */
     BearerTokens tokens() {
         return context.tokens();

@@ -1,12 +1,14 @@
 package com.spectrayan.spector.gateway;
 
 import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The gateway's graceful stop. Counts the client exchanges in flight (forwarded and relayed) and
@@ -30,6 +32,30 @@ final class Drain {
         if (draining) {
             connection.close(); // accepted in the instant before the listener closed
         }
+    }
+
+    /**
+     * Returns the client connection on {@code loop} that has waited longest between requests with
+     * nothing read ({@link ClientConnection#reusableSince}), or null. Called on {@code loop}: only
+     * its own connections are looked at, so each is read on its own thread. O(connections), run
+     * only at {@code max-connections}.
+     */
+    @Nullable
+    Channel longestReusable(EventLoop loop) {
+        Channel oldest = null;
+        long since = Long.MAX_VALUE;
+        for (Channel c : connections) {
+            if (c.eventLoop() != loop || !c.isActive()) {
+                continue;
+            }
+            GatewayHandler h = c.pipeline().get(GatewayHandler.class);
+            long s = h == null ? -1 : h.connection().reusableSince();
+            if (s >= 0 && s - since < 0) { // nanoTime order, overflow-safe
+                since = s;
+                oldest = c;
+            }
+        }
+        return oldest;
     }
 
     /**

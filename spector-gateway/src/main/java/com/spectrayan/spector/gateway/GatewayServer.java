@@ -109,6 +109,8 @@ public final class GatewayServer implements AutoCloseable {
     /** Connections refused past {@code spector.server.max-connections}: logged once per interval (any loop). */
     private final LogGate refusedLog = new LogGate(REFUSED_LOG_INTERVAL, System.nanoTime());
 
+    private final LogGate evictedLog = new LogGate(REFUSED_LOG_INTERVAL, System.nanoTime());
+
     private final SplicePipes splicePipes;
     private final @Nullable AdminListener admin;
 
@@ -328,9 +330,36 @@ public final class GatewayServer implements AutoCloseable {
             this.tls = tls;
         }
 
+        /**
+         * Makes room for {@code newcomer} at {@code max-connections}: closes the connection of its
+         * event loop that has waited longest between requests with nothing read (an idle keep-alive, a
+         * client that never sent a byte, a TLS handshake that stalls), as nginx closes its reusable
+         * connections when it runs out ({@code ngx_drain_connections}). Without it, idle keep-alives
+         * refreshed before the idle timeout kept every new client out. Returns false when the loop
+         * has none: every connection on it is in an exchange or mid-head. The count stays as it is:
+         * the closed one's close takes it back.
+         */
+        private boolean evictLongestIdle(SocketChannel newcomer) {
+            Channel victim = drain.longestReusable(newcomer.eventLoop());
+            if (victim == null) {
+                return false;
+            }
+            long evicted = evictedLog.event(System.nanoTime());
+            if (evicted > 0) {
+                log.info(
+                        "closed {} idle connection(s) for new ones since the last such line: {} open"
+                                + " (spector.server.max-connections), logged at most every {} s",
+                        evicted,
+                        maxConnections,
+                        REFUSED_LOG_INTERVAL.toSeconds());
+            }
+            victim.close();
+            return true;
+        }
+
         @Override
         protected void initChannel(SocketChannel ch) {
-            if (clientConnections.incrementAndGet() > maxConnections) {
+            if (clientConnections.incrementAndGet() > maxConnections && !evictLongestIdle(ch)) {
                 clientConnections.decrementAndGet();
                 metrics.connectionRefused();
                 long refused = refusedLog.event(System.nanoTime());

@@ -49,6 +49,10 @@ final class ConnectionsAndCorsTest {
             assertThat(second.send(health()).read().status())
                     .as("connection %d of %d", MAX_CONNECTIONS, MAX_CONNECTIONS)
                     .isEqualTo(200);
+            // Both busy (a head begun), so neither is one an idle-connection eviction may take
+            // (ConnectionLimitTest): the one past the limit is refused.
+            first.send("GET /actuator/health/liveness HTTP/1.1\r\n");
+            second.send("GET /actuator/health/liveness HTTP/1.1\r\n");
             try (RawClient third = new RawClient(cell.gateway.port())) {
                 third.send(health());
                 assertThat(third.closedByServer())

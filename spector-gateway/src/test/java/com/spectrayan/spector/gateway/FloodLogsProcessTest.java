@@ -80,6 +80,9 @@ final class FloodLogsProcessTest {
                 RawClient second = new RawClient(g.port)) {
             assertThat(first.send(health(false)).read().status()).isEqualTo(200);
             assertThat(second.send(health(false)).read().status()).isEqualTo(200);
+            // Both mid-head, so neither is an idle connection a newcomer may take (ConnectionLimitTest)
+            first.send("GET /actuator/health HTTP/1.1\r\n");
+            second.send("GET /actuator/health HTTP/1.1\r\n");
             for (int i = 0; i < FLOOD; i++) {
                 try (RawClient past = new RawClient(g.port)) {
                     past.send(health(false));
