@@ -127,7 +127,8 @@ final class CellPeers implements AutoCloseable {
                 boss,
                 workers,
                 serverClass,
-                decoder);
+                decoder,
+                settings.server().maxConnections());
         listener = l;
         hop.self(l.address());
         published = new UplinkRegistry(h, directory, l.address(), workers.next());
@@ -138,6 +139,12 @@ final class CellPeers implements AutoCloseable {
     int port() {
         PeerListener l = listener;
         return l == null ? PeerSettings.OFF : l.port();
+    }
+
+    /** Returns the open peer connections (0 without a peer listener). */
+    int connections() {
+        PeerListener l = listener;
+        return l == null ? 0 : l.connections().size();
     }
 
     /** Returns the address the other replicas dial, or null when no peer listener runs. */

@@ -10,6 +10,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.channel.EventLoop;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
@@ -262,6 +263,29 @@ final class ClientConnection {
      */
     long reusableSince() {
         return state == State.AWAITING_HEAD && headStartNanos == 0 && waiting == null ? idleSinceNanos : -1;
+    }
+
+    /**
+     * Returns the connection among {@code connections} on {@code loop} that has waited longest
+     * between requests with nothing read ({@link #reusableSince}), or null. Called on {@code
+     * loop}: only its own connections are looked at, so each is read on its own thread.
+     * O(connections), run only at a listener's connection limit.
+     */
+    static @Nullable Channel longestReusable(Iterable<Channel> connections, EventLoop loop) {
+        Channel oldest = null;
+        long since = Long.MAX_VALUE;
+        for (Channel c : connections) {
+            if (c.eventLoop() != loop || !c.isActive()) {
+                continue;
+            }
+            GatewayHandler h = c.pipeline().get(GatewayHandler.class);
+            long s = h == null ? -1 : h.connection().reusableSince();
+            if (s >= 0 && (oldest == null || s - since < 0)) { // nanoTime order, overflow-safe
+                since = s;
+                oldest = c;
+            }
+        }
+        return oldest;
     }
 
     /** Where this gateway finds a request's bearer token (its cookie's name, for one). */

@@ -34,28 +34,10 @@ final class Drain {
         }
     }
 
-    /**
-     * Returns the client connection on {@code loop} that has waited longest between requests with
-     * nothing read ({@link ClientConnection#reusableSince}), or null. Called on {@code loop}: only
-     * its own connections are looked at, so each is read on its own thread. O(connections), run
-     * only at {@code max-connections}.
-     */
+    /** Returns the longest idle client connection on {@code loop} ({@link ClientConnection#longestReusable}), or null. */
     @Nullable
     Channel longestReusable(EventLoop loop) {
-        Channel oldest = null;
-        long since = Long.MAX_VALUE;
-        for (Channel c : connections) {
-            if (c.eventLoop() != loop || !c.isActive()) {
-                continue;
-            }
-            GatewayHandler h = c.pipeline().get(GatewayHandler.class);
-            long s = h == null ? -1 : h.connection().reusableSince();
-            if (s >= 0 && s - since < 0) { // nanoTime order, overflow-safe
-                since = s;
-                oldest = c;
-            }
-        }
-        return oldest;
+        return ClientConnection.longestReusable(connections, loop);
     }
 
     /**

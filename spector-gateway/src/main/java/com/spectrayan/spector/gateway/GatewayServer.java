@@ -531,6 +531,11 @@ public final class GatewayServer implements AutoCloseable {
         return peers.port();
     }
 
+    /** Returns the open connections of the peer port. */
+    int peerConnections() {
+        return peers.connections();
+    }
+
     /** Returns the client connections holding a pipe for spliced response bodies ({@link SplicePipes}). */
     int splicePipesHeld() {
         return splicePipes.held();

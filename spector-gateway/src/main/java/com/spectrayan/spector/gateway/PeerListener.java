@@ -26,6 +26,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,6 +60,8 @@ record PeerListener(Channel server, ChannelGroup connections, AtomicBoolean clos
      * Binds the peer port on {@code host}.
      *
      * @param idleTimeout an idle peer connection is closed after it ({@code spector.server.idle-timeout})
+     * @param maxConnections the most peer connections open at once ({@code spector.server.max-connections},
+     *     counted apart from the client port's); at it an idle one makes room, else the new one is closed
      */
     static PeerListener bind(
             PeerSettings peer,
@@ -69,8 +72,10 @@ record PeerListener(Channel server, ChannelGroup connections, AtomicBoolean clos
             EventLoopGroup boss,
             EventLoopGroup workers,
             Class<? extends ServerChannel> serverClass,
-            HttpDecoderConfig decoder) {
+            HttpDecoderConfig decoder,
+            int maxConnections) {
         requireNonNull(relay, "relay");
+        AtomicInteger count = new AtomicInteger();
         // stayClosed: a connection accepted while the listener closes is closed as it joins, not kept
         ChannelGroup open = new DefaultChannelGroup("peers", GlobalEventExecutor.INSTANCE, true);
         AtomicBoolean closing = new AtomicBoolean();
@@ -84,6 +89,20 @@ record PeerListener(Channel server, ChannelGroup connections, AtomicBoolean clos
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        // The port is reachable by anyone who can reach the host: bounded as the
+                        // client port is (max-connections, an idle one making room first), so
+                        // idle sockets cannot take every file the process has.
+                        if (count.incrementAndGet() > maxConnections) {
+                            Channel idle = ClientConnection.longestReusable(open, ch.eventLoop());
+                            if (idle == null) {
+                                count.decrementAndGet();
+                                log.debug("peer port: refused a connection, {} open", maxConnections);
+                                ch.close();
+                                return;
+                            }
+                            idle.close();
+                        }
+                        ch.closeFuture().addListener(f -> count.decrementAndGet());
                         open.add(ch);
                         if (closing.get()) {
                             ch.close(); // accepted as the listener closed, after the group's close

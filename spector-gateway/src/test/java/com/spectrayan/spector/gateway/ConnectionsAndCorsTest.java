@@ -45,14 +45,15 @@ final class ConnectionsAndCorsTest {
                 .until(() -> cell.gateway.clientConnections() == 0);
         try (RawClient first = new RawClient(cell.gateway.port());
                 RawClient second = new RawClient(cell.gateway.port())) {
-            assertThat(first.send(health()).read().status()).isEqualTo(200);
-            assertThat(second.send(health()).read().status())
+            // Each in an exchange (an event stream open), so neither is one an idle-connection
+            // eviction may take (ConnectionLimitTest), and the one past the limit is refused.
+            String busy =
+                    "GET /api/v1/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer "
+                            + Cell.token(Cell.TENANT) + "\r\n\r\n";
+            assertThat(first.send(busy).read200HeadOnly()).isEqualTo(200);
+            assertThat(second.send(busy).read200HeadOnly())
                     .as("connection %d of %d", MAX_CONNECTIONS, MAX_CONNECTIONS)
                     .isEqualTo(200);
-            // Both busy (a head begun), so neither is one an idle-connection eviction may take
-            // (ConnectionLimitTest): the one past the limit is refused.
-            first.send("GET /actuator/health/liveness HTTP/1.1\r\n");
-            second.send("GET /actuator/health/liveness HTTP/1.1\r\n");
             try (RawClient third = new RawClient(cell.gateway.port())) {
                 third.send(health());
                 assertThat(third.closedByServer())

@@ -34,10 +34,14 @@ final class FloodLogsProcessTest {
     private static final String TOKEN = "worker-token-0123456789";
 
     private final List<GatewayProcess> started = new ArrayList<>();
+    private com.spectrayan.spector.owner.@org.jspecify.annotations.Nullable ReferenceOwner owner;
 
     @AfterEach
     void stop() {
         started.forEach(GatewayProcess::close);
+        if (owner != null) {
+            owner.close();
+        }
     }
 
     private static String health(boolean close) {
@@ -73,16 +77,25 @@ final class FloodLogsProcessTest {
 
     @Test
     void connectionsPastTheLimit_areEachCounted_andLoggedOncePerInterval(@TempDir Path dir) throws Exception {
-        GatewayProcess g = start(dir, Map.of("spector.server.max-connections", Integer.toString(MAX_CONNECTIONS)));
+        // An owner whose event stream holds the two connections in an exchange: neither is then an
+        // idle one a newcomer may take (ConnectionLimitTest), and every newcomer is refused.
+        com.spectrayan.spector.owner.ReferenceOwner o = Cell.soleOwner();
+        owner = o;
+        GatewayProcess g = start(
+                dir,
+                Map.of(
+                        "spector.server.max-connections",
+                        Integer.toString(MAX_CONNECTIONS),
+                        "spector.cell.ring-members",
+                        "owner-0=" + o.baseUri()));
 
         long burstStarted = System.nanoTime();
         try (RawClient first = new RawClient(g.port);
                 RawClient second = new RawClient(g.port)) {
-            assertThat(first.send(health(false)).read().status()).isEqualTo(200);
-            assertThat(second.send(health(false)).read().status()).isEqualTo(200);
-            // Both mid-head, so neither is an idle connection a newcomer may take (ConnectionLimitTest)
-            first.send("GET /actuator/health HTTP/1.1\r\n");
-            second.send("GET /actuator/health HTTP/1.1\r\n");
+            String events = "GET /api/v1/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
+                    + "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n\r\n";
+            assertThat(first.send(events).read200HeadOnly()).isEqualTo(200);
+            assertThat(second.send(events).read200HeadOnly()).isEqualTo(200);
             for (int i = 0; i < FLOOD; i++) {
                 try (RawClient past = new RawClient(g.port)) {
                     past.send(health(false));

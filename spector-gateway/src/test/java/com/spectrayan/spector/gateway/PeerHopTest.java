@@ -471,6 +471,34 @@ final class PeerHopTest {
         assertThat(fw.takeRelay().header("X-Request-Id")).isEqualTo("set-by-a-replica");
     }
 
+    /**
+     * The peer port is bounded as the client port is ({@code max-connections}, counted apart):
+     * anyone who reaches it can open sockets, and each would hold a file until its idle timeout.
+     * At the limit an idle one makes room (when none is idle the new one is closed, as on the client
+     * port: ConnectionLimitTest). Regression: 60 idle sockets on a replica capped at 6 were all held.
+     */
+    @Test
+    void shouldBoundThePeerPortsConnections() throws Exception {
+        GatewayServer capped = replica(Map.of("spector.server.max-connections", "2"));
+        String health = "GET /relay/fw/app/x HTTP/1.1\r\nHost: x\r\n\r\n";
+        try (RawClient first = new RawClient(capped.peerPort());
+                RawClient second = new RawClient(capped.peerPort())) {
+            assertThat(first.send(health).read().status())
+                    .as("unsigned: refused, kept alive")
+                    .isEqualTo(401);
+            assertThat(second.send(health).read().status()).isEqualTo(401);
+            try (RawClient third = new RawClient(capped.peerPort())) {
+                assertThat(third.send(health).read().status())
+                        .as("an idle one made room")
+                        .isEqualTo(401);
+            }
+            assertThat(first.closedByServer() || second.closedByServer())
+                    .as("one idle connection closed for the newcomer")
+                    .isTrue();
+        }
+        Waits.until("the gateway holds at most its limit", () -> capped.peerConnections() <= 2);
+    }
+
     @Test
     void shouldNeverTakePeerHeadersAsAuthenticationOnTheClientPort() throws Exception {
         long now = System.currentTimeMillis() / 1000;
