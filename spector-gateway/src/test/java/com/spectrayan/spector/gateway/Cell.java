@@ -265,6 +265,15 @@ final class Cell implements AutoCloseable {
         }
     }
 
+    /**
+     * Returns the raw request that opens the reference owner's event stream for {@link #TENANT}
+     * (it runs until the client closes): a connection that holds one is in an exchange.
+     */
+    static String eventStreamRequest() {
+        return "GET /api/v1/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n" + "Authorization: Bearer "
+                + token(TENANT) + "\r\n\r\n";
+    }
+
     /** Returns a valid HS256 token for a tenant. */
     static String token(String tenant) {
         return token(tenant, Instant.now().plusSeconds(3600), SECRET);

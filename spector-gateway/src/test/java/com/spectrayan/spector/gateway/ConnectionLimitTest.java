@@ -37,12 +37,6 @@ final class ConnectionLimitTest {
         cell.close();
     }
 
-    /** Opens the owner's event stream (it runs until the client closes). */
-    private static String events() {
-        return "GET /api/v1/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer "
-                + Cell.token(Cell.TENANT) + "\r\n\r\n";
-    }
-
     private static String health() {
         return "GET /actuator/health/liveness HTTP/1.1\r\nHost: x\r\n\r\n";
     }
@@ -101,7 +95,7 @@ final class ConnectionLimitTest {
                 RawClient c = new RawClient(cell.gateway.port());
                 busy.add(c);
                 // An event stream open: its head read, the exchange runs, and the connection is not idle
-                assertThat(c.send(events()).read200HeadOnly()).isEqualTo(200);
+                assertThat(c.send(Cell.eventStreamRequest()).read200HeadOnly()).isEqualTo(200);
             }
             try (RawClient past = new RawClient(cell.gateway.port())) {
                 past.send(health());

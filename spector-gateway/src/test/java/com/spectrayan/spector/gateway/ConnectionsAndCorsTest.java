@@ -47,9 +47,7 @@ final class ConnectionsAndCorsTest {
                 RawClient second = new RawClient(cell.gateway.port())) {
             // Each in an exchange (an event stream open), so neither is one an idle-connection
             // eviction may take (ConnectionLimitTest), and the one past the limit is refused.
-            String busy =
-                    "GET /api/v1/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer "
-                            + Cell.token(Cell.TENANT) + "\r\n\r\n";
+            String busy = Cell.eventStreamRequest();
             assertThat(first.send(busy).read200HeadOnly()).isEqualTo(200);
             assertThat(second.send(busy).read200HeadOnly())
                     .as("connection %d of %d", MAX_CONNECTIONS, MAX_CONNECTIONS)

@@ -92,8 +92,7 @@ final class FloodLogsProcessTest {
         long burstStarted = System.nanoTime();
         try (RawClient first = new RawClient(g.port);
                 RawClient second = new RawClient(g.port)) {
-            String events = "GET /api/v1/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
-                    + "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n\r\n";
+            String events = Cell.eventStreamRequest();
             assertThat(first.send(events).read200HeadOnly()).isEqualTo(200);
             assertThat(second.send(events).read200HeadOnly()).isEqualTo(200);
             for (int i = 0; i < FLOOD; i++) {
