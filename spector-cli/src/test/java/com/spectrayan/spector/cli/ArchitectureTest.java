@@ -44,6 +44,7 @@ final class ArchitectureTest {
             "gateway.CodecRemoval", // the gateway's upgrade splice takes codecs out the same way
             "gateway.DecodedHeaders",
             "gateway.ForwardRequest",
+            "gateway.ForwardingHeaders", // the forwarding facts on a forwarded and a relayed request alike
             "gateway.ForwardResponse",
             "gateway.ForwarderMetrics",
             "gateway.ForwarderSpec",
