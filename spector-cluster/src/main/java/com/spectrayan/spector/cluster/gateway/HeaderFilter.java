@@ -34,17 +34,14 @@ final class HeaderFilter {
 
     /**
      * Edits a client's request headers into the base of an owner request: drops hop-by-hop names,
-     * the names {@code Connection} lists, framing, gateway-owned and routing names, and the
-     * client's forwarding facts unless it is a trusted proxy. Everything else, Idempotency-Key
-     * included, stays byte for byte.
+     * the names {@code Connection} lists, framing, gateway-owned and routing names. Everything
+     * else, Idempotency-Key included, stays byte for byte; the forwarding facts are {@link
+     * ForwardingHeaders}' to set.
      */
-    static void toOwner(HttpHeaders headers, boolean trustedProxy) {
+    static void toOwner(HttpHeaders headers) {
         removeConnectionListed(headers);
         for (AsciiString name : TO_OWNER) {
             headers.remove(name);
-        }
-        if (!trustedProxy) {
-            dropForwardingFacts(headers);
         }
     }
 

@@ -18,9 +18,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>once per exchange: the header policy ({@link HeaderFilter#toOwner}: hop-by-hop, framing,
  *       gateway-owned and routing names dropped; {@code Idempotency-Key} (K7) and every other end-
  *       to-end header byte for byte), {@code Upgrade} and {@code Connection: upgrade} again for an
- *       upgrade (hop-by-hop, so this hop asks anew, RFC 9110 §7.8), and {@code X-Forwarded-For}
- *       (appended to a trusted proxy's, else the client's address alone), {@code -Proto} and
- *       {@code -Host} (a trusted proxy's kept);
+ *       upgrade (hop-by-hop, so this hop asks anew, RFC 9110 §7.8), and the forwarding facts
+ *       ({@link ForwardingHeaders}: a client's own dropped unless it is a trusted proxy, {@code
+ *       X-Forwarded-For} appended to a trusted proxy's, else the client's address alone, {@code
+ *       -Proto} and {@code -Host});
  *   <li>per attempt: {@code Host} (the owner's authority), the routing headers (namespace, tenant,
  *       epoch, fence or none, attempt number), and the framing (the client's Content-Length, or
  *       chunked; none for a request without a body).
@@ -139,10 +140,10 @@ final class OwnerRequestHeaders {
 
     private void prepare(HttpHeaders out) {
         if (request.pinned() != null) {
-            HeaderFilter.toOwner(out, true); // the hop changes nothing the final target reads
+            HeaderFilter.toOwner(out); // the hop changes nothing the final target reads: facts as they came
             return;
         }
-        HeaderFilter.toOwner(out, request.trustedProxy());
+        HeaderFilter.toOwner(out);
         String upgrade = request.upgrade();
         if (upgrade != null) { // hop-by-hop, so dropped above; this hop asks again (RFC 9110 §7.8)
             out.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
