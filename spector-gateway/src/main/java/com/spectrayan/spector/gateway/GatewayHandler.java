@@ -121,7 +121,11 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
         DecodedHeaders.seal(request.headers()); // decoded: the names set from here on are constants
         ClientConnection c = connection();
-        if (!c.begin(request, "malformed", trusted(c, request))) {
+        PeerRelay relay = peer;
+        // On the peer port the MAC is checked once, here: it decides whose request id counts, and
+        // the relay refuses what it refused.
+        String macRefusal = relay == null ? null : relay.refusal(request);
+        if (!c.begin(request, "malformed", relay != null ? macRefusal == null : trusted(c))) {
             return; // the connection is ending: a request behind its last response is dropped
         }
         if (request.decoderResult().isFailure()) {
@@ -175,9 +179,8 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         c.path(target.path());
-        PeerRelay p = peer;
-        if (p != null) {
-            p.serve(ctx, c, request, target, context);
+        if (relay != null) {
+            relay.serve(ctx, c, request, target, context, macRefusal);
             return;
         }
         if (target.form() == RequestTarget.Form.ASTERISK) {
@@ -387,13 +390,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     }
 
     /** Answers, once per connection, whether its client may set X-Forwarded-* and X-Request-Id. */
-    private boolean trusted(ClientConnection c, HttpRequest request) {
-        PeerRelay p = peer;
-        if (p != null) {
-            // On the peer port, per request: only a hop a replica signed speaks for its id (its
-            // refusal answers with an id of this gateway's, whatever the caller sent).
-            return p.isSigned(request);
-        }
+    private boolean trusted(ClientConnection c) {
         Boolean t = trusted;
         if (t == null) {
             t = context.trustedProxies().contains(c.clientIp());

@@ -16,6 +16,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,17 +58,23 @@ final class PeerRelay {
     }
 
     /** Serves the current request of {@code c}, whose target and Host were checked. */
-    /** Answers whether {@code request} carries a valid peer MAC ({@link PeerMac#refusal} is null). */
-    boolean isSigned(HttpRequest request) {
-        return mac.refusal(request.method().name(), request.uri(), request.headers()) == null;
+    /**
+     * Returns why {@code request} is no signed hop ({@link PeerMac#refusal}), or null: checked once
+     * per request, before its id is taken (only a signed hop speaks for its id).
+     */
+    @Nullable
+    String refusal(HttpRequest request) {
+        return mac.refusal(request.method().name(), request.uri(), request.headers());
     }
 
+    /** Serves a request of the peer port whose MAC check said {@code refusal} (null: signed). */
     void serve(
             ChannelHandlerContext ctx,
             ClientConnection c,
             HttpRequest request,
             RequestTarget target,
-            GatewayContext context) {
+            GatewayContext context,
+            @Nullable String refusal) {
         String path = target.path();
         c.route("peer-relay");
         if (!path.startsWith(RelayRoute.PREFIX)) {
@@ -77,7 +84,6 @@ final class PeerRelay {
                     c.requestId()));
             return;
         }
-        String refusal = mac.refusal(request.method().name(), request.uri(), request.headers());
         if (refusal != null) {
             refusals.computeIfAbsent(
                             refusal,

@@ -37,6 +37,12 @@ final class ConnectionLimitTest {
         cell.close();
     }
 
+    private static void awaitNoConnections() {
+        await("connections of earlier tests are no longer counted")
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> cell.gateway.clientConnections() == 0);
+    }
+
     private static String health() {
         return "GET /actuator/health/liveness HTTP/1.1\r\nHost: x\r\n\r\n";
     }
@@ -48,9 +54,7 @@ final class ConnectionLimitTest {
      */
     @Test
     void idleConnections_atTheLimit_makeRoomForNewClients() throws Exception {
-        await("connections of earlier tests are no longer counted")
-                .atMost(Duration.ofSeconds(5))
-                .until(() -> cell.gateway.clientConnections() == 0);
+        awaitNoConnections();
         List<RawClient> idle = new ArrayList<>();
         List<RawClient> newcomers = new ArrayList<>();
         try {
@@ -86,9 +90,7 @@ final class ConnectionLimitTest {
     /** Connections in an exchange are not idle: at the limit, a new client is refused (closed at accept). */
     @Test
     void busyConnections_atTheLimit_refuseANewClient() throws Exception {
-        await("connections of earlier tests are no longer counted")
-                .atMost(Duration.ofSeconds(5))
-                .until(() -> cell.gateway.clientConnections() == 0);
+        awaitNoConnections();
         List<RawClient> busy = new ArrayList<>();
         try {
             for (int i = 0; i < MAX_CONNECTIONS; i++) {
