@@ -1,5 +1,6 @@
 package com.spectrayan.spector.gateway;
 
+import com.spectrayan.spector.cluster.gateway.CodecRemoval;
 import com.spectrayan.spector.cluster.gateway.ResponseSplice;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.ResponseFraming;
@@ -64,7 +65,10 @@ import org.slf4j.LoggerFactory;
  *       {@code FlowControlHandler} and the socket); it resumes when the response ended, so
  *       requests are answered in order. Stopping lazily spares the two {@code epoll_ctl} calls a
  *       stop and a resume cost on every request of a client that does not pipeline (issue 14).
- *       An upgrade request stops reading at once, as its next bytes may be another protocol's.
+ *       An upgrade request stops reading at once, as its next bytes may be another protocol's;
+ *       one the gateway passes on also loses its decoder as it arrives (what the client sent
+ *       behind it is kept as bytes for the splice), so the connection closes after any answer
+ *       but a {@code 101}.
  *       {@code AWAITING_HEAD} with no head begun for {@code spector.server.idle-timeout} closes
  *       the connection ({@link #startIdleClock}).
  *   <li><b>Framing (RFC 9112 §6, §9.3).</b> A known length is sent as {@code Content-Length};
@@ -183,6 +187,18 @@ final class ClientConnection {
     private boolean lingering;
     /** The current request asked for an upgrade: reading stops when it has arrived. */
     private boolean upgradeRequest;
+    /**
+     * The current request is an upgrade the gateway passes on ({@link Upgrades#isUpgrade}): its
+     * connection ends after any answer but a {@code 101}, and once the request arrived its decoder
+     * is gone ({@link #holdUpgradeBytes}).
+     */
+    private boolean passedUpgrade;
+    /**
+     * What the client sent right behind a passed upgrade's request, read with it and kept for the
+     * new protocol: the splice's first bytes after a {@code 101}, released otherwise. At most one
+     * read (the decoder stops at the request's end, and reading has stopped). Null when none.
+     */
+    private @Nullable ByteBuf upgradeBytes;
 
     // ---- the current exchange (reset by begin) ----
     private @Nullable Exchange exchange;
@@ -370,6 +386,10 @@ final class ClientConnection {
         keepAlive = HttpUtil.isKeepAlive(request) && !context.drain().isDraining();
         headRequest = HttpMethod.HEAD.equals(request.method());
         upgradeRequest = requestHeaders.contains(HttpHeaderNames.UPGRADE);
+        passedUpgrade = Upgrades.isUpgrade(request);
+        if (passedUpgrade) {
+            keepAlive = false; // what follows the request may be the new protocol's: never read as HTTP
+        }
         boolean hasBody = request.decoderResult().isFailure() || hasBody(request);
         body = hasBody ? Body.READING : Body.COMPLETE;
         return true;
@@ -403,6 +423,8 @@ final class ClientConnection {
         keepAlive = false;
         headRequest = false;
         upgradeRequest = false;
+        passedUpgrade = false;
+        releaseUpgradeBytes();
         body = Body.COMPLETE;
         bodyWanted = false;
         pullPending = false;
@@ -578,6 +600,37 @@ final class ClientConnection {
     private void requestArrived() {
         if (upgradeRequest) {
             ctx.channel().config().setAutoRead(false);
+            if (passedUpgrade && state == State.EXCHANGE && !responseStarted) {
+                holdUpgradeBytes();
+            }
+        }
+    }
+
+    /**
+     * Takes the decoder out as a passed upgrade's request arrives (in the decoder's own hand-over
+     * of its end), so that the bytes the client sent behind it, in the same read, are kept as bytes
+     * for the new protocol rather than decoded as another request and lost. Node's HTTP server
+     * hands them to its upgrade handler the same way (its {@code head}), and Envoy's HTTP/1 codec
+     * stops parsing at an upgrade's head. The encoder stays for the answer; after any answer but a
+     * {@code 101} the connection closes ({@code keepAlive} is off for such a request).
+     */
+    private void holdUpgradeBytes() {
+        if (upgradeBytes != null || ctx.pipeline().get(CLIENT_CODEC) == null) {
+            return;
+        }
+        ByteBuf held = CodecRemoval.removeDecoder(ctx.pipeline(), CLIENT_CODEC);
+        if (held.isReadable()) {
+            upgradeBytes = held;
+        } else {
+            held.release();
+        }
+    }
+
+    private void releaseUpgradeBytes() {
+        ByteBuf held = upgradeBytes;
+        upgradeBytes = null;
+        if (held != null) {
+            held.release();
         }
     }
 
@@ -909,6 +962,16 @@ final class ClientConnection {
         headers.set(RequestIds.HEADER, requestId);
         ctx.writeAndFlush(new DefaultHttpResponse(HttpVersion.HTTP_1_1, switching, headers));
         ByteBuf fromClient = Splice.removeCodec(client.pipeline(), CLIENT_CODEC);
+        ByteBuf held = upgradeBytes;
+        upgradeBytes = null;
+        if (held != null) { // read with the request: they go first
+            if (fromClient.isReadable()) {
+                fromClient = client.alloc().compositeBuffer(2).addComponents(true, held, fromClient);
+            } else {
+                fromClient.release();
+                fromClient = held;
+            }
+        }
         cancelBodyTimer();
         exchange = null;
         for (String name : HTTP_HANDLERS) {
@@ -1205,6 +1268,7 @@ final class ClientConnection {
         cancelIdleTimer();
         cancelSendTimer();
         releaseWaiting();
+        releaseUpgradeBytes();
         state = State.CLOSED;
         Exchange e = exchange;
         exchange = null;
@@ -1224,6 +1288,7 @@ final class ClientConnection {
         cancelIdleTimer();
         cancelSendTimer();
         releaseWaiting();
+        releaseUpgradeBytes();
         if (state == State.AWAITING_HEAD) {
             state = State.CLOSED;
         }

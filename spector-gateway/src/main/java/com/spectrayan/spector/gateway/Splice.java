@@ -100,8 +100,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@code join} writes the buffered bytes to the other side before it starts reading either
  * channel, so they arrive before anything read later. A client that sends frames before it has
- * the 101 breaks RFC 6455 §4.1; {@code HttpServerCodec} may have parsed such bytes as the start
- * of another request, and they are lost.
+ * the 101 (RFC 6455 §4.1 asks it to wait) loses none: {@code ClientConnection} takes the client's
+ * decoder out as the upgrade request arrives and keeps what it had read behind it, which goes
+ * first of {@code fromClient}.
  */
 final class Splice {
     private static final Logger log = LoggerFactory.getLogger(Splice.class);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.owner.RecordedRequest;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -69,6 +70,54 @@ final class EdgeUpgradeTest {
         assertThat(seen.header("Upgrade")).isEqualToIgnoringCase("websocket");
         assertThat(seen.header("Connection")).containsIgnoringCase("upgrade");
         assertThat(seen.header("Sec-WebSocket-Key")).isEqualTo(KEY);
+    }
+
+    /**
+     * A client's first frame in the same write as its handshake reaches the owner after the 101:
+     * the decoder stops at the handshake's end, as Node's and Envoy's HTTP/1 servers do, rather
+     * than reading the frame as the start of another request (it was lost). RFC 6455 §4.1 asks
+     * clients to wait for the 101, but an intermediary must not drop what it read either way.
+     */
+    @Test
+    void shouldKeepTheBytesRightBehindTheHandshake() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-1");
+        try (RawWebSocket ws = new RawWebSocket(cell.gateway.port())) {
+            byte[] head = handshake(ns, true).getBytes(StandardCharsets.ISO_8859_1);
+            byte[] early = RawWebSocket.frame(RawWebSocket.TEXT, "early".getBytes(StandardCharsets.UTF_8));
+            byte[] both = Arrays.copyOf(head, head.length + early.length);
+            System.arraycopy(early, 0, both, head.length, early.length);
+            ws.out.write(both); // one write: one TCP segment on loopback
+            ws.out.flush();
+            assertThat(ws.readHead().status()).isEqualTo(101);
+            assertThat(ws.readText()).as("the frame sent with the handshake").isEqualTo("early");
+            ws.sendText("later");
+            assertThat(ws.readText()).isEqualTo("later");
+        }
+        assertThat(cell.recorded(ns)).extracting(RecordedRequest::status).containsExactly(101);
+    }
+
+    /**
+     * An upgrade the owner does not take (any answer but 101) ends the connection after that
+     * answer (RFC 9112 §9.6 {@code Connection: close}): what the client sent behind its handshake
+     * was meant for the new protocol and is never read as HTTP, even when it looks like a request.
+     */
+    @Test
+    void shouldCloseAfterAnUpgradeTheOwnerRefused() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        String refused = handshake(ns, true).replace("/ws HTTP/1.1", "/echo HTTP/1.1"); // no WebSocket there
+        String smuggled = "GET /api/v1/namespaces/" + ns + "/echo?smuggled HTTP/1.1\r\nHost: gw\r\n"
+                + "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n\r\n";
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send(refused + smuggled).read();
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.header("connection")).isEqualToIgnoringCase("close");
+            assertThat(c.readToEnd())
+                    .as("nothing after the refused upgrade's answer, then the close")
+                    .isEmpty();
+        }
+        assertThat(cell.recorded(ns))
+                .as("the request behind the handshake never reached the owner")
+                .hasSize(1);
     }
 
     /** The handshake is a request like any other: no token, no upgrade (and nothing upstream). */

@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
@@ -192,6 +193,26 @@ final class RelayUpgradeTest {
     }
 
     /** RFC 9110 §7.8: an upstream may refuse the upgrade; its answer (426, RFC 6455 §4.4) passes as any response. */
+    /**
+     * A frame sent in the same write as the handshake crosses the uplink after the 101, ahead of
+     * anything later (it was lost: the client codec read it as the start of another request).
+     */
+    @Test
+    void shouldRelayTheBytesRightBehindTheHandshake() throws Exception {
+        try (RawWebSocket ws = new RawWebSocket(cell.gateway.port())) {
+            byte[] head = handshake("wv2", "owner", echoPath(), 13).getBytes(StandardCharsets.ISO_8859_1);
+            byte[] early = RawWebSocket.frame(RawWebSocket.TEXT, "early".getBytes(StandardCharsets.UTF_8));
+            byte[] both = Arrays.copyOf(head, head.length + early.length);
+            System.arraycopy(early, 0, both, head.length, early.length);
+            ws.out.write(both);
+            ws.out.flush();
+            assertThat(ws.readHead().status()).isEqualTo(101);
+            assertThat(ws.readText()).as("the frame sent with the handshake").isEqualTo("early");
+            ws.sendText("later");
+            assertThat(ws.readText()).isEqualTo("later");
+        }
+    }
+
     @Test
     void shouldPassAnOrdinaryResponseWhenTheUpstreamRefusesTheUpgrade() throws Exception {
         try (RawWebSocket ws = new RawWebSocket(cell.gateway.port())) {
@@ -200,6 +221,9 @@ final class RelayUpgradeTest {
             assertThat(head.status()).isEqualTo(426);
             assertThat(head.headers().get("sec-websocket-version")).isEqualTo("13");
             assertThat(head.headers()).doesNotContainKey("upgrade");
+            assertThat(head.headers().get("connection"))
+                    .as("a refused upgrade ends its connection: what follows it is never read as HTTP")
+                    .isEqualToIgnoringCase("close");
             int length = Integer.parseInt(head.headers().get("content-length"));
             assertThat(new String(ws.in.readNBytes(length), StandardCharsets.UTF_8))
                     .contains("13");
