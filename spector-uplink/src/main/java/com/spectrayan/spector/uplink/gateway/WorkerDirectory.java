@@ -167,7 +167,8 @@ public final class WorkerDirectory {
 
     /**
      * Returns the worker's open link with the fewest relays running (ties taken in turn), or null
-     * when it has none; a link that is going away ({@link WorkerLink#goAway}) is none.
+     * when it has none; a link that is going away (sent away by {@link WorkerLink#goAway}, or by
+     * the worker's own GOAWAY) is none.
      */
     public @Nullable WorkerLink live(String workerId) {
         return live(workerId, null);
@@ -190,7 +191,7 @@ public final class WorkerDirectory {
         WorkerLink best = null;
         for (int i = 0; i < n; i++) {
             WorkerLink l = held.get((start + i) % n);
-            if (!l.isOpen() || l.isGoingAway()) {
+            if (!l.takesNewRelays()) {
                 continue;
             }
             if (best == null

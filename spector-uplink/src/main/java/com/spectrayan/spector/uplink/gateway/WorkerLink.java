@@ -158,6 +158,19 @@ public final class WorkerLink {
         return goingAway != null;
     }
 
+    /**
+     * Answers whether a new relay may pick this link: it is open, this gateway did not send it
+     * away, and the worker did not either (its GOAWAY on a v2 link, section 9.8: every stream
+     * opened after it would be refused).
+     */
+    boolean takesNewRelays() {
+        if (goingAway != null || !client.isOpen()) {
+            return false;
+        }
+        V2Connection v2 = client.v2();
+        return v2 == null || v2.opensStreams();
+    }
+
     /** Returns the worker's client. */
     public GatewayWorkerClient client() {
         return client;

@@ -142,6 +142,12 @@ public final class V2Connection {
 
     /** The lowest stream id no longer accepted or opened (after a GOAWAY either way). */
     private long goAwayAbove = Long.MAX_VALUE;
+    /**
+     * A GOAWAY went either way: no new stream opens here. Written on the loop, read by a relay
+     * choosing a link on any thread ({@link #opensStreams}); a stream raced in after it is
+     * refused on the loop all the same.
+     */
+    private volatile boolean goneAway;
 
     private boolean closeSent;
     private boolean closed;
@@ -267,6 +273,15 @@ public final class V2Connection {
         return streams.size();
     }
 
+    /**
+     * Answers whether a new stream may still open on this link: false once a GOAWAY went either
+     * way (section 9.8). From any thread; a relay choosing a link asks it, and the loop refuses a
+     * stream that raced past it ({@code REFUSED_STREAM}).
+     */
+    public boolean opensStreams() {
+        return !goneAway;
+    }
+
     /** Returns whether the link closed (or is closing); on the event loop. */
     public boolean isClosed() {
         return closed;
@@ -322,6 +337,7 @@ public final class V2Connection {
         V2Frame.GoAway frame = new V2Frame.GoAway(lastStreamId, code, cut(reason, V2Limits.MAX_GOAWAY_REASON));
         run(null, () -> {
             goAwayAbove = Math.min(goAwayAbove, (long) lastStreamId + 1);
+            goneAway = true;
             control(frame);
         });
     }
@@ -779,6 +795,7 @@ public final class V2Connection {
 
     private void onGoAway(V2Frame.GoAway goAway) {
         goAwayAbove = Math.min(goAwayAbove, (long) goAway.lastStreamId() + 1);
+        goneAway = true;
         if (role == Role.GATEWAY) {
             // Streams above the last id were not processed: refused, so the engine may retry them.
             for (V2Stream s : new ArrayList<>(streams.values())) {
