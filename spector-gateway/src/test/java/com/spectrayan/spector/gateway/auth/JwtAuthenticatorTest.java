@@ -33,9 +33,11 @@ import java.security.interfaces.ECPrivateKey;
 import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Date;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.function.BiFunction;
 import org.junit.jupiter.api.BeforeAll;
@@ -260,6 +262,63 @@ final class JwtAuthenticatorTest {
         assertThat(again).as("verified again at the TTL").isNotSameAs(first);
         assertThat(again.subject()).isEqualTo("alice");
         assertThat(auth.authenticate(header)).as("and remembered again").isSameAs(again);
+    }
+
+    /**
+     * The cache of verified tokens is keyed by the token, not by the header that carried it: one
+     * token sent in a thousand spellings of its header (the scheme's case, the spaces around it)
+     * is one entry. Regression (the fourth review): each spelling was an entry with its own claims,
+     * and one valid token of 8 KiB in 4 720 spellings ran a 256 MiB gateway out of heap.
+     */
+    @Test
+    void authenticate_oneTokenInManySpellings_isOneCacheEntry() throws JOSEException {
+        JwtAuthenticator auth = hmac();
+        String token = hs256(validClaims().build());
+        for (int i = 0; i < 1000; i++) {
+            StringBuilder scheme = new StringBuilder();
+            for (int c = 0; c < 6; c++) {
+                char ch = "Bearer".charAt(c);
+                scheme.append((i >> c & 1) == 1 ? Character.toUpperCase(ch) : Character.toLowerCase(ch));
+            }
+            String header = scheme + " ".repeat(1 + i / 64) + token + " ".repeat(i % 3);
+            assertThat(auth.authenticate(header).tenant()).isEqualTo("acme");
+        }
+        assertThat(auth.cachedTokens()).isEqualTo(1);
+        assertThat(auth.cachedWeight()).isEqualTo(JwtAuthenticator.weight(token));
+    }
+
+    /**
+     * The cache is bounded by weight ({@link JwtAuthenticator#VERIFIED_CACHE_BYTES}): the longest
+     * tokens accepted fill it exactly at the limit, and one more leaves it at the limit, not past.
+     */
+    @Test
+    void authenticate_cacheOfVerifiedTokens_isBoundedByWeight_atTheLimitAndOnePast() throws JOSEException {
+        JwtAuthenticator auth = hmac();
+        String pad = "p".repeat(5_900); // a token of about 8 000 chars, under MAX_TOKEN_CHARS
+        List<String> tokens = new ArrayList<>();
+        int fit = -1;
+        for (int i = 0; fit < 0 || i <= fit; i++) {
+            String t = hs256(validClaims()
+                    .subject(String.format(Locale.ROOT, "user-%06d", i))
+                    .claim("pad", pad)
+                    .build());
+            assertThat(t.length()).isLessThanOrEqualTo(JwtAuthenticator.MAX_TOKEN_CHARS);
+            tokens.add(t);
+            if (fit < 0) {
+                fit = (int) (JwtAuthenticator.VERIFIED_CACHE_BYTES / JwtAuthenticator.weight(t));
+            }
+        }
+        int same = tokens.get(0).length();
+        assertThat(tokens).allSatisfy(t -> assertThat(t).hasSize(same));
+        for (int i = 0; i < fit; i++) {
+            auth.authenticate("Bearer " + tokens.get(i));
+        }
+        assertThat(auth.cachedTokens()).as("at the limit: all %d kept", fit).isEqualTo(fit);
+        auth.authenticate("Bearer " + tokens.get(fit)); // one past
+        assertThat(auth.cachedWeight()).isLessThanOrEqualTo(JwtAuthenticator.VERIFIED_CACHE_BYTES);
+        assertThat(auth.cachedTokens())
+                .as("one past: one of them is verified again next time")
+                .isEqualTo(fit);
     }
 
     /** The thread's last token serves only the same header: another one is verified on its own. */
