@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
+import com.spectrayan.spector.uplink.internal.wire.Pongs;
 import com.spectrayan.spector.uplink.wire.CorruptFrameException;
 import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.wire.FrameTooLargeException;
@@ -302,6 +303,8 @@ public final class WebSocketFrameChannel implements FrameChannel {
     }
 
     private final class Handler extends ChannelInboundHandlerAdapter {
+        private final Pongs pongs = new Pongs();
+
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             if (msg instanceof TextWebSocketFrame textFrame) {
@@ -316,10 +319,13 @@ public final class WebSocketFrameChannel implements FrameChannel {
                         WebSocketCloseStatus.INVALID_MESSAGE_TYPE,
                         "binary messages are not part of " + FrameCodec.SUBPROTOCOL);
             } else if (msg instanceof PingWebSocketFrame ping) {
-                if (channel.isActive() && !closeSent) {
-                    ctx.writeAndFlush(new PongWebSocketFrame(ping.content()));
-                } else {
+                if (!channel.isActive() || closeSent) {
                     ping.release();
+                } else if (!pongs.answer(ctx, ping)) {
+                    closeForProtocol(
+                            WebSocketCloseStatus.POLICY_VIOLATION,
+                            "pings with " + Pongs.MAX_UNSENT + " pongs unsent (the peer does not read)");
+                    channel.close(); // the close frame waits behind what the peer does not read
                 }
             } else if (msg instanceof CloseWebSocketFrame closeFrame) {
                 int code = closeFrame.statusCode();

@@ -3,6 +3,7 @@ package com.spectrayan.spector.uplink.internal.v2;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.uplink.internal.wire.Pongs;
 import com.spectrayan.spector.uplink.wire.Frame;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -16,7 +17,6 @@ import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.CorruptedWebSocketFrameException;
 import io.netty.handler.codec.http.websocketx.PingWebSocketFrame;
-import io.netty.handler.codec.http.websocketx.PongWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
@@ -974,6 +974,8 @@ public final class V2Connection {
     }
 
     private final class Handler extends ChannelInboundHandlerAdapter {
+        private final Pongs pongs = new Pongs();
+
         @Override
         public void handlerAdded(ChannelHandlerContext context) {
             ctx = context;
@@ -998,10 +1000,19 @@ public final class V2Connection {
                             new IOException("a text message on a v2 link"));
                 }
             } else if (msg instanceof PingWebSocketFrame ping) {
-                if (!closeSent && channel.isActive()) {
-                    context.writeAndFlush(new PongWebSocketFrame(ping.content()));
-                } else {
+                if (closeSent || !channel.isActive()) {
                     ping.release();
+                } else if (!pongs.answer(context, ping)) {
+                    log.warn(
+                            "v2 link {}: WebSocket pings with {} pongs unsent (the peer does not read); closing",
+                            channel.remoteAddress(),
+                            Pongs.MAX_UNSENT);
+                    closeLink(
+                            null,
+                            WebSocketCloseStatus.POLICY_VIOLATION,
+                            "pings with " + Pongs.MAX_UNSENT + " pongs unsent (the peer does not read)",
+                            new IOException("a WebSocket ping flood on a v2 link"));
+                    channel.close(); // the close frame waits behind what the peer does not read
                 }
             } else if (msg instanceof CloseWebSocketFrame close) {
                 int code = close.statusCode();
