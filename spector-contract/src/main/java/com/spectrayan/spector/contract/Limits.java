@@ -106,6 +106,15 @@ public final class Limits {
     /** Response bytes a relay buffers for a caller that has not read them; past it, cancel. */
     public static final long UNREAD_RELAY_BYTES = 64 * MIB;
 
+    /**
+     * Response bytes every v1 relay of a gateway buffers unread, together (v1 has no window: a
+     * worker pushes as fast as it reads its target); past it, a relay whose reader fell behind
+     * fails as one past {@link #UNREAD_RELAY_BYTES} does. Without it, eight relays per worker of
+     * {@code UNREAD_RELAY_BYTES} each ran a 256 MiB gateway out of heap (the uplink review). v2's
+     * windows bound its relays instead.
+     */
+    public static final long UNREAD_RELAY_BYTES_ALL = 64 * MIB;
+
     /** The whole relayed exchange, both bodies included; {@code spector.uplink.relay.deadline}. */
     public static final Duration RELAY_DEADLINE = Duration.ofSeconds(330);
 

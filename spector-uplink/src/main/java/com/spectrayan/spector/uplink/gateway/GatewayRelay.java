@@ -27,6 +27,10 @@ public final class GatewayRelay {
     private final Duration deadline;
     private final int maxPerWorker;
     private final long maxUnreadBytes;
+    private final long maxUnreadAll;
+    /** The response bytes every v1 relay holds unread now, together; bounded by {@link #maxUnreadAll}. */
+    private final AtomicLong unreadAll = new AtomicLong();
+
     private final ScheduledExecutorService scheduler;
     private final ConcurrentHashMap<String, RelayLimiter> limiters = new ConcurrentHashMap<>();
     private final AtomicLong relayIds = new AtomicLong();
@@ -65,10 +69,32 @@ public final class GatewayRelay {
             int maxPerWorker,
             long maxUnreadBytes,
             ScheduledExecutorService scheduler) {
+        this(directory, deadline, maxPerWorker, maxUnreadBytes, Limits.UNREAD_RELAY_BYTES_ALL, scheduler);
+    }
+
+    /**
+     * Creates a relay with bounds on the response bytes buffered for callers that do not read: one
+     * relay's, and every v1 relay's together ({@link Limits#UNREAD_RELAY_BYTES_ALL} in the other
+     * constructors).
+     *
+     * @param maxUnreadAll the response bytes every v1 relay together buffers unread before the one
+     *     whose reader fell behind fails
+     */
+    public GatewayRelay(
+            WorkerDirectory directory,
+            Duration deadline,
+            int maxPerWorker,
+            long maxUnreadBytes,
+            long maxUnreadAll,
+            ScheduledExecutorService scheduler) {
         if (maxUnreadBytes < 1) {
             throw new IllegalArgumentException("maxUnreadBytes: " + maxUnreadBytes + " (expected: at least 1)");
         }
+        if (maxUnreadAll < 1) {
+            throw new IllegalArgumentException("maxUnreadAll: " + maxUnreadAll + " (expected: at least 1)");
+        }
         this.maxUnreadBytes = maxUnreadBytes;
+        this.maxUnreadAll = maxUnreadAll;
         this.directory = requireNonNull(directory, "directory");
         this.deadline = requireNonNull(deadline, "deadline");
         if (deadline.isNegative() || deadline.isZero()) {
@@ -114,9 +140,16 @@ public final class GatewayRelay {
                 permit,
                 deadline,
                 maxUnreadBytes,
+                unreadAll,
+                maxUnreadAll,
                 scheduler);
         exchange.start();
         return exchange.result();
+    }
+
+    /** Returns the response bytes every v1 relay holds unread now, together. */
+    public long unreadBytes() {
+        return unreadAll.get();
     }
 
     /**

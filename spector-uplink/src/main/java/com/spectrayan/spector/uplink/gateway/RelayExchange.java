@@ -37,6 +37,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import org.jspecify.annotations.Nullable;
@@ -96,6 +97,10 @@ final class RelayExchange implements RelayHooks {
     private final CompletableFuture<Void> permit;
     private final Duration deadline;
     private final long maxUnreadBytes;
+    /** Every v1 relay's unread response bytes together (the gateway's), and their bound. */
+    private final AtomicLong unreadAll;
+
+    private final long maxUnreadAll;
     private final Consumer<Throwable> onCallerAbort;
     private final ScheduledExecutorService scheduler;
     private final CompletableFuture<RelayedResponse> result = new CompletableFuture<>();
@@ -174,7 +179,11 @@ final class RelayExchange implements RelayHooks {
             CompletableFuture<Void> permit,
             Duration deadline,
             long maxUnreadBytes,
+            AtomicLong unreadAll,
+            long maxUnreadAll,
             ScheduledExecutorService scheduler) {
+        this.unreadAll = unreadAll;
+        this.maxUnreadAll = maxUnreadAll;
         this.workerId = workerId;
         this.relayId = relayId;
         this.call = call;
@@ -709,7 +718,9 @@ final class RelayExchange implements RelayHooks {
                 boolean switching = status == RelayedResponse.SWITCHING_PROTOCOLS;
                 boolean noBody = !switching
                         && ResponseFraming.bodyless(call.request().method().equals("HEAD"), status);
-                ResponseBody b = noBody ? null : new ResponseBody(reason -> fail(reason, true), onTaken);
+                ResponseBody b = noBody
+                        ? null
+                        : new ResponseBody(reason -> fail(reason, true), onTaken, v2Relay == null ? unreadAll : null);
                 body = b;
                 responseLength = new DeclaredLength(length);
                 if (switching && b != null) {
@@ -758,6 +769,14 @@ final class RelayExchange implements RelayHooks {
                             "the reader of the relayed response from worker " + workerId + " fell behind: more than "
                                     + maxUnreadBytes + " bytes unread",
                             Map.of("limitBytes", maxUnreadBytes)),
+                    true);
+        } else if (unread > 0 && unreadAll.get() > maxUnreadAll) {
+            fail(
+                    SpectorException.of(
+                            ErrorCode.PAYLOAD_TOO_LARGE,
+                            "the reader of the relayed response from worker " + workerId + " fell behind while the"
+                                    + " gateway's v1 relays together held more than " + maxUnreadAll + " bytes unread",
+                            Map.of("limitBytes", maxUnreadAll)),
                     true);
         }
     }

@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import org.jspecify.annotations.Nullable;
@@ -40,6 +41,9 @@ final class ResponseBody implements BodySource {
     private final IntConsumer onTaken;
     private final ArrayDeque<ByteBuf> parts = new ArrayDeque<>(); // Guarded by this.
     private long buffered; // Guarded by this.
+    /** Every v1 relay's unread bytes together (GatewayRelay's), kept with {@link #buffered}; null: not counted. */
+    private final @Nullable AtomicLong unreadAll;
+
     private boolean ended; // Guarded by this.
     private @Nullable Throwable failure; // Guarded by this.
     private @Nullable CompletableFuture<@Nullable ByteBuf> waiting; // Guarded by this.
@@ -50,8 +54,23 @@ final class ResponseBody implements BodySource {
 
     /** A body that tells {@code onTaken} how many bytes each read took (v2: the credit to return). */
     ResponseBody(Consumer<Throwable> onReaderCancel, IntConsumer onTaken) {
+        this(onReaderCancel, onTaken, null);
+    }
+
+    /** A body whose unread bytes also count in {@code unreadAll} (v1: every relay's together). */
+    ResponseBody(Consumer<Throwable> onReaderCancel, IntConsumer onTaken, @Nullable AtomicLong unreadAll) {
         this.onReaderCancel = onReaderCancel;
         this.onTaken = onTaken;
+        this.unreadAll = unreadAll;
+    }
+
+    /** Moves {@link #buffered} by {@code delta}, and every relay's count with it. Under the lock. */
+    private void account(long delta) {
+        buffered += delta;
+        AtomicLong all = unreadAll;
+        if (all != null && delta != 0) {
+            all.addAndGet(delta);
+        }
     }
 
     /** Queues a part it now owns (or hands it to a waiting reader); returns the bytes now unread. */
@@ -66,7 +85,7 @@ final class ResponseBody implements BodySource {
             waiting = null;
             if (reader == null) {
                 parts.add(part);
-                buffered += part.readableBytes();
+                account(part.readableBytes());
                 return buffered;
             }
         }
@@ -115,7 +134,7 @@ final class ResponseBody implements BodySource {
             if (dropQueued && !parts.isEmpty()) {
                 dropped = new ArrayDeque<>(parts);
                 parts.clear();
-                buffered = 0;
+                account(-buffered);
             }
             reader = waiting; // a reader waits only when nothing is queued
             waiting = null;
@@ -175,7 +194,7 @@ final class ResponseBody implements BodySource {
                 }
                 part = batch;
             }
-            buffered -= part.readableBytes();
+            account(-part.readableBytes());
         }
         onTaken.accept(part.readableBytes());
         return CompletableFuture.completedFuture(part);
@@ -188,7 +207,7 @@ final class ResponseBody implements BodySource {
             if (ended || failure != null) {
                 dropped = new ArrayDeque<>(parts);
                 parts.clear();
-                buffered = 0;
+                account(-buffered);
             }
         }
         if (dropped != null) {

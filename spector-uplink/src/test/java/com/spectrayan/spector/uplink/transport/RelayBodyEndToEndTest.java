@@ -32,6 +32,7 @@ import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.gateway.GatewayRelay;
 import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.uplink.internal.v2.V2ErrorCode;
 import com.spectrayan.spector.uplink.internal.v2.V2Limits;
@@ -514,6 +515,32 @@ final class RelayBodyEndToEndTest {
                 .as("relay-chunk bytes the gateway held unread when it sent relay.cancel: just past the cap")
                 .isGreaterThan(cap)
                 .isLessThanOrEqualTo(cap + part);
+    }
+
+    /**
+     * v1's relays together (Limits.UNREAD_RELAY_BYTES_ALL): two callers that read nothing, each
+     * under its own cap, fail once their unread bytes together pass the gateway's bound, and the
+     * count returns to zero. Regression (the uplink review): eight relays per worker of 64 MiB
+     * each ran a 256 MiB gateway out of heap.
+     */
+    @Test
+    void v1CallersThatReadNothing_failOnceTheirUnreadBytesTogetherPassTheGatewaysBound() {
+        long perRelay = 8 * MIB;
+        long all = MIB;
+        seed.route("/endless", request -> respond(200, ArrayBody.endless(32 * KIB)));
+        RecordingChannel wire = h.connect();
+        GatewayRelay relay = h.relayWithUnreadCaps(perRelay, all);
+        BodySource first = body(done(relay.relay(W1, call("GET", "/endless", null)), "the first GET", WAIT), "first");
+        BodySource second =
+                body(done(relay.relay(W1, call("GET", "/endless", null)), "the second GET", WAIT), "second");
+        until("both relays are cancelled", WAIT, () -> wire.sent(RelayCancel.OP).size() == 2);
+        for (BodySource b : List.of(first, second)) {
+            SpectorException e =
+                    spector(failure(b.next(), "a caller's body errors", WAIT), ErrorCode.PAYLOAD_TOO_LARGE, "a body");
+            assertThat(e.getMessage()).contains("fell behind").contains("together");
+            assertThat(e.details()).containsEntry("limitBytes", all);
+        }
+        until("no v1 relay holds an unread byte", WAIT, () -> relay.unreadBytes() == 0);
     }
 
     /**

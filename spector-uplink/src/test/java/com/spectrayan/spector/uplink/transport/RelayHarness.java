@@ -227,6 +227,12 @@ final class RelayHarness implements AutoCloseable {
         return new GatewayRelay(directory, deadline, Limits.RELAYS_PER_WORKER, scheduler);
     }
 
+    /** Returns a gateway relay with bounds on one relay's and every v1 relay's unread response bytes. */
+    GatewayRelay relayWithUnreadCaps(long maxUnreadBytes, long maxUnreadAll) {
+        return new GatewayRelay(
+                directory, Limits.RELAY_DEADLINE, Limits.RELAYS_PER_WORKER, maxUnreadBytes, maxUnreadAll, scheduler);
+    }
+
     /** Returns a gateway relay with this bound on unread response bytes (on the same directory). */
     GatewayRelay relayWithUnreadCap(long maxUnreadBytes) {
         return new GatewayRelay(directory, Limits.RELAY_DEADLINE, Limits.RELAYS_PER_WORKER, maxUnreadBytes, scheduler);
