@@ -74,20 +74,27 @@ final class RelayRoute {
     }
 
     /**
-     * Returns the tenant a relay runs under: the token's {@code tenant} claim, else {@code
-     * X-Spector-Tenant}, else (auth off) {@value #DEFAULT_TENANT}.
+     * Returns the tenant a relay runs under: with a token, its {@code tenant} claim (DESIGN
+     * section 5), which an {@code X-Spector-Tenant} may repeat but not contradict; without one
+     * (auth off), {@code X-Spector-Tenant}, else {@value #DEFAULT_TENANT}.
      *
-     * @throws SpectorException FORBIDDEN when a token names no tenant
+     * @throws SpectorException FORBIDDEN when a token names no tenant, or the header another one
+     *     (before, a token without a tenant ran a relay as whatever tenant the header named, and a
+     *     header that contradicted the token was ignored where the forwarded path refuses it)
      */
     static String tenantOf(HttpRequest request, Map<String, Object> claims) {
-        Object claimTenant = claims.get("tenant");
-        String tenant = claimTenant instanceof String t ? t : request.headers().get(SpectorHeaders.TENANT);
-        if (tenant == null) {
-            if (!claims.isEmpty()) {
-                throw SpectorException.of(
-                        ErrorCode.FORBIDDEN, "the token names no tenant", Map.of("reason", "no-tenant"));
-            }
-            tenant = DEFAULT_TENANT;
+        String header = request.headers().get(SpectorHeaders.TENANT);
+        if (claims.isEmpty()) {
+            return header != null ? header : DEFAULT_TENANT;
+        }
+        if (!(claims.get("tenant") instanceof String tenant)) {
+            throw SpectorException.of(ErrorCode.FORBIDDEN, "the token names no tenant", Map.of("reason", "no-tenant"));
+        }
+        if (header != null && !header.equals(tenant)) {
+            throw SpectorException.of(
+                    ErrorCode.FORBIDDEN,
+                    SpectorHeaders.TENANT + " names a tenant the token does not grant",
+                    Map.of("reason", "tenant-mismatch"));
         }
         return tenant;
     }

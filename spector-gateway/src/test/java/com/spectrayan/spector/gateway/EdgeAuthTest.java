@@ -2,6 +2,7 @@ package com.spectrayan.spector.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -90,6 +91,32 @@ final class EdgeAuthTest {
         assertThat(JSON.readTree(r.body()).get("code").asText()).isEqualTo("FORBIDDEN");
         assertThat(cell.owners.get(0).requests())
                 .noneMatch(seen -> "/api/v1/namespaces/refused/echo".equals(seen.path()));
+    }
+
+    /**
+     * A token that names no tenant grants none: {@code X-Spector-Tenant} with it is 403, as a
+     * header contradicting a token's tenant is, and nothing reaches an owner. Regression (the
+     * fourth review): such a token read any tenant's objects by naming the tenant in the header.
+     * Without the header the token still reaches untenanted namespaces.
+     */
+    @Test
+    void shouldForbidAHeaderTenantWithATokenThatNamesNone() throws Exception {
+        String path = "/api/v1/namespaces/untenanted-probe/echo";
+        RawClient.Response r = RawClient.exchange(
+                cell.gateway.port(),
+                "GET " + path + " HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer " + Cell.untenantedToken()
+                        + "\r\nX-Spector-Tenant: " + Cell.TENANT + "\r\n\r\n");
+        assertThat(r.status()).isEqualTo(403);
+        JsonNode problem = JSON.readTree(r.text());
+        assertThat(problem.get("code").asText()).isEqualTo("FORBIDDEN");
+        assertThat(problem.at("/details/reason").asText()).isEqualTo("tenant-mismatch");
+        assertThat(cell.owners).allSatisfy(o -> assertThat(o.requests()).noneMatch(seen -> path.equals(seen.path())));
+
+        RawClient.Response untenanted = RawClient.exchange(
+                cell.gateway.port(),
+                "GET " + path + " HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer " + Cell.untenantedToken()
+                        + "\r\n\r\n");
+        assertThat(untenanted.status()).as("no header: an untenanted namespace").isEqualTo(200);
     }
 
     @Test

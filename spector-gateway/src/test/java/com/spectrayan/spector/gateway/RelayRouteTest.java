@@ -38,6 +38,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -54,6 +55,9 @@ final class RelayRouteTest {
     private static final int MIB = 1024 * 1024;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static Cell cell;
+    /** Relays the {@code app} target of w1 served. */
+    private static final AtomicInteger ECHOED = new AtomicInteger();
+
     private static EventLoopGroup workerLoops;
     private static UpstreamHttpTransport workerTransport;
     private static WorkerDaemon daemon;
@@ -127,6 +131,7 @@ final class RelayRouteTest {
 
     /** Answers JSON describing the request, after reading its whole body. */
     private static CompletionStage<RelayedResponse> echo(RelayedRequest request) {
+        ECHOED.incrementAndGet();
         MessageDigest sha = sha256();
         long[] bytes = {0};
         BodySource body = request.body();
@@ -212,6 +217,31 @@ final class RelayRouteTest {
 
     private static HttpRequest.Builder request(String path) {
         return cell.request(path).timeout(TIMEOUT);
+    }
+
+    /**
+     * DESIGN section 5: a relay's tenant is its token's. A token that names none is 403 {@code
+     * no-tenant} whatever {@code X-Spector-Tenant} says, and a header contradicting the token's
+     * tenant is 403 {@code tenant-mismatch}, as on the forwarded path; the worker sees neither.
+     * Regression (the fourth review): the first ran as the header's tenant, the second silently as
+     * the token's.
+     */
+    @Test
+    void shouldRefuseAHeaderTenantTheTokenDoesNotGrant() throws Exception {
+        int before = ECHOED.get();
+        RawClient.Response none = RawClient.exchange(
+                cell.gateway.port(),
+                "GET /relay/w1/app/a HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer " + Cell.untenantedToken()
+                        + "\r\nX-Spector-Tenant: globex\r\n\r\n");
+        assertThat(none.status()).isEqualTo(403);
+        assertThat(none.text()).contains("\"reason\":\"no-tenant\"");
+        RawClient.Response other = RawClient.exchange(
+                cell.gateway.port(),
+                "GET /relay/w1/app/a HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer " + Cell.token(Cell.TENANT)
+                        + "\r\nX-Spector-Tenant: globex\r\n\r\n");
+        assertThat(other.status()).isEqualTo(403);
+        assertThat(other.text()).contains("\"reason\":\"tenant-mismatch\"");
+        assertThat(ECHOED.get()).as("nothing reached the worker").isEqualTo(before);
     }
 
     @Test

@@ -18,8 +18,10 @@ import org.jspecify.annotations.Nullable;
  *       /api/v1/namespaces/{ns}/...}, else the token's {@code namespace} claim, else {@code
  *       default};
  *   <li>tenant: the {@code X-Spector-Tenant} header, else the token's {@code tenant} claim, else
- *       none. A header tenant that contradicts the token's tenant is FORBIDDEN: a caller may not
- *       route into another tenant's namespace.
+ *       none. With a token, a header tenant must be the token's: one that contradicts it, or any
+ *       header tenant with a token that names none, is FORBIDDEN: a caller may not route into a
+ *       tenant its token does not grant (an untenanted token was every tenant's, the fourth
+ *       review). Without a token (edge auth off, or a route it skips) the header stands alone.
  * </ul>
  *
  * <p>Names that break the bounds are BAD_REQUEST. Thread-safe and allocation-light: the hot path
@@ -67,10 +69,11 @@ public final class RoutingKeyExtractor {
         requireNonNull(claims, "claims");
         String claimTenant = stringClaim(claims, TENANT_CLAIM);
         String tenant = headerTenant != null ? headerTenant : claimTenant;
-        if (headerTenant != null && claimTenant != null && !headerTenant.equals(claimTenant)) {
+        if (headerTenant != null && !claims.isEmpty() && !headerTenant.equals(claimTenant)) {
             throw SpectorException.of(
                     ErrorCode.FORBIDDEN,
-                    SpectorHeaders.TENANT + " names a tenant the token does not grant",
+                    SpectorHeaders.TENANT + " names a tenant the token does not grant"
+                            + (claimTenant == null ? " (the token names none)" : ""),
                     Map.of("reason", "tenant-mismatch"));
         }
         String namespace = headerNamespace;

@@ -84,6 +84,26 @@ final class RoutingKeyExtractorTest {
                 });
     }
 
+    /** A token that names no tenant grants none: a header tenant with it is forbidden. */
+    @Test
+    void extract_headerTenantWithATokenThatNamesNone_isForbidden() {
+        assertThatThrownBy(() -> extractor.extract(null, "acme", "/api/v1/x", Map.of("sub", "alice")))
+                .isInstanceOf(SpectorException.class)
+                .satisfies(e -> {
+                    SpectorException se = (SpectorException) e;
+                    assertThat(se.code()).isEqualTo(ErrorCode.FORBIDDEN);
+                    assertThat(se.details()).containsEntry("reason", "tenant-mismatch");
+                    assertThat(se.getMessage()).contains("the token names none");
+                });
+    }
+
+    /** Without a token (edge auth off, or a route it skips) the header names the tenant alone. */
+    @Test
+    void extract_headerTenantWithoutAToken_isTheTenant() {
+        assertThat(extractor.extract(null, "acme", "/api/v1/x", Map.of()).tenant())
+                .isEqualTo("acme");
+    }
+
     @Test
     void extract_malformedPathNamespace_isBadRequest() {
         assertThatThrownBy(() -> extractor.extract(null, null, "/api/v1/namespaces/Bad%20Name/x", Map.of()))
