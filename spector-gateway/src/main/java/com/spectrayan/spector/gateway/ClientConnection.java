@@ -7,6 +7,7 @@ import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.uplink.BodySource;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOption;
@@ -151,7 +152,7 @@ final class ClientConnection {
     }
 
     /** The HTTP handlers of a client connection, removed once it switched protocols. */
-    private static final String[] HTTP_HANDLERS = {"gateway", "flow", "uplink", "head-watch"};
+    private static final String[] HTTP_HANDLERS = {"gateway", "flow", "uplink", ClientCodec.ENCODER_NAME, "head-watch"};
 
     private enum Body {
         /** No body, or all of it arrived. */
@@ -183,6 +184,8 @@ final class ClientConnection {
      * whatever the decoder gave before reading stopped. Null while nothing waits.
      */
     private @Nullable ArrayDeque<Object> waiting;
+    /** The decoder, found the first time a pipelined request pauses it; null before (or another codec). */
+    private ClientCodec.@Nullable Decoder decoder;
     /** A closing connection reads and discards what still arrives (closeAfterFlush). */
     private boolean lingering;
     /** The current request asked for an upgrade: reading stops when it has arrived. */
@@ -618,7 +621,7 @@ final class ClientConnection {
         if (upgradeBytes != null || ctx.pipeline().get(CLIENT_CODEC) == null) {
             return;
         }
-        ByteBuf held = CodecRemoval.removeDecoder(ctx.pipeline(), CLIENT_CODEC);
+        ByteBuf held = CodecRemoval.remove(ctx.pipeline(), CLIENT_CODEC); // the decoder; the encoder stays
         if (held.isReadable()) {
             upgradeBytes = held;
         } else {
@@ -650,7 +653,11 @@ final class ClientConnection {
                 w = new ArrayDeque<>(4);
                 w.add(msg);
                 waiting = w;
-                ctx.channel().config().setAutoRead(false); // the rest waits in FlowControlHandler and the socket
+                ctx.channel().config().setAutoRead(false); // the rest waits in the socket
+                ClientCodec.Decoder d = decoder();
+                if (d != null) {
+                    d.pause(); // and as bytes in the decoder (ClientCodec): one request waits decoded
+                }
                 return true;
             }
             if (state == State.CLOSING && !lingering) {
@@ -675,8 +682,27 @@ final class ClientConnection {
             w.poll();
             if (w.isEmpty()) {
                 waiting = null; // before the dispatch: what it reads next is not behind anything
+                resumeDecoding();
             }
             dispatch.accept(next);
+        }
+    }
+
+    /** Returns the connection's decoder when it can pause ({@link ClientCodec}), else null. */
+    private ClientCodec.@Nullable Decoder decoder() {
+        ClientCodec.Decoder d = decoder;
+        if (d == null && ctx.pipeline().get(CLIENT_CODEC) instanceof ClientCodec.Decoder found) {
+            d = found;
+            decoder = d;
+        }
+        return d;
+    }
+
+    /** Lets the decoder go on with what waited behind the held request ({@link ClientCodec.Decoder#resume}). */
+    private void resumeDecoding() {
+        ClientCodec.Decoder d = decoder;
+        if (d != null && d.isPaused()) {
+            d.resume();
         }
     }
 
@@ -961,7 +987,9 @@ final class ClientConnection {
         client.config().setAutoRead(false);
         headers.set(RequestIds.HEADER, requestId);
         ctx.writeAndFlush(new DefaultHttpResponse(HttpVersion.HTTP_1_1, switching, headers));
-        ByteBuf fromClient = Splice.removeCodec(client.pipeline(), CLIENT_CODEC);
+        ByteBuf fromClient = client.pipeline().get(CLIENT_CODEC) != null
+                ? Splice.removeCodec(client.pipeline(), CLIENT_CODEC)
+                : Unpooled.EMPTY_BUFFER; // taken out as the upgrade request arrived (holdUpgradeBytes)
         ByteBuf held = upgradeBytes;
         upgradeBytes = null;
         if (held != null) { // read with the request: they go first
@@ -1317,6 +1345,7 @@ final class ClientConnection {
                 return;
             }
             lingering = true;
+            resumeDecoding(); // a paused decoder would hold what arrives: decoded, it is dropped
             ch.config().setAutoRead(true); // whatever still arrives is read and released (state CLOSING)
             ctx.executor().schedule(() -> ctx.close(), LINGER_TIME.toNanos(), TimeUnit.NANOSECONDS);
         });

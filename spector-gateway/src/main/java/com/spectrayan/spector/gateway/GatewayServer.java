@@ -40,7 +40,6 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.flow.FlowControlHandler;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -231,7 +230,7 @@ public final class GatewayServer implements AutoCloseable {
                 // RFC 9112 §2.2, §6.1: a bare LF, or a Transfer-Encoding whose last coding is not
                 // chunked, is a malformed request (400), never a guess. Netty's defaults, pinned so
                 // a JVM flag cannot turn them off. Content-Length with Transfer-Encoding is decoded
-                // by the latter, and HttpServerCodec closes after the response (§6.1 MUST).
+                // by the latter, and the connection closes after the response (§6.1 MUST).
                 .setStrictLineParsing(true)
                 .setUseRfc9112TransferEncoding(true)
                 .setHeadersFactory(RequestHeaders.FACTORY);
@@ -387,9 +386,11 @@ public final class GatewayServer implements AutoCloseable {
                 HeadBuffers.apply(ch); // response heads encoded on the heap (issue 14)
             }
             GatewayHandler gateway = new GatewayHandler(context, t != null, null, idleTimeout);
+            ClientCodec codec = new ClientCodec(decoder);
             ch.pipeline()
                     .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
-                    .addLast("codec", new HttpServerCodec(decoder))
+                    .addLast("codec", codec.decoder())
+                    .addLast(ClientCodec.ENCODER_NAME, codec.encoder())
                     .addLast("uplink", uplinks.newHandler())
                     // Pipelined requests wait here, decoded, while an exchange runs.
                     .addLast("flow", new FlowControlHandler())

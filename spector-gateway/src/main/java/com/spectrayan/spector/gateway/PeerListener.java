@@ -13,7 +13,6 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.flow.FlowControlHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.Inet4Address;
@@ -109,9 +108,11 @@ record PeerListener(Channel server, ChannelGroup connections, AtomicBoolean clos
                             return;
                         }
                         GatewayHandler gateway = new GatewayHandler(context, false, relay, idleTimeout);
+                        ClientCodec codec = new ClientCodec(decoder);
                         ch.pipeline()
                                 .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
-                                .addLast(CODEC, new HttpServerCodec(decoder))
+                                .addLast(CODEC, codec.decoder())
+                                .addLast(ClientCodec.ENCODER_NAME, codec.encoder())
                                 .addLast("flow", new FlowControlHandler())
                                 .addLast("gateway", gateway);
                     }

@@ -188,6 +188,33 @@ final class EdgeFramingTest {
     }
 
     /**
+     * A deep pipeline in one write (RFC 9112 §9.3.2: answered in order): 300 requests to an owner,
+     * every one answered, in order, on the one connection, and each executed once. Regression (the
+     * exhaustion review): the codec decoded a whole read ahead and past 128 unanswered reset the
+     * connection, with a PUT carried out and never answered; now the decoder stops while a request
+     * waits (ClientCodec), and what follows stays bytes until its turn.
+     */
+    @Test
+    void shouldAnswerThreeHundredPipelinedRequestsInOrder() {
+        String echo = "/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-1") + "/echo";
+        int n = 300;
+        StringBuilder all = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            all.append(get(echo + "?deep=" + i));
+        }
+        try (WireClient c = client()) {
+            c.send(all.toString());
+            for (int i = 0; i < n; i++) {
+                Response r = c.read();
+                assertThat(r.status()).as("answer %d: %s", i, r).isEqualTo(200);
+                assertThat(r.json().path("query").asText()).as("answer %d", i).isEqualTo("deep=" + i);
+                assertThat(r.closed()).as("answer %d", i).isFalse();
+            }
+        }
+        assertThat(cell.served("owner-1", "GET", echo)).as("each executed once").hasSize(n);
+    }
+
+    /**
      * A client's {@code Content-Length: 0} reaches the owner as such (RFC 9110 §8.6: a POST with no
      * content; an owner may answer 411 without it), and a request that declared no length gets
      * none and no {@code Transfer-Encoding} (RFC 9112 §6.3 rule 7: no body).

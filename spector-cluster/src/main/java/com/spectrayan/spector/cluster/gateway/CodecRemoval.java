@@ -5,11 +5,9 @@ import static java.util.Objects.requireNonNull;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
-import io.netty.channel.CombinedChannelDuplexHandler;
 import io.netty.util.ReferenceCountUtil;
 import org.jspecify.annotations.Nullable;
 
@@ -55,44 +53,6 @@ public final class CodecRemoval {
         pipeline.addAfter(name, CAPTURE_NAME, capture);
         try {
             pipeline.remove(name);
-        } catch (RuntimeException e) {
-            capture.release();
-            throw e;
-        } finally {
-            pipeline.remove(capture);
-        }
-        return capture.take();
-    }
-
-    /**
-     * Takes the decoder out of a combined codec ({@code HttpServerCodec}) and leaves its encoder in
-     * place; returns the bytes the decoder had read but not decoded (the caller's; empty when there
-     * were none). For a connection whose next bytes may belong to another protocol while its
-     * answer is still to be written: an upgrade request waiting for its {@code 101}.
-     *
-     * <p>Call on the channel's event loop. Called while the decoder hands on a message (from a
-     * handler's {@code channelRead}), it stops the decoder's loop there: nothing behind that message
-     * is decoded, as Netty's own {@code HttpServerUpgradeHandler} relies on.
-     *
-     * @throws IllegalArgumentException when {@code name} is not a combined handler in the pipeline
-     * @throws IllegalStateException when called off the channel's event loop
-     */
-    public static ByteBuf removeDecoder(ChannelPipeline pipeline, String name) {
-        requireNonNull(pipeline, "pipeline");
-        requireNonNull(name, "name");
-        ChannelHandler handler = pipeline.get(name);
-        if (!(handler instanceof CombinedChannelDuplexHandler<?, ?> combined)) {
-            throw new IllegalArgumentException(
-                    "name: " + name + " is " + handler + " (expected: a combined codec of " + pipeline.names() + ")");
-        }
-        ChannelHandlerContext ctx = pipeline.context(name);
-        if (ctx == null || !ctx.executor().inEventLoop()) {
-            throw new IllegalStateException("removeDecoder(" + name + ") off the channel's event loop");
-        }
-        Capture capture = new Capture();
-        pipeline.addAfter(name, CAPTURE_NAME, capture);
-        try {
-            combined.removeInboundHandler();
         } catch (RuntimeException e) {
             capture.release();
             throw e;

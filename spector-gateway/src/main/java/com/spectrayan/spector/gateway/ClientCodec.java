@@ -1,0 +1,165 @@
+package com.spectrayan.spector.gateway;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpRequestDecoder;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseEncoder;
+import io.netty.handler.codec.http.HttpStatusClass;
+import java.util.ArrayDeque;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The HTTP/1.1 codec of a client connection (the client port and the peer port): Netty's request
+ * decoder and response encoder, paired as {@code HttpServerCodec} pairs them (the answer to a HEAD
+ * has no body), with one thing more: the decoder can stop between requests.
+ *
+ * <p>Design notes:
+ *
+ * <ul>
+ *   <li><b>Why not {@code HttpServerCodec}.</b> Its decoder decodes every request a read holds, and
+ *       past 128 decoded and unanswered it throws, discards the rest of the connection and closes
+ *       after the next answer: a client that pipelined 200 small requests in one write got 58
+ *       answers and a reset (the exhaustion review), one of its PUTs carried out and never
+ *       answered. nginx and Envoy parse the next request only when the one before it is done,
+ *       leaving its bytes unparsed in the read buffer; so does this codec. The connection stops it
+ *       when a pipelined request arrives during an exchange ({@link Decoder#pause}, from {@code
+ *       ClientConnection.holdBack}); what follows stays bytes in the decoder's buffer, bounded by
+ *       one read, as reading has stopped too; and it goes on when the held request's turn came
+ *       ({@link Decoder#resume}). So at most one request waits decoded, however deep the pipeline.
+ *   <li><b>The methods' queue.</b> The decoder notes each request's method, the encoder takes one
+ *       per final answer (not per 1xx), as {@code HttpServerCodec} does: a HEAD's answer is encoded
+ *       without a body, a 2xx to CONNECT without {@code Transfer-Encoding}. Pausing bounds it.
+ *   <li><b>Resuming.</b> Decoding what waits is a read of no new bytes, run as a task on the loop
+ *       (never inside the decoder's own loop, which may be what resumed it), followed by the end of
+ *       that read batch.
+ * </ul>
+ *
+ * <p>Threading: confined to the connection's event loop.
+ */
+final class ClientCodec {
+    /** The name of the encoder in a client connection's pipeline, right behind the decoder ({@code "codec"}). */
+    static final String ENCODER_NAME = "codec-out";
+
+    /** The methods of the requests decoded and not yet answered, oldest first. */
+    private final ArrayDeque<HttpMethod> methods = new ArrayDeque<>(4);
+
+    private final Decoder decoder;
+    private final Encoder encoder;
+
+    ClientCodec(HttpDecoderConfig config) {
+        decoder = new Decoder(config);
+        encoder = new Encoder();
+    }
+
+    /** Returns the decoder, for the pipeline ({@code "codec"}). */
+    Decoder decoder() {
+        return decoder;
+    }
+
+    /** Returns the encoder, for the pipeline ({@link #ENCODER_NAME}, after the decoder). */
+    Encoder encoder() {
+        return encoder;
+    }
+
+    /**
+     * The request decoder. Two handlers rather than one combined (as {@code HttpServerCodec}): a
+     * WebSocket handshaker (the uplink's) finds an {@code HttpRequestDecoder} and an {@code
+     * HttpResponseEncoder} in the pipeline, as it would find the codec Netty ships, and a switch
+     * takes the decoder out alone while the encoder writes the answer.
+     */
+    final class Decoder extends HttpRequestDecoder {
+        private boolean paused;
+        private boolean resumeScheduled;
+        private @Nullable ChannelHandlerContext ctx;
+
+        Decoder(HttpDecoderConfig config) {
+            super(config);
+        }
+
+        /** Stops decoding after the message being handed on: what follows stays bytes until {@link #resume}. */
+        void pause() {
+            paused = true;
+        }
+
+        /** Answers whether the decoder is stopped ({@link #pause}). */
+        boolean isPaused() {
+            return paused;
+        }
+
+        @Override
+        public void handlerAdded(ChannelHandlerContext context) throws Exception {
+            ctx = context;
+            super.handlerAdded(context);
+        }
+
+        @Override
+        protected void decode(ChannelHandlerContext context, ByteBuf buffer, List<Object> out) throws Exception {
+            if (paused) {
+                return; // no progress: the decoder's loop ends, the bytes stay in its buffer
+            }
+            int from = out.size();
+            super.decode(context, buffer, out);
+            for (int i = from, n = out.size(); i < n; i++) {
+                if (out.get(i) instanceof HttpRequest request) {
+                    methods.add(request.method());
+                }
+            }
+        }
+
+        /** Decodes again, first what waited (in a task on the loop, when something did). */
+        void resume() {
+            paused = false;
+            ChannelHandlerContext c = ctx;
+            if (c == null || resumeScheduled || !internalBuffer().isReadable()) {
+                return;
+            }
+            resumeScheduled = true;
+            c.executor().execute(() -> {
+                resumeScheduled = false;
+                if (paused || c.isRemoved() || !internalBuffer().isReadable()) {
+                    return;
+                }
+                try {
+                    channelRead(c, Unpooled.EMPTY_BUFFER);
+                    channelReadComplete(c);
+                } catch (Exception e) {
+                    c.fireExceptionCaught(e);
+                }
+            });
+        }
+    }
+
+    /** The response encoder: a HEAD's answer without a body, as {@code HttpServerCodec}'s. */
+    final class Encoder extends HttpResponseEncoder {
+        private @Nullable HttpMethod method;
+
+        @Override
+        protected boolean isContentAlwaysEmpty(HttpResponse msg) {
+            if (msg.status().codeClass() != HttpStatusClass.INFORMATIONAL) {
+                method = methods.poll(); // the final answer of the oldest request
+                if (HttpMethod.HEAD.equals(method)) {
+                    return true;
+                }
+            }
+            return super.isContentAlwaysEmpty(msg);
+        }
+
+        @Override
+        protected void sanitizeHeadersBeforeEncode(HttpResponse msg, boolean isAlwaysEmpty) {
+            if (!isAlwaysEmpty
+                    && HttpMethod.CONNECT.equals(method)
+                    && msg.status().codeClass() == HttpStatusClass.SUCCESS) {
+                msg.headers().remove(HttpHeaderNames.TRANSFER_ENCODING); // RFC 9110 §9.3.6: a tunnel, no framing
+                return;
+            }
+            super.sanitizeHeadersBeforeEncode(msg, isAlwaysEmpty);
+        }
+    }
+}
