@@ -60,6 +60,12 @@ public final class HeaderPolicy {
     /** The routing names the gateway re-sets from the routing key it resolved. */
     public static final Set<String> ROUTING = Set.of(lower(SpectorHeaders.NAMESPACE), lower(SpectorHeaders.TENANT));
 
+    /**
+     * The names the gateway owns, sets or drops from a client, as a CGI or WSGI server on the next
+     * hop would read an underscore spelling of them ({@link #isGatewayNameInDisguise}).
+     */
+    private static final Set<String> OWNED_ANY_SPELLING = owned();
+
     /** How many names one {@code Connection} header may list before the request is refused. */
     public static final int MAX_CONNECTION_TOKENS = 32;
 
@@ -119,6 +125,37 @@ public final class HeaderPolicy {
      */
     public static boolean isSetByGateway(String name) {
         return SET_BY_GATEWAY.contains(lower(name));
+    }
+
+    /**
+     * Answers whether {@code name} spells a name the gateway owns with an underscore for a dash
+     * ({@code X_Spector_Tenant}, {@code X-Forwarded_For}): a CGI or WSGI server (Python's {@code
+     * wsgiref}, PHP, Ruby's Rack) reads both as {@code HTTP_X_SPECTOR_TENANT} and merges them with
+     * the gateway's own, so a client would speak in the gateway's name to such an owner (the
+     * exhaustion review). Such a field is dropped as it is decoded; other names with underscores
+     * pass. nginx drops every name with an underscore by default ({@code underscores_in_headers
+     * off}); Envoy can ({@code headers_with_underscores_action}).
+     */
+    public static boolean isGatewayNameInDisguise(CharSequence name) {
+        int n = name.length();
+        if (n < 2 || (name.charAt(0) != 'x' && name.charAt(0) != 'X')) {
+            return false; // every owned name starts with "x-": the usual name costs one look
+        }
+        boolean underscore = false;
+        for (int i = 1; i < n && !underscore; i++) {
+            underscore = name.charAt(i) == '_';
+        }
+        return underscore && OWNED_ANY_SPELLING.contains(lower(name.toString()).replace('_', '-'));
+    }
+
+    private static Set<String> owned() {
+        Set<String> all = new HashSet<>();
+        all.addAll(GATEWAY_OWNED);
+        all.addAll(ROUTING);
+        all.addAll(SET_BY_GATEWAY);
+        all.add("x-forwarded-port");
+        all.add(lower(SpectorHeaders.LEASE));
+        return Set.copyOf(all);
     }
 
     /** Answers whether a name is hop-by-hop, by itself or because {@code Connection} lists it. */

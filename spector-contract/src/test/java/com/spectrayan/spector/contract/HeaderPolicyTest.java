@@ -36,6 +36,37 @@ final class HeaderPolicyTest {
      * RFC 9110 §7.6.1 drops what the sender nominated; X-Request-Id the gateway itself sets on the
      * next hop, so a client's {@code Connection: X-Request-Id} cannot keep the id from the owner.
      */
+    /**
+     * An underscore spelling of a name the gateway owns, sets or drops is one a CGI or WSGI owner
+     * would merge with the gateway's own (HTTP_X_SPECTOR_TENANT): dropped. Other underscores pass.
+     */
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "X_Spector_Tenant", "x_spector_namespace", "X-Spector_Tenant", "X_SPECTOR_EPOCH", "X_Spector_Fence",
+                "X_Forwarded_For", "x-forwarded_host", "X_Forwarded_Proto", "X_Forwarded_Port", "X_Request_Id",
+                "X_Spector_Lease", "X_Spector_Peer_Mac"
+            })
+    void anUnderscoreSpellingOfAGatewayName_isOneInDisguise(String name) {
+        assertThat(HeaderPolicy.isGatewayNameInDisguise(name)).isTrue();
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "X-Spector-Tenant",
+                "X_Custom",
+                "X-Forwarded-For",
+                "Idempotency_Key",
+                "x_",
+                "x",
+                "",
+                "Y_Spector_Tenant"
+            })
+    void otherNames_areNot(String name) {
+        assertThat(HeaderPolicy.isGatewayNameInDisguise(name)).isFalse();
+    }
+
     @Test
     void connectionTokens_neverListTheRequestId() {
         Set<String> tokens = HeaderPolicy.connectionTokens(List.of("X-Request-Id, x-other", "x-request-id"));

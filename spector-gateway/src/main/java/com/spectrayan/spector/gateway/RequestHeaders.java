@@ -12,7 +12,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * A client request's headers as the decoder builds them, remembering every {@code Content-Length}
  * field line as it arrived: Netty's decoder keeps only the first of an HTTP/1.0 request's, but RFC
- * 9112 §6.3 item 5 makes differing values invalid for every version (400, then close). Names are
+ * 9112 §6.3 item 5 makes differing values invalid for every version (400, then close); and
+ * dropping an underscore spelling of a name the gateway owns ({@link
+ * HeaderPolicy#isGatewayNameInDisguise}) as it arrives. Names are
  * checked while the decoder adds them, and not once {@link GatewayHandler} seals them
  * ({@link DecodedHeaders}).
  *
@@ -38,6 +40,9 @@ final class RequestHeaders extends DecodedHeaders {
 
     @Override
     public HttpHeaders add(CharSequence name, Object value) {
+        if (HeaderPolicy.isGatewayNameInDisguise(name)) {
+            return this; // X_Spector_Tenant and the like: a CGI owner would read it as the gateway's own
+        }
         if (HttpHeaderNames.CONTENT_LENGTH.contentEqualsIgnoreCase(name)) {
             List<String> seen = contentLengths;
             if (seen == null) {

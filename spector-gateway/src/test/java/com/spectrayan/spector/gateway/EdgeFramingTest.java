@@ -215,6 +215,42 @@ final class EdgeFramingTest {
     }
 
     /**
+     * An underscore spelling of a name the gateway owns never reaches an owner (a CGI or WSGI one
+     * reads {@code X_Spector_Tenant} as {@code HTTP_X_SPECTOR_TENANT} and merges it with the
+     * gateway's {@code X-Spector-Tenant}); the gateway's own names arrive once, its values; an
+     * ordinary name with an underscore passes. Regression (the exhaustion review): a wsgiref owner
+     * saw {@code HTTP_X_SPECTOR_TENANT="victim,acme"}.
+     */
+    @Test
+    void shouldDropUnderscoreSpellingsOfTheGatewaysNamesBeforeTheOwner() {
+        String path = "/api/v1/namespaces/" + cell.namespaceOwnedBy("mock-0") + "/underscores/fixed";
+        try (WireClient c = client()) {
+            Response r = c.send(get(
+                            path,
+                            "X_Spector_Tenant: victim",
+                            "X-Spector_Namespace: victimns",
+                            "X_Spector_Epoch: 999",
+                            "X_Forwarded_For: 6.6.6.6",
+                            "X_Request_Id: forged",
+                            "X_Custom: kept"))
+                    .read();
+            assertThat(r.status()).as("%s", r).isEqualTo(200);
+        }
+        MockOwner.Request seen = mock.requestsEndingWith("/underscores/fixed").get(0);
+        assertThat(seen.headers().keySet())
+                .as("no underscore spelling of a gateway name")
+                .doesNotContain(
+                        "x_spector_tenant",
+                        "x-spector_namespace",
+                        "x_spector_epoch",
+                        "x_forwarded_for",
+                        "x_request_id");
+        assertThat(seen.header("X_Custom")).isEqualTo("kept");
+        assertThat(seen.header("X-Spector-Tenant")).isEqualTo(Cell.TENANT);
+        assertThat(seen.header("X-Forwarded-For")).isEqualTo("127.0.0.1");
+    }
+
+    /**
      * A client's {@code Content-Length: 0} reaches the owner as such (RFC 9110 §8.6: a POST with no
      * content; an owner may answer 411 without it), and a request that declared no length gets
      * none and no {@code Transfer-Encoding} (RFC 9112 §6.3 rule 7: no body).
