@@ -46,6 +46,9 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     /** What {@code OPTIONS *} answers (RFC 9110 §9.3.7): the methods the gateway forwards. */
     static final String ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
 
+    /** The methods the gateway's own read-only resources serve (health, the scrape, the status views). */
+    static final String READ_ONLY = "GET, HEAD";
+
     // Routing header names made once: a String name is hashed per look-up, an AsciiString once.
     private static final AsciiString NAMESPACE = AsciiString.cached(SpectorHeaders.NAMESPACE);
     private static final AsciiString TENANT = AsciiString.cached(SpectorHeaders.TENANT);
@@ -195,6 +198,11 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             request.headers().set(HttpHeaderNames.HOST, authority); // RFC 9112 §3.2.2: it replaces Host
         }
         String path = target.path();
+        if (!isRead(request.method()) && context.local().readOnly(path)) {
+            c.route(context.local().routeName(path));
+            c.answer(methodNotAllowed(path, c.requestId()));
+            return;
+        }
         FullHttpResponse local = context.local().answer(request.method(), path, request.headers());
         if (local != null) {
             c.route(context.local().routeName(path));
@@ -217,6 +225,21 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         onForward(ctx, c, request, target);
     }
 
+    private static boolean isRead(HttpMethod method) {
+        return HttpMethod.GET.equals(method) || HttpMethod.HEAD.equals(method);
+    }
+
+    /** The answer to a method a read-only resource does not serve: 405 with {@code Allow} (RFC 9110 §15.5.6). */
+    private static FullHttpResponse methodNotAllowed(String path, @Nullable String requestId) {
+        FullHttpResponse r = Responses.problem(
+                SpectorException.badRequest("method", READ_ONLY + " only"),
+                path,
+                requestId,
+                HttpResponseStatus.METHOD_NOT_ALLOWED);
+        r.headers().set(HttpHeaderNames.ALLOW, READ_ONLY);
+        return r;
+    }
+
     private void onRelayOrAdmin(
             ChannelHandlerContext ctx, ClientConnection c, HttpRequest request, RequestTarget target, boolean admin) {
         String path = target.path();
@@ -230,8 +253,8 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         }
         if (admin) {
             c.answer(
-                    !HttpMethod.GET.equals(request.method())
-                            ? Responses.problem(SpectorException.badRequest("method", "GET only"), path, c.requestId())
+                    !isRead(request.method())
+                            ? methodNotAllowed(path, c.requestId())
                             : path.equals(GatewayStatus.PATH)
                                     ? context.status().answer()
                                     : context.relay().workers());

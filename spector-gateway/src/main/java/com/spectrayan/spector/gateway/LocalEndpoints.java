@@ -50,6 +50,15 @@ final class LocalEndpoints {
         return null;
     }
 
+    /**
+     * Answers whether {@code path} is one of the gateway's own read-only resources (health and the
+     * scrape), which answer {@code GET} and {@code HEAD} only: any other method is a 405 with
+     * {@code Allow}, as on the admin port (RFC 9110 §15.5.6), never the resource.
+     */
+    boolean readOnly(String path) {
+        return path.startsWith("/actuator/") || path.endsWith("/health") || path.contains("/health/");
+    }
+
     /** Returns the metrics name of a local route. */
     String routeName(String path) {
         if (path.startsWith("/actuator/prometheus")) {

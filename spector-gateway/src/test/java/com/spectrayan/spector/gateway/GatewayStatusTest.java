@@ -126,6 +126,35 @@ final class GatewayStatusTest {
         }
     }
 
+    /**
+     * The gateway's own read-only resources on the client port answer GET and HEAD, and any other
+     * method 405 with {@code Allow} (RFC 9110 §15.5.6), as the admin port does; never the resource
+     * itself. Regression (the fourth review): a POST or DELETE to the scrape got the whole scrape,
+     * and HEAD on the status view a 400.
+     */
+    @Test
+    void readOnlyResources_answer405WithAllow_toOtherMethods_andHeadWithoutABody() throws Exception {
+        String auth = "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n";
+        for (String path :
+                List.of("/actuator/prometheus", "/actuator/health", "/gateway/v1/status", "/gateway/v1/workers")) {
+            for (String method : List.of("POST", "DELETE", "OPTIONS")) {
+                RawClient.Response r = RawClient.exchange(
+                        cell.gateway.port(),
+                        method + " " + path + " HTTP/1.1\r\nHost: gw\r\n" + auth + "Content-Length: 0\r\n\r\n");
+                assertThat(r.status()).as("%s %s", method, path).isEqualTo(405);
+                assertThat(r.header("allow")).as("%s %s", method, path).isEqualTo("GET, HEAD");
+                assertThat(r.text())
+                        .as("%s %s", method, path)
+                        .doesNotContain("jvm_")
+                        .contains("\"code\"");
+            }
+            try (RawClient c = new RawClient(cell.gateway.port())) {
+                c.send("HEAD " + path + " HTTP/1.1\r\nHost: gw\r\n" + auth + "\r\n");
+                assertThat(c.read200HeadOnly()).as("HEAD %s", path).isEqualTo(200);
+            }
+        }
+    }
+
     @Test
     void status_needsAToken_andAnswersOnlyGet() throws Exception {
         HttpResponse<String> anonymous = get("/gateway/v1/status", false);
@@ -138,7 +167,8 @@ final class GatewayStatusTest {
                         .POST(HttpRequest.BodyPublishers.noBody())
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
-        assertThat(post.statusCode()).isEqualTo(400);
+        assertThat(post.statusCode()).isEqualTo(405);
+        assertThat(post.headers().firstValue("allow")).hasValue("GET, HEAD");
         assertThat(JSON.readTree(post.body()).at("/details/field").asText()).isEqualTo("method");
     }
 }

@@ -74,10 +74,11 @@ final class ForwardProblems {
                     "owner " + owner + " sent a response that is not valid HTTP/1.1",
                     Map.of("owner", owner));
         }
+        // The cause (an address, a socket error) goes to the gateway's log (RealExchange), not to
+        // the client: the owner's id is all a client needs, its address is the cell's business.
         return SpectorException.of(
                 ErrorCode.OWNER_UNREACHABLE,
-                "owner " + owner + (headSent ? " broke off the response" : " is unreachable") + ": "
-                        + cause.getMessage(),
+                "owner " + owner + (headSent ? " broke off the response" : " is unreachable"),
                 Map.of("owner", owner));
     }
 

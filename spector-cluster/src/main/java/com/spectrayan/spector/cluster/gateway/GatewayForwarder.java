@@ -5,9 +5,11 @@ import static java.util.Objects.requireNonNull;
 import com.github.benmanes.caffeine.cache.Ticker;
 import com.spectrayan.spector.cluster.routing.CellRing;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
+import com.spectrayan.spector.contract.LogGate;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.FastThreadLocal;
 import java.net.URI;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
@@ -95,6 +97,9 @@ public final class GatewayForwarder {
     final Ticker ticker;
     final ReplayBudget replayBudget;
     final ForwardProblems problems;
+    /** The WARN line of an attempt that failed reaching an owner, with its cause: once per 10 s, with how many. */
+    final LogGate unreachableLog = new LogGate(Duration.ofSeconds(10), System.nanoTime());
+
     final OwnerHealth health;
     final HandoffHolds holds;
 

@@ -507,6 +507,17 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         }
         SpectorException error =
                 forwarder.problems.attemptFailed(a.entry().owner(), cause, state.isStreaming(), attempts);
+        if (error.code() == ErrorCode.OWNER_UNREACHABLE && !(cause instanceof MalformedResponseException)) {
+            long failures = forwarder.unreachableLog.event(System.nanoTime());
+            if (failures > 0) {
+                log.warn(
+                        "{}: {} ({} such failure(s) since the last line), request id {}",
+                        error.getMessage(),
+                        String.valueOf(cause),
+                        failures,
+                        request.headers().get(SpectorHeaders.REQUEST_ID));
+            }
+        }
         if (pinned == null) { // a pinned upstream is no ring member: the owner counters stay the owners'
             if (error.code() == ErrorCode.OWNER_TIMEOUT) {
                 metrics.countOwnerTimeout();

@@ -71,6 +71,9 @@ final class ForwardProblemsTest {
             assertThat(e.code()).as("%s", cause).isEqualTo(ErrorCode.OWNER_UNREACHABLE);
             assertThat(e.code().httpStatus()).isEqualTo(502);
             assertThat(e.details()).containsEntry("owner", "owner-a");
+            assertThat(e.getMessage())
+                    .as("the owner's id, never its address or the socket's error (the fourth review)")
+                    .isEqualTo("owner owner-a is unreachable");
         }
     }
 
