@@ -150,7 +150,9 @@ final class ForwardProblems {
 
     /** The route names an owner that is not a ring member: 503. */
     static SpectorException unknownOwner(String owner, int attempts) {
-        return routing("unknown-owner", attempts, 1, "owner '" + owner + "' is not a ring member");
+        // The id comes from Redis or an owner's header: cut, so a hostile value is not echoed whole.
+        String id = owner.length() > 64 ? owner.substring(0, 64) + "..." : owner;
+        return routing("unknown-owner", attempts, 1, "owner '" + id + "' is not a ring member");
     }
 
     /** The resolver failed: its own problem when it has one, else 503. */

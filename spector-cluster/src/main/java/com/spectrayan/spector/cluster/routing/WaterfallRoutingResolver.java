@@ -116,7 +116,7 @@ public final class WaterfallRoutingResolver {
             lookup = CompletableFuture.failedFuture(e);
         }
         return lookup.handle((found, error) -> {
-            if (error == null && found.isPresent() && !isBehindRing(found.get())) {
+            if (error == null && found.isPresent() && !isBehindRing(found.get()) && isMember(found.get())) {
                 RouteEntry entry = found.get();
                 fill(key, entry, gen, stripe, stripeGen);
                 metrics.resolved(Resolution.Level.L2);
@@ -149,6 +149,24 @@ public final class WaterfallRoutingResolver {
     /** Answers whether an entry names an epoch older than the ring's: the ring has moved past it. */
     private boolean isBehindRing(RouteEntry entry) {
         return entry.epoch() < ring.snapshot().epoch();
+    }
+
+    /**
+     * Answers whether an L2 entry names a member of the ring: one that does not (a stale or
+     * hostile value in Redis) is not used, nor kept in L1, and the ring answers instead, as a 421
+     * hint naming a stranger is not followed. Before, it was kept in L1 and the key answered 503
+     * for the L1 entry's life (the routing review).
+     */
+    private boolean isMember(RouteEntry entry) {
+        if (ring.snapshot().contains(entry.owner())) {
+            return true;
+        }
+        log.debug("L2 names '{}', not a ring member: answering from the ring", cut(entry.owner()));
+        return false;
+    }
+
+    private static String cut(String text) {
+        return text.length() > 64 ? text.substring(0, 64) + "..." : text;
     }
 
     /** Returns the L1 answer for a key without any I/O, or null on a miss or while L1 is bypassed. */

@@ -146,15 +146,39 @@ final class WaterfallRoutingResolverTest {
 
         CompletionStage<Resolution> inFlight = resolver.resolve(KEY);
         resolver.onInvalidation(new RouteInvalidation("other", "acme", "orders", "owner-2", 2, 0));
-        l2.gets.get(0).complete(Optional.of(new RouteEntry("owner-stale", 1, 0)));
+        l2.gets.get(0).complete(Optional.of(new RouteEntry("owner-1", 1, 0)));
 
         assertThat(await(inFlight).entry().owner())
                 .as("the caller still gets an answer")
-                .isEqualTo("owner-stale");
+                .isEqualTo("owner-1");
         assertThat(resolver.peek(KEY))
                 .as("the stale fill was not installed in L1")
                 .isNull();
         assertThat(resolver.metrics().fillsDropped()).isEqualTo(1);
+    }
+
+    /**
+     * An L2 entry naming no member of the ring (stale, or written by someone hostile) is not used
+     * nor kept in L1: the ring answers, as for a 421 hint naming a stranger. Regression (the
+     * routing review): it was kept in L1 and its key answered 503 for the entry's life.
+     */
+    @Test
+    void l2EntryNamingAStranger_isNotUsedNorKept_andTheRingAnswers() throws Exception {
+        RecordingRoutingCache l2 = new RecordingRoutingCache();
+        WaterfallRoutingResolver resolver =
+                WaterfallRoutingResolver.builder("cell", ring).l2(l2).build();
+        resolver.subscriptionRestored();
+
+        CompletionStage<Resolution> stage = resolver.resolve(KEY);
+        l2.gets.get(0).complete(Optional.of(new RouteEntry("owner-9".repeat(1000), 7, 0)));
+
+        Resolution r = await(stage);
+        assertThat(r.level()).isEqualTo(Resolution.Level.L3);
+        assertThat(r.entry().owner()).isEqualTo(KetamaRing.of(1, MEMBERS).ownerOf("acme/orders"));
+        Resolution kept = resolver.peek(KEY);
+        assertThat(kept).as("the ring's answer is what L1 keeps").isNotNull();
+        assertThat(kept == null ? null : kept.entry().owner())
+                .isEqualTo(r.entry().owner());
     }
 
     @Test
