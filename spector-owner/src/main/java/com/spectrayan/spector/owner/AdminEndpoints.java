@@ -146,6 +146,7 @@ final class AdminEndpoints {
         long epoch = optionalLong(json, "epoch", current + 1);
         long fence = optionalLong(json, "fence", epoch);
         RouteEntry view = node.guard.setOverride(key, owner, epoch, fence);
+        node.handoffs.end(key); // an operator's word ends a hand-off left held (NamespaceMove)
         log.info("{}: {} now owned by {} at epoch {}, fence {}", node.nodeId, key, owner, epoch, fence);
 
         Map<String, @Nullable Object> out = viewJson(key, view);

@@ -48,6 +48,16 @@ import org.slf4j.LoggerFactory;
  * refuses, a 401 for a token it does not share, is such a failure). The old copy stays on
  * disk (unused: the key's requests are 421 here now).
  *
+ * <p>An import whose answer is lost (a timeout, a connection lost after the request went) may still
+ * have landed: the new owner took the key and its answer was lost. Serving on then makes two owners
+ * of one key, each taking writes, and a later move copies the wrong one (the routing review lost an
+ * acknowledged write so). So the move asks the new owner's view ({@code GET /admin/ownership},
+ * {@link OwnerLimits#MOVE_VERIFY_TIMEOUT}) before it calls anything off: it holds the key at the
+ * move's epoch or later, and the move goes on to steps 4 and 5 (the import landed); it does not,
+ * and the move is called off; no answer either, and the key stays marked (its requests 503, no
+ * second writer) until an operator names its owner ({@code POST /admin/ownership}, which ends
+ * the mark), and the move's caller gets a 504 saying so.
+ *
  * <p>Threading: steps 1 to 3 run on the admin request's event loop (the file reads are bounded by
  * the import cap); the rest on the HTTP client's threads. Every shared structure is thread-safe.
  */
@@ -152,37 +162,105 @@ final class NamespaceMove {
             int records = ((List<?>) java.util.Objects.requireNonNull(payload.get("idempotency"))).size();
             HttpRequest request = importRequest(body);
             HTTP.sendAsync(request, HttpResponse.BodyHandlers.ofString()).whenComplete((response, error) -> {
-                if (error != null || response.statusCode() != 200) {
-                    calledOff(importFailed(error, response));
+                if (error == null && response.statusCode() == 200) {
+                    handedOver(objects, records, body.length);
+                } else if (error == null || neverSent(error)) {
+                    calledOff(importFailed(error, response)); // it answered no, or never had the request
+                } else {
+                    verifyAfter(importFailed(error, response), objects, records, body.length);
+                }
+            });
+        }
+
+        /**
+         * The import did not answer 200: asks the new owner whether it holds the key anyway, and
+         * goes on, calls the move off, or keeps the key marked (see the class notes).
+         */
+        private void verifyAfter(SpectorException failure, int objects, int records, int importBytes) {
+            HttpRequest.Builder view = HttpRequest.newBuilder(toUrl.resolve("/admin/ownership?tenant="
+                            + (key.tenant() == null ? "" : key.tenant()) + "&namespace=" + key.namespace()))
+                    .timeout(OwnerLimits.MOVE_VERIFY_TIMEOUT)
+                    .GET();
+            AdminToken token = node.adminToken;
+            if (token != null) {
+                view.header("Authorization", token.authorization());
+            }
+            HTTP.sendAsync(view.build(), HttpResponse.BodyHandlers.ofString()).whenComplete((response, error) -> {
+                if (error == null && response.statusCode() == 200) {
+                    JsonNode held = Json.object(response.body().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                    if (to.equals(held.path("owner").asText())
+                            && held.path("epoch").asLong() >= epoch) {
+                        log.warn(
+                                "{}: the import of {} to {} did not answer 200 ({}), but {} holds the key at"
+                                        + " epoch {}: the import landed, the move goes on",
+                                node.nodeId,
+                                key,
+                                to,
+                                failure.getMessage(),
+                                to,
+                                held.path("epoch").asLong());
+                        handedOver(objects, records, importBytes);
+                        return;
+                    }
+                    calledOff(failure); // it does not hold the key: serving on leaves one writer
                     return;
                 }
-                RouteEntry moved = node.guard.setOverride(key, to, epoch, epoch);
-                node.handoffs.end(key); // its requests are 421 moved from now on
-                AdminEndpoints.publish(node, key, moved).whenComplete((published, e) -> {
-                    long handoffMs = (System.nanoTime() - startNanos) / 1_000_000;
-                    log.info(
-                            "{}: {} handed to {} at epoch {} in {} ms ({} objects, {} idempotency records)",
-                            node.nodeId,
-                            key,
-                            to,
-                            epoch,
-                            handoffMs,
-                            objects,
-                            records);
-                    Map<String, @Nullable Object> out = new LinkedHashMap<>();
-                    out.put("tenant", key.tenant());
-                    out.put("namespace", key.namespace());
-                    out.put("from", node.nodeId);
-                    out.put("to", to);
-                    out.put("epoch", moved.epoch());
-                    out.put("fence", moved.fence());
-                    out.put("objects", objects);
-                    out.put("idempotencyRecords", records);
-                    out.put("importBytes", body.length);
-                    out.put("handoffMs", handoffMs);
-                    out.put("published", e == null && Boolean.TRUE.equals(published));
-                    ex.respondJson(HttpResponseStatus.OK, out);
-                });
+                String why = error != null ? String.valueOf(error) : response.statusCode() + " " + response.body();
+                log.error(
+                        "{}: the import of {} to {} did not answer 200 ({}) and its view is unknown ({}): the key"
+                                + " stays held here (503) until POST /admin/ownership names its owner",
+                        node.nodeId,
+                        key,
+                        to,
+                        failure.getMessage(),
+                        why);
+                ex.respondProblem(SpectorException.of(
+                        ErrorCode.OWNER_TIMEOUT,
+                        "the import of " + key + " to " + to + " may or may not have landed (" + failure.getMessage()
+                                + "; its view: " + why + "): " + key + " stays held on " + node.nodeId
+                                + " until POST /admin/ownership names its owner, on every owner of the cell",
+                        Map.of("owner", to)));
+            });
+        }
+
+        /** Answers whether a failed request never reached the new owner (no connection was made). */
+        private static boolean neverSent(Throwable error) {
+            for (Throwable t = error; t != null; t = t.getCause()) {
+                if (t instanceof java.net.ConnectException || t instanceof java.net.http.HttpConnectTimeoutException) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Steps 4 and 5, once the new owner holds the key. */
+        private void handedOver(int objects, int records, int importBytes) {
+            RouteEntry moved = node.guard.setOverride(key, to, epoch, epoch);
+            node.handoffs.end(key); // its requests are 421 moved from now on
+            AdminEndpoints.publish(node, key, moved).whenComplete((published, e) -> {
+                long handoffMs = (System.nanoTime() - startNanos) / 1_000_000;
+                log.info(
+                        "{}: {} handed to {} at epoch {} in {} ms ({} objects, {} idempotency records)",
+                        node.nodeId,
+                        key,
+                        to,
+                        epoch,
+                        handoffMs,
+                        objects,
+                        records);
+                Map<String, @Nullable Object> out = new LinkedHashMap<>();
+                out.put("tenant", key.tenant());
+                out.put("namespace", key.namespace());
+                out.put("from", node.nodeId);
+                out.put("to", to);
+                out.put("epoch", moved.epoch());
+                out.put("fence", moved.fence());
+                out.put("objects", objects);
+                out.put("idempotencyRecords", records);
+                out.put("importBytes", importBytes);
+                out.put("handoffMs", handoffMs);
+                out.put("published", e == null && Boolean.TRUE.equals(published));
+                ex.respondJson(HttpResponseStatus.OK, out);
             });
         }
 

@@ -120,4 +120,10 @@ final class OwnerLimits {
 
     /** The longest the new owner may take to answer the import (the hand-off lasts that long at most). */
     static final Duration MOVE_IMPORT_TIMEOUT = Duration.ofSeconds(10);
+
+    /**
+     * The longest a move waits for the new owner's view of the key after an import that did not
+     * answer 200 (did it take the key anyway?): {@code GET /admin/ownership} on it.
+     */
+    static final Duration MOVE_VERIFY_TIMEOUT = Duration.ofSeconds(5);
 }

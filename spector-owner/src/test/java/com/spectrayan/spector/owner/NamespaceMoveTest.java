@@ -5,11 +5,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.testkit.Waits;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -202,6 +209,105 @@ final class NamespaceMoveTest {
     }
 
     /** Restarts both owners with these admin tokens (null: none). */
+    /**
+     * An import that landed but whose answer was lost (the first connection to the new owner never
+     * answers, as through a link that drops it): the move asks the new owner's view, finds it
+     * holding the key at the move's epoch, and goes on; the old owner answers 421, never serving a
+     * second copy. Regression (the routing review): the move was called off and both owners took
+     * writes of one key, and a later move copied the stale one over an acknowledged write.
+     */
+    @Test
+    void shouldGoOnWhenTheImportLandedButItsAnswerWasLost() throws Exception {
+        String ns = namespaceOf("owner-a");
+        OwnerClient toA = new OwnerClient(a);
+        OwnerClient toB = new OwnerClient(b);
+        assertThat(put(toA, ns, "one", "first object").statusCode()).isEqualTo(201);
+        try (AnswerDropper link = new AnswerDropper(b.baseUri())) {
+            HttpResponse<byte[]> move = toA.send(moveRequest(toA, ns, link.uri()));
+
+            assertThat(move.statusCode())
+                    .as(new String(move.body(), StandardCharsets.UTF_8))
+                    .isEqualTo(200);
+            assertThat(OwnerClient.json(move).path("to").asText()).isEqualTo("owner-b");
+            assertThat(link.connections())
+                    .as("the import, then the look at b's view")
+                    .isGreaterThanOrEqualTo(2);
+        }
+        HttpResponse<byte[]> atOld = get(toA, ns, "one");
+        assertThat(atOld.statusCode()).as("no second writer").isEqualTo(421);
+        assertThat(atOld.headers().firstValue("X-Spector-Owner")).hasValue("owner-b");
+        assertThat(new String(get(toB, ns, "one").body(), StandardCharsets.UTF_8))
+                .isEqualTo("first object");
+    }
+
+    /**
+     * A TCP relay to {@code target} on a loopback port of its own that never passes back the
+     * answer on its first connection (the request goes through whole) and relays the later ones
+     * both ways. Each relay thread ends with its sockets.
+     */
+    private static final class AnswerDropper implements AutoCloseable {
+        private final ServerSocket server;
+        private final URI target;
+        private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+        private final AtomicInteger accepted = new AtomicInteger();
+
+        AnswerDropper(URI target) throws IOException {
+            this.target = target;
+            this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+            Thread acceptor = new Thread(this::accept, "answer-dropper");
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
+
+        URI uri() {
+            return URI.create("http://127.0.0.1:" + server.getLocalPort());
+        }
+
+        int connections() {
+            return accepted.get();
+        }
+
+        private void accept() {
+            try {
+                while (!server.isClosed()) {
+                    Socket client = server.accept();
+                    boolean first = accepted.incrementAndGet() == 1;
+                    Socket upstream = new Socket(target.getHost(), target.getPort());
+                    sockets.add(client);
+                    sockets.add(upstream);
+                    pump(client, upstream);
+                    if (!first) {
+                        pump(upstream, client);
+                    }
+                }
+            } catch (IOException closed) {
+                // the test is over
+            }
+        }
+
+        private static void pump(Socket from, Socket to) {
+            Thread t = new Thread(
+                    () -> {
+                        try {
+                            from.getInputStream().transferTo(to.getOutputStream());
+                        } catch (IOException ended) {
+                            // either side closed
+                        }
+                    },
+                    "answer-dropper-pump");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+            for (Socket s : sockets) {
+                s.close();
+            }
+        }
+    }
+
     private void restart(@Nullable String tokenA, @Nullable String tokenB) {
         stop();
         a = ReferenceOwner.start(spec("owner-a", tokenA));
@@ -217,10 +323,14 @@ final class NamespaceMoveTest {
     }
 
     private HttpRequest moveRequest(OwnerClient c, String ns, String... token) {
+        return moveRequest(c, ns, b.baseUri(), token);
+    }
+
+    private HttpRequest moveRequest(OwnerClient c, String ns, URI toUrl, String... token) {
         return authorized(c.request("/admin/move"), token)
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString("{\"tenant\":\"acme\",\"namespace\":\"" + ns
-                        + "\",\"to\":\"owner-b\",\"toUrl\":\"" + b.baseUri() + "\"}"))
+                        + "\",\"to\":\"owner-b\",\"toUrl\":\"" + toUrl + "\"}"))
                 .build();
     }
 
