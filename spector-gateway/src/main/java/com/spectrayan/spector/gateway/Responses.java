@@ -35,6 +35,11 @@ final class Responses {
         if (retryAfter != null) {
             r.headers().set(HttpHeaderNames.RETRY_AFTER, retryAfter.toString());
         }
+        if (problem.status() == 401) {
+            // RFC 9110 §15.5.2: a 401 MUST carry a challenge. The edge's own refusals set theirs
+            // (with the reason); this one is for any other, a worker's relayed UNAUTHENTICATED one.
+            r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");
+        }
         return r;
     }
 

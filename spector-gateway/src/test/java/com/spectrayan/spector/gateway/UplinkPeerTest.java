@@ -158,7 +158,8 @@ final class UplinkPeerTest {
         "INTERNAL, 500, INTERNAL, true",
         "A_CODE_OF_A_LATER_VERSION, 500, INTERNAL, true",
         "DAEMON_STOPPING, 503, WORKER_UNREACHABLE, false",
-        "DAEMON_CONNECTION_LOST, 503, WORKER_UNREACHABLE, false"
+        "DAEMON_CONNECTION_LOST, 503, WORKER_UNREACHABLE, false",
+        "UNAUTHENTICATED, 401, UNAUTHENTICATED, true"
     })
     void shouldAnswerAWorkerErrorWithItsProblemCode(String sent, int status, String code, boolean workersDetail) {
         String message = "the fake worker refuses with " + sent;
@@ -170,6 +171,11 @@ final class UplinkPeerTest {
             assertThat(r.status()).as("%s", r).isEqualTo(status);
             assertThat(r.header("Content-Type")).startsWith("application/problem+json");
             assertThat(r.code()).isEqualTo(code);
+            if (status == 401) {
+                assertThat(r.header("WWW-Authenticate"))
+                        .as("RFC 9110 §15.5.2: a 401 carries a challenge")
+                        .isNotNull();
+            }
             assertThat(r.json().path("detail").asText())
                     .isEqualTo(
                             workersDetail ? message : "worker " + w.workerId() + " uplink was lost during the relay");
