@@ -244,6 +244,9 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             ChannelHandlerContext ctx, ClientConnection c, HttpRequest request, RequestTarget target, boolean admin) {
         String path = target.path();
         c.route(admin ? path.substring(path.lastIndexOf('/') + 1) : "relay");
+        if (!admin && context.cors() != Cors.OFF) {
+            c.decorateForCors(request.headers()); // DESIGN 10: every exchange's answer, relayed too
+        }
         Map<String, Object> claims;
         try {
             claims = context.auth().authenticate(context.tokens().find(request.headers(), target.query()));

@@ -44,8 +44,8 @@ final class LocalEndpoints {
         if (path.startsWith("/api/v1/health/") || path.equals("/api/v1/health") || path.endsWith("/health")) {
             return health.full();
         }
-        if (path.startsWith("/api/v1/")) {
-            return cors.preflight(method, headers);
+        if (path.startsWith("/api/v1/") || path.startsWith(RelayRoute.PREFIX)) {
+            return cors.preflight(method, headers); // a page reaches a worker as it reaches an owner
         }
         return null;
     }
@@ -67,7 +67,7 @@ final class LocalEndpoints {
         if (path.endsWith("/health") || path.contains("/health/")) {
             return "health";
         }
-        if (path.startsWith("/api/v1/")) {
+        if (path.startsWith("/api/v1/") || path.startsWith(RelayRoute.PREFIX)) {
             return "cors-preflight";
         }
         return "not-found";

@@ -67,6 +67,30 @@ final class EdgeCorsTest {
     }
 
     /**
+     * DESIGN section 10: the relay's exchanges get the edge's CORS as the forwarded ones do: a
+     * preflight of {@code /relay/...} is answered at the edge, and a relayed answer (here the 503
+     * of a worker with no link) carries {@code Access-Control-Allow-Origin} and {@code Vary:
+     * Origin}. Regression (the fourth review): a preflight was 401 and relayed answers had no CORS
+     * header, so a page on an allowed origin could not use the relay.
+     */
+    @Test
+    void shouldGiveRelayedExchangesTheEdgesCors() {
+        try (WireClient c = client()) {
+            Response preflight = c.send("OPTIONS /relay/w1/app/x HTTP/1.1\r\nHost: gw\r\nOrigin: " + ORIGIN
+                            + "\r\nAccess-Control-Request-Method: GET\r\n\r\n")
+                    .read();
+            assertThat(preflight.status()).as("%s", preflight).isIn(200, 204);
+            assertThat(preflight.header("Access-Control-Allow-Origin")).isEqualTo(ORIGIN);
+
+            Response relayed =
+                    c.send(get("/relay/w1/app/x", "Origin: " + ORIGIN)).read();
+            assertThat(relayed.status()).as("%s", relayed).isEqualTo(503);
+            assertThat(relayed.header("Access-Control-Allow-Origin")).isEqualTo(ORIGIN);
+            assertThat(relayed.header("Vary")).containsIgnoringCase("Origin");
+        }
+    }
+
+    /**
      * The edge's {@code Vary: Origin} is merged with the owner's own {@code Vary}, never replacing
      * it (RFC 9110 §12.5.5).
      */
