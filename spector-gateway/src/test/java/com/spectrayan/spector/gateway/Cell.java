@@ -281,27 +281,27 @@ final class Cell implements AutoCloseable {
 
     /** A valid token that names no tenant (only a subject), signed with the cell's secret. */
     static String untenantedToken() {
-        JWTClaimsSet claims = new JWTClaimsSet.Builder()
-                .subject("nobody-in-particular")
-                .issueTime(Date.from(Instant.now().minusSeconds(120)))
-                .expirationTime(Date.from(Instant.now().plusSeconds(3600)))
-                .build();
-        SignedJWT jwt = new SignedJWT(new JWSHeader(JWSAlgorithm.HS256), claims);
-        try {
-            jwt.sign(new MACSigner(SECRET.getBytes(StandardCharsets.UTF_8)));
-        } catch (JOSEException e) {
-            throw new IllegalStateException(e);
-        }
-        return jwt.serialize();
+        return sign(
+                new JWTClaimsSet.Builder()
+                        .subject("nobody-in-particular")
+                        .issueTime(Date.from(Instant.now().minusSeconds(120)))
+                        .expirationTime(Date.from(Instant.now().plusSeconds(3600)))
+                        .build(),
+                SECRET);
     }
 
     static String token(String tenant, Instant expires, String secret) {
-        JWTClaimsSet claims = new JWTClaimsSet.Builder()
-                .subject(tenant)
-                .claim("tenant", tenant)
-                .issueTime(Date.from(Instant.now().minusSeconds(120)))
-                .expirationTime(Date.from(expires))
-                .build();
+        return sign(
+                new JWTClaimsSet.Builder()
+                        .subject(tenant)
+                        .claim("tenant", tenant)
+                        .issueTime(Date.from(Instant.now().minusSeconds(120)))
+                        .expirationTime(Date.from(expires))
+                        .build(),
+                secret);
+    }
+
+    private static String sign(JWTClaimsSet claims, String secret) {
         SignedJWT jwt = new SignedJWT(new JWSHeader(JWSAlgorithm.HS256), claims);
         try {
             jwt.sign(new MACSigner(secret.getBytes(StandardCharsets.UTF_8)));
