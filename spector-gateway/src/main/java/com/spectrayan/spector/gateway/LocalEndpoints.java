@@ -41,7 +41,7 @@ final class LocalEndpoints {
         if (actuator != null) {
             return actuator;
         }
-        if (path.startsWith("/api/v1/health/") || path.equals("/api/v1/health") || path.endsWith("/health")) {
+        if (isHealth(path)) {
             return health.full();
         }
         if (path.startsWith("/api/v1/") || path.startsWith(RelayRoute.PREFIX)) {
@@ -56,7 +56,18 @@ final class LocalEndpoints {
      * {@code Allow}, as on the admin port (RFC 9110 §15.5.6), never the resource.
      */
     boolean readOnly(String path) {
-        return path.startsWith("/actuator/") || path.endsWith("/health") || path.contains("/health/");
+        return switch (path) {
+            case "/actuator/health",
+                    "/actuator/health/liveness",
+                    "/actuator/health/readiness",
+                    "/actuator/prometheus" -> true;
+            default -> isHealth(path);
+        };
+    }
+
+    /** The health paths {@link #answer} serves besides the actuator's (the same test, kept in one place). */
+    private static boolean isHealth(String path) {
+        return path.startsWith("/api/v1/health/") || path.equals("/api/v1/health") || path.endsWith("/health");
     }
 
     /** Returns the metrics name of a local route. */

@@ -153,6 +153,12 @@ final class GatewayStatusTest {
                 assertThat(c.read200HeadOnly()).as("HEAD %s", path).isEqualTo(200);
             }
         }
+        RawClient.Response relayed = RawClient.exchange(
+                cell.gateway.port(),
+                "POST /relay/w1/app/health/check HTTP/1.1\r\nHost: gw\r\n" + auth + "Content-Length: 0\r\n\r\n");
+        assertThat(relayed.status())
+                .as("a path that only contains /health/ is no local resource")
+                .isEqualTo(503);
     }
 
     @Test

@@ -186,8 +186,15 @@ final class NamespaceMove {
                 view.header("Authorization", token.authorization());
             }
             HTTP.sendAsync(view.build(), HttpResponse.BodyHandlers.ofString()).whenComplete((response, error) -> {
+                JsonNode held = null;
                 if (error == null && response.statusCode() == 200) {
-                    JsonNode held = Json.object(response.body().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                    try {
+                        held = Json.object(response.body().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                    } catch (RuntimeException notAView) {
+                        held = null; // as no answer: whether it holds the key stays unknown
+                    }
+                }
+                if (held != null) {
                     if (to.equals(held.path("owner").asText())
                             && held.path("epoch").asLong() >= epoch) {
                         log.warn(
@@ -206,6 +213,9 @@ final class NamespaceMove {
                     return;
                 }
                 String why = error != null ? String.valueOf(error) : response.statusCode() + " " + response.body();
+                if (why.length() > 200) {
+                    why = why.substring(0, 200) + "...";
+                }
                 log.error(
                         "{}: the import of {} to {} did not answer 200 ({}) and its view is unknown ({}): the key"
                                 + " stays held here (503) until POST /admin/ownership names its owner",
