@@ -14,7 +14,6 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoopGroup;
 import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
-import io.netty.handler.codec.http.websocketx.WebSocketFrame;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
@@ -168,10 +167,24 @@ final class UplinkTransportTest {
                 "text over MAX_FRAME_CHARS");
     }
 
+    /**
+     * A frame whose header declares more than MAX_MESSAGE_BYTES is closed 1009 as soon as its
+     * header is read. The worker sends the header alone (RFC 6455 §5.2, a masked text frame with a
+     * 64-bit length): with the megabyte behind it, the gateway closed with the worker's bytes
+     * unread, its kernel answered them with a reset, and the reset could reach the worker before
+     * the close frame did (seen once in CI: close code -1); with nothing unread the close is a FIN.
+     */
     @Test
     void oversizedMessageBytes_closes1009() {
         assertClosedBy(
-                () -> new TextWebSocketFrame("\u20ac".repeat(WebSocketFrameChannel.MAX_MESSAGE_BYTES / 3 + 1)),
+                () -> {
+                    long length = WebSocketFrameChannel.MAX_MESSAGE_BYTES + 1L;
+                    return Unpooled.buffer(14)
+                            .writeByte(0x81) // FIN, text
+                            .writeByte(0x80 | 127) // masked, a 64-bit length follows
+                            .writeLong(length)
+                            .writeInt(0x01020304); // the masking key; no payload byte follows
+                },
                 1009,
                 "a message over MAX_MESSAGE_BYTES");
     }
@@ -214,7 +227,7 @@ final class UplinkTransportTest {
                 .isTrue();
     }
 
-    private void assertClosedBy(Supplier<WebSocketFrame> frame, int code, String what) {
+    private void assertClosedBy(Supplier<?> frame, int code, String what) {
         TestGateway g = gateway(0);
         BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
         dialer(worker(g, TestGateway.TOKEN, connected));
