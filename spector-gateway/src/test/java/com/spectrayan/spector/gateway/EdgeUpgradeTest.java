@@ -97,6 +97,35 @@ final class EdgeUpgradeTest {
     }
 
     /**
+     * The same behind a pipelined request (RFC 9112 §9.3.2): a GET, the handshake and a first
+     * frame in one write. The GET is answered first, the handshake waits its turn decoded, the
+     * frame waits as bytes (the decoder paused, ClientCodec) and is the splice's first after the
+     * 101.
+     */
+    @Test
+    void shouldKeepTheBytesBehindAHandshakePipelinedBehindAnotherRequest() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-1");
+        String get = "GET /api/v1/namespaces/" + ns + "/echo?first HTTP/1.1\r\nHost: gw.example\r\n"
+                + "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n\r\n";
+        try (RawWebSocket ws = new RawWebSocket(cell.gateway.port())) {
+            byte[] heads = (get + handshake(ns, true)).getBytes(StandardCharsets.ISO_8859_1);
+            byte[] early = RawWebSocket.frame(RawWebSocket.TEXT, "behind-a-get".getBytes(StandardCharsets.UTF_8));
+            byte[] all = Arrays.copyOf(heads, heads.length + early.length);
+            System.arraycopy(early, 0, all, heads.length, early.length);
+            ws.out.write(all);
+            ws.out.flush();
+            RawWebSocket.Head first = ws.readHead();
+            assertThat(first.status()).isEqualTo(200);
+            ws.in.readNBytes(Integer.parseInt(first.headers().get("content-length")));
+            assertThat(ws.readHead().status()).isEqualTo(101);
+            assertThat(ws.readText())
+                    .as("the frame sent behind the pipelined handshake")
+                    .isEqualTo("behind-a-get");
+        }
+        assertThat(cell.recorded(ns)).extracting(RecordedRequest::status).containsExactly(200, 101);
+    }
+
+    /**
      * An upgrade the owner does not take (any answer but 101) ends the connection after that
      * answer (RFC 9112 §9.6 {@code Connection: close}): what the client sent behind its handshake
      * was meant for the new protocol and is never read as HTTP, even when it looks like a request.
