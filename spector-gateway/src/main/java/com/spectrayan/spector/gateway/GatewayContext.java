@@ -31,6 +31,7 @@ import java.util.Set;
  * @param accessLog the access log ({@link AccessLog#NONE} when off)
  * @param splicePipes the pipes for response bodies spliced to clients ({@code
  *     spector.server.splice-pipes})
+ * @param via the cell's {@code Via} entry and its loop check
  */
 record GatewayContext(
         GatewayForwarder forwarder,
@@ -50,4 +51,5 @@ record GatewayContext(
         Duration streamIdleTimeout,
         PeerHop peerHop,
         AccessLog accessLog,
-        SplicePipes splicePipes) {}
+        SplicePipes splicePipes,
+        Via via) {}

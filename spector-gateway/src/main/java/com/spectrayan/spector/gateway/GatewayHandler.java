@@ -247,6 +247,9 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         if (!admin && context.cors() != Cors.OFF) {
             c.decorateForCors(request.headers()); // DESIGN 10: every exchange's answer, relayed too
         }
+        if (!admin && loops(c, request, path)) {
+            return;
+        }
         Map<String, Object> claims;
         try {
             claims = context.auth().authenticate(context.tokens().find(request.headers(), target.query()));
@@ -270,6 +273,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         // unless it is a trusted proxy (a peer replica passes on what the first edge set).
         ForwardingHeaders.set(
                 request.headers(), context.trustedProxies().contains(client), client, scheme, target.authority());
+        context.via().append(request.headers(), request.protocolVersion());
         String workerId = RelayRoute.workerIdOf(path);
         PeerHop hop = context.peerHop();
         if (upgrade != null && workerId != null && hop.forwards(workerId)) {
@@ -328,6 +332,9 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         if (context.cors() != Cors.OFF) {
             c.decorateForCors(h);
         }
+        if (loops(c, request, path)) {
+            return;
+        }
         RoutingKey key;
         try {
             Map<String, Object> claims = path.startsWith("/api/v1/auth/")
@@ -342,6 +349,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         if (tenant != null) {
             c.tenant(tenant);
         }
+        context.via().append(h, request.protocolVersion());
         ForwardedExchange exchange =
                 new ForwardedExchange(c, path, HttpUtil.is100ContinueExpected(request), context.streamIdleTimeout());
         c.start(exchange);
@@ -366,6 +374,19 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         } catch (SpectorException e) {
             exchange.onError(e, false);
         }
+    }
+
+    /**
+     * Answers a request that already passed through this cell (its {@code Via}) with 508, and
+     * says so: forwarding it again would go round until the pools ran out ({@link Via}).
+     */
+    private boolean loops(ClientConnection c, HttpRequest request, String path) {
+        if (!context.via().loops(request.headers(), path, c.requestId())) {
+            return false;
+        }
+        c.route("loop");
+        c.answer(Responses.problem(Via.loopProblem(), path, c.requestId(), Via.LOOP_DETECTED));
+        return true;
     }
 
     /** The query as it travels on: without {@code access_token} when the edge reads it (never upstream). */

@@ -209,7 +209,8 @@ public final class GatewayServer implements AutoCloseable {
                 s.routing().gateway().streamIdleTimeout(),
                 peers.hop(),
                 accessLog,
-                splicePipes);
+                splicePipes,
+                new Via(cell.id()));
 
         Map<String, String> uplinkTokens = s.uplink().tokens();
         UplinkAcceptor uplinks = UplinkAcceptor.builder(

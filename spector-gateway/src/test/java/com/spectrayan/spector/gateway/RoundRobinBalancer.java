@@ -13,6 +13,7 @@ import java.net.Socket;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
@@ -38,12 +39,13 @@ final class RoundRobinBalancer implements AutoCloseable {
     private final ServerSocket server;
     private final List<Integer> backends;
     private final AtomicInteger turn = new AtomicInteger();
+    private final AtomicInteger accepted = new AtomicInteger();
     private final Semaphore slots = new Semaphore(MAX_CONNECTIONS);
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
 
     private RoundRobinBalancer(List<Integer> backends) throws IOException {
-        this.backends = List.copyOf(requireNonNull(backends, "backends"));
+        this.backends = new CopyOnWriteArrayList<>(requireNonNull(backends, "backends"));
         this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         this.acceptor = new Thread(this::acceptLoop, "balancer-accept");
         acceptor.setDaemon(true);
@@ -63,6 +65,19 @@ final class RoundRobinBalancer implements AutoCloseable {
         return server.getLocalPort();
     }
 
+    /**
+     * Adds a backend port: a balancer started with none (whose port a backend's own settings
+     * name, as a ring member pointing at a gateway does) gets its backend once that one is up.
+     */
+    void add(int backendPort) {
+        backends.add(backendPort);
+    }
+
+    /** Returns how many client connections were accepted so far. */
+    int accepted() {
+        return accepted.get();
+    }
+
     private void acceptLoop() {
         while (!server.isClosed()) {
             Socket client;
@@ -71,6 +86,7 @@ final class RoundRobinBalancer implements AutoCloseable {
             } catch (IOException e) {
                 return; // closed
             }
+            accepted.incrementAndGet();
             if (!slots.tryAcquire()) {
                 closeQuietly(client);
                 continue;
@@ -84,6 +100,10 @@ final class RoundRobinBalancer implements AutoCloseable {
 
     /** Connects {@code client} to the next replica that accepts, or closes it when none does. */
     private void connect(Socket client) {
+        if (backends.isEmpty()) {
+            release(client, null);
+            return;
+        }
         int first = Math.floorMod(turn.getAndIncrement(), backends.size());
         for (int i = 0; i < backends.size(); i++) {
             int port = backends.get((first + i) % backends.size());
