@@ -2,6 +2,7 @@ package com.spectrayan.spector.cluster.gateway;
 
 import com.spectrayan.spector.cluster.routing.Resolution;
 import com.spectrayan.spector.cluster.routing.RouteEntry;
+import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.HeaderPolicy;
 import com.spectrayan.spector.contract.SpectorException;
@@ -763,11 +764,46 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
                 attempts, spec.retryMax(), hint, a.entry().epoch(), epochsSeen(), replay.isReplayable());
         if (decision instanceof RetargetPolicy.Retarget retarget) {
             attempt(retarget.entry());
+        } else if (decision instanceof RetargetPolicy.Stop stop && stop.reason().equals(RetargetPolicy.NO_OWNER_HINT)) {
+            reresolve(a);
         } else if (decision instanceof RetargetPolicy.Stop stop) {
             exhausted(stop.reason());
         } else if (decision instanceof RetargetPolicy.Exhausted spent) {
             exhausted(spent.reason());
         }
+    }
+
+    /**
+     * After a 421 that named no usable owner (DESIGN.md section 4, "else re-resolve"): the
+     * failed owner's L1 entry goes and the key is resolved again (L2, then the ring), and {@link
+     * RetargetPolicy#reresolved} decides on what that names. A stale L1 entry is then corrected by
+     * the owner that only knows it is not the owner; one L2 or the ring still names is not retried.
+     * Before, such a 421 ended the exchange (503 no-owner-hint) whatever the ring said.
+     */
+    private void reresolve(Attempt failed) {
+        RoutingKey key = request.routingKey();
+        forwarder.resolver.forget(key, failed.entry().owner());
+        forwarder
+                .resolver
+                .resolve(key)
+                .whenComplete((resolution, error) -> onLoop(() -> {
+                    if (state.isOver()) {
+                        return;
+                    }
+                    if (error != null) {
+                        fail(ForwardProblems.routingFailed(error), false);
+                        return;
+                    }
+                    RetargetPolicy.Decision decision = RetargetPolicy.reresolved(
+                            attempts, spec.retryMax(), resolution.entry(), epochsSeen(), replay.isReplayable());
+                    if (decision instanceof RetargetPolicy.Retarget retarget) {
+                        attempt(retarget.entry());
+                    } else if (decision instanceof RetargetPolicy.Stop stop) {
+                        exhausted(stop.reason());
+                    } else if (decision instanceof RetargetPolicy.Exhausted spent) {
+                        exhausted(spent.reason());
+                    }
+                }));
     }
 
     private void onHead(Attempt a, HttpResponse response) {

@@ -26,12 +26,16 @@ import org.jspecify.annotations.Nullable;
  *   <li>the body so far is not kept whole: {@link Stop} ({@value #BODY_NOT_REPLAYABLE});
  *   <li>else {@link Retarget} to the hint's owner, epoch and fence.
  * </ol>
+ *
+ * <p>A {@value #NO_OWNER_HINT} stop is not the end: the exchange forgets the owner's L1 entry
+ * and resolves the key again (DESIGN.md section 4, "else re-resolve"), and {@link #reresolved}
+ * decides on what that names.
  */
 final class RetargetPolicy {
     /** The retarget budget is spent. */
     static final String RETRIES_EXHAUSTED = "retries-exhausted";
 
-    /** The 421 named no owner, or one that is not a ring member. */
+    /** The 421 named no owner, or one that is not a ring member, and the key resolved again named a tried one. */
     static final String NO_OWNER_HINT = "no-owner-hint";
 
     /** The hint's epoch is older than one the exchange already saw. */
@@ -91,6 +95,31 @@ final class RetargetPolicy {
             return new Stop(BODY_NOT_REPLAYABLE);
         }
         return new Retarget(new RouteEntry(owner, epoch, hint.fence()));
+    }
+
+    /**
+     * Decides after a 421 that named no usable owner, once the key was resolved again: the
+     * resolved owner gets the next attempt unless it was tried already in this exchange (at any
+     * epoch: nothing says the view changed), the budget is spent, or the body is not kept whole.
+     *
+     * @param attempts the attempts so far, the failed one included
+     * @param retryMax the retargets allowed
+     * @param resolved what L2 or the ring named after the owner's L1 entry was forgotten
+     * @param epochsSeen the newest epoch tried per owner, every attempt included
+     * @param replayable whether the body so far is kept whole
+     */
+    static Decision reresolved(
+            int attempts, int retryMax, RouteEntry resolved, Map<String, Long> epochsSeen, boolean replayable) {
+        if (attempts > retryMax) {
+            return new Exhausted(RETRIES_EXHAUSTED);
+        }
+        if (epochsSeen.containsKey(resolved.owner())) {
+            return new Stop(NO_OWNER_HINT);
+        }
+        if (!replayable) {
+            return new Stop(BODY_NOT_REPLAYABLE);
+        }
+        return new Retarget(resolved);
     }
 
     /**

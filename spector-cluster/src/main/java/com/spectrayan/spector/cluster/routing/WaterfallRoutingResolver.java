@@ -221,6 +221,16 @@ public final class WaterfallRoutingResolver {
                 });
     }
 
+    /**
+     * Forgets what L1 holds for a key when it names {@code owner}: that owner answered 421 without
+     * saying who owns the key, so the next {@link #resolve} asks L2 and the ring again (DESIGN.md
+     * section 4, "else re-resolve"). Racing fills of the old view are dropped, as after a report.
+     */
+    public void forget(RoutingKey key, String owner) {
+        stripes.incrementAndGet(stripe(key));
+        l1.asMap().computeIfPresent(key, (k, old) -> old.entry().owner().equals(owner) ? null : old);
+    }
+
     /** Applies an invalidation received from the cell's channel (ignoring this process's own). */
     void onInvalidation(RouteInvalidation invalidation) {
         if (invalidation.origin().equals(origin)) {

@@ -80,6 +80,33 @@ final class RetargetPolicyTest {
     }
 
     @Test
+    void reresolved_anUntriedOwner_isTheNextAttempt_atWhatTheResolverSaid() {
+        RouteEntry ring = new RouteEntry("b", 1, RouteEntry.NO_FENCE);
+
+        assertThat(RetargetPolicy.reresolved(1, RETRY_MAX, ring, Map.of("a", 5L), true))
+                .as("the ring's older epoch is no regression: nothing newer was learned of b")
+                .isEqualTo(new Retarget(ring));
+    }
+
+    @Test
+    void reresolved_anOwnerTriedAtAnyEpoch_stopsWithNoOwnerHint() {
+        RouteEntry again = new RouteEntry("a", 9, RouteEntry.NO_FENCE);
+
+        assertThat(RetargetPolicy.reresolved(1, RETRY_MAX, again, Map.of("a", 5L), true))
+                .isEqualTo(new Stop(RetargetPolicy.NO_OWNER_HINT));
+    }
+
+    @Test
+    void reresolved_theBudgetOrTheBody_stopAsForAHint() {
+        RouteEntry c = new RouteEntry("c", 1, RouteEntry.NO_FENCE);
+
+        assertThat(RetargetPolicy.reresolved(3, RETRY_MAX, c, Map.of("a", 5L, "b", 6L), true))
+                .isEqualTo(new Exhausted(RetargetPolicy.RETRIES_EXHAUSTED));
+        assertThat(RetargetPolicy.reresolved(1, RETRY_MAX, c, Map.of("a", 5L), false))
+                .isEqualTo(new Stop(RetargetPolicy.BODY_NOT_REPLAYABLE));
+    }
+
+    @Test
     void decide_retryMaxZero_exhaustsAtTheFirst421() {
         assertThat(RetargetPolicy.decide(1, 0, hint("b", 6, 0), 5, Map.of("a", 5L), true))
                 .isEqualTo(new Exhausted(RetargetPolicy.RETRIES_EXHAUSTED));
