@@ -136,6 +136,16 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             c.answer(Responses.decoderFailure(request.decoderResult().cause(), c.requestId()));
             return;
         }
+        String tooMany = relay == null ? RequestHeaders.tooManyFieldLines(request.headers()) : null;
+        if (tooMany != null) { // a peer's request carries the hop's own fields beside its client's
+            c.closeAfterResponse(); // as for a head past its bytes: nginx and Envoy close too
+            c.answer(Responses.problem(
+                    SpectorException.badRequest("headers", tooMany),
+                    null,
+                    c.requestId(),
+                    HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE));
+            return;
+        }
         String badLength = RequestHeaders.contentLengthProblem(request.headers());
         if (badLength != null) {
             c.closeAfterResponse(); // RFC 9112 §6.3: 400, then close (the framing cannot be trusted)

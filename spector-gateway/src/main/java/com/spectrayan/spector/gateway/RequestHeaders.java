@@ -34,12 +34,22 @@ final class RequestHeaders extends DecodedHeaders {
         }
     };
 
+    /**
+     * The most field lines a client's request head may carry: past it, 431 and close. The head's
+     * bytes are bounded already ({@code spector.server.max-header-size}), but 8 150 lines of
+     * {@code a:} fit in those, each an entry for the gateway to keep and an owner to parse again.
+     * Envoy's {@code max_headers_count} default; a browser sends about 20.
+     */
+    static final int MAX_FIELD_LINES = 100;
+
     private @Nullable List<String> contentLengths;
+    private int fieldLines;
 
     private RequestHeaders() {}
 
     @Override
     public HttpHeaders add(CharSequence name, Object value) {
+        fieldLines++;
         if (HeaderPolicy.isGatewayNameInDisguise(name)) {
             return this; // X_Spector_Tenant and the like: a CGI owner would read it as the gateway's own
         }
@@ -52,6 +62,17 @@ final class RequestHeaders extends DecodedHeaders {
             seen.add(String.valueOf(value));
         }
         return super.add(name, value);
+    }
+
+    /**
+     * Returns why a request head carries too many field lines ({@link #MAX_FIELD_LINES}), or null.
+     * Every line counts, the ones dropped as they arrived too.
+     */
+    static @Nullable String tooManyFieldLines(HttpHeaders headers) {
+        int lines = headers instanceof RequestHeaders r ? r.fieldLines : headers.size();
+        return lines > MAX_FIELD_LINES
+                ? lines + " header field lines (expected: at most " + MAX_FIELD_LINES + ")"
+                : null;
     }
 
     /**

@@ -333,4 +333,28 @@ final class EdgeTargetTest {
             refused400(head + token() + "\r\nz");
         }
     }
+
+    /**
+     * A head of {@link RequestHeaders#MAX_FIELD_LINES} field lines is forwarded, one more is 431
+     * and close (RFC 6585 §5) before any owner sees it; the lines counted are the ones on the wire,
+     * an underscore spelling the gateway drops included.
+     */
+    @Test
+    void shouldForwardAHeadAtTheFieldLineLimitAndRefuseOnePast() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        StringBuilder fields = new StringBuilder();
+        for (int i = 0; i < RequestHeaders.MAX_FIELD_LINES - 3; i++) { // with Host, Authorization and one dropped
+            fields.append("X-F").append(i).append(": v\r\n");
+        }
+        String head = "GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\nHost: gw\r\n" + token() + fields
+                + "X_Spector_Tenant: other\r\n";
+        JsonNode atLimit = echoed(head + "\r\n");
+        assertThat(atLimit.toString()).contains("X-F96");
+
+        int before = ownerRequests();
+        RawClient.Response r = refusedAndClosed(head + "X-Past: v\r\n\r\n");
+        assertThat(r.status()).isEqualTo(431);
+        assertThat(r.text()).contains("\"status\":431", "101 header field lines");
+        assertThat(ownerRequests()).as("nothing reached an owner").isEqualTo(before);
+    }
 }
