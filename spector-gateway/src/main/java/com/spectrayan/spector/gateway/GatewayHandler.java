@@ -20,6 +20,7 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
@@ -134,6 +135,18 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         if (request.decoderResult().isFailure()) {
             c.closeAfterResponse(); // the decoder discards the rest of the connection
             c.answer(Responses.decoderFailure(request.decoderResult().cause(), c.requestId()));
+            return;
+        }
+        HttpVersion version = request.protocolVersion();
+        if (version.majorVersion() != 1) {
+            // RFC 9112 §2.3, RFC 9110 §15.6.6: this edge speaks HTTP/1.x on this port; "HTTP/2.0"
+            // or "HTTP/0.9" in a request line is refused (nginx: 505), not served as HTTP/1.1.
+            c.closeAfterResponse();
+            c.answer(Responses.problem(
+                    SpectorException.badRequest("version", version.text() + " (expected: HTTP/1.0 or HTTP/1.1)"),
+                    null,
+                    c.requestId(),
+                    HttpResponseStatus.HTTP_VERSION_NOT_SUPPORTED));
             return;
         }
         String tooMany = relay == null ? RequestHeaders.tooManyFieldLines(request.headers()) : null;

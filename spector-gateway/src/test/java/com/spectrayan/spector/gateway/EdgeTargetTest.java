@@ -357,4 +357,26 @@ final class EdgeTargetTest {
         assertThat(r.text()).contains("\"status\":431", "101 header field lines");
         assertThat(ownerRequests()).as("nothing reached an owner").isEqualTo(before);
     }
+
+    /**
+     * RFC 9110 §15.6.6, RFC 9112 §2.3: a request line naming a major version other than 1 is 505
+     * and close (nginx's answer), not served as HTTP/1.1; a higher 1.x minor is 1.1's.
+     */
+    @Test
+    void shouldRefuseAMajorVersionOtherThanOneWith505() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        for (String version : List.of("HTTP/2.0", "HTTP/3.0", "HTTP/0.9")) {
+            int before = ownerRequests();
+            RawClient.Response r = refusedAndClosed(
+                    "GET /api/v1/namespaces/" + ns + "/echo " + version + "\r\nHost: gw\r\n" + token() + "\r\n");
+            assertThat(r.status()).as(version).isEqualTo(505);
+            assertThat(r.text()).as(version).contains("\"status\":505", version);
+            assertThat(ownerRequests())
+                    .as("%s: nothing reached an owner", version)
+                    .isEqualTo(before);
+        }
+        assertThat(echoed("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.2\r\nHost: gw\r\n" + token() + "\r\n"))
+                .as("HTTP/1.2 is served as 1.1")
+                .isNotNull();
+    }
 }
