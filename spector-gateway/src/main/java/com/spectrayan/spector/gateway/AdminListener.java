@@ -289,9 +289,21 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
             FullHttpResponse r;
             boolean keepAlive = HttpUtil.isKeepAlive(request);
             String path = path(request.uri());
+            String badHost = hostProblem(request);
             if (request.decoderResult().isFailure()) {
                 r = Responses.decoderFailure(request.decoderResult().cause(), null);
                 keepAlive = false; // the decoder discards the rest of the connection
+            } else if (request.protocolVersion().majorVersion() != 1) {
+                r = Responses.problem( // RFC 9112 §2.3: not served as HTTP/1.1, as on the client port
+                        SpectorException.badRequest(
+                                "version", request.protocolVersion().text() + " (expected: HTTP/1.0 or HTTP/1.1)"),
+                        path,
+                        null,
+                        HttpResponseStatus.HTTP_VERSION_NOT_SUPPORTED);
+                keepAlive = false;
+            } else if (badHost != null) {
+                r = Responses.problem(SpectorException.badRequest("Host", badHost), path, null);
+                keepAlive = false; // RFC 9112 §3.2: 400; nginx closes after it too
             } else if (HttpUtil.getContentLength(request, 0L) > 0 || HttpUtil.isTransferEncodingChunked(request)) {
                 r = Responses.problem(
                         SpectorException.of(
@@ -332,6 +344,21 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
             }
             ctx.writeAndFlush(r);
             armHeadTimer(ctx);
+        }
+
+        /**
+         * Returns why a request's {@code Host} is refused, or null (RFC 9112 §3.2: an HTTP/1.1
+         * request carries exactly one; an HTTP/1.0 request at most one). The value itself names
+         * nothing here: the admin port serves one set of routes under any name.
+         */
+        private static @Nullable String hostProblem(HttpRequest request) {
+            int hosts = request.headers().getAll(HttpHeaderNames.HOST).size();
+            if (hosts > 1) {
+                return "sent on " + hosts + " field lines (expected: one)";
+            }
+            return hosts == 0 && request.protocolVersion().minorVersion() >= 1
+                    ? "missing (required in " + request.protocolVersion().text() + ")"
+                    : null;
         }
 
         /** The routes served here: the actuator's, never a namespace's or a relay's. */

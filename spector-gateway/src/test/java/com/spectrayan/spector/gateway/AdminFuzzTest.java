@@ -42,7 +42,7 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>well-formed</b>: what it sent parses strictly as responses ({@link StrictResponses}), at
  *       most one per request sent (RFC 9112 §9.3: in order);
  *   <li><b>its statuses only</b>: 200 for {@code GET} or {@code HEAD} of an admin route, else one of
- *       400, 404, 405, 413, 414 or 431, each a problem+json;
+ *       400, 404, 405, 413, 414, 431 or 505, each a problem+json;
  *   <li><b>never upstream</b>: no owner received anything;
  *   <li><b>still serving</b>: a new connection gets the liveness answer;
  *   <li><b>no leak</b>: Netty's detector (PARANOID) reports no buffer after the properties.
@@ -52,7 +52,7 @@ final class AdminFuzzTest {
     /** The longest a try may take to be answered and closed: the header timeout, and room. */
     static final Duration READ_BOUND = Duration.ofSeconds(6);
 
-    private static final Set<Integer> REFUSALS = Set.of(400, 404, 405, 413, 414, 431);
+    private static final Set<Integer> REFUSALS = Set.of(400, 404, 405, 413, 414, 431, 505);
     private static final List<String> ROUTES = List.of(
             "/actuator/health", "/actuator/health/liveness", "/actuator/health/readiness", "/actuator/prometheus");
 

@@ -243,6 +243,36 @@ final class AdminListenerTest {
         }
     }
 
+    /** RFC 9112 §3.2: an HTTP/1.1 request without Host, or with two, is 400 and close; HTTP/1.0 needs none. */
+    @Test
+    void host_missingFromHttp11OrSentTwice_is400AndClose_http10WithoutOne_isServed() throws Exception {
+        for (String head : List.of(
+                "GET /actuator/health/liveness HTTP/1.1\r\n\r\n",
+                "GET /actuator/health/liveness HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+                "GET /actuator/health/liveness HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n")) {
+            try (RawClient c = new RawClient(admin)) {
+                RawClient.Response r = c.send(head).read();
+                assertThat(r.status()).as(head).isEqualTo(400);
+                assertThat(r.text()).as(head).contains("\"field\":\"Host\"");
+                assertThat(c.closedByServer()).as(head).isTrue();
+            }
+        }
+        assertThat(RawClient.exchange(admin, "GET /actuator/health/liveness HTTP/1.0\r\n\r\n")
+                        .status())
+                .isEqualTo(200);
+    }
+
+    /** RFC 9112 §2.3: a major version other than 1 is 505 and close, as on the client port. */
+    @Test
+    void version_otherThanHttp1_is505AndClose() throws Exception {
+        try (RawClient c = new RawClient(admin)) {
+            RawClient.Response r = c.send("GET /actuator/health/liveness HTTP/2.0\r\nHost: gw\r\n\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(505);
+            assertThat(c.closedByServer()).isTrue();
+        }
+    }
+
     @Test
     void requestHead_atTheLimit_isRead_andOnePast_is431() throws Exception {
         // the decoder counts each header line's bytes without its CRLF
