@@ -1,6 +1,7 @@
 package com.spectrayan.spector.cli;
 
 import com.spectrayan.spector.gateway.GatewayServer;
+import com.spectrayan.spector.gateway.auth.Claims;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import com.spectrayan.spector.owner.OwnerSpec;
 import com.spectrayan.spector.owner.ReferenceOwner;
@@ -195,7 +196,8 @@ final class DemoCommand extends DaemonCommand {
         demo.parts.addAll(owners);
         demo.parts.add(upstream);
 
-        String token = TokenCommand.mint(secret, "demo", Duration.ofHours(24));
+        // The demo's one token also reads the status views: the demo is its own operator.
+        String token = TokenCommand.mint(secret, "demo", Duration.ofHours(24), List.of(Claims.ADMIN_SCOPE));
         demo.tokenFile = stateDir.resolve("token");
         Files.writeString(demo.tokenFile, token, StandardCharsets.UTF_8);
         return demo;

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.gateway.auth.Claims;
 import com.spectrayan.spector.uplink.gateway.GatewayWorkerClient;
 import com.spectrayan.spector.uplink.gateway.WorkerAdminClient;
 import com.spectrayan.spector.uplink.transport.UplinkDialer;
@@ -141,7 +142,12 @@ final class StatusCommand implements java.util.concurrent.Callable<Integer> {
         } catch (IOException e) {
             // not problem+json: keep the raw body as the detail
         }
-        String hint = code == ErrorCode.UNAUTHENTICATED ? " (pass --token-file FILE or set " + TOKEN_ENV + ")" : "";
+        String hint = code == ErrorCode.UNAUTHENTICATED
+                ? " (pass --token-file FILE or set " + TOKEN_ENV + ")"
+                : code == ErrorCode.FORBIDDEN
+                        ? " (the view needs a token with scope " + Claims.ADMIN_SCOPE + ": spector token --scope "
+                                + Claims.ADMIN_SCOPE + ")"
+                        : "";
         return SpectorException.of(code, "gateway answered " + r.statusCode() + ": " + detail + hint, Map.of());
     }
 

@@ -3,6 +3,7 @@ package com.spectrayan.spector.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.gateway.GatewayServer;
+import com.spectrayan.spector.gateway.auth.Claims;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import com.spectrayan.spector.worker.WorkerDaemon;
 import java.io.IOException;
@@ -14,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -60,7 +62,10 @@ final class StatusCommandTest {
     @Test
     void statusGateway_withAToken_printsRingCacheRedisAndWorkers(@TempDir Path dir) throws IOException {
         Path token = dir.resolve("token");
-        Files.writeString(token, TokenCommand.mint(SECRET, "ops", Duration.ofMinutes(5)), StandardCharsets.UTF_8);
+        Files.writeString(
+                token,
+                TokenCommand.mint(SECRET, "ops", Duration.ofMinutes(5), List.of(Claims.ADMIN_SCOPE)),
+                StandardCharsets.UTF_8);
 
         int code = run("status", "--gateway", base(), "--token-file", token.toString());
 
@@ -79,11 +84,44 @@ final class StatusCommandTest {
     @Test
     void statusGateway_json_printsTheEndpointsBody(@TempDir Path dir) throws IOException {
         Path token = dir.resolve("token");
-        Files.writeString(token, TokenCommand.mint(SECRET, "ops", Duration.ofMinutes(5)), StandardCharsets.UTF_8);
+        Files.writeString(
+                token,
+                TokenCommand.mint(SECRET, "ops", Duration.ofMinutes(5), List.of(Claims.ADMIN_SCOPE)),
+                StandardCharsets.UTF_8);
 
         assertThat(run("status", "--gateway", base(), "--token-file", token.toString(), "--json"))
                 .isZero();
         assertThat(out.toString()).startsWith("{\"cell\":\"status-cell\"");
+    }
+
+    /** The status view is the cell's: a tenant's token is refused; {@code spector token --scope} mints one that reads it. */
+    @Test
+    void statusGateway_aTokenWithoutTheAdminScope_exitsForbidden_andTokenScopeMintsOneThatReads(@TempDir Path dir)
+            throws IOException {
+        Path secret = Files.writeString(dir.resolve("secret"), SECRET, StandardCharsets.UTF_8);
+        Path tenantToken = dir.resolve("tenant-token");
+        assertThat(run("token", "--secret-file", secret.toString(), "--tenant", "acme"))
+                .isZero();
+        Files.writeString(tenantToken, out.toString().strip(), StandardCharsets.UTF_8);
+        out.getBuffer().setLength(0);
+
+        assertThat(run("status", "--gateway", base(), "--token-file", tenantToken.toString()))
+                .as("FORBIDDEN's CLI exit")
+                .isEqualTo(3);
+        assertThat(err.toString()).contains("403").contains("--scope spector:admin");
+
+        Path adminToken = dir.resolve("admin-token");
+        assertThat(run("token", "--secret-file", secret.toString(), "--tenant", "ops", "--scope", "spector:admin"))
+                .isZero();
+        Files.writeString(adminToken, out.toString().strip(), StandardCharsets.UTF_8);
+        out.getBuffer().setLength(0);
+        assertThat(run("status", "--gateway", base(), "--token-file", adminToken.toString()))
+                .as("stderr: %s", err)
+                .isZero();
+        assertThat(out.toString()).contains("cell status-cell");
+        assertThat(run("token", "--secret-file", secret.toString(), "--tenant", "ops", "--scope", "a\"b"))
+                .as("a scope character RFC 6749 §3.3 does not allow")
+                .isNotZero();
     }
 
     @Test

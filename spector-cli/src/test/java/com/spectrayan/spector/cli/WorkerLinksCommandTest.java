@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.spectrayan.spector.gateway.GatewayServer;
+import com.spectrayan.spector.gateway.auth.Claims;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
 import com.spectrayan.spector.worker.WorkerDaemon;
@@ -13,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -91,7 +93,7 @@ final class WorkerLinksCommandTest {
                                 && gateway.workerDirectory().links("wl").size() == 3);
                 Path opsToken = Files.writeString(
                         dir.resolve("ops-token"),
-                        TokenCommand.mint(SECRET, "ops", Duration.ofMinutes(5)),
+                        TokenCommand.mint(SECRET, "ops", Duration.ofMinutes(5), List.of(Claims.ADMIN_SCOPE)),
                         StandardCharsets.UTF_8);
                 int code = SpectorCli.run(
                         new PrintWriter(out, true),

@@ -9,6 +9,7 @@ import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.contract.SpectorHeaders;
+import com.spectrayan.spector.gateway.auth.Claims;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -49,6 +50,13 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
 
     /** The methods the gateway's own read-only resources serve (health, the scrape, the status views). */
     static final String READ_ONLY = "GET, HEAD";
+
+    /** The FORBIDDEN reason of a valid token without {@link Claims#ADMIN_SCOPE} on a status view. */
+    static final String INSUFFICIENT_SCOPE = "insufficient-scope";
+
+    /** The challenge that goes with it (RFC 6750 §3.1). */
+    private static final String ADMIN_CHALLENGE =
+            "Bearer error=\"insufficient_scope\", scope=\"" + Claims.ADMIN_SCOPE + "\"";
 
     // Routing header names made once: a String name is hashed per look-up, an AsciiString once.
     private static final AsciiString NAMESPACE = AsciiString.cached(SpectorHeaders.NAMESPACE);
@@ -278,6 +286,21 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             claims = context.auth().authenticate(context.tokens().find(request.headers(), target.query()));
         } catch (SpectorException e) {
             refuse(c, e, path);
+            return;
+        }
+        if (admin && context.auth() != EdgeAuthenticator.NONE && !Claims.grants(claims, Claims.ADMIN_SCOPE)) {
+            // The views name every owner's address and every worker: the cell's, not a tenant's.
+            // RFC 6750 §3.1: a valid token short of a scope is 403 insufficient_scope.
+            c.route("rejected");
+            FullHttpResponse r = Responses.problem(
+                    SpectorException.of(
+                            ErrorCode.FORBIDDEN,
+                            "the status views need a token with scope " + Claims.ADMIN_SCOPE,
+                            Map.of("reason", INSUFFICIENT_SCOPE)),
+                    path,
+                    c.requestId());
+            r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, ADMIN_CHALLENGE);
+            c.answer(r);
             return;
         }
         if (admin) {

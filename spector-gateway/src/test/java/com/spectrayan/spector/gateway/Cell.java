@@ -119,10 +119,16 @@ final class Cell implements AutoCloseable {
     }
 
     /** Returns a request to the gateway with {@link #TENANT}'s token, bounded by {@link #REQUEST_TIMEOUT}. */
+    /**
+     * Returns a request for {@code pathAndQuery} with a token that may read it: {@link #TENANT}'s,
+     * or for the status views under {@code /gateway/v1/} an operator's ({@link #adminToken}).
+     */
     HttpRequest.Builder request(String pathAndQuery) {
         return HttpRequest.newBuilder(uri(pathAndQuery))
                 .timeout(REQUEST_TIMEOUT)
-                .header("Authorization", "Bearer " + token(TENANT));
+                .header(
+                        "Authorization",
+                        "Bearer " + (pathAndQuery.startsWith("/gateway/v1/") ? adminToken() : token(TENANT)));
     }
 
     /** Sends {@link #request} as a GET and returns the answer, its body as text. */
@@ -277,6 +283,21 @@ final class Cell implements AutoCloseable {
     /** Returns a valid HS256 token for a tenant. */
     static String token(String tenant) {
         return token(tenant, Instant.now().plusSeconds(3600), SECRET);
+    }
+
+    /**
+     * An operator's token: no tenant, the scope {@link com.spectrayan.spector.gateway.auth.Claims#ADMIN_SCOPE}
+     * that reads the status views.
+     */
+    static String adminToken() {
+        return sign(
+                new JWTClaimsSet.Builder()
+                        .subject("ops")
+                        .claim("scope", "openid spector:admin")
+                        .issueTime(Date.from(Instant.now().minusSeconds(120)))
+                        .expirationTime(Date.from(Instant.now().plusSeconds(3600)))
+                        .build(),
+                SECRET);
     }
 
     /** A valid token that names no tenant (only a subject), signed with the cell's secret. */

@@ -59,7 +59,7 @@ final class GatewayStatusTest {
     private HttpResponse<String> get(String path, boolean withToken) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(cell.uri(path)).timeout(WAIT);
         if (withToken) {
-            b.header("Authorization", "Bearer " + Cell.token(Cell.TENANT));
+            b.header("Authorization", "Bearer " + Cell.adminToken());
         }
         return cell.http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
@@ -134,7 +134,7 @@ final class GatewayStatusTest {
      */
     @Test
     void readOnlyResources_answer405WithAllow_toOtherMethods_andHeadWithoutABody() throws Exception {
-        String auth = "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n";
+        String auth = "Authorization: Bearer " + Cell.adminToken() + "\r\n";
         for (String path :
                 List.of("/actuator/prometheus", "/actuator/health", "/gateway/v1/status", "/gateway/v1/workers")) {
             for (String method : List.of("POST", "DELETE", "OPTIONS")) {
@@ -155,10 +155,38 @@ final class GatewayStatusTest {
         }
         RawClient.Response relayed = RawClient.exchange(
                 cell.gateway.port(),
-                "POST /relay/w1/app/health/check HTTP/1.1\r\nHost: gw\r\n" + auth + "Content-Length: 0\r\n\r\n");
+                "POST /relay/w1/app/health/check HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer "
+                        + Cell.token(Cell.TENANT) + "\r\nContent-Length: 0\r\n\r\n");
         assertThat(relayed.status())
                 .as("a path that only contains /health/ is no local resource")
                 .isEqualTo(503);
+    }
+
+    /**
+     * The status views name every owner's address and every worker: a tenant's valid token is 403
+     * {@code insufficient-scope} with RFC 6750 §3.1's challenge; an operator's, with the scope, reads
+     * them.
+     */
+    @Test
+    void statusViews_needTheAdminScope_aTenantsTokenIs403() throws Exception {
+        for (String path : List.of("/gateway/v1/status", "/gateway/v1/workers")) {
+            RawClient.Response tenant = RawClient.exchange(
+                    cell.gateway.port(),
+                    "GET " + path + " HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer " + Cell.token(Cell.TENANT)
+                            + "\r\n\r\n");
+            assertThat(tenant.status()).as(path).isEqualTo(403);
+            assertThat(tenant.header("WWW-Authenticate"))
+                    .isEqualTo("Bearer error=\"insufficient_scope\", scope=\"spector:admin\"");
+            JsonNode problem = JSON.readTree(tenant.text());
+            assertThat(problem.path("code").asText()).isEqualTo("FORBIDDEN");
+            assertThat(problem.at("/details/reason").asText()).isEqualTo("insufficient-scope");
+            assertThat(tenant.text()).as("%s: nothing of the view", path).doesNotContain("ring", "workers\":");
+
+            RawClient.Response admin = RawClient.exchange(
+                    cell.gateway.port(),
+                    "GET " + path + " HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer " + Cell.adminToken() + "\r\n\r\n");
+            assertThat(admin.status()).as(path).isEqualTo(200);
+        }
     }
 
     @Test

@@ -95,8 +95,8 @@ final class OwnerFailFastTest {
                     .read();
             assertThat(metrics.text()).contains("spector_owner_up{owner=\"flaky\"} 0.0");
             assertThat(metrics.text()).contains("spector_forwarder_owner_down_total 1.0");
-            WireClient.Response status =
-                    c.send(WireClient.head("GET", "/gateway/v1/status", token)).read();
+            WireClient.Response status = c.send(WireClient.head("GET", "/gateway/v1/status", Cell.adminToken()))
+                    .read();
             assertThat(JSON.readTree(status.text()).at("/ring/members")).anySatisfy(m -> {
                 assertThat(m.get("id").asText()).isEqualTo("flaky");
                 assertThat(m.get("state").asText()).isEqualTo("down");

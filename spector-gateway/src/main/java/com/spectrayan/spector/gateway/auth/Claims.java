@@ -25,6 +25,15 @@ public final class Claims {
     /** The claim that names the caller's default namespace (DESIGN.md section 4). */
     public static final String NAMESPACE = "namespace";
 
+    /** The claim that lists the token's scopes: a space-separated string (RFC 8693 §4.2), or a list. */
+    public static final String SCOPE = "scope";
+
+    /**
+     * The scope that reads the gateway's status views ({@code /gateway/v1/status}, {@code
+     * /gateway/v1/workers}): their owner addresses and worker ids are the cell's, not a tenant's.
+     */
+    public static final String ADMIN_SCOPE = "spector:admin";
+
     private final Map<String, Object> claims;
     private final Instant expiresAt;
     /** {@link #expiresAt} in epoch milliseconds, for the verified-token cache's check per request. */
@@ -43,6 +52,24 @@ public final class Claims {
         }
         this.expiresAtMillis = millis;
         this.verifiedAtMillis = verifiedAtMillis;
+    }
+
+    /**
+     * Answers whether verified claims ({@link #asMap()}) grant {@code scope}: their {@value #SCOPE}
+     * claim is a space-separated string naming it (RFC 8693 §4.2, RFC 9068 §2.2.3), or a list of
+     * strings holding it (as some identity providers write it).
+     */
+    public static boolean grants(Map<String, Object> claims, String scope) {
+        Object granted = claims.get(SCOPE);
+        if (granted instanceof String text) {
+            for (String s : text.split(" ", -1)) {
+                if (s.equals(scope)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        return granted instanceof List<?> list && list.contains(scope);
     }
 
     /** Returns every claim, deeply immutable, in the token's order. */
