@@ -11,6 +11,7 @@ import io.netty.handler.codec.http.HttpRequestDecoder;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpStatusClass;
+import io.netty.handler.codec.http.LastHttpContent;
 import java.util.ArrayDeque;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -77,6 +78,11 @@ final class ClientCodec {
     final class Decoder extends HttpRequestDecoder {
         private boolean paused;
         private boolean resumeScheduled;
+        /** A request's head was handed on and its last content not yet. */
+        private boolean messageOpen;
+        /** Bytes of a head were taken into the decoder's state while no message was open. */
+        private boolean headBegun;
+
         private @Nullable ChannelHandlerContext ctx;
 
         Decoder(HttpDecoderConfig config) {
@@ -86,6 +92,15 @@ final class ClientCodec {
         /** Stops decoding after the message being handed on: what follows stays bytes until {@link #resume}. */
         void pause() {
             paused = true;
+        }
+
+        /**
+         * Answers whether the start of a next head was read and is not a message yet: bytes taken
+         * into the decoder's state (a request line, field lines) or left in its buffer while no
+         * message is open. Read with the request before them, they started no clock of their own.
+         */
+        boolean holdsPartialHead() {
+            return !messageOpen && (headBegun || internalBuffer().isReadable());
         }
 
         /** Answers whether the decoder is stopped ({@link #pause}). */
@@ -105,11 +120,25 @@ final class ClientCodec {
                 return; // no progress: the decoder's loop ends, the bytes stay in its buffer
             }
             int from = out.size();
+            int readFrom = buffer.readerIndex();
             super.decode(context, buffer, out);
-            for (int i = from, n = out.size(); i < n; i++) {
-                if (out.get(i) instanceof HttpRequest request) {
+            int n = out.size();
+            for (int i = from; i < n; i++) {
+                Object m = out.get(i);
+                if (m instanceof HttpRequest request) {
                     methods.add(request.method());
+                    messageOpen = true;
+                    headBegun = false;
                 }
+                if (m instanceof LastHttpContent) {
+                    messageOpen = false;
+                }
+            }
+            if (n == from && !messageOpen && !headBegun && buffer.readerIndex() > readFrom) {
+                // A step that took bytes and handed on nothing: a head's line, unless they were only
+                // the empty lines a client may send before a request line (RFC 9112 §2.2), which
+                // start no head (an idle connection gets no 408).
+                headBegun = buffer.forEachByte(readFrom, buffer.readerIndex() - readFrom, b -> b <= ' ') >= 0;
             }
         }
 

@@ -698,6 +698,12 @@ final class ClientConnection {
         return d;
     }
 
+    /** Answers whether the decoder holds the start of a head read with the request before it. */
+    private boolean holdsPartialHead() {
+        ClientCodec.Decoder d = decoder();
+        return d != null && !d.isPaused() && d.holdsPartialHead();
+    }
+
     /** Lets the decoder go on with what waited behind the held request ({@link ClientCodec.Decoder#resume}). */
     private void resumeDecoding() {
         ClientCodec.Decoder d = decoder;
@@ -1363,6 +1369,12 @@ final class ClientConnection {
                 dispatchWaiting(); // the next request, pipelined: its exchange may start (or end) here
             } else if (headStartNanos != 0 && headTimer == null) {
                 armHeadTimer(); // part of a next head came during the exchange: its clock runs
+            } else if (headStartNanos == 0 && headTimer == null && holdsPartialHead()) {
+                // Part of a next head came in the read of the request before it: no read since
+                // started its clock (onBytes), and the idle timer would close the connection in
+                // silence. Its clock starts now, the latest its first byte can have come.
+                headStartNanos = System.nanoTime() | 1;
+                armHeadTimer();
             }
             if (waiting == null
                     && (state == State.AWAITING_HEAD || (state == State.EXCHANGE && body != Body.READING))) {

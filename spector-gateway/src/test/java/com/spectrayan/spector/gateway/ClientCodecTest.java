@@ -17,6 +17,9 @@ import io.netty.util.ReferenceCountUtil;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -98,5 +101,40 @@ final class ClientCodecTest {
                 .isEqualTo("HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n"
                         + "HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello");
         assertThat(ch.finishAndReleaseAll()).isFalse();
+    }
+
+    /**
+     * After a whole request, any start of a next head read with it counts as a head begun (its
+     * 408 clock), wherever the read ends in it; the empty lines RFC 9112 §2.2 lets a client send
+     * before a request line do not, nor does a request whose body is still arriving.
+     */
+    @Property(tries = 300)
+    void aHeadBegunBehindARequest_isSeen_wherePartOfItWasRead(
+            @ForAll @IntRange(min = 0, max = 3) int emptyLines, @ForAll @IntRange(min = 0, max = 40) int cut) {
+        String next = "GET /b HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n";
+        String prefix = "\r\n".repeat(emptyLines) + next.substring(0, Math.min(cut, next.length()));
+        ClientCodec codec = new ClientCodec(new HttpDecoderConfig());
+        EmbeddedChannel ch = new EmbeddedChannel(codec.decoder(), codec.encoder());
+        ch.writeInbound(bytes("GET /a HTTP/1.1\r\nHost: x\r\n\r\n" + prefix));
+        boolean expected = prefix.chars().anyMatch(c -> c > ' ');
+        assertThat(codec.decoder().holdsPartialHead())
+                .as("%s", Bytes.escape(prefix))
+                .isEqualTo(expected);
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aRequestWhoseBodyIsArriving_isNoHeadBegun() {
+        ClientCodec codec = new ClientCodec(new HttpDecoderConfig());
+        EmbeddedChannel ch = new EmbeddedChannel(codec.decoder(), codec.encoder());
+        ch.writeInbound(bytes("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhello"));
+        assertThat(codec.decoder().holdsPartialHead()).isFalse();
+        ch.writeInbound(bytes("world"));
+        assertThat(codec.decoder().holdsPartialHead())
+                .as("the body ended, nothing after it")
+                .isFalse();
+        ch.writeInbound(bytes("PUT"));
+        assertThat(codec.decoder().holdsPartialHead()).isTrue();
+        ch.finishAndReleaseAll();
     }
 }

@@ -301,6 +301,32 @@ final class EdgeTimersTest {
     }
 
     /**
+     * Half a head sent in the same write as the request before it (so read with it, and left as
+     * bytes in the decoder) gets its 408 at the header timeout from the end of that exchange, not
+     * a silent close at the idle timeout: the second review's "a head begun in the same read does
+     * not start the header clock" (RFC 9110 §15.5.9).
+     */
+    @Test
+    void shouldAnswer408ToAHalfHeadSentInTheSameWriteAsTheRequestBeforeIt() {
+        String path = "/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-0") + "/echo";
+        try (WireClient c = client().timeout(IDLE_TIMEOUT.plus(MARGIN))) {
+            c.send(WireClient.head("GET", path, token) + "GET " + path + "/next HTTP/1.1\r\nHost: gateway.test\r\n");
+            long sent = System.nanoTime();
+
+            Response first = c.read();
+            Response timeout = c.read();
+
+            assertThat(first.status()).as("%s", first).isEqualTo(200);
+            assertThat(timeout.status()).as("%s", timeout).isEqualTo(408);
+            assertThat(timeout.closed()).isTrue();
+            assertThat(millisSince(sent))
+                    .as("answered at the header timeout, before the idle timeout")
+                    .isBetween(HEADER_TIMEOUT.toMillis() - 100, IDLE_TIMEOUT.toMillis() - 100);
+        }
+        assertThat(owner.requests()).noneMatch(q -> q.path().endsWith("/next"));
+    }
+
+    /**
      * An idle keep-alive connection, one never used as well as one between requests, is closed at
      * the idle timeout without a 408: a connection with no request in flight has nothing to answer
      * (RFC 9112 §9.5; a 408 there would be read as the answer to the client's next request).
