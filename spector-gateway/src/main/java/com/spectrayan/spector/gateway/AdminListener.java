@@ -363,10 +363,7 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
 
         /** The routes served here: the actuator's, never a namespace's or a relay's. */
         private static boolean isAdminRoute(String path) {
-            return path.equals("/actuator/health")
-                    || path.equals("/actuator/health/liveness")
-                    || path.equals("/actuator/health/readiness")
-                    || path.equals("/actuator/prometheus");
+            return LocalEndpoints.isActuator(path);
         }
 
         /** The target's path: an origin-form target up to its query (anything else matches no route). */

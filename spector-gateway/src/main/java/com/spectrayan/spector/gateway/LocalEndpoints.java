@@ -56,12 +56,20 @@ final class LocalEndpoints {
      * {@code Allow}, as on the admin port (RFC 9110 §15.5.6), never the resource.
      */
     boolean readOnly(String path) {
+        return isActuator(path) || isHealth(path);
+    }
+
+    /**
+     * Answers whether {@code path} is one of the actuator's four routes, which {@link #answer}
+     * serves and the admin port serves alone ({@link AdminListener}).
+     */
+    static boolean isActuator(String path) {
         return switch (path) {
             case "/actuator/health",
                     "/actuator/health/liveness",
                     "/actuator/health/readiness",
                     "/actuator/prometheus" -> true;
-            default -> isHealth(path);
+            default -> false;
         };
     }
 

@@ -69,10 +69,10 @@ final class Via {
      * then it must not be forwarded again.
      */
     boolean loops(HttpHeaders headers, String path, String requestId) {
-        List<String> values = headers.getAll(HttpHeaderNames.VIA);
-        if (values.isEmpty()) {
-            return false;
+        if (!headers.contains(HttpHeaderNames.VIA)) {
+            return false; // the usual request: one look-up, no list made
         }
+        List<String> values = headers.getAll(HttpHeaderNames.VIA);
         for (String value : values) {
             if (names(value, pseudonym)) {
                 long events = loops.event(System.nanoTime());

@@ -343,7 +343,12 @@ final class LiveRingProcessesTest {
         return http.send(
                 HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + g.port + pathAndQuery))
                         .timeout(REQUEST_TIMEOUT)
-                        .header("Authorization", "Bearer " + Cell.token(Cell.TENANT))
+                        .header(
+                                "Authorization",
+                                "Bearer "
+                                        + (pathAndQuery.equals(GatewayStatus.PATH)
+                                                ? Cell.adminToken()
+                                                : Cell.token(Cell.TENANT)))
                         .GET()
                         .build(),
                 HttpResponse.BodyHandlers.ofString());

@@ -38,7 +38,12 @@ final class ViaTest {
                 + Cell.token(Cell.TENANT) + "\r\n" + extra + "\r\n";
     }
 
-    private static String via(RecordedRequest r) {
+    /** Returns the {@code Via} values the owner received with its request for namespace {@code ns}, joined. */
+    private static String viaSeenFor(String ns) {
+        RecordedRequest r = cell.owner("owner-0").requests().stream()
+                .filter(q -> q.path().contains(ns))
+                .findFirst()
+                .orElseThrow();
         List<String> values = r.headers().entrySet().stream()
                 .filter(e -> e.getKey().equalsIgnoreCase("Via"))
                 .flatMap(e -> e.getValue().stream())
@@ -52,11 +57,7 @@ final class ViaTest {
         String ns = cell.namespaceOwnedBy("owner-0");
         RawClient.Response r = RawClient.exchange(cell.gateway.port(), get(ns, "HTTP/1.1", "Via: 1.1 edge-proxy\r\n"));
         assertThat(r.status()).isEqualTo(200);
-        RecordedRequest seen = cell.owner("owner-0").requests().stream()
-                .filter(q -> q.path().contains(ns))
-                .findFirst()
-                .orElseThrow();
-        assertThat(via(seen)).isEqualTo("1.1 edge-proxy, 1.1 " + PSEUDONYM);
+        assertThat(viaSeenFor(ns)).isEqualTo("1.1 edge-proxy, 1.1 " + PSEUDONYM);
     }
 
     /** RFC 9110 §7.6.3: the received-protocol is the version the request came in with. */
@@ -65,11 +66,7 @@ final class ViaTest {
         String ns = cell.namespaceOwnedBy("owner-0");
         RawClient.Response r = RawClient.exchange(cell.gateway.port(), get(ns, "HTTP/1.0", ""));
         assertThat(r.status()).isEqualTo(200);
-        RecordedRequest seen = cell.owner("owner-0").requests().stream()
-                .filter(q -> q.path().contains(ns))
-                .findFirst()
-                .orElseThrow();
-        assertThat(via(seen)).isEqualTo("1.0 " + PSEUDONYM);
+        assertThat(viaSeenFor(ns)).isEqualTo("1.0 " + PSEUDONYM);
     }
 
     /** RFC 5842 §7.2: a request that names this cell in its Via already is not forwarded again. */
