@@ -55,7 +55,7 @@ public final class HeaderPolicy {
 
     /** The names the gateway writes on the next hop itself ({@link #isSetByGateway}). */
     public static final Set<String> SET_BY_GATEWAY =
-            Set.of(lower(SpectorHeaders.REQUEST_ID), "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host");
+            Set.of(lower(SpectorHeaders.REQUEST_ID), "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "via");
 
     /** The routing names the gateway re-sets from the routing key it resolved. */
     public static final Set<String> ROUTING = Set.of(lower(SpectorHeaders.NAMESPACE), lower(SpectorHeaders.TENANT));
@@ -118,8 +118,9 @@ public final class HeaderPolicy {
 
     /**
      * Answers whether the gateway writes {@code name} on the next hop itself ({@code X-Request-Id},
-     * {@code X-Forwarded-For}, {@code -Proto}, {@code -Host}): a client's {@code Connection} cannot
-     * list it away. RFC 9110 §7.6.1 has an intermediary drop the fields its sender nominated;
+     * {@code X-Forwarded-For}, {@code -Proto}, {@code -Host}, its entry in {@code Via}): a client's
+     * {@code Connection} cannot list it away (a {@code Connection: via} took the gateway's own
+     * {@code Via} entry, and its loop check, off the next hop: the third review). RFC 9110 §7.6.1 has an intermediary drop the fields its sender nominated;
      * these the gateway sends, so the id the client gets back is the one the owner or worker logs,
      * and the address a target reads is the one the gateway saw.
      */

@@ -278,14 +278,14 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         if (!admin && context.cors() != Cors.OFF) {
             c.decorateForCors(request.headers()); // DESIGN 10: every exchange's answer, relayed too
         }
-        if (!admin && loops(c, request, path)) {
-            return;
-        }
         Map<String, Object> claims;
         try {
             claims = context.auth().authenticate(context.tokens().find(request.headers(), target.query()));
         } catch (SpectorException e) {
             refuse(c, e, path);
+            return;
+        }
+        if (!admin && loops(c, request, path)) { // after auth: a loop carries its client's token round
             return;
         }
         if (admin && context.auth() != EdgeAuthenticator.NONE && !Claims.grants(claims, Claims.ADMIN_SCOPE)) {
@@ -378,9 +378,6 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
         if (context.cors() != Cors.OFF) {
             c.decorateForCors(h);
         }
-        if (loops(c, request, path)) {
-            return;
-        }
         RoutingKey key;
         try {
             Map<String, Object> claims = path.startsWith("/api/v1/auth/")
@@ -389,6 +386,11 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             key = context.extractor().extract(h.get(NAMESPACE), h.get(TENANT), path, claims);
         } catch (SpectorException e) {
             refuse(c, e, path);
+            return;
+        }
+        // After auth (the third review): a loop carries its client's token round, so it is found
+        // all the same, and nobody without a token learns the cell's id or raises the loop's WARN.
+        if (loops(c, request, path)) {
             return;
         }
         String tenant = key.tenant();

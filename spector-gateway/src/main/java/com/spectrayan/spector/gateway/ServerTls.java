@@ -272,10 +272,12 @@ final class ServerTls implements AutoCloseable {
         return reloadsRefused.sum();
     }
 
-    /** Returns the seconds until the served certificate expires (negative once it has). */
+    /**
+     * Returns the seconds until the served chain expires (negative once it has): its earliest
+     * notAfter, so an intermediate that expires first is what the alert sees.
+     */
     double secondsToExpiry() {
-        return keyPair().leaf().getNotAfter().toInstant().getEpochSecond()
-                - Instant.now().getEpochSecond();
+        return keyPair().notAfter().getEpochSecond() - Instant.now().getEpochSecond();
     }
 
     private void checkQuietly() {
@@ -318,6 +320,14 @@ final class ServerTls implements AutoCloseable {
             pair = TlsKeyPair.parse(cert, key);
         } catch (TlsFileException e) {
             refuse(e);
+            return;
+        }
+        Instant now = Instant.now();
+        if (!pair.validAt(now) && in.pair().validAt(now)) {
+            // An expired or not-yet-valid chain would fail every client that verifies it: the
+            // valid pair in use stays (the third review; cert-manager writes a pair valid now).
+            refuse(certificateFile + " (expected: a chain valid now; " + pair.describe()
+                    + " is not, or one of its issuers is not)");
             return;
         }
         try {

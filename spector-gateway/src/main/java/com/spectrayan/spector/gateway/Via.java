@@ -31,7 +31,11 @@ import org.slf4j.LoggerFactory;
  * via} when configured to and detects no loop; nginx does neither.
  *
  * <p>Two cells chained on purpose need distinct cell ids (they need them anyway when they share a
- * Redis). A client can send the cell's entry itself and be refused: it only refuses itself.
+ * Redis). A client can send the cell's entry itself and be refused: it only refuses itself, and
+ * only once authenticated (the check follows the token's), so nobody without a token learns the
+ * cell's id from a 508 or raises the loop's WARN. A hop that strips {@code Via} (Apache's {@code
+ * ProxyVia Block}) defeats the check, as it defeats every proxy's; a client's {@code Connection:
+ * via} does not ({@code HeaderPolicy.SET_BY_GATEWAY}).
  *
  * <p>Thread-safety: immutable, apart from the log gate's counter; any thread.
  */

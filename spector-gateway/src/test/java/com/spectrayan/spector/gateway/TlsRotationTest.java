@@ -16,6 +16,7 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
@@ -255,6 +256,54 @@ final class TlsRotationTest {
                     .isZero();
             assertThat(tls(cell).reloadsRefused()).isEqualTo(1);
             assertThat(TlsWire.presented(cell.tlsPort(), trustingFirst)).isEqualTo(before.certificate());
+        }
+    }
+
+    /**
+     * The third review: a pair whose certificate has expired replaced a valid one and every client
+     * that verifies failed; a FIFO in place of the key hung the reload thread for good. Now the
+     * expired pair is refused (the valid pair in use stays, the expiry gauge with it), the FIFO is
+     * refused without being opened, and a good pair after them is applied.
+     */
+    @ParameterizedTest
+    @MethodSource("providers")
+    void shouldKeepAValidPairOverAnExpiredOne_andNeverHangOnAFifo(TlsProvider provider) throws Exception {
+        TestPki.Issued before = first.server("before.test");
+        TestPki.Issued expired = second.expiredServer("expired.test");
+        TestPki.Issued after = second.server("after.test");
+        Path cert = written(before);
+        Path key = dir.resolve("tls.key");
+
+        try (RecordingLog log = RecordingLog.start();
+                Cell cell = start(provider, cert, key)) {
+            replace(key, expired.keyPem());
+            replace(cert, expired.chainPem());
+            log.awaitLine(
+                    "a WARN for the expired pair",
+                    WITHIN,
+                    l -> l.contains("WARN")
+                            && l.contains("TLS reload refused: " + cert + " (expected: a chain valid now;")
+                            && l.contains("CN=expired.test"));
+            assertThat(TlsWire.presented(cell.tlsPort(), trustingBoth)).isEqualTo(before.certificate());
+            assertThat(tls(cell).secondsToExpiry())
+                    .as("the gauge reads the pair in use")
+                    .isPositive();
+
+            Files.delete(key);
+            Process mkfifo = new ProcessBuilder("mkfifo", key.toString()).start();
+            assertThat(mkfifo.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(mkfifo.exitValue()).isZero();
+            log.awaitLine(
+                    "a WARN for the FIFO",
+                    WITHIN,
+                    l -> l.contains("WARN")
+                            && l.contains("TLS reload refused: " + key
+                                    + " (expected: a regular PEM file (not a directory, FIFO or device))"));
+
+            Files.delete(key);
+            replace(cert, after.chainPem());
+            replace(key, after.keyPem());
+            awaitPresented(cell, after.certificate());
         }
     }
 }

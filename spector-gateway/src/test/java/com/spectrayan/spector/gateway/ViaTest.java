@@ -60,6 +60,20 @@ final class ViaTest {
         assertThat(viaSeenFor(ns)).isEqualTo("1.1 edge-proxy, 1.1 " + PSEUDONYM);
     }
 
+    /**
+     * RFC 9110 §7.6.1 lets a client nominate its own fields as hop-by-hop, not the gateway's: with
+     * {@code Connection: via} the owner still gets the cell's entry (the third review: it got no
+     * {@code Via} at all, and a loop went round once more).
+     */
+    @Test
+    void shouldSendTheCellsEntryWhateverConnectionLists() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        RawClient.Response r = RawClient.exchange(
+                cell.gateway.port(), get(ns, "HTTP/1.1", "Connection: keep-alive, VIA\r\nVia: 1.1 a\r\n"));
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(viaSeenFor(ns)).isEqualTo("1.1 a, 1.1 " + PSEUDONYM);
+    }
+
     /** RFC 9110 §7.6.3: the received-protocol is the version the request came in with. */
     @Test
     void shouldNameHttp10ForAnHttp10Request() throws Exception {
@@ -80,8 +94,16 @@ final class ViaTest {
         assertThat(r.header("Content-Type")).isEqualTo("application/problem+json");
         assertThat(r.text()).contains("\"code\":\"GATEWAY_ROUTING_FAILURE\"", "\"reason\":\"loop-detected\"");
         RawClient.Response relay = RawClient.exchange(
-                cell.gateway.port(), "GET /relay/w-1/app/x HTTP/1.1\r\nHost: gw\r\nVia: 1.1 " + PSEUDONYM + "\r\n\r\n");
+                cell.gateway.port(),
+                "GET /relay/w-1/app/x HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer " + Cell.token(Cell.TENANT)
+                        + "\r\nVia: 1.1 " + PSEUDONYM + "\r\n\r\n");
         assertThat(relay.status()).as("a relayed request too").isEqualTo(508);
+        RawClient.Response anonymous = RawClient.exchange(
+                cell.gateway.port(),
+                "GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\nHost: gw\r\nVia: 1.1 " + PSEUDONYM + "\r\n\r\n");
+        assertThat(anonymous.status())
+                .as("the check follows the token's: no 508 (nor the cell's id) for a client without one")
+                .isEqualTo(401);
         assertThat(cell.owner("owner-0").requests())
                 .as("nothing reached the owner")
                 .hasSize(before);

@@ -91,6 +91,11 @@ public final class TlsKeyPair {
     public static byte[] readFile(Path file, Part part) throws TlsFileException {
         requireNonNull(file, "file");
         requireNonNull(part, "part");
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
+            // A FIFO's open blocks until a writer comes, and the reload thread with it, for good
+            // (the third review); a directory or a device is no PEM file either.
+            throw TlsFileException.of(part, "a regular PEM file (not a directory, FIFO or device)");
+        }
         try (InputStream in = Files.newInputStream(file)) {
             byte[] bytes = in.readNBytes(MAX_FILE_BYTES + 1);
             if (bytes.length > MAX_FILE_BYTES) {
@@ -146,11 +151,30 @@ public final class TlsKeyPair {
         return Arrays.equals(this.certificatePem, certificatePem) && Arrays.equals(this.privateKeyPem, privateKeyPem);
     }
 
-    /** Answers whether the server's certificate is valid at {@code now}, by its notBefore and notAfter. */
+    /**
+     * Answers whether every certificate of the chain is valid at {@code now}, by its notBefore and
+     * notAfter: a client refuses an expired intermediate as it refuses an expired leaf.
+     */
     public boolean validAt(Instant now) {
-        X509Certificate leaf = leaf();
-        return !now.isBefore(leaf.getNotBefore().toInstant())
-                && !now.isAfter(leaf.getNotAfter().toInstant());
+        for (X509Certificate c : chain) {
+            if (now.isBefore(c.getNotBefore().toInstant())
+                    || now.isAfter(c.getNotAfter().toInstant())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Returns when the chain stops being valid: the earliest notAfter of its certificates. */
+    public Instant notAfter() {
+        Instant first = leaf().getNotAfter().toInstant();
+        for (X509Certificate c : chain) {
+            Instant t = c.getNotAfter().toInstant();
+            if (t.isBefore(first)) {
+                first = t;
+            }
+        }
+        return first;
     }
 
     /** Describes the server's certificate: subject, serial and validity, for a log line. */
