@@ -136,7 +136,7 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
                 .setMaxHeaderSize(MAX_HEAD_BYTES)
                 .setStrictLineParsing(true);
         try {
-            Channel server = new ServerBootstrap()
+            ServerBootstrap bootstrap = new ServerBootstrap()
                     .group(group)
                     .channel(serverClass)
                     .option(ChannelOption.SO_BACKLOG, MAX_CONNECTIONS)
@@ -157,10 +157,8 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
                                     .addLast("codec", new HttpServerCodec(decoder))
                                     .addLast("admin", new Handler(local, headerTimeout));
                         }
-                    })
-                    .bind(new InetSocketAddress(host, port))
-                    .syncUninterruptibly()
-                    .channel();
+                    });
+            Channel server = Listen.bind(bootstrap, new InetSocketAddress(host, port), "spector.server.admin-port");
             log.info("admin listening on {} (health and metrics on thread {})", server.localAddress(), THREAD_NAME);
             return new AdminListener(group, server, open);
         } catch (RuntimeException e) {

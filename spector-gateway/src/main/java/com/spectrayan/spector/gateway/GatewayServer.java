@@ -246,10 +246,8 @@ public final class GatewayServer implements AutoCloseable {
                 .childOption(ChannelOption.SO_KEEPALIVE, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, CLIENT_WATER_MARK)
                 .childHandler(plain);
-        this.serverChannel = bootstrap
-                .bind(new InetSocketAddress(server.host(), server.port()))
-                .syncUninterruptibly()
-                .channel();
+        this.serverChannel =
+                Listen.bind(bootstrap, new InetSocketAddress(server.host(), server.port()), "spector.server.port");
         ServerSettings.Tls tlsSettings = server.tls();
         ServerTls serverTls = null;
         Channel tlsServerChannel = null;
@@ -259,12 +257,10 @@ public final class GatewayServer implements AutoCloseable {
             ClientPipeline secure = new ClientPipeline(
                     context, decoder, uplinks, server.idleTimeout(), server.maxConnections(), serverTls);
             try {
-                tlsServerChannel = bootstrap
-                        .clone()
-                        .childHandler(secure)
-                        .bind(new InetSocketAddress(server.host(), tlsSettings.port()))
-                        .syncUninterruptibly()
-                        .channel();
+                tlsServerChannel = Listen.bind(
+                        bootstrap.clone().childHandler(secure),
+                        new InetSocketAddress(server.host(), tlsSettings.port()),
+                        "spector.server.tls.port");
             } catch (RuntimeException e) {
                 serverTls.close();
                 serverChannel.close().syncUninterruptibly();

@@ -78,7 +78,7 @@ record PeerListener(Channel server, ChannelGroup connections, AtomicBoolean clos
         // stayClosed: a connection accepted while the listener closes is closed as it joins, not kept
         ChannelGroup open = new DefaultChannelGroup("peers", GlobalEventExecutor.INSTANCE, true);
         AtomicBoolean closing = new AtomicBoolean();
-        Channel server = new ServerBootstrap()
+        ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(boss, workers)
                 .channel(serverClass)
                 .option(ChannelOption.SO_BACKLOG, 1024)
@@ -116,10 +116,8 @@ record PeerListener(Channel server, ChannelGroup connections, AtomicBoolean clos
                                 .addLast("flow", new FlowControlHandler())
                                 .addLast("gateway", gateway);
                     }
-                })
-                .bind(new InetSocketAddress(host, peer.port()))
-                .syncUninterruptibly()
-                .channel();
+                });
+        Channel server = Listen.bind(bootstrap, new InetSocketAddress(host, peer.port()), "spector.server.peer-port");
         int bound = ((InetSocketAddress) server.localAddress()).getPort();
         return new PeerListener(server, open, closing, advertised(peer.address(), bound));
     }

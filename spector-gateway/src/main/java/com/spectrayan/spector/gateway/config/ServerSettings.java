@@ -284,7 +284,26 @@ public record ServerSettings(
                         65535,
                         "a port in 1..65535, 0 for any free port, or " + ADMIN_OFF + " for no admin listener"));
         adminPortFree(r, read);
+        peerPortFree(r, read);
         return read;
+    }
+
+    /**
+     * Records a problem when {@code spector.server.peer-port} names the client port or the TLS
+     * port: before, the second bind failed with an anonymous "Address already in use" and exit 1
+     * (the third review). Its default (7090) is not checked: the listener binds only with the peer
+     * hop on (Redis and a peer secret), and a client port of 7090 without it stays a valid setting.
+     */
+    private static void peerPortFree(SettingsReader r, ServerSettings read) {
+        int peer = read.peer.port();
+        String taken = peer <= 0 || peer == PeerSettings.DEFAULT_PORT
+                ? null
+                : peer == read.port
+                        ? Keys.SERVER_PORT
+                        : read.tls != null && peer == read.tls.port() ? Keys.TLS_PORT : null;
+        if (taken != null) {
+            r.problem(Keys.SERVER_PEER_PORT, show(String.valueOf(peer)), "a port other than " + taken + "'s");
+        }
     }
 
     /** Records a problem when {@code spector.server.admin-port} names another listener's port. */

@@ -43,4 +43,19 @@ final class AdminPortSettingsTest {
                 .contains(KEY + ": 7090 (expected: a port other than spector.server.peer-port's)");
         assertThat(withProps(Map.of(KEY, "7091")).server().adminPort()).isEqualTo(7091);
     }
+
+    /**
+     * A peer port set on the client or TLS port is refused by name (the third review: the second
+     * bind failed with an anonymous "Address already in use", exit 1); its default is not, since
+     * it binds only with the peer hop on.
+     */
+    @Test
+    void peerPort_setOnTheClientOrTlsPort_isRefused_itsDefaultIsNot() {
+        String peer = "spector.server.peer-port";
+        assertThat(refused(Map.of(peer, "7070")).getMessage())
+                .contains(peer + ": 7070 (expected: a port other than spector.server.port's)");
+        assertThat(withProps(Map.of("spector.server.port", "7090")).server().port())
+                .as("the client port on the peer port's default, the hop off")
+                .isEqualTo(7090);
+    }
 }
