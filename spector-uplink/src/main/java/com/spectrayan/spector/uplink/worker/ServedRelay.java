@@ -244,6 +244,14 @@ final class ServedRelay {
                     "seq",
                     chunk.seq() + (chunk.seq() < fed.nextSeq ? " repeated" : " out of order") + " (expected: "
                             + fed.nextSeq + ")");
+        } else if (fed.unanswered() >= Limits.UNANSWERED_BODIES) {
+            // PROTOCOL.md section 3: at most this many relay.body calls wait for their answers. A
+            // gateway that sends more without waiting (the third review's: 800 calls of 256 KiB
+            // to a target that did not read) would fill the heap with parts nobody takes.
+            refusal = SpectorException.badRequest(
+                    "relay.body",
+                    "more than " + Limits.UNANSWERED_BODIES + " calls unanswered (expected: at most "
+                            + Limits.UNANSWERED_BODIES + ", each answered once the target took it)");
         } else if (input instanceof RelayBody.Chunk chunk
                 && !fed.length.admit(chunk.chunk().remaining())) {
             refusal = UplinkSession.requestLengthOverrun(fed.length);
@@ -382,6 +390,11 @@ final class ServedRelay {
             } else {
                 reader = read;
             }
+        }
+
+        /** Returns the relay.body calls taken and not yet answered: queued, or held for the end. */
+        int unanswered() {
+            return queued.size() + (held != null ? 1 : 0);
         }
 
         /** A relay.body call's part (null for the end), already checked for order. */

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.testkit.ManualScheduler;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
@@ -230,6 +231,39 @@ final class UplinkSessionTest {
         assertThat(java.util.Objects.requireNonNull(part.join()).remaining()).isEqualTo(10);
         assertThat(gw.result(body)).as("relay.body answered after the take").isEmpty();
         assertThat(gw.answer(id)).as("relay.request still running").isNotDone();
+    }
+
+    /**
+     * PROTOCOL section 3 bounds the relay.body calls that wait for their answers ({@link
+     * Limits#UNANSWERED_BODIES}); the worker held every one a gateway sent, and 800 parts of 256 KiB
+     * to a target that did not read ran it out of heap (the third review). At the bound the calls
+     * wait; one past it is BAD_REQUEST and aborts the relay, whose waiting calls are answered.
+     */
+    @Test
+    void relayBody_oneCallPastTheUnansweredBound_isBadRequest_andAbortsTheRelay() throws Exception {
+        FakeGateway gw = connectExact(options("app", hanging()));
+        long id = gw.relayRequest("r-1", "app", "POST", true);
+        List<Long> waiting = new java.util.ArrayList<>();
+        for (int seq = 0; seq < Limits.UNANSWERED_BODIES; seq++) {
+            waiting.add(gw.chunk("r-1", seq, bytes(10)));
+        }
+        tasks.runUntilIdle();
+        for (long call : waiting) {
+            assertThat(gw.answer(call))
+                    .as("at the bound: call %d waits for the target", call)
+                    .isNotDone();
+        }
+
+        long past = gw.chunk("r-1", Limits.UNANSWERED_BODIES, bytes(10));
+        tasks.runUntilIdle();
+
+        gw.error(past, ErrorCode.BAD_REQUEST);
+        gw.error(id, ErrorCode.BAD_REQUEST);
+        for (long call : waiting) {
+            assertThat(gw.result(call))
+                    .as("call %d answered as the relay ends", call)
+                    .isEmpty();
+        }
     }
 
     /**
