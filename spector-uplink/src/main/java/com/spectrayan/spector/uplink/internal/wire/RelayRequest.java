@@ -274,6 +274,48 @@ public record RelayRequest(
         if (port != null) {
             checkPort(port);
         }
+        checkPath(url, authorityEnd);
+    }
+
+    /**
+     * Refuses a path with a dot-segment, {@code .} or {@code ..} spelt raw, with {@code %2e}, or
+     * with a {@code ;parameter} (Tomcat's {@code ..;}). The gateway removes them before it relays
+     * (RFC 3986 §5.2.4), so only a broken or hostile gateway sends one; the worker's {@code
+     * http-forward} puts the path behind its target's base, and a {@code ..} there would leave it
+     * (the third review: {@code /base/../../etc/passwd} reached the upstream as sent).
+     */
+    private static void checkPath(String url, int from) {
+        int end = url.indexOf('?', from);
+        end = end < 0 ? url.length() : end;
+        int start = from;
+        while (start < end) {
+            int slash = url.indexOf('/', start + 1);
+            int segmentEnd = slash < 0 || slash > end ? end : slash;
+            if (isDotSegment(url, start + 1, segmentEnd)) {
+                throw SpectorException.badRequest(
+                        "url", "has a dot-segment (expected: a normalized path, RFC 3986 section 5.2.4)");
+            }
+            start = segmentEnd;
+        }
+    }
+
+    /** Answers whether {@code url[from, to)} is {@code .} or {@code ..}, a dot spelt {@code %2e}, before any {@code ;}. */
+    private static boolean isDotSegment(String url, int from, int to) {
+        int semi = url.indexOf(';', from);
+        int end = semi >= 0 && semi < to ? semi : to;
+        int dots = 0;
+        int i = from;
+        while (i < end) {
+            if (url.charAt(i) == '.') {
+                i++;
+            } else if (url.regionMatches(true, i, "%2e", 0, 3) && i + 3 <= end) {
+                i += 3;
+            } else {
+                return false;
+            }
+            dots++;
+        }
+        return dots == 1 || dots == 2;
     }
 
     private static void checkPort(String port) {

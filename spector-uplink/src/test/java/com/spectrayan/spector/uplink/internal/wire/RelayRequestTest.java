@@ -13,6 +13,11 @@ import com.spectrayan.spector.uplink.wire.RelayHeaders;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -180,7 +185,9 @@ final class RelayRequestTest {
                 "http://[::1]:65535/x",
                 "http://[2001:db8::1]/",
                 "http://h?x=/a",
-                "http://my_host.internal/{a}|b"
+                "http://my_host.internal/{a}|b",
+                "http://h/a...b/.../x.y/.hidden/..x/x..",
+                "http://h/a?x=/../..&y=%2e%2e"
             })
     void relayRequest_absoluteHttpUrl_isAccepted(String url) {
         assertThat(RelayRequest.parse(with("url", url)).url()).as(url).isEqualTo(url);
@@ -209,7 +216,15 @@ final class RelayRequestTest {
                 "http://[::1/",
                 "http://[zz]/",
                 "http://[::1]x/",
-                "http://h!/"
+                "http://h!/",
+                "http://h/../../etc/passwd",
+                "http://h/a/..",
+                "http://h/./a",
+                "http://h/a/%2e%2E/b",
+                "http://h/%2e/a",
+                "http://h/a/..;/b",
+                "http://h/a/.;x=1/b",
+                "http://h/a/..?q=1"
             })
     void relayRequest_relativeFileOrMalformedUrl_isBadRequest(String url) {
         assertRefused(() -> RelayRequest.parse(with("url", url)), "url", "url '" + url + "'");
@@ -543,5 +558,41 @@ final class RelayRequestTest {
         assertThat(Limits.RELAY_ID_CHARS.max()).isEqualTo(64);
         assertThat(Limits.HEADER_NAME_CHARS.max()).isEqualTo(256);
         assertThat(Limits.LEASE_ID_CHARS.max()).isEqualTo(128);
+    }
+
+    /**
+     * A path is refused exactly when one of its segments, cut at its first {@code ;} and with
+     * {@code %2e} read as a dot, is {@code .} or {@code ..} (RFC 3986 section 5.2.4): what the
+     * gateway's normalization never leaves, and what would take {@code http-forward} out of its
+     * base path.
+     */
+    @Property(tries = 500)
+    void relayRequest_pathIsRefused_exactlyWhenASegmentIsADotSegment(@ForAll("segments") List<String> segments) {
+        String url = "http://h/" + String.join("/", segments);
+        boolean dotSegment = segments.stream().anyMatch(seg -> {
+            int semi = seg.indexOf(';');
+            String s = (semi >= 0 ? seg.substring(0, semi) : seg).replaceAll("(?i)%2e", ".");
+            return s.equals(".") || s.equals("..");
+        });
+        boolean accepted;
+        try {
+            RelayRequest.parse(with("url", url));
+            accepted = true;
+        } catch (com.spectrayan.spector.contract.SpectorException e) {
+            accepted = false;
+        }
+        assertThat(accepted).as(url).isEqualTo(!dotSegment);
+    }
+
+    @Provide
+    Arbitrary<List<String>> segments() {
+        Arbitrary<String> piece = Arbitraries.of(".", ".", "%2e", "%2E", "a", ";", "x=1", "-", "%41");
+        return piece.list()
+                .ofMinSize(0)
+                .ofMaxSize(4)
+                .map(p -> String.join("", p))
+                .list()
+                .ofMinSize(1)
+                .ofMaxSize(5);
     }
 }
