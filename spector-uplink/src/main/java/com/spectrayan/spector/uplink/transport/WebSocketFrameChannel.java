@@ -67,6 +67,16 @@ public final class WebSocketFrameChannel implements FrameChannel {
     /** Bytes of one aggregated WebSocket message: at most 3 UTF-8 bytes per char of a frame. */
     public static final int MAX_MESSAGE_BYTES = 3 * FrameCodec.MAX_FRAME_CHARS;
 
+    /**
+     * The most bytes of frames waiting for the socket before the link closes 1008: a peer that
+     * sends calls and never reads their answers (the third review's hostile gateway, 300 000
+     * error answers to one worker, 365 MB resident) must not hold them all. Above what flow
+     * control lets through in good faith: 16 relays' 4 unanswered bodies of a frame each, 64
+     * frames of at most {@link FrameCodec#MAX_FRAME_CHARS} (24 MB). v2 bounds its control frames
+     * the same way (section 9.6).
+     */
+    public static final long MAX_UNSENT_BYTES = 48L * 1024 * 1024;
+
     /** Bytes of a close frame's reason (the WebSocket limit). */
     static final int MAX_CLOSE_REASON_BYTES = 123;
 
@@ -163,6 +173,17 @@ public final class WebSocketFrameChannel implements FrameChannel {
     }
 
     private void write(byte[] utf8, CompletableFuture<Void> written) {
+        io.netty.channel.ChannelOutboundBuffer pending = channel.unsafe().outboundBuffer();
+        if (pending != null && pending.totalPendingWriteBytes() + utf8.length > MAX_UNSENT_BYTES) {
+            if (!closeSent) {
+                closeForProtocol(
+                        WebSocketCloseStatus.POLICY_VIOLATION,
+                        "more than " + MAX_UNSENT_BYTES + " bytes of frames unsent (the peer does not read)");
+                channel.close(); // the close frame would wait behind what the peer does not read
+            }
+            written.completeExceptionally(new ClosedChannelException());
+            return;
+        }
         channel.writeAndFlush(new TextWebSocketFrame(Unpooled.wrappedBuffer(utf8)))
                 .addListener(f -> {
                     if (f.isSuccess()) {
