@@ -9,6 +9,7 @@ import com.spectrayan.spector.uplink.BodySource;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelOutboundBuffer;
@@ -31,6 +32,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -1345,7 +1347,11 @@ final class ClientConnection {
             ctx.close();
             return;
         }
-        duplex.shutdownOutput().addListener(f -> {
+        // Over TLS the FIN goes behind a close_notify (RFC 8446 §6.1): the socket's half close
+        // alone skipped the TLS layer, and a strict client read a truncated stream.
+        SslHandler tls = ch.pipeline().get(SslHandler.class);
+        ChannelFuture notified = tls == null ? ch.newSucceededFuture() : tls.closeOutbound();
+        notified.addListener(n -> duplex.shutdownOutput().addListener(f -> {
             if (!f.isSuccess()) {
                 ctx.close();
                 return;
@@ -1354,7 +1360,7 @@ final class ClientConnection {
             resumeDecoding(); // a paused decoder would hold what arrives: decoded, it is dropped
             ch.config().setAutoRead(true); // whatever still arrives is read and released (state CLOSING)
             ctx.executor().schedule(() -> ctx.close(), LINGER_TIME.toNanos(), TimeUnit.NANOSECONDS);
-        });
+        }));
     }
 
     private void exchangeEnded(boolean reuse) {

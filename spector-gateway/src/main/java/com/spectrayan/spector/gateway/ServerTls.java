@@ -62,8 +62,10 @@ import org.slf4j.LoggerFactory;
  *       once, not every interval. A pair rewritten in place, one file after the other, is caught
  *       between the two writes as a mismatch (one WARN) and applied at the next check.
  *   <li><b>Handshakes.</b> TLS 1.3 and 1.2 only ({@link #PROTOCOLS}); ALPN offers {@code
- *       http/1.1} only and a client that offers none of it proceeds without ALPN (RFC 7301 §3.2
- *       lets a server do either). A handshake must complete within {@code
+ *       http/1.1} only and a client that offers none of it proceeds without ALPN: RFC 7301 §3.2
+ *       asks for a fatal {@code no_application_protocol} alert there, which Netty's OpenSSL
+ *       provider cannot send, so both providers proceed alike and the client finds HTTP/1.1 (an
+ *       h2 preface is then answered 505). A handshake must complete within {@code
  *       spector.server.header-timeout}, else the connection is closed. Failures are counted by
  *       {@link Failure} and logged at DEBUG with the peer: a scanner must not fill the log.
  * </ul>

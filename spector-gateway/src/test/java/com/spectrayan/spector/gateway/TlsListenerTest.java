@@ -14,8 +14,12 @@ import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
 import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslProvider;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -26,7 +30,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.stream.Stream;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -135,6 +141,73 @@ final class TlsListenerTest {
                 .filter(q -> q.path().equals(path))
                 .toList();
         assertThat(seen).extracting(q -> q.header("X-Forwarded-Proto")).containsExactly("https", "https", "http");
+    }
+
+    /**
+     * RFC 8446 §6.1: each party sends close_notify before it closes its write side. A refusal the
+     * gateway answers with its body unread (here a coding other than chunked: 501, then the
+     * lingering close) half-closed the TCP socket under the TLS layer, and a strict client read a
+     * truncation (the third review). Java's client refuses an end without close_notify in TLS 1.2
+     * ("closing inbound before receiving peer's close_notify").
+     */
+    @ParameterizedTest
+    @MethodSource("providers")
+    void shouldSendCloseNotifyBeforeTheFinOfALingeringClose(TlsProvider provider) throws Exception {
+        Cell cell = cell(provider);
+        ByteArrayOutputStream wire = new ByteArrayOutputStream();
+        Socket tapped = new Socket() { // the bytes the TLS layer reads, recorded as they came
+                    @Override
+                    public InputStream getInputStream() throws IOException {
+                        InputStream in = super.getInputStream();
+                        return new java.io.FilterInputStream(in) {
+                            @Override
+                            public int read() throws IOException {
+                                int b = super.read();
+                                if (b >= 0) {
+                                    wire.write(b);
+                                }
+                                return b;
+                            }
+
+                            @Override
+                            public int read(byte[] buf, int off, int len) throws IOException {
+                                int n = super.read(buf, off, len);
+                                if (n > 0) {
+                                    wire.write(buf, off, n);
+                                }
+                                return n;
+                            }
+                        };
+                    }
+                };
+        tapped.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), cell.tlsPort()), 10_000);
+        try (SSLSocket socket =
+                (SSLSocket) trusting.getSocketFactory().createSocket(tapped, "127.0.0.1", cell.tlsPort(), true)) {
+            socket.setSoTimeout(10_000);
+            SSLParameters p = socket.getSSLParameters();
+            p.setProtocols(new String[] {"TLSv1.2"}); // its alert records show their type on the wire
+            socket.setSSLParameters(p);
+            socket.getOutputStream()
+                    .write(("POST " + echo(cell) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                    + "Transfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            byte[] answer;
+            try {
+                answer = socket.getInputStream().readAllBytes();
+            } catch (SSLException endedWithoutCloseNotify) {
+                answer = new byte[0];
+            }
+            assertThat(new String(answer, StandardCharsets.US_ASCII)).startsWith("HTTP/1.1 501 ");
+        }
+        byte[] raw = wire.toByteArray();
+        int last = -1;
+        for (int i = 0; i + 5 <= raw.length; i += 5 + ((raw[i + 3] & 0xff) << 8 | (raw[i + 4] & 0xff))) {
+            last = raw[i] & 0xff;
+        }
+        assertThat(last)
+                .as("the last TLS record before the end: an alert (close_notify), not data")
+                .isEqualTo(0x15);
     }
 
     /** RFC 8996 §5: TLS 1.0 and 1.1 are refused with a protocol_version alert; 1.2 gets its ServerHello. */
