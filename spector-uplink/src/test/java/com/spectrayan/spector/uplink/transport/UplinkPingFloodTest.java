@@ -37,18 +37,8 @@ final class UplinkPingFloodTest {
     void aWorkerThatPingsAndNeverReads_isClosed_withAtMostTheBoundOfPongsQueued(String subprotocol) throws IOException {
         TestGateway g = new TestGateway(closing.group, 0, null);
         closing.add(g);
-        try (Socket socket = new Socket()) {
-            socket.setReceiveBufferSize(4096); // before connect: the window it advertises
-            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), g.port()));
-            socket.setSoTimeout((int) WAIT.toMillis());
+        try (Socket socket = rawWorker(g, subprotocol)) {
             OutputStream out = socket.getOutputStream();
-            out.write(("GET /uplink HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-                            + "Sec-WebSocket-Protocol: " + subprotocol + "\r\n"
-                            + "X-Spector-Worker: w1\r\nAuthorization: Bearer " + TestGateway.TOKEN + "\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            assertThat(readHead(socket.getInputStream())).startsWith("HTTP/1.1 101");
             TestGateway.Uplink link = g.nextUplink("the flooding worker's link");
 
             byte[] ping = maskedPing(125);
@@ -86,6 +76,26 @@ final class UplinkPingFloodTest {
             f[6 + i] = (byte) ('p' ^ f[2 + (i & 3)]);
         }
         return f;
+    }
+
+    /**
+     * Connects a raw worker to {@code g} that advertises a 4 KiB receive window (it reads nothing
+     * after the handshake), and completes the uplink's handshake offering {@code subprotocol}.
+     */
+    static Socket rawWorker(TestGateway g, String subprotocol) throws IOException {
+        Socket socket = new Socket();
+        socket.setReceiveBufferSize(4096); // before connect: the window it advertises
+        socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), g.port()));
+        socket.setSoTimeout((int) WAIT.toMillis());
+        OutputStream out = socket.getOutputStream();
+        out.write(("GET /uplink HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                        + "Sec-WebSocket-Protocol: " + subprotocol + "\r\n"
+                        + "X-Spector-Worker: w1\r\nAuthorization: Bearer " + TestGateway.TOKEN + "\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        assertThat(readHead(socket.getInputStream())).startsWith("HTTP/1.1 101");
+        return socket;
     }
 
     private static String readHead(InputStream in) throws IOException {

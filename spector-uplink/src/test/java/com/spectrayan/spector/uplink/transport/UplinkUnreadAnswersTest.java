@@ -10,10 +10,7 @@ import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.wire.Frame;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicReference;
@@ -56,18 +53,8 @@ final class UplinkUnreadAnswersTest {
             };
         });
         closing.add(g);
-        try (Socket socket = new Socket()) {
-            socket.setReceiveBufferSize(4096); // before connect: the window it advertises
-            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), g.port()));
-            socket.setSoTimeout((int) WAIT.toMillis());
+        try (Socket socket = UplinkPingFloodTest.rawWorker(g, FrameCodec.SUBPROTOCOL)) {
             OutputStream out = socket.getOutputStream();
-            out.write(("GET /uplink HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-                            + "Sec-WebSocket-Protocol: " + FrameCodec.SUBPROTOCOL + "\r\n"
-                            + "X-Spector-Worker: w1\r\nAuthorization: Bearer " + TestGateway.TOKEN + "\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            assertThat(readHead(socket.getInputStream())).startsWith("HTTP/1.1 101");
             until("the link is open", WAIT, () -> link.get() != null);
             FrameChannel channel = java.util.Objects.requireNonNull(link.get());
 
@@ -119,17 +106,5 @@ final class UplinkUnreadAnswersTest {
             f[header + 4 + i] = (byte) (payload[i] ^ mask[i & 3]);
         }
         return f;
-    }
-
-    private static String readHead(InputStream in) throws IOException {
-        ByteArrayOutputStream head = new ByteArrayOutputStream();
-        while (!head.toString(StandardCharsets.US_ASCII).endsWith("\r\n\r\n")) {
-            int b = in.read();
-            if (b < 0) {
-                break;
-            }
-            head.write(b);
-        }
-        return head.toString(StandardCharsets.US_ASCII);
     }
 }
