@@ -120,9 +120,10 @@ public final class HeaderPolicy {
      * Answers whether the gateway writes {@code name} on the next hop itself ({@code X-Request-Id},
      * {@code X-Forwarded-For}, {@code -Proto}, {@code -Host}, its entry in {@code Via}): a client's
      * {@code Connection} cannot list it away (a {@code Connection: via} took the gateway's own
-     * {@code Via} entry, and its loop check, off the next hop: the third review). RFC 9110 §7.6.1 has an intermediary drop the fields its sender nominated;
-     * these the gateway sends, so the id the client gets back is the one the owner or worker logs,
-     * and the address a target reads is the one the gateway saw.
+     * {@code Via} entry, and its loop check, off the next hop: the third review). RFC 9110 §7.6.1
+     * has an intermediary drop the fields its sender nominated; these the gateway sends, so the id
+     * the client gets back is the one the owner or worker logs, and the address a target reads is
+     * the one the gateway saw.
      */
     public static boolean isSetByGateway(String name) {
         return SET_BY_GATEWAY.contains(lower(name));
