@@ -145,8 +145,8 @@ final class StatusCommand implements java.util.concurrent.Callable<Integer> {
         String hint = code == ErrorCode.UNAUTHENTICATED
                 ? " (pass --token-file FILE or set " + TOKEN_ENV + ")"
                 : code == ErrorCode.FORBIDDEN
-                        ? " (the view needs a token with scope " + Claims.ADMIN_SCOPE + ": spector token --scope "
-                                + Claims.ADMIN_SCOPE + ")"
+                        ? " (mint one with: spector token --secret-file FILE --tenant T --scope " + Claims.ADMIN_SCOPE
+                                + ")"
                         : "";
         return SpectorException.of(code, "gateway answered " + r.statusCode() + ": " + detail + hint, Map.of());
     }

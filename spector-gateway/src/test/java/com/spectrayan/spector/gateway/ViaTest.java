@@ -11,9 +11,12 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The cell's {@code Via} entry (RFC 9110 §7.6.3) and the loop it stops (RFC 5842 §7.2), over raw
@@ -51,36 +54,28 @@ final class ViaTest {
         return String.join(", ", values);
     }
 
-    /** RFC 9110 §7.6.3: a gateway sends Via in each inbound request, after the client's own entries. */
-    @Test
-    void shouldAppendTheCellsEntryToTheClientsVia() throws Exception {
-        String ns = cell.namespaceOwnedBy("owner-0");
-        RawClient.Response r = RawClient.exchange(cell.gateway.port(), get(ns, "HTTP/1.1", "Via: 1.1 edge-proxy\r\n"));
-        assertThat(r.status()).isEqualTo(200);
-        assertThat(viaSeenFor(ns)).isEqualTo("1.1 edge-proxy, 1.1 " + PSEUDONYM);
-    }
-
     /**
-     * RFC 9110 §7.6.1 lets a client nominate its own fields as hop-by-hop, not the gateway's: with
-     * {@code Connection: via} the owner still gets the cell's entry (the third review: it got no
-     * {@code Via} at all, and a loop went round once more).
+     * RFC 9110 §7.6.3: a gateway sends Via in each inbound request, after the client's own entries,
+     * naming the version the request came in with. RFC 9110 §7.6.1 lets a client nominate its own
+     * fields as hop-by-hop, not the gateway's: with {@code Connection: via} the owner still gets the
+     * cell's entry (the third review: it got no {@code Via} at all, and a loop went round once more).
      */
-    @Test
-    void shouldSendTheCellsEntryWhateverConnectionLists() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "the client's entries first|HTTP/1.1|Via: 1.1 edge-proxy|1.1 edge-proxy, 1.1 " + PSEUDONYM,
+                "whatever Connection lists|HTTP/1.1|Connection: keep-alive, VIA\\r\\nVia: 1.1 a|1.1 a, 1.1 "
+                        + PSEUDONYM,
+                "HTTP/1.0 named as such|HTTP/1.0||1.0 " + PSEUDONYM
+            })
+    void shouldSendTheCellsEntryToTheOwner(String name, String version, @Nullable String fields, String expected)
+            throws Exception {
         String ns = cell.namespaceOwnedBy("owner-0");
-        RawClient.Response r = RawClient.exchange(
-                cell.gateway.port(), get(ns, "HTTP/1.1", "Connection: keep-alive, VIA\r\nVia: 1.1 a\r\n"));
-        assertThat(r.status()).isEqualTo(200);
-        assertThat(viaSeenFor(ns)).isEqualTo("1.1 a, 1.1 " + PSEUDONYM);
-    }
-
-    /** RFC 9110 §7.6.3: the received-protocol is the version the request came in with. */
-    @Test
-    void shouldNameHttp10ForAnHttp10Request() throws Exception {
-        String ns = cell.namespaceOwnedBy("owner-0");
-        RawClient.Response r = RawClient.exchange(cell.gateway.port(), get(ns, "HTTP/1.0", ""));
-        assertThat(r.status()).isEqualTo(200);
-        assertThat(viaSeenFor(ns)).isEqualTo("1.0 " + PSEUDONYM);
+        String extra = fields == null ? "" : fields.replace("\\r\\n", "\r\n") + "\r\n";
+        RawClient.Response r = RawClient.exchange(cell.gateway.port(), get(ns, version, extra));
+        assertThat(r.status()).as(name).isEqualTo(200);
+        assertThat(viaSeenFor(ns)).as(name).isEqualTo(expected);
     }
 
     /** RFC 5842 §7.2: a request that names this cell in its Via already is not forwarded again. */
