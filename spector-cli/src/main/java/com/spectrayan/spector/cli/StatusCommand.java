@@ -188,10 +188,11 @@ final class StatusCommand implements java.util.concurrent.Callable<Integer> {
                         : (redis.path("connected").asBoolean() ? "connected" : "DISCONNECTED")
                                 + (redis.path("subscribed").asBoolean() ? ", subscribed" : ", NOT subscribed"));
         out.printf(
-                "exchanges  %d in flight on %d client connections, %d owner connections%n",
+                "exchanges  %d in flight on %d client connections, %d owner connections (%d event streams)%n",
                 s.path("exchangesInFlight").asLong(),
                 s.path("clientConnections").asLong(),
-                s.path("ownerConnections").asLong());
+                s.path("ownerConnections").asLong(),
+                s.path("ownerStreams").asLong());
         JsonNode workers = s.path("workers");
         out.printf(
                 "workers    %d connected, %d active relays%n",

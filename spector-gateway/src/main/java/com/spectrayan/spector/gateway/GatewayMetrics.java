@@ -396,6 +396,9 @@ final class GatewayMetrics {
         Gauge.builder("spector.owner.connections", transport, UpstreamHttpTransport::openConnections)
                 .description("Open owner connections, pooled or in use")
                 .register(registry);
+        Gauge.builder("spector.owner.streams", transport, UpstreamHttpTransport::openStreams)
+                .description("Owner connections carrying an event stream outside their pool's connection count")
+                .register(registry);
     }
 
     /** Counts relayed request body bytes sent toward a worker. */

@@ -65,6 +65,7 @@ final class GatewayStatus {
         body.put("clientConnections", clientConnections.getAsInt());
         body.put("exchangesInFlight", drain.inFlight());
         body.put("ownerConnections", transport.openConnections());
+        body.put("ownerStreams", transport.openStreams());
 
         CellRing ring = resolver.ownership().snapshot(); // one snapshot: epoch, source and members agree
         List<Map<String, Object>> memberRows = new ArrayList<>();

@@ -66,8 +66,14 @@ final class RawClient implements AutoCloseable {
         return this;
     }
 
-    /** Reads a whole response: head, then a Content-Length or chunked body (up to the close otherwise). */
+    /** Reads a whole response: head, then a Content-Length or chunked body (no body otherwise). */
     Response read() throws IOException {
+        Response head = readHead();
+        return new Response(head.status(), head.headers(), readBody(head));
+    }
+
+    /** Reads a final response's head (any 1xx before it skipped): its body stays unread and empty here. */
+    Response readHead() throws IOException {
         int status;
         Map<String, String> headers;
         do {
@@ -81,6 +87,12 @@ final class RawClient implements AutoCloseable {
                         h.substring(c + 1).strip());
             }
         } while (status < 200);
+        return new Response(status, headers, new byte[0]);
+    }
+
+    /** Reads the body behind {@code head}: its Content-Length, or chunked; nothing otherwise. */
+    byte[] readBody(Response head) throws IOException {
+        Map<String, String> headers = head.headers();
         ByteArrayOutputStream body = new ByteArrayOutputStream();
         String length = headers.get("content-length");
         if (length != null) {
@@ -94,7 +106,7 @@ final class RawClient implements AutoCloseable {
             }
             readLine();
         }
-        return new Response(status, headers, body.toByteArray());
+        return body.toByteArray();
     }
 
     /** Reads a response head only and returns its status (the body is left unread). */

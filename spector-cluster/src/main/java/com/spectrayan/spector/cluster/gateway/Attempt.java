@@ -341,6 +341,18 @@ final class Attempt implements UpstreamHttpTransport.Listener {
     }
 
     /**
+     * Its response is an event stream: the connection leaves its pool's connection count while it
+     * lasts ({@link UpstreamHttpTransport#stream}), so the owner's other requests are not locked
+     * out. Nothing when the attempt holds no connection.
+     */
+    void streaming() {
+        Channel ch = channel;
+        if (ch != null) {
+            transport.stream(ch);
+        }
+    }
+
+    /**
      * Ends the owner connection's read batch after the read in progress, so a splice that may
      * start when the batch completes finds the rest of the body still in the socket ({@link
      * ResponseSplice.ReadCount#endBatch}). Nothing when the attempt holds no connection.

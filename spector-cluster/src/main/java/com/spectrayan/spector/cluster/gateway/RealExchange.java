@@ -822,6 +822,9 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             return;
         }
         a.armIdle(pinned != null ? ownerTimeout : streaming ? spec.streamIdleTimeout() : spec.responseIdleTimeout());
+        if (streaming) {
+            a.streaming(); // out of the pool's count while it lasts: subscribers lock no one out
+        }
         // An owner that says it closes after this body (Connection: close, HTTP/1.0) is copied: its
         // FIN follows the body at once, so behind any client slower than the owner a splice would
         // end by draining the socket through a buffer anyway (ResponseSplice, "The owner's FIN

@@ -58,6 +58,16 @@ import org.slf4j.LoggerFactory;
  *       14). A connection's states: connecting (counted) -> in use -> idle (in the deque) -> in use
  *       ... -> closed; its close future takes it out of the count and the deque, and lets a waiter
  *       connect in its place.
+ *   <li>Event streams leave the count (issue 14): an exchange whose response turns out to be an
+ *       event stream ({@link #stream}) takes its connection out of the pool's {@code open} and
+ *       into its {@code streams}, bounded apart ({@link TransportSpec#maxStreamsPerOwner()}), and a
+ *       waiter may connect in its place. Before, 256 subscribers of one owner on a loop held every
+ *       connection its pool would open, and each other request to that owner on the loop waited
+ *       2 s for a 503: a lockout any client could cause with a few hundred GETs. A stream given
+ *       back reusable comes back into {@code open} when there is room, else it is closed. Envoy's
+ *       and HAProxy's per-upstream bounds count a stream as any request; nginx sets none. Slow
+ *       uploads still count (nginx avoids that by buffering whole request bodies first; this
+ *       gateway streams them).
  *   <li>Each channel carries one permanent {@link OwnerChannelHandler} whose {@link Listener} is
  *       set while an exchange holds the channel; anything an owner sends while no exchange holds
  *       it is released and the connection closed.
@@ -79,6 +89,8 @@ public final class UpstreamHttpTransport implements AutoCloseable {
     private final DnsAddressResolverGroup resolver;
     private final Map<PoolKey, Pool> pools = new ConcurrentHashMap<>();
     private final AtomicInteger connections = new AtomicInteger();
+    /** Event streams out of their pools' connection counts ({@link #stream}), all pools together. */
+    private final AtomicInteger streams = new AtomicInteger();
     /**
      * The pool each loop acquired from last, in the loop thread's own slot: a run of requests to
      * one owner (the same {@code URI} of one ring) skips the map's key and look-up (issue 14).
@@ -311,6 +323,30 @@ public final class UpstreamHttpTransport implements AutoCloseable {
     }
 
     /**
+     * Returns the number of owner connections that carry an event stream outside their pool's
+     * connection count ({@link #stream}); they are among {@link #openConnections()}.
+     */
+    public int openStreams() {
+        return streams.get();
+    }
+
+    /**
+     * Takes a held pooled connection whose response is an event stream out of its pool's connection
+     * count, so the owner's other requests on the loop are not locked out while it lasts (the
+     * class's notes); call on the connection's loop. Returns false when it stays counted: an
+     * unpooled connection, one already taken out, or the pool's {@link
+     * TransportSpec#maxStreamsPerOwner()} streams reached.
+     */
+    boolean stream(Channel channel) {
+        OwnerChannelHandler h = handlerOf(channel);
+        if (h == null) {
+            return false; // detached
+        }
+        Pool pool = h.pool;
+        return pool != null && pool.stream(channel, h);
+    }
+
+    /**
      * Closes every pool (on its loop: idle connections closed, waiters failed); a connection in use
      * is closed when it is given back.
      */
@@ -360,8 +396,13 @@ public final class UpstreamHttpTransport implements AutoCloseable {
         private final ArrayDeque<Channel> idle = new ArrayDeque<>();
         /** Acquires waiting for a connection, oldest first; each has its timeout scheduled. */
         private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
-        /** Connections open or connecting, idle or in use: at most maxConnectionsPerOwner. */
+        /**
+         * Connections open or connecting, idle or in use, but for the streams: at most
+         * maxConnectionsPerOwner.
+         */
         private int open;
+        /** Connections in use by an event stream, out of {@link #open}: at most maxStreamsPerOwner. */
+        private int streamsOpen;
         /** Set by {@link #close}: nothing is handed out or connected any more. */
         private boolean closed;
         /** The idle eviction's timer: armed while {@link #idle} holds a connection, for its oldest. */
@@ -438,8 +479,8 @@ public final class UpstreamHttpTransport implements AutoCloseable {
                     return;
                 }
                 Channel ch = f.channel();
-                ch.closeFuture().addListener(c -> onClosed(ch));
                 OwnerChannelHandler h = handlerOf(ch);
+                ch.closeFuture().addListener(c -> onClosed(ch, h));
                 if (h != null) {
                     h.pool = this;
                 }
@@ -453,10 +494,34 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             });
         }
 
-        private void onClosed(Channel ch) {
-            open--;
+        private void onClosed(Channel ch, @Nullable OwnerChannelHandler h) {
+            if (h != null && h.streaming) {
+                unstream(h);
+            } else {
+                open--;
+            }
             idle.remove(ch);
             connectForAWaiter();
+        }
+
+        /** {@link UpstreamHttpTransport#stream}: on the loop, for a connection this pool connected. */
+        boolean stream(Channel ch, OwnerChannelHandler h) {
+            assert loop.inEventLoop();
+            if (closed || h.streaming || !h.inUse || !ch.isActive() || streamsOpen >= spec.maxStreamsPerOwner()) {
+                return false;
+            }
+            h.streaming = true;
+            streamsOpen++;
+            streams.incrementAndGet();
+            open--;
+            connectForAWaiter();
+            return true;
+        }
+
+        private void unstream(OwnerChannelHandler h) {
+            h.streaming = false;
+            streamsOpen--;
+            streams.decrementAndGet();
         }
 
         private void connectForAWaiter() {
@@ -494,6 +559,15 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             if (!reusable || closed || !ch.isActive() || inputShut(ch) || !framed(ch)) {
                 ch.close(); // its close future does the counting and lets a waiter connect
                 return;
+            }
+            OwnerChannelHandler streamed = handlerOf(ch);
+            if (streamed != null && streamed.streaming) { // back into the count, or closed when full
+                if (open >= spec.maxConnectionsPerOwner()) {
+                    ch.close(); // its close future takes it out of the streams
+                    return;
+                }
+                unstream(streamed);
+                open++;
             }
             Waiter w;
             while ((w = waiters.poll()) != null) {
@@ -655,6 +729,8 @@ public final class UpstreamHttpTransport implements AutoCloseable {
         Pool pool;
         /** How many exchanges took it, this one included. */
         int uses;
+        /** Out of its pool's connection count while its exchange streams events ({@link #stream}). */
+        boolean streaming;
 
         OwnerChannelHandler(boolean unpooled) {
             this.unpooled = unpooled;

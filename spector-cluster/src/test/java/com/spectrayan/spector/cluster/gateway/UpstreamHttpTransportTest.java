@@ -158,6 +158,128 @@ final class UpstreamHttpTransportTest {
         }
     }
 
+    private static TransportSpec specWithStreams(int maxConnections, int maxPending, int maxStreams) {
+        return new TransportSpec(
+                Duration.ofSeconds(2),
+                maxConnections,
+                maxPending,
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(30),
+                16 * 1024,
+                8192,
+                maxStreams);
+    }
+
+    private static Channel acquired(UpstreamHttpTransport t, EventLoop loop, URI uri) throws Exception {
+        Future<Channel> f = loop.submit(() -> t.acquire(loop, uri)).get().await();
+        assertThat(f.isSuccess()).as("acquired: %s", f.cause()).isTrue();
+        return f.getNow();
+    }
+
+    /**
+     * The lockout fix (issue 14): a held connection whose response is an event stream leaves the
+     * pool's connection count, up to {@code maxStreamsPerOwner} (at the limit and one past), so the
+     * owner's next request gets a connection where it was refused as exhausted before.
+     */
+    @Test
+    void stream_leavesTheConnectionCount_upToMaxStreams_thenCounts() throws Exception {
+        try (UpstreamHttpTransport t =
+                new UpstreamHttpTransport(specWithStreams(1, 0, 1), NioSocketChannel.class, NioDatagramChannel.class)) {
+            EventLoop loop = group.next();
+            URI uri = ownerUri();
+            Channel a = acquired(t, loop, uri);
+            assertThat(loop.submit(() -> t.stream(a)).get())
+                    .as("the first stream: at the limit")
+                    .isTrue();
+            assertThat(t.openStreams()).isEqualTo(1);
+
+            Channel b = acquired(t, loop, uri); // before the fix: exhausted, A held the one connection
+            assertThat(b).isNotSameAs(a);
+            assertThat(loop.submit(() -> t.stream(b)).get())
+                    .as("one past maxStreamsPerOwner: B stays counted")
+                    .isFalse();
+            assertThat(t.openStreams()).isEqualTo(1);
+            Future<Channel> c = loop.submit(() -> t.acquire(loop, uri)).get().await();
+            assertThat(UpstreamHttpTransport.isPoolExhausted(c.cause()))
+                    .as("B holds the one counted connection: %s", c.cause())
+                    .isTrue();
+
+            // A's stream ends, reusable, while B fills the count: A is closed, not pooled past it
+            loop.submit(() -> t.release(loop, uri, a, true)).get();
+            assertThat(a.closeFuture().await(WAIT_MS)).isTrue();
+            assertThat(t.openStreams()).isZero();
+            loop.submit(() -> t.release(loop, uri, b, true)).get();
+            assertThat(acquired(t, loop, uri)).as("B pooled, reused").isSameAs(b);
+            assertThat(t.openConnections()).isEqualTo(1);
+        }
+    }
+
+    /** A stream that ends reusable with room in the count is pooled again; one the owner closes leaves both counts. */
+    @Test
+    void stream_thatEnds_comesBackIntoTheCount_orLeavesItWhenClosed() throws Exception {
+        try (UpstreamHttpTransport t =
+                new UpstreamHttpTransport(specWithStreams(1, 0, 1), NioSocketChannel.class, NioDatagramChannel.class)) {
+            EventLoop loop = group.next();
+            URI uri = ownerUri();
+            Channel a = acquired(t, loop, uri);
+            assertThat(loop.submit(() -> t.stream(a)).get()).isTrue();
+            loop.submit(() -> t.release(loop, uri, a, true)).get();
+            assertThat(t.openStreams()).isZero();
+            Channel again = acquired(t, loop, uri);
+            assertThat(again).as("pooled again").isSameAs(a);
+            Future<Channel> past = loop.submit(() -> t.acquire(loop, uri)).get().await();
+            assertThat(UpstreamHttpTransport.isPoolExhausted(past.cause()))
+                    .as("back in the count: %s", past.cause())
+                    .isTrue();
+
+            assertThat(loop.submit(() -> t.stream(a)).get()).isTrue();
+            a.close().await(WAIT_MS); // the owner's side goes away mid-stream
+            loop.submit(() -> {}).get(); // the close future's listeners ran
+            assertThat(t.openStreams()).isZero();
+            assertThat(t.openConnections()).isZero();
+            Channel fresh = acquired(t, loop, uri);
+            assertThat(fresh).isNotSameAs(a);
+            Future<Channel> pastAgain =
+                    loop.submit(() -> t.acquire(loop, uri)).get().await();
+            assertThat(UpstreamHttpTransport.isPoolExhausted(pastAgain.cause()))
+                    .as("the closed stream freed no second connection: %s", pastAgain.cause())
+                    .isTrue();
+        }
+    }
+
+    /** A waiter of a full pool connects as soon as the connection it waits behind becomes a stream. */
+    @Test
+    void stream_letsAWaiterConnect() throws Exception {
+        try (UpstreamHttpTransport t =
+                new UpstreamHttpTransport(specWithStreams(1, 1, 1), NioSocketChannel.class, NioDatagramChannel.class)) {
+            EventLoop loop = group.next();
+            URI uri = ownerUri();
+            Channel a = acquired(t, loop, uri);
+            Future<Channel> waiter = loop.submit(() -> t.acquire(loop, uri)).get();
+            assertThat(waiter.isDone()).as("waits: the pool is full").isFalse();
+
+            loop.submit(() -> t.stream(a)).get();
+
+            assertThat(waiter.await(WAIT_MS)).isTrue();
+            assertThat(waiter.isSuccess()).as("connected: %s", waiter.cause()).isTrue();
+            assertThat(waiter.getNow()).isNotSameAs(a);
+        }
+    }
+
+    /** With {@code maxStreamsPerOwner} 0 every stream counts, as before the fix. */
+    @Test
+    void stream_withNoStreamsAllowed_staysCounted() throws Exception {
+        try (UpstreamHttpTransport t =
+                new UpstreamHttpTransport(specWithStreams(1, 0, 0), NioSocketChannel.class, NioDatagramChannel.class)) {
+            EventLoop loop = group.next();
+            URI uri = ownerUri();
+            Channel a = acquired(t, loop, uri);
+            assertThat(loop.submit(() -> t.stream(a)).get()).isFalse();
+            Future<Channel> b = loop.submit(() -> t.acquire(loop, uri)).get().await();
+            assertThat(UpstreamHttpTransport.isPoolExhausted(b.cause())).isTrue();
+        }
+    }
+
     private static TransportSpec specWithIdle(Duration maxIdleTime) {
         return new TransportSpec(Duration.ofSeconds(2), 2, 0, Duration.ofSeconds(2), maxIdleTime, 16 * 1024, 8192);
     }

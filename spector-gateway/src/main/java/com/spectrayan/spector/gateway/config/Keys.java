@@ -30,6 +30,7 @@ final class Keys {
     static final String OWNER_TIMEOUT = "spector.routing.gateway.owner-timeout";
     static final String STREAM_IDLE_TIMEOUT = "spector.routing.gateway.stream-idle-timeout";
     static final String OWNER_CONNECTIONS = "spector.routing.gateway.owner-connections";
+    static final String OWNER_STREAMS = "spector.routing.gateway.owner-streams";
     static final String OWNER_DOWN_AFTER = "spector.routing.gateway.owner-down-after";
     static final String OWNER_DOWN_BACKOFF = "spector.routing.gateway.owner-down-backoff";
     static final String OWNER_DOWN_BACKOFF_MAX = "spector.routing.gateway.owner-down-backoff-max";
@@ -101,6 +102,7 @@ final class Keys {
             OWNER_TIMEOUT,
             STREAM_IDLE_TIMEOUT,
             OWNER_CONNECTIONS,
+            OWNER_STREAMS,
             OWNER_DOWN_AFTER,
             OWNER_DOWN_BACKOFF,
             OWNER_DOWN_BACKOFF_MAX,

@@ -95,7 +95,9 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
      * @param ownerTimeout {@code owner-timeout}, the wait for an owner's response head
      * @param streamIdleTimeout {@code stream-idle-timeout}, the quiet time that closes an SSE stream
      * @param ownerConnections {@code owner-connections}: connections to one owner per event loop
-     *     (an SSE stream holds one for its life)
+     *     (an SSE stream holds one for its life when {@code owner-streams} are taken)
+     * @param ownerStreams {@code owner-streams}: event streams to one owner per event loop that do
+     *     not count among its {@code owner-connections} (0: every stream counts)
      * @param ownerDownAfter {@code owner-down-after}: failed attempts in a row that mark an owner
      *     down (0: passive health off)
      * @param ownerDownBackoff {@code owner-down-backoff}: how long an owner first stays down
@@ -112,6 +114,7 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
             Duration ownerTimeout,
             Duration streamIdleTimeout,
             int ownerConnections,
+            int ownerStreams,
             int ownerDownAfter,
             Duration ownerDownBackoff,
             Duration ownerDownBackoffMax,
@@ -159,6 +162,12 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
                         1,
                         MAX_OWNER_CONNECTIONS,
                         "an integer in 1.." + MAX_OWNER_CONNECTIONS + ", connections per owner per event loop"),
+                (int) r.integer(
+                        Keys.OWNER_STREAMS,
+                        0,
+                        MAX_OWNER_CONNECTIONS,
+                        "an integer in 0.." + MAX_OWNER_CONNECTIONS + ", event streams per owner per event loop out of "
+                                + Keys.OWNER_CONNECTIONS),
                 (int) r.integer(
                         Keys.OWNER_DOWN_AFTER,
                         0,
@@ -211,6 +220,7 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
         d.put(Keys.OWNER_TIMEOUT, Durations.format(Limits.OWNER_TIMEOUT));
         d.put(Keys.STREAM_IDLE_TIMEOUT, Durations.format(Limits.STREAM_IDLE_TIMEOUT));
         d.put(Keys.OWNER_CONNECTIONS, String.valueOf(TransportSpec.defaults().maxConnectionsPerOwner()));
+        d.put(Keys.OWNER_STREAMS, String.valueOf(TransportSpec.defaults().maxStreamsPerOwner()));
         d.put(Keys.OWNER_DOWN_AFTER, String.valueOf(ForwarderSpec.DEFAULT_OWNER_DOWN_AFTER));
         d.put(Keys.OWNER_DOWN_BACKOFF, Durations.format(ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF));
         d.put(Keys.OWNER_DOWN_BACKOFF_MAX, Durations.format(ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF_MAX));
@@ -234,6 +244,7 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
         d.put(Keys.OWNER_TIMEOUT, Durations.format(gateway.ownerTimeout()));
         d.put(Keys.STREAM_IDLE_TIMEOUT, Durations.format(gateway.streamIdleTimeout()));
         d.put(Keys.OWNER_CONNECTIONS, String.valueOf(gateway.ownerConnections()));
+        d.put(Keys.OWNER_STREAMS, String.valueOf(gateway.ownerStreams()));
         d.put(Keys.OWNER_DOWN_AFTER, String.valueOf(gateway.ownerDownAfter()));
         d.put(Keys.OWNER_DOWN_BACKOFF, Durations.format(gateway.ownerDownBackoff()));
         d.put(Keys.OWNER_DOWN_BACKOFF_MAX, Durations.format(gateway.ownerDownBackoffMax()));

@@ -46,19 +46,22 @@ public final class Specs {
     }
 
     /**
-     * Returns the owner connection pools' limits: {@code owner-connections} per owner per event
-     * loop, the rest the design's defaults.
+     * Returns the owner connection pools' limits: {@code owner-connections} and {@code
+     * owner-streams} per owner per event loop, the rest the design's defaults.
      */
     public static TransportSpec transport(GatewaySettings settings) {
         TransportSpec d = TransportSpec.defaults();
+        RoutingSettings.Gateway g =
+                requireNonNull(settings, "settings").routing().gateway();
         return new TransportSpec(
                 d.connectTimeout(),
-                requireNonNull(settings, "settings").routing().gateway().ownerConnections(),
+                g.ownerConnections(),
                 d.maxPendingAcquires(),
                 d.acquireTimeout(),
                 d.maxIdleTime(),
                 d.maxResponseHeaderBytes(),
-                d.maxInitialLineBytes());
+                d.maxInitialLineBytes(),
+                g.ownerStreams());
     }
 
     /** The wait for a response head across the first attempt and every retarget. */

@@ -248,6 +248,24 @@ final class GatewaySettingsTest {
     }
 
     @Test
+    void ownerStreams_atItsBoundsAndOnePast_andInTheTransportSpec() {
+        String key = "spector.routing.gateway.owner-streams";
+        assertThat(Specs.transport(withProps(Map.of(key, "0"))).maxStreamsPerOwner())
+                .isZero();
+        assertThat(Specs.transport(withProps(Map.of(key, "65536"))).maxStreamsPerOwner())
+                .isEqualTo(65_536);
+        for (String bad : List.of("-1", "65537")) {
+            assertThat(refused(Map.of(key, bad)).problems())
+                    .as(bad)
+                    .singleElement()
+                    .satisfies(p -> assertThat(p).contains(key));
+        }
+        assertThat(Specs.transport(withProps(Map.of())).maxStreamsPerOwner())
+                .as("default")
+                .isEqualTo(8192);
+    }
+
+    @Test
     void ownerDown_boundsAndOnePast_andTheBackoffMaxAtLeastTheBackoff() {
         var spec = Specs.forwarder(withProps(Map.of(
                 "spector.routing.gateway.owner-down-after", "100",
