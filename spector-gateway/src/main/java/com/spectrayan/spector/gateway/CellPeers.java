@@ -103,7 +103,6 @@ final class CellPeers implements AutoCloseable {
     /** Binds the peer listener and starts publishing this replica's uplinks, when the hop is on. */
     void start(
             GatewayContext context,
-            EventLoopGroup boss,
             EventLoopGroup workers,
             Class<? extends ServerChannel> serverClass,
             HttpDecoderConfig decoder) {
@@ -124,7 +123,6 @@ final class CellPeers implements AutoCloseable {
                 settings.server().idleTimeout(),
                 context,
                 new PeerRelay(m, directory, registry),
-                boss,
                 workers,
                 serverClass,
                 decoder,

@@ -86,8 +86,13 @@ public final class GatewayServer implements AutoCloseable {
     static final Duration REFUSED_LOG_INTERVAL = Duration.ofSeconds(10);
 
     private final IoTransport io;
-    private final EventLoopGroup boss;
+    /**
+     * The event loops, one per core: each accepts on the listeners and serves its connections and
+     * their owner connections (as nginx's workers accept; no loop of its own for accepting, which
+     * on io_uring cost a ring and about 1 MiB of Netty's per-ring memory at idle: issue 14).
+     */
     private final EventLoopGroup workers;
+
     private final Channel serverChannel;
     private final @Nullable Channel tlsChannel;
     private final @Nullable ServerTls tls;
@@ -122,7 +127,6 @@ public final class GatewayServer implements AutoCloseable {
         IoTransport io = IoTransport.of(server.transport());
         this.io = io;
         Class<? extends ServerChannel> serverClass = io.serverChannel();
-        this.boss = new MultiThreadIoEventLoopGroup(1, io.factory());
         this.workers = new MultiThreadIoEventLoopGroup(Runtime.getRuntime().availableProcessors(), io.factory());
 
         OwnershipResolver ownership =
@@ -239,7 +243,7 @@ public final class GatewayServer implements AutoCloseable {
                 new ClientPipeline(context, decoder, uplinks, server.idleTimeout(), server.maxConnections(), null);
         ProblemJson.prepare(); // before the first client: a problem rendered at EMFILE must still work
         ServerBootstrap bootstrap = io.clientOptions(new ServerBootstrap())
-                .group(boss, workers)
+                .group(workers)
                 .channel(serverClass)
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)
@@ -278,7 +282,7 @@ public final class GatewayServer implements AutoCloseable {
         }
         this.tls = serverTls;
         this.tlsChannel = tlsServerChannel;
-        peers.start(context, boss, workers, serverClass, decoder);
+        peers.start(context, workers, serverClass, decoder);
         this.admin = server.adminPort() == ServerSettings.ADMIN_OFF
                 ? null
                 : AdminListener.bind(
@@ -610,7 +614,6 @@ public final class GatewayServer implements AutoCloseable {
         if (t != null) {
             t.close();
         }
-        boss.shutdownGracefully(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         workers.shutdownGracefully(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
                 .awaitUninterruptibly(SHUTDOWN_TIMEOUT.toMillis() + 1000);
         RedisRouting r = redis;

@@ -155,9 +155,11 @@ public final class GatewayTraining implements AutoCloseable {
     /**
      * Copies into {@code dir} (made if missing) each of Netty's native libraries for this machine
      * that the class path holds, under the file name Netty asks {@code System.loadLibrary} for
-     * first: the epoll transport's and netty-tcnative's ({@code libnetty_transport_native_epoll_x86_64.so},
-     * {@code libnetty_tcnative_linux_x86_64.so} on Linux x86-64); returns the names copied (none
-     * on a machine Netty has no library for).
+     * first: the epoll and io_uring transports' and netty-tcnative's ({@code
+     * libnetty_transport_native_epoll_x86_64.so}, {@code libnetty_transport_native_io_uring42_x86_64.so},
+     * {@code libnetty_tcnative_linux_x86_64.so} on Linux x86-64; io_uring's too, so a gateway set to
+     * it does not write its library to a temporary file at each start either); returns the names
+     * copied (none on a machine Netty has no library for).
      */
     static List<String> exportNativeLibraries(Path dir) throws IOException {
         Files.createDirectories(dir);
@@ -165,6 +167,7 @@ public final class GatewayTraining implements AutoCloseable {
         List<String> copied = new ArrayList<>();
         for (String name : List.of(
                 "netty_transport_native_epoll_" + arch,
+                "netty_transport_native_io_uring42_" + arch,
                 "netty_tcnative_" + PlatformDependent.normalizedOs() + "_" + arch)) {
             String file = System.mapLibraryName(name);
             try (InputStream in =

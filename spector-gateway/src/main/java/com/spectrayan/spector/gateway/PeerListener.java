@@ -68,7 +68,6 @@ record PeerListener(Channel server, ChannelGroup connections, AtomicBoolean clos
             Duration idleTimeout,
             GatewayContext context,
             PeerRelay relay,
-            EventLoopGroup boss,
             EventLoopGroup workers,
             Class<? extends ServerChannel> serverClass,
             HttpDecoderConfig decoder,
@@ -79,7 +78,7 @@ record PeerListener(Channel server, ChannelGroup connections, AtomicBoolean clos
         ChannelGroup open = new DefaultChannelGroup("peers", GlobalEventExecutor.INSTANCE, true);
         AtomicBoolean closing = new AtomicBoolean();
         ServerBootstrap bootstrap = new ServerBootstrap()
-                .group(boss, workers)
+                .group(workers)
                 .channel(serverClass)
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)

@@ -8,6 +8,7 @@ import io.netty.util.internal.PlatformDependent;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,18 +36,22 @@ final class GatewayTrainingTest {
     }
 
     @Test
-    void exportNativeLibraries_copiesTheEpollLibraryNettyLoads_underTheNameNettyAsksFor(@TempDir Path dir)
+    void exportNativeLibraries_copiesTheTransportLibrariesNettyLoads_underTheNamesNettyAsksFor(@TempDir Path dir)
             throws Exception {
         assumeTrue(Epoll.isAvailable(), "epoll: Linux with Netty's native transport on the class path");
         Path into = dir.resolve("made/by/the/export");
 
         var copied = GatewayTraining.exportNativeLibraries(into);
 
-        String epoll = System.mapLibraryName("netty_transport_native_epoll_" + PlatformDependent.normalizedArch());
-        assertThat(copied).contains(epoll);
-        try (InputStream in = Objects.requireNonNull(
-                GatewayTraining.class.getClassLoader().getResourceAsStream("META-INF/native/" + epoll))) {
-            assertThat(Files.readAllBytes(into.resolve(epoll))).isEqualTo(in.readAllBytes());
+        String arch = PlatformDependent.normalizedArch();
+        for (String library : List.of(
+                System.mapLibraryName("netty_transport_native_epoll_" + arch),
+                System.mapLibraryName("netty_transport_native_io_uring42_" + arch))) {
+            assertThat(copied).contains(library);
+            try (InputStream in = Objects.requireNonNull(
+                    GatewayTraining.class.getClassLoader().getResourceAsStream("META-INF/native/" + library))) {
+                assertThat(Files.readAllBytes(into.resolve(library))).isEqualTo(in.readAllBytes());
+            }
         }
         try (var files = Files.list(into)) {
             assertThat(files.map(f -> f.getFileName().toString())).containsExactlyInAnyOrderElementsOf(copied);
