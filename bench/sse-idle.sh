@@ -4,7 +4,8 @@
 #   bench/sse-idle.sh [streams=9000] [hold=20]
 # Everything on 127.0.0.1: a reference owner (:19171) whose /api/v1/events the streams read, one
 # gateway (:19170) started by `bin/spector gateway` (the launcher's JVM flags and class-data archive,
-# JAVA_OPTS added; access log off), and SseIdleMain holding the streams. The gateway holds two
+# JAVA_OPTS added; access log off; the owner pool as it comes: each stream leaves its count,
+# spector.routing.gateway.owner-streams), and SseIdleMain holding the streams. The gateway holds two
 # sockets per stream (client and owner), so this machine's 20 000 open files per process cap it at
 # 9 986 streams. Prints the health check's median and slowest of 300 tries on the admin port
 # (:19172, spector.server.admin-port) while it holds them, then of 300 on the client port (curl back
@@ -26,7 +27,7 @@ start_owner 19171
 
 env SPECTOR_CELL_ROLE=gateway SPECTOR_CELL_RING_MEMBERS=owner-0=http://127.0.0.1:19171 \
   SPECTOR_SERVER_PORT=19170 SPECTOR_SERVER_ADMIN_PORT=19172 SPECTOR_SERVER_HOST=127.0.0.1 SPECTOR_ROUTING_REDIS_ENABLED=false \
-  SPECTOR_SECURITY_JWT_HMAC_SECRET="$(cat "$work/secret")" SPECTOR_SERVER_ACCESS_LOG=off SPECTOR_ROUTING_GATEWAY_OWNER_CONNECTIONS=8192 \
+  SPECTOR_SECURITY_JWT_HMAC_SECRET="$(cat "$work/secret")" SPECTOR_SERVER_ACCESS_LOG=off \
   JAVA_OPTS="-Dio.netty.leakDetection.level=disabled ${JAVA_OPTS:-}" "$root/bin/spector" gateway > "$work/gateway.log" 2>&1 &
 gateway=$!
 pids+=($gateway)
