@@ -28,6 +28,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
@@ -143,6 +144,18 @@ final class RelayExchange implements RelayHooks {
     /** A {@link BodySource#next} of the caller's body is outstanding. Guarded by this. */
     private boolean reading;
 
+    /**
+     * A part of the caller's body was asked for: the request can no longer be started again on
+     * another link. Guarded by this.
+     */
+    private boolean bodyAsked;
+
+    /**
+     * The links that refused this relay's stream ({@code REFUSED_STREAM}: nothing of it was
+     * processed, RFC 9113 section 8.7), left out when it is started again on another. Guarded by this.
+     */
+    private final List<WorkerLink> refusedBy = new ArrayList<>(1);
+
     /** The caller's body ended, failed or was given up: never read or cancel it again. Guarded by this. */
     private boolean eof;
 
@@ -240,6 +253,11 @@ final class RelayExchange implements RelayHooks {
             fail(Failures.noLink(workerId), false);
             return;
         }
+        startOn(link);
+    }
+
+    /** Sends the request on {@code link}: a v2 stream, or v1's {@code relay.request} and body calls. */
+    private void startOn(WorkerLink link) {
         RelayedRequest request = call.request();
         boolean hasBody = request.body() != null;
         RealGatewayWorkerClient c = link.relayClient();
@@ -346,6 +364,45 @@ final class RelayExchange implements RelayHooks {
     }
 
     /**
+     * A link refused the relay's stream ({@code REFUSED_STREAM}: the worker's 16 open streams on
+     * that link, or the link going away), so nothing of it was processed (RFC 9113 section 8.7) and
+     * it goes to another of the worker's links, as PROTOCOL section 9.4 says: each link once, while
+     * no part of the caller's body was asked for (it could not be sent again) and no other ending
+     * came first. Answers false when it was not started again; the caller then fails it {@code
+     * WORKER_UNREACHABLE}.
+     */
+    private boolean startedAgainElsewhere(V2Relay refused) {
+        WorkerLink from;
+        List<WorkerLink> excluded;
+        synchronized (this) {
+            if (finished || headSeen || bodyAsked || v2Relay != refused) {
+                return false;
+            }
+            from = link;
+            if (from != null) {
+                refusedBy.add(from);
+            }
+            excluded = List.copyOf(refusedBy);
+            // As after permitted(): the slot held, nothing sent on any link.
+            link = null;
+            client = null;
+            v2Relay = null;
+            requestSent = false;
+            uploading = false;
+        }
+        assertNoLock();
+        if (from != null) {
+            from.relayEnded();
+        }
+        WorkerLink next = directory.live(workerId, call.request().eventLoop(), excluded);
+        if (next == null) {
+            return false;
+        }
+        startOn(next);
+        return true;
+    }
+
+    /**
      * The stream of one v2 relay: its handler (on the link's event loop) and the upload, which
      * also runs on that loop, where {@link V2Stream#isWritable()} is answered.
      */
@@ -395,10 +452,11 @@ final class RelayExchange implements RelayHooks {
                 return;
             }
             synchronized (RelayExchange.this) {
-                if (finished || !uploading || endSent || reading || eof) {
-                    return;
+                if (finished || !uploading || endSent || reading || eof || v2Relay != this) {
+                    return; // v2Relay: a stream refused and started again on another link pumps no more
                 }
                 reading = true;
+                bodyAsked = true;
             }
             assertNoLock();
             source.nextBufOn(connection.channel().eventLoop(), (part, error) -> partRead(s, part, error));
@@ -491,10 +549,14 @@ final class RelayExchange implements RelayHooks {
             if (code == V2ErrorCode.RELAY_ERROR && error != null) {
                 fail(error.toException(), false, true); // the worker's own error, behind what it sent
             } else if (code == V2ErrorCode.REFUSED_STREAM) {
-                fail(
-                        Failures.unreachable(
-                                workerId, "worker " + workerId + " refused the relay (REFUSED_STREAM)", null),
-                        false);
+                if (!startedAgainElsewhere(this)) {
+                    fail(
+                            Failures.unreachable(
+                                    workerId,
+                                    "worker " + workerId + " refused the relay (REFUSED_STREAM) on every link it holds",
+                                    null),
+                            false);
+                }
             } else {
                 fail(
                         Failures.invalidResponse(
@@ -636,6 +698,7 @@ final class RelayExchange implements RelayHooks {
                 return false;
             } else {
                 reading = true;
+                bodyAsked = true;
             }
         }
         assertNoLock();

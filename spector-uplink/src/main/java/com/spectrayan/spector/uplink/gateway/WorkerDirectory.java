@@ -182,6 +182,14 @@ public final class WorkerDirectory {
      * caller's loop loses to an idler one elsewhere).
      */
     public @Nullable WorkerLink live(String workerId, @Nullable EventLoop prefer) {
+        return live(workerId, prefer, List.of());
+    }
+
+    /**
+     * As {@link #live(String, EventLoop)}, leaving out the links in {@code excluded}: those that
+     * refused a relay's stream ({@code REFUSED_STREAM}), which it may retry on another.
+     */
+    public @Nullable WorkerLink live(String workerId, @Nullable EventLoop prefer, List<WorkerLink> excluded) {
         List<WorkerLink> held = links.get(workerId);
         if (held == null) {
             return null;
@@ -191,7 +199,7 @@ public final class WorkerDirectory {
         WorkerLink best = null;
         for (int i = 0; i < n; i++) {
             WorkerLink l = held.get((start + i) % n);
-            if (!l.takesNewRelays()) {
+            if (!l.takesNewRelays() || excluded.contains(l)) {
                 continue;
             }
             if (best == null

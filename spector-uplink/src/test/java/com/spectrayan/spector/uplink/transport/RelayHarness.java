@@ -78,8 +78,9 @@ final class RelayHarness implements AutoCloseable {
     private RelayHarness(boolean gatewayV2) {
         gatewaySpeaksV2 = gatewayV2;
         gateway = gatewayV2
-                ? new TestGateway(group, 0, this::accepted)
-                : TestGateway.speakingV1Only(group, this::accepted);
+                ? new TestGateway(group, 0, (id, channel) -> accepted(id, 0, channel))
+                : TestGateway.speakingV1Only(group, (id, channel) -> accepted(id, 0, channel));
+        gateway.receiveWithSlots(this::accepted);
     }
 
     /** A gateway that speaks v1 only (as one from before v2, or with {@code spector.uplink.v2} off). */
@@ -97,10 +98,10 @@ final class RelayHarness implements AutoCloseable {
         return app.handle(request);
     }
 
-    private FrameChannel.Receiver accepted(String workerId, FrameChannel channel) {
+    private FrameChannel.Receiver accepted(String workerId, int slot, FrameChannel channel) {
         RecordingChannel recording = RecordingChannel.over(channel);
         RealGatewayWorkerClient client = RealGatewayWorkerClient.over(workerId, recording);
-        directory.register(new WorkerLink(workerId, client));
+        directory.register(new WorkerLink(workerId, slot, "test", java.time.Instant.now(), client));
         gatewayEnds.computeIfAbsent(workerId, id -> new LinkedBlockingQueue<>()).add(recording);
         return recording.receiving(client);
     }
@@ -126,11 +127,23 @@ final class RelayHarness implements AutoCloseable {
      * {@code protocol}, or v1 when the gateway speaks v1 only.
      */
     RecordingChannel connect(String workerId, UplinkSession.Role role, Protocol protocol) {
+        return connect(workerId, role, protocol, -1);
+    }
+
+    /**
+     * Connects one more link of worker {@code workerId} over v2, in {@code slot} (PROTOCOL.md, "Links
+     * per worker"), beside the links it holds; returns the gateway's end.
+     */
+    RecordingChannel connectSlot(String workerId, int slot) {
+        return connect(workerId, UplinkSession.Role.GATEWAY_UPLINK, Protocol.V2, slot);
+    }
+
+    private RecordingChannel connect(String workerId, UplinkSession.Role role, Protocol protocol, int slot) {
         WorkerOptions options = WorkerOptions.builder(workerId)
                 .relayTarget("app", this::app)
                 .relayTarget(LONGEST_TARGET, this::app)
                 .build();
-        return dial(workerId, protocol, channel -> UplinkSession.start(channel, role, options));
+        return dial(workerId, protocol, slot, channel -> UplinkSession.start(channel, role, options));
     }
 
     /**
@@ -139,12 +152,14 @@ final class RelayHarness implements AutoCloseable {
      */
     RecordingChannel connectRaw(
             String workerId, java.util.function.Function<FrameChannel, FrameChannel.Receiver> receiver) {
-        return dial(workerId, Protocol.V2, receiver);
+        return dial(workerId, Protocol.V2, -1, receiver);
     }
 
+    /** Dials worker {@code workerId}'s uplink; {@code slot} -1: none named (the worker's one link). */
     private RecordingChannel dial(
             String workerId,
             Protocol protocol,
+            int slot,
             java.util.function.Function<FrameChannel, FrameChannel.Receiver> receiver) {
         BlockingQueue<FrameChannel> ends = workerEnds.computeIfAbsent(workerId, id -> new LinkedBlockingQueue<>());
         java.util.function.Function<FrameChannel, FrameChannel.Receiver> serve = channel -> {
@@ -155,6 +170,9 @@ final class RelayHarness implements AutoCloseable {
         };
         UplinkDialer.Builder builder = UplinkDialer.builder(gateway.uri(), workerId, TestGateway.TOKEN, group)
                 .reconnect(Duration.ofMillis(100), Duration.ofMillis(400));
+        if (slot >= 0) {
+            builder.slot(slot);
+        }
         UplinkDialer dialer = (protocol == Protocol.V2 ? builder.onUplink(serve) : builder.onConnected(serve)).build();
         dialers.put(workerId, dialer);
         closing.add(dialer);

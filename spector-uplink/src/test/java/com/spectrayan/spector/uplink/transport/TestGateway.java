@@ -52,6 +52,19 @@ final class TestGateway implements AutoCloseable {
     private final EventLoopGroup group;
     private final ChannelGroup accepted = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final @Nullable BiFunction<String, FrameChannel, FrameChannel.Receiver> extra;
+
+    /** Makes the receiver of an accepted uplink knowing its slot; set once, before any worker dials. */
+    interface SlotReceiver {
+        FrameChannel.Receiver receiver(String workerId, int slot, FrameChannel channel);
+    }
+
+    private volatile @Nullable SlotReceiver slotted;
+
+    /** From now on accepted uplinks get their receiver from {@code receiver}, which is told their slot. */
+    void receiveWithSlots(SlotReceiver receiver) {
+        this.slotted = receiver;
+    }
+
     private final Channel server;
     private final @Nullable SslContext tls;
 
@@ -204,6 +217,10 @@ final class TestGateway implements AutoCloseable {
     }
 
     private FrameChannel.Receiver uplink(String workerId, int slot, FrameChannel channel) {
+        SlotReceiver s = slotted;
+        if (s != null) {
+            return s.receiver(workerId, slot, channel);
+        }
         BiFunction<String, FrameChannel, FrameChannel.Receiver> e = extra;
         if (e != null) {
             return e.apply(workerId, channel);

@@ -1,0 +1,124 @@
+package com.spectrayan.spector.uplink.transport;
+
+import static com.spectrayan.spector.testkit.Waits.take;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.W1;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.call;
+import static com.spectrayan.spector.uplink.transport.RelayHarness.respond;
+import static java.util.Objects.requireNonNull;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.spectrayan.spector.contract.ErrorCode;
+import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.RelayedRequest;
+import com.spectrayan.spector.uplink.RelayedResponse;
+import com.spectrayan.spector.uplink.gateway.WorkerLink;
+import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
+import com.spectrayan.spector.uplink.internal.v2.RequestHead;
+import com.spectrayan.spector.uplink.internal.v2.V2Connection;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A v2 stream a link refuses ({@code REFUSED_STREAM}: nothing of it was processed, RFC 9113 section
+ * 8.7) goes to the worker's other links before the relay fails, as PROTOCOL.md section 9.4 says
+ * ("WORKER_UNREACHABLE when the worker's other links cannot take it either"). A worker with two
+ * real links over real sockets; one is made full (16 open streams of its own, opened on the link
+ * directly, so the gateway's count of its relays does not see them and picks it as the idler
+ * link), so the worker refuses the 17th there. Before, that relay failed {@code
+ * WORKER_UNREACHABLE} with the other link able to take it.
+ */
+final class RelayRefusedStreamTest {
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    private final RelayHarness h = new RelayHarness();
+
+    @AfterEach
+    void close() {
+        h.close();
+    }
+
+    private static RequestHead holdHead() {
+        return new RequestHead("app", "GET", "http://app.local/hold", List.of(), "acme", null, null, -1);
+    }
+
+    /** Opens 16 streams the target never answers directly on {@code link}: the worker takes no 17th there. */
+    private void fill(WorkerLink link) {
+        V2Connection v2 = requireNonNull(((RealGatewayWorkerClient) link.client()).v2());
+        for (int i = 0; i < Limits.ACTIVE_RELAYS_PER_CONNECTION.max(); i++) {
+            v2.openStream(holdHead(), true, new StreamProbe());
+        }
+        for (int i = 0; i < Limits.ACTIVE_RELAYS_PER_CONNECTION.max(); i++) {
+            RelayedRequest held = take(h.targetCalls, "open stream " + i + " of 16 reaches the target", WAIT);
+            assertThat(held.url().getPath()).isEqualTo("/hold");
+        }
+    }
+
+    private void serve() {
+        h.target(request -> request.url().getPath().equals("/hold") ? new CompletableFuture<>() : respond(200, null));
+    }
+
+    @Test
+    void aStreamRefusedOnAFullLink_isRelayedOnTheWorkersOtherLink() throws Exception {
+        serve();
+        h.connectSlot(W1, 0);
+        h.connectSlot(W1, 1);
+        List<WorkerLink> links = h.directory.links(W1);
+        assertThat(links).as("two links, one worker").hasSize(2);
+        // One relay held through the gateway: its link counts one running, so the next relay goes
+        // to the other link (the fewest running), which is then made full behind the gateway's count.
+        CompletableFuture<RelayedResponse> held =
+                h.relay().relay(W1, call("GET", "/hold", null)).toCompletableFuture();
+        take(h.targetCalls, "the held relay reaches the target", WAIT);
+        WorkerLink busy =
+                links.stream().filter(l -> l.activeRelays() == 1).findFirst().orElseThrow();
+        WorkerLink full = links.get(0) == busy ? links.get(1) : links.get(0);
+        fill(full);
+
+        RelayedResponse r = h.relay()
+                .relay(W1, call("GET", "/ok", null))
+                .toCompletableFuture()
+                .get(WAIT.toMillis(), TimeUnit.MILLISECONDS); // before: WORKER_UNREACHABLE
+        assertThat(r.status()).isEqualTo(200);
+        RelayedRequest served = take(h.targetCalls, "the relay reaches the target", WAIT);
+        assertThat(served.url().getPath()).isEqualTo("/ok");
+        assertThat(h.targetCalls).as("it reached the target once").isEmpty();
+        assertThat(full.activeRelays())
+                .as("the refused relay left the full link's count")
+                .isZero();
+        assertThat(held).isNotDone();
+    }
+
+    @Test
+    void aStreamRefusedOnEveryLink_failsWorkerUnreachable_afterOneTryEach() throws Exception {
+        serve();
+        h.connectSlot(W1, 0);
+        h.connectSlot(W1, 1);
+        List<WorkerLink> links = h.directory.links(W1);
+        assertThat(links).hasSize(2);
+        fill(links.get(0));
+        fill(links.get(1));
+
+        CompletableFuture<RelayedResponse> refused =
+                h.relay().relay(W1, call("GET", "/ok", null)).toCompletableFuture();
+
+        Throwable failure = org.assertj.core.api.Assertions.catchThrowable(
+                () -> refused.get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        Throwable cause = failure.getCause() instanceof CompletionException c ? c.getCause() : failure.getCause();
+        assertThat(cause)
+                .isInstanceOfSatisfying(
+                        SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.WORKER_UNREACHABLE))
+                .hasMessageContaining("REFUSED_STREAM")
+                .hasMessageContaining("every link");
+        assertThat(h.targetCalls).as("neither link's worker served it").isEmpty();
+        assertThat(links)
+                .allSatisfy(l -> assertThat(l.activeRelays())
+                        .as("the refused relay is counted on no link")
+                        .isZero());
+    }
+}
