@@ -101,8 +101,10 @@ public final class WorkerDirectory {
     }
 
     /**
-     * Registers a link: it joins the worker's others, replacing and closing the one in its slot.
-     * Returns false, having closed the new link, when it is refused ({@link #refusal}).
+     * Registers a link: it joins the worker's others, replacing and closing the one in its slot
+     * (one that is going away is left to finish its relays: it closes itself after the last, and
+     * the worker dialled again because it was told so). Returns false, having closed the new link,
+     * when it is refused ({@link #refusal}).
      */
     public boolean register(WorkerLink link) {
         String id = link.workerId();
@@ -133,7 +135,7 @@ public final class WorkerDirectory {
         }
         link.closed().whenComplete((v, e) -> remove(link));
         WorkerLink previous = replaced[0];
-        if (previous != null && previous != link) {
+        if (previous != null && previous != link && !previous.isGoingAway()) {
             previous.close("replaced by a newer uplink in slot " + link.slot() + " of worker " + id);
         }
         changed(id);

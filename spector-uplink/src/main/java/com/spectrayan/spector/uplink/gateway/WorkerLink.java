@@ -129,12 +129,18 @@ public final class WorkerLink {
 
     /**
      * Takes the link out of service: no new relay picks it, and it closes with 1001 Going Away and
-     * {@code reason} once the relays running on it ended (now when none does). Idempotent.
+     * {@code reason} once the relays running on it ended (now when none does). A v2 link is told at
+     * once with a GOAWAY (PROTOCOL.md section 9.8), so its worker dials the slot again (to another
+     * replica: a draining gateway accepts no uplink) while this link finishes its relays, instead
+     * of after the close: the worker stays reachable through the cell the whole drain. Idempotent.
      */
     public void goAway(String reason) {
         requireNonNull(reason, "reason");
         if (goingAway == null) {
             goingAway = reason;
+            if (activeRelays.get() > 0) {
+                client.announceGoAway(reason);
+            }
         }
         if (activeRelays.get() == 0) {
             client.goAway(goingAway);

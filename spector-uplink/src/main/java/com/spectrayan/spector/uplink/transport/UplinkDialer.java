@@ -40,6 +40,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -57,7 +60,9 @@ import org.slf4j.LoggerFactory;
  * re-dials after a failure
  * or a close with jittered exponential backoff between {@link Limits#RECONNECT_MIN} and {@link
  * Limits#RECONNECT_MAX}, until {@link #close()}; a link the gateway closed with 1001 Going Away (its
- * drain) is re-dialled at once, within {@link #GOING_AWAY_REDIAL_JITTER}. It pings the gateway every ping interval, whatever
+ * drain) is re-dialled at once, within {@link #GOING_AWAY_REDIAL_JITTER}, and so is a v2 link whose
+ * gateway sent GOAWAY (the drain's start): the new dial takes the slot while the old link finishes
+ * its streams until the gateway closes it, which then dials nothing more. It pings the gateway every ping interval, whatever
  * else it writes, so the gateway's pongs keep arriving even while the worker only streams a
  * response out; and it closes a connection that has received nothing (pongs included) for the
  * idle timeout, three ping intervals by default, which is then re-dialled. The gateway closes an
@@ -147,6 +152,12 @@ public final class UplinkDialer implements AutoCloseable {
     private boolean closed;
     private int failuresInARow;
     private @Nullable Channel current;
+    /**
+     * Links the gateway sent away with a GOAWAY and the slot was dialled again for: each finishes
+     * its streams until the gateway closes it; closed by {@link #close}. Guarded by lock.
+     */
+    private final Set<Channel> retiring = new HashSet<>();
+
     private @Nullable ScheduledFuture<?> retry;
 
     private UplinkDialer(Builder b) {
@@ -234,6 +245,7 @@ public final class UplinkDialer implements AutoCloseable {
     public void close() {
         Channel c;
         ScheduledFuture<?> r;
+        List<Channel> old;
         synchronized (lock) {
             if (closed) {
                 return;
@@ -243,9 +255,19 @@ public final class UplinkDialer implements AutoCloseable {
             r = retry;
             current = null;
             retry = null;
+            old = List.copyOf(retiring);
+            retiring.clear();
         }
         if (r != null) {
             r.cancel(false);
+        }
+        for (Channel o : old) {
+            V2FrameChannel v2 = o.attr(Attrs.V2).get();
+            if (v2 != null && v2.isOpen()) {
+                v2.close("worker stopping");
+            } else {
+                o.close();
+            }
         }
         if (c != null) {
             WebSocketFrameChannel frames = c.attr(Attrs.FRAMES).get();
@@ -505,6 +527,7 @@ public final class UplinkDialer implements AutoCloseable {
             }
             failuresInARow = 0;
         }
+        v2.onGoAway(() -> sentAway(ch));
         Keepalive.pingEvery(pingInterval, ch, v2::ping);
         log.info("uplink of worker {} connected to {} over {}", workerId, uri, V2Limits.SUBPROTOCOL);
         try {
@@ -540,6 +563,31 @@ public final class UplinkDialer implements AutoCloseable {
         }
     }
 
+    /**
+     * The gateway's GOAWAY on a v2 link (its drain began, PROTOCOL.md section 9.8): the slot is
+     * dialled again now, within {@link #GOING_AWAY_REDIAL_JITTER}, and the link goes on with the
+     * streams it runs until the gateway closes it. A draining gateway accepts no uplink, so the new
+     * one reaches another replica, and the worker stays reachable through the cell the whole
+     * drain, not only after it. On the link's event loop.
+     */
+    private void sentAway(Channel ch) {
+        long delay;
+        synchronized (lock) {
+            if (closed || current != ch) {
+                return; // stopping, or a second GOAWAY: dialled again already
+            }
+            current = null;
+            retiring.add(ch);
+            delay = goingAwayDelayMillis();
+            retry = group.next().schedule(this::dial, delay, TimeUnit.MILLISECONDS);
+        }
+        log.info(
+                "uplink of worker {} sent away by the gateway (GOAWAY); dialling its slot again in {} ms while"
+                        + " the link finishes its streams",
+                workerId,
+                delay);
+    }
+
     private void ended(Channel ch) {
         WebSocketFrameChannel frames = ch.attr(Attrs.FRAMES).get();
         V2FrameChannel v2 = ch.attr(Attrs.V2).get();
@@ -550,6 +598,9 @@ public final class UplinkDialer implements AutoCloseable {
         String peerReason = v2 != null ? v2.peerCloseReason() : frames == null ? null : frames.peerCloseReason();
         long delay;
         synchronized (lock) {
+            if (retiring.remove(ch)) {
+                return; // sent away before: its slot was dialled again then
+            }
             if (current == ch) {
                 current = null;
             }

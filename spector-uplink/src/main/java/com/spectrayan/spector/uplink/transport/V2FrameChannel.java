@@ -61,6 +61,9 @@ final class V2FrameChannel implements FrameChannel, V2Carrier {
     /** The receiver, once {@link #open} made it; written and read on the event loop. */
     private @Nullable Receiver receiver;
 
+    /** What runs when the peer's GOAWAY arrives ({@link #onGoAway}); read on the event loop. */
+    private volatile @Nullable Runnable goAwayAction;
+
     /** Whether the link closed; the failure that closed it, if any (read from any thread). */
     private volatile boolean closed;
 
@@ -137,6 +140,15 @@ final class V2FrameChannel implements FrameChannel, V2Carrier {
     @Override
     public void close(String reason) {
         connection.close(WebSocketCloseStatus.NORMAL_CLOSURE, requireNonNull(reason, "reason"));
+    }
+
+    /**
+     * Runs {@code action} on the event loop when the peer's GOAWAY with {@code NO_ERROR} arrives
+     * (each time one does): a graceful one, a drain's. A GOAWAY with an error code comes right
+     * before the close, which the dialer answers as any close. Set once the link is made.
+     */
+    public void onGoAway(Runnable action) {
+        goAwayAction = requireNonNull(action, "action");
     }
 
     /**
@@ -222,6 +234,14 @@ final class V2FrameChannel implements FrameChannel, V2Carrier {
                 return;
             }
             r.onFrame(frame);
+        }
+
+        @Override
+        public void onGoAway(V2Frame.GoAway goAway) {
+            Runnable action = goAwayAction;
+            if (action != null && goAway.code() == V2ErrorCode.NO_ERROR) {
+                action.run();
+            }
         }
 
         private static boolean isRelayOp(String op) {

@@ -222,6 +222,15 @@ final class RelayHarness implements AutoCloseable {
         return ((WebSocketFrameChannel) end).channel();
     }
 
+    /** Returns the dialer of worker {@code workerId}'s last {@code connect}. */
+    UplinkDialer dialer(String workerId) {
+        UplinkDialer d = dialers.get(workerId);
+        if (d == null) {
+            throw new AssertionError("worker " + workerId + " never dialled");
+        }
+        return d;
+    }
+
     /** Stops a worker's dialer (and so its uplink). */
     void stopWorker(String workerId) {
         UplinkDialer d = dialers.get(workerId);

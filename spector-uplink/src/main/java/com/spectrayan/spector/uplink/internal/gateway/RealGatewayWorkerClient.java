@@ -8,6 +8,7 @@ import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.gateway.GatewayWorkerClient;
 import com.spectrayan.spector.uplink.internal.v2.V2Carrier;
 import com.spectrayan.spector.uplink.internal.v2.V2Connection;
+import com.spectrayan.spector.uplink.internal.v2.V2ErrorCode;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayCancel;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
@@ -126,6 +127,19 @@ public final class RealGatewayWorkerClient implements GatewayWorkerClient {
     public void close(String reason) {
         shutDown(Failures.unreachable(workerId, "worker " + workerId + " uplink closed: " + reason, null));
         channel.close(reason);
+    }
+
+    /**
+     * Tells the worker that this link is going away, before it closes: on a v2 link a GOAWAY with
+     * {@code NO_ERROR} and the highest stream opened (section 9.8), after which no stream opens on
+     * it and the worker dials its slot again while the link finishes its relays; nothing on v1,
+     * which has no such frame (the worker learns it from the close).
+     */
+    public void announceGoAway(String reason) {
+        V2Connection c = v2;
+        if (c != null) {
+            c.goAwayAtHighest(V2ErrorCode.NO_ERROR, reason);
+        }
     }
 
     /** Closes the uplink as {@link #close} does, with WebSocket's 1001 Going Away: the worker re-dials at once. */

@@ -343,6 +343,21 @@ public final class V2Connection {
     }
 
     /**
+     * Sends GOAWAY as {@link #goAway} does, its last stream id the highest this side opened when
+     * it goes out (read on the loop): the gateway's announcement that its drain began.
+     */
+    public void goAwayAtHighest(V2ErrorCode code, String reason) {
+        requireNonNull(code, "code");
+        String text = cut(requireNonNull(reason, "reason"), V2Limits.MAX_GOAWAY_REASON);
+        run(null, () -> {
+            int last = highestStreamId;
+            goAwayAbove = Math.min(goAwayAbove, (long) last + 1);
+            goneAway = true;
+            control(new V2Frame.GoAway(last, code, text));
+        });
+    }
+
+    /**
      * Closes the link with a WebSocket close of {@code status} (1000, or 1001 for a drain) and
      * {@code reason}: open streams get {@link V2StreamHandler#onLinkClosed}, queued frames are
      * dropped and released.
