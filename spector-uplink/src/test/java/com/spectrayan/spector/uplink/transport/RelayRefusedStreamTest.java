@@ -59,17 +59,22 @@ final class RelayRefusedStreamTest {
         }
     }
 
-    private void serve() {
+    /**
+     * Serves {@code /hold} never and anything else 200, and connects worker {@code w1} with two
+     * links (slots 0 and 1); returns them by slot.
+     */
+    private List<WorkerLink> workerWithTwoLinks() {
         h.target(request -> request.url().getPath().equals("/hold") ? new CompletableFuture<>() : respond(200, null));
-    }
-
-    @Test
-    void aStreamRefusedOnAFullLink_isRelayedOnTheWorkersOtherLink() throws Exception {
-        serve();
         h.connectSlot(W1, 0);
         h.connectSlot(W1, 1);
         List<WorkerLink> links = h.directory.links(W1);
         assertThat(links).as("two links, one worker").hasSize(2);
+        return links;
+    }
+
+    @Test
+    void aStreamRefusedOnAFullLink_isRelayedOnTheWorkersOtherLink() throws Exception {
+        List<WorkerLink> links = workerWithTwoLinks();
         // One relay held through the gateway: its link counts one running, so the next relay goes
         // to the other link (the fewest running), which is then made full behind the gateway's count.
         CompletableFuture<RelayedResponse> held =
@@ -96,11 +101,7 @@ final class RelayRefusedStreamTest {
 
     @Test
     void aStreamRefusedOnEveryLink_failsWorkerUnreachable_afterOneTryEach() throws Exception {
-        serve();
-        h.connectSlot(W1, 0);
-        h.connectSlot(W1, 1);
-        List<WorkerLink> links = h.directory.links(W1);
-        assertThat(links).hasSize(2);
+        List<WorkerLink> links = workerWithTwoLinks();
         fill(links.get(0));
         fill(links.get(1));
 
