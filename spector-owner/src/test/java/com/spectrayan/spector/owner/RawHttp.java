@@ -36,6 +36,17 @@ final class RawHttp implements AutoCloseable {
         in = socket.getInputStream();
     }
 
+    /**
+     * Answers whether this socket connected to itself: a connect to a loopback port nobody listens
+     * on can pick that very port as its source and open (TCP's simultaneous open). Linux picks
+     * even source ports for connects and odd ones for {@code bind(0)}, so it happens only once the
+     * even ones are used up, as on a busy CI run: then a dial to a closed owner's port "succeeds".
+     */
+    boolean connectsToItself() {
+        return socket.getLocalPort() == socket.getPort()
+                && socket.getLocalAddress().equals(socket.getInetAddress());
+    }
+
     RawHttp(ReferenceOwner owner) throws IOException {
         this(InetAddress.getLoopbackAddress(), owner.port());
     }
