@@ -224,7 +224,11 @@ public final class UplinkDialer implements AutoCloseable {
         return attempts.get();
     }
 
-    /** Answers whether an uplink is open now: upgraded to the protocol, not merely TCP-connected. */
+    /**
+     * Answers whether an uplink is open now: upgraded to the protocol, not merely TCP-connected. A
+     * link its gateway sent away (GOAWAY) no longer counts while it finishes its streams: it takes
+     * no new relay, and the slot is being dialled again.
+     */
     public boolean isConnected() {
         synchronized (lock) {
             Channel c = current;
