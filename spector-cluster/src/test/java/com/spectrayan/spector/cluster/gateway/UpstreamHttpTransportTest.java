@@ -158,16 +158,20 @@ final class UpstreamHttpTransportTest {
         }
     }
 
-    private static TransportSpec specWithStreams(int maxConnections, int maxPending, int maxStreams) {
-        return new TransportSpec(
-                Duration.ofSeconds(2),
-                maxConnections,
-                maxPending,
-                Duration.ofSeconds(2),
-                Duration.ofSeconds(30),
-                16 * 1024,
-                8192,
-                maxStreams);
+    /** A transport over NIO with these bounds per owner per loop ({@code maxStreams}: event streams out of the count). */
+    private static UpstreamHttpTransport withStreams(int maxConnections, int maxPending, int maxStreams) {
+        return new UpstreamHttpTransport(
+                new TransportSpec(
+                        Duration.ofSeconds(2),
+                        maxConnections,
+                        maxPending,
+                        Duration.ofSeconds(2),
+                        Duration.ofSeconds(30),
+                        16 * 1024,
+                        8192,
+                        maxStreams),
+                NioSocketChannel.class,
+                NioDatagramChannel.class);
     }
 
     private static Channel acquired(UpstreamHttpTransport t, EventLoop loop, URI uri) throws Exception {
@@ -183,8 +187,7 @@ final class UpstreamHttpTransportTest {
      */
     @Test
     void stream_leavesTheConnectionCount_upToMaxStreams_thenCounts() throws Exception {
-        try (UpstreamHttpTransport t =
-                new UpstreamHttpTransport(specWithStreams(1, 0, 1), NioSocketChannel.class, NioDatagramChannel.class)) {
+        try (UpstreamHttpTransport t = withStreams(1, 0, 1)) {
             EventLoop loop = group.next();
             URI uri = ownerUri();
             Channel a = acquired(t, loop, uri);
@@ -217,8 +220,7 @@ final class UpstreamHttpTransportTest {
     /** A stream that ends reusable with room in the count is pooled again; one the owner closes leaves both counts. */
     @Test
     void stream_thatEnds_comesBackIntoTheCount_orLeavesItWhenClosed() throws Exception {
-        try (UpstreamHttpTransport t =
-                new UpstreamHttpTransport(specWithStreams(1, 0, 1), NioSocketChannel.class, NioDatagramChannel.class)) {
+        try (UpstreamHttpTransport t = withStreams(1, 0, 1)) {
             EventLoop loop = group.next();
             URI uri = ownerUri();
             Channel a = acquired(t, loop, uri);
@@ -250,8 +252,7 @@ final class UpstreamHttpTransportTest {
     /** A waiter of a full pool connects as soon as the connection it waits behind becomes a stream. */
     @Test
     void stream_letsAWaiterConnect() throws Exception {
-        try (UpstreamHttpTransport t =
-                new UpstreamHttpTransport(specWithStreams(1, 1, 1), NioSocketChannel.class, NioDatagramChannel.class)) {
+        try (UpstreamHttpTransport t = withStreams(1, 1, 1)) {
             EventLoop loop = group.next();
             URI uri = ownerUri();
             Channel a = acquired(t, loop, uri);
@@ -269,8 +270,7 @@ final class UpstreamHttpTransportTest {
     /** With {@code maxStreamsPerOwner} 0 every stream counts, as before the fix. */
     @Test
     void stream_withNoStreamsAllowed_staysCounted() throws Exception {
-        try (UpstreamHttpTransport t =
-                new UpstreamHttpTransport(specWithStreams(1, 0, 0), NioSocketChannel.class, NioDatagramChannel.class)) {
+        try (UpstreamHttpTransport t = withStreams(1, 0, 0)) {
             EventLoop loop = group.next();
             URI uri = ownerUri();
             Channel a = acquired(t, loop, uri);

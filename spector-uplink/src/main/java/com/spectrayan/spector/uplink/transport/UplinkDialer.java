@@ -572,13 +572,16 @@ public final class UplinkDialer implements AutoCloseable {
      * dialled again now, within {@link #GOING_AWAY_REDIAL_JITTER}, and the link goes on with the
      * streams it runs until the gateway closes it. A draining gateway accepts no uplink, so the new
      * one reaches another replica, and the worker stays reachable through the cell the whole
-     * drain, not only after it. On the link's event loop.
+     * drain, not only after it. At most one link of the slot is kept finishing its streams: a
+     * GOAWAY on the new link while the old one still runs waits for its close, as before (a
+     * gateway that sends every link away and never closes them holds two of the worker's links,
+     * not one per dial). On the link's event loop.
      */
     private void sentAway(Channel ch) {
         long delay;
         synchronized (lock) {
-            if (closed || current != ch) {
-                return; // stopping, or a second GOAWAY: dialled again already
+            if (closed || current != ch || !retiring.isEmpty()) {
+                return; // stopping, a second GOAWAY (dialled again already), or one link already retiring
             }
             current = null;
             retiring.add(ch);

@@ -78,4 +78,44 @@ final class WorkerRedialAtGoAwayTest {
                 .atMost(Duration.ofSeconds(2))
                 .until(() -> h.dialer(W1).attempts() == 2);
     }
+
+    /**
+     * A gateway that sends the new link away too while the old one still runs its relay: the
+     * worker keeps at most one link finishing (a hostile gateway that sent every link away and
+     * closed none would otherwise make it dial and hold one more link per GOAWAY), and dials the
+     * slot again when the sent-away link it kept as current closes.
+     */
+    @Test
+    void aSecondGoAway_whileTheFirstLinkStillRuns_dialsNoThirdLink_untilTheSecondCloses() throws Exception {
+        CompletableFuture<RelayedResponse> first = new CompletableFuture<>();
+        CompletableFuture<RelayedResponse> second = new CompletableFuture<>();
+        h.target(request -> request.url().getPath().equals("/first") ? first : second);
+        h.connect(Protocol.V2);
+        WorkerLink one = h.link(W1);
+        CompletableFuture<RelayedResponse> onOne =
+                h.relay().relay(W1, call("GET", "/first", null)).toCompletableFuture();
+        take(h.targetCalls, "the first relay reaches the target", WAIT);
+        one.goAway("gateway draining: reconnect");
+        h.nextGatewayEnd(W1);
+        WorkerLink two = h.link(W1);
+        CompletableFuture<RelayedResponse> onTwo =
+                h.relay().relay(W1, call("GET", "/second", null)).toCompletableFuture();
+        take(h.targetCalls, "the second relay reaches the target", WAIT);
+
+        two.goAway("gateway draining: reconnect");
+        await("no third link while the first still finishes")
+                .during(Duration.ofMillis(400))
+                .atMost(Duration.ofSeconds(2))
+                .until(() -> h.dialer(W1).attempts() == 2);
+
+        first.complete(new RelayedResponse(200, List.of(), null));
+        assertThat(onOne.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).status()).isEqualTo(200);
+        until("the first link closes", WAIT, () -> !one.client().isOpen());
+        assertThat(h.dialer(W1).attempts()).as("its close dials nothing").isEqualTo(2);
+
+        second.complete(new RelayedResponse(200, List.of(), null));
+        assertThat(onTwo.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).status()).isEqualTo(200);
+        h.nextGatewayEnd(W1); // the second link's close (1001) is re-dialled, as any
+        assertThat(h.dialer(W1).attempts()).isEqualTo(3);
+    }
 }
