@@ -1,5 +1,7 @@
 package com.spectrayan.spector.gateway;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
@@ -156,6 +158,23 @@ final class Cell implements AutoCloseable {
                 gateway.port(),
                 "GET " + pathAndQuery + " HTTP/1.1\r\n" + headerLines + "Authorization: Bearer " + token(TENANT)
                         + "\r\n\r\n");
+    }
+
+    /**
+     * Sends {@code n} GETs to {@code namespace}'s echo one after another and asserts each is served
+     * 200 within a second: none waited for an owner connection (the pool's acquire timeout is 2 s).
+     */
+    void assertServedWithoutWaiting(String namespace, int n, String beside) throws IOException, InterruptedException {
+        for (int i = 0; i < n; i++) {
+            long start = System.nanoTime();
+            HttpResponse<String> r = get("/api/v1/namespaces/" + namespace + "/echo?i=" + i);
+            assertThat(r.statusCode())
+                    .as("request %d beside %s: %s", i, beside, r.body())
+                    .isEqualTo(200);
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("not a wait for a connection (the pool's acquire timeout is 2 s)")
+                    .isLessThan(Duration.ofSeconds(1));
+        }
     }
 
     /** Returns what the owners recorded for {@code namespace}, owner by owner, each oldest first. */

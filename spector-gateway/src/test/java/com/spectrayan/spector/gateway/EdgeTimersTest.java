@@ -49,6 +49,9 @@ final class EdgeTimersTest {
     private static final Duration PROMPT_CLOSE = Duration.ofMillis(1500);
 
     private static final int MAX_BODY = 1000;
+    /** Bodies declared longer stream to the owner as they arrive; shorter ones are read whole first. */
+    private static final int REQUEST_BUFFER = 100;
+
     private static final int MAX_INITIAL_LINE = 256;
     private static final int MAX_HEADER = 1024;
     private static final String UPLINK_WORKER = "uw";
@@ -89,6 +92,7 @@ final class EdgeTimersTest {
                 .set("spector.server.idle-timeout", IDLE_TIMEOUT.toMillis() + "ms")
                 .set("spector.routing.gateway.max-buffered-body-bytes", Integer.toString(MAX_BODY))
                 .set("spector.routing.gateway.replay-buffer-bytes", Integer.toString(MAX_BODY))
+                .set("spector.routing.gateway.request-buffer-bytes", Integer.toString(REQUEST_BUFFER))
                 .set("spector.server.max-initial-line-length", Integer.toString(MAX_INITIAL_LINE))
                 .set("spector.server.max-header-size", Integer.toString(MAX_HEADER))
                 .set("spector.uplink.tokens", UPLINK_WORKER + "=" + TokenHashes.sha256Hex(UPLINK_TOKEN))
@@ -225,6 +229,30 @@ final class EdgeTimersTest {
                     .as("answered at the body timeout")
                     .isGreaterThanOrEqualTo(BODY_TIMEOUT.toMillis() - 100);
             uploads.awaitAborted(upload);
+        }
+        uploads.assertNotStored(path);
+    }
+
+    /**
+     * The body timeout holds while a small body is read whole before the owner is contacted: a
+     * client that stalls there gets the same 408 at the same time, and the owner never hears of it
+     * (RFC 9110 §15.5.9).
+     */
+    @Test
+    void shouldAnswer408WhenASmallBodyStallsBeforeTheOwnerIsContacted() {
+        String path = objectPath("stalled-small");
+        try (WireClient c = client().timeout(BODY_TIMEOUT.plus(MARGIN))) {
+            c.send(WireClient.head("PUT", path, token, "Content-Length: " + REQUEST_BUFFER) + "0123456789");
+            long stalled = System.nanoTime();
+
+            Response r = c.read();
+
+            assertThat(r.status()).as("%s", r).isEqualTo(408);
+            assertThat(r.code()).isEqualTo("REQUEST_TIMEOUT");
+            assertThat(r.closed()).isTrue();
+            assertThat(millisSince(stalled))
+                    .as("answered at the body timeout")
+                    .isGreaterThanOrEqualTo(BODY_TIMEOUT.toMillis() - 100);
         }
         uploads.assertNotStored(path);
     }

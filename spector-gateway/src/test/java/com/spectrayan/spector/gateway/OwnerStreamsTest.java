@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -53,16 +52,8 @@ final class OwnerStreamsTest {
                             .isEqualTo(200);
                 }
                 String ns = cell.namespaceOwnedBy("owner-0");
-                for (int i = 0; i <= LOOPS; i++) { // one more than the loops: one shares a loop with two streams
-                    long start = System.nanoTime();
-                    HttpResponse<String> r = cell.get("/api/v1/namespaces/" + ns + "/echo?i=" + i);
-                    assertThat(r.statusCode())
-                            .as("request %d beside the streams: %s", i, r.body())
-                            .isEqualTo(200);
-                    assertThat(Duration.ofNanos(System.nanoTime() - start))
-                            .as("not a wait for a connection (the pool's acquire timeout is 2 s)")
-                            .isLessThan(Duration.ofSeconds(1));
-                }
+                // one more than the loops: one shares a loop with two streams
+                cell.assertServedWithoutWaiting(ns, LOOPS + 1, "the streams");
                 assertThat(cell.served("owner-0", "GET", "/api/v1/namespaces/" + ns + "/echo"))
                         .as("the owner received every request")
                         .hasSize(LOOPS + 1);

@@ -27,6 +27,9 @@ import java.time.Duration;
  *     past it a hand-off's 503 is answered at once
  * @param handoffMaxHeldBytes the body bytes the whole gateway holds at once ({@code
  *     ...handoff-max-held-bytes}); past it the same
+ * @param requestBufferBytes a request body declared at most this long is read whole before its
+ *     owner connection is taken ({@code ...request-buffer-bytes}); at most {@code
+ *     replayBufferBytes} (the body is read into the replay copy); 0 streams every body
  */
 public record ForwarderSpec(
         int retryMax,
@@ -42,7 +45,8 @@ public record ForwarderSpec(
         Duration ownerDownBackoffMax,
         Duration handoffHold,
         int handoffMaxHeld,
-        long handoffMaxHeldBytes) {
+        long handoffMaxHeldBytes,
+        long requestBufferBytes) {
 
     /** Default gateway-wide replay budget: 64 concurrent full replay buffers. */
     public static final long DEFAULT_REPLAY_BUDGET_BYTES = 64L * 1024 * 1024;
@@ -79,6 +83,46 @@ public record ForwarderSpec(
 
     /** Default body bytes held at once per gateway: a quarter of the default replay budget. */
     public static final long DEFAULT_HANDOFF_MAX_HELD_BYTES = 16L * 1024 * 1024;
+
+    /**
+     * Default request buffer: a small API body (nginx's {@code client_body_buffer_size} is 16 KiB
+     * in memory, its bodies past it go to disk; this gateway streams those).
+     */
+    public static final long DEFAULT_REQUEST_BUFFER_BYTES = 64L * 1024;
+
+    /** The limits with the request buffer at its default, or the replay buffer when smaller. */
+    public ForwarderSpec(
+            int retryMax,
+            long maxBodyBytes,
+            long replayBufferBytes,
+            long replayBudgetBytes,
+            Duration ownerTimeout,
+            Duration headDeadline,
+            Duration responseIdleTimeout,
+            Duration streamIdleTimeout,
+            int ownerDownAfter,
+            Duration ownerDownBackoff,
+            Duration ownerDownBackoffMax,
+            Duration handoffHold,
+            int handoffMaxHeld,
+            long handoffMaxHeldBytes) {
+        this(
+                retryMax,
+                maxBodyBytes,
+                replayBufferBytes,
+                replayBudgetBytes,
+                ownerTimeout,
+                headDeadline,
+                responseIdleTimeout,
+                streamIdleTimeout,
+                ownerDownAfter,
+                ownerDownBackoff,
+                ownerDownBackoffMax,
+                handoffHold,
+                handoffMaxHeld,
+                handoffMaxHeldBytes,
+                Math.min(DEFAULT_REQUEST_BUFFER_BYTES, replayBufferBytes));
+    }
 
     /** The limits with passive health at the given values and hand-off holds at their defaults. */
     public ForwarderSpec(
@@ -168,6 +212,10 @@ public record ForwarderSpec(
         }
         if (handoffMaxHeldBytes < 0) {
             throw new IllegalArgumentException("handoffMaxHeldBytes: " + handoffMaxHeldBytes + " (expected: >= 0)");
+        }
+        if (requestBufferBytes < 0 || requestBufferBytes > replayBufferBytes) {
+            throw new IllegalArgumentException("requestBufferBytes: " + requestBufferBytes
+                    + " (expected: 0..replayBufferBytes " + replayBufferBytes + ")");
         }
     }
 

@@ -33,6 +33,7 @@ import org.jspecify.annotations.Nullable;
  *                                                      | last part
  *                                                      v
  *                                                  COMPLETED
+ *  RESOLVING --route, a small body (request buffer)--> BUFFERING --body whole--> CONNECTING
  *  CONNECTING --a pinned fallback: no connection--> CONNECTING
  *  SENDING, AWAITING_HEAD --503 X-Spector-Handoff--> HOLDING --move over, or a poll--> CONNECTING
  *                                                    HOLDING --hold ran out, bound passed--> FAILED
@@ -50,6 +51,13 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Backpressure both ways.</b> The client body is read only while the owner connection is
  *       writable ({@link RequestBody#pause()}); the owner's body is read only while the client
  *       connection is writable ({@code autoRead}).
+ *   <li><b>Small bodies first, then the owner connection.</b> A request whose declared body is at
+ *       most {@link ForwarderSpec#requestBufferBytes()} is read whole into its replay copy
+ *       ({@code BUFFERING}, its bytes reserved from the budget up front, so none is refused)
+ *       before the owner is admitted and a pooled connection taken: a client that uploads slowly
+ *       holds none of an owner's pool meanwhile, and cannot lock the owner's other requests out
+ *       with a few hundred trickling uploads (nginx's {@code proxy_request_buffering}, in memory
+ *       and bounded; Envoy streams). A larger or chunked body streams as it arrives.
  *   <li><b>Bounded replay.</b> Request chunks are kept (as retained slices, no copy) up to {@link
  *       ForwarderSpec#replayBufferBytes()} and within the gateway-wide {@link
  *       ForwarderSpec#replayBudgetBytes()}; once the owner's head is not a 421 they are released.

@@ -100,6 +100,9 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     /** Whether the sink was asked for its socket ({@link ResponseSink#spliceTarget()}): once. */
     private boolean spliceAsked;
 
+    /** Where the first attempt goes once a small body is whole ({@code BUFFERING}), else null. */
+    private @Nullable Buffered buffered;
+
     private boolean learnedOwner;
     private boolean staleRetryUsed;
     private long bodyBytes;
@@ -282,7 +285,9 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             exhausted(RetargetPolicy.BODY_NOT_REPLAYABLE);
             return;
         }
-        body.pause();
+        if (!state.isBuffering()) {
+            body.pause();
+        }
     }
 
     @Override
@@ -300,6 +305,12 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             return;
         }
         armHeadDeadline(); // the owner's time to answer runs from the end of the request
+        Buffered b = buffered;
+        if (state.isBuffering() && b != null) {
+            buffered = null;
+            attempt(b.entry(), b.uri()); // the body is whole in the replay copy: now an owner connection
+            return;
+        }
         Attempt a = current;
         if (a != null && a.isSending()) {
             a.sendEnd();
@@ -331,6 +342,15 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     }
 
     private void attempt(RouteEntry entry, URI uri) {
+        if (readsBodyFirst(entry)) {
+            buffered = new Buffered(entry, uri);
+            if (!state.buffering()) {
+                illegal("buffering");
+                return;
+            }
+            body.start(this); // may deliver the whole body, and so the attempt, before it returns
+            return;
+        }
         if (pinned == null) {
             OwnerHealth.Admission admission = forwarder.health.admit(entry.owner());
             if (admission == OwnerHealth.Admission.REFUSE) {
@@ -348,6 +368,24 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             epochsSeen().merge(entry.owner(), entry.epoch(), Math::max);
         }
         connect(entry, uri);
+    }
+
+    /**
+     * Answers whether this exchange reads its body whole before its first attempt: a forwarded
+     * request (not pinned, not an upgrade) whose declared body fits the request buffer and whose
+     * bytes the replay copy could reserve (else it streams, as a larger body does). An owner marked
+     * down is admitted first instead: refused at once (no body read for nothing), or probed.
+     */
+    private boolean readsBodyFirst(RouteEntry entry) {
+        long length = request.declaredLength();
+        return attempts == 0
+                && pinned == null
+                && request.upgrade() == null
+                && !body.isStarted()
+                && length > 0
+                && length <= spec.requestBufferBytes()
+                && !forwarder.health.isDown(entry.owner())
+                && replay.reserve(length);
     }
 
     /** Starts attempt number {@link #attempts} (a retry on a fresh connection keeps the number). */
@@ -1197,4 +1235,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             loop.execute(task);
         }
     }
+
+    /** The route a buffering exchange takes when its body is whole. */
+    private record Buffered(RouteEntry entry, URI uri) {}
 }

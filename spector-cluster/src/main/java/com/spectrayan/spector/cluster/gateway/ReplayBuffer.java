@@ -25,6 +25,9 @@ final class ReplayBuffer {
     private @Nullable ArrayDeque<ByteBuf> chunks;
 
     private long bytes;
+    /** Bytes taken from the budget ahead of the chunks that will use them ({@link #reserve}). */
+    private long reserved;
+
     private boolean replayable = true;
 
     ReplayBuffer(long limitBytes, ReplayBudget budget) {
@@ -36,15 +39,31 @@ final class ReplayBuffer {
     }
 
     /**
-     * Keeps a retained slice of {@code chunk} when it fits the limit and the budget; answers
-     * whether the body is still replayable. A chunk that does not fit drops the whole copy.
+     * Takes {@code n} bytes from the budget for chunks still to come, so that a body of that length
+     * is kept whole whatever other exchanges take meanwhile; answers false (and takes nothing) when
+     * the copy could not hold them: past the limit, the budget short, or bytes already kept.
+     */
+    boolean reserve(long n) {
+        if (!replayable || bytes > 0 || reserved > 0 || n <= 0 || n > limitBytes || !budget.tryReserve(n)) {
+            return false;
+        }
+        reserved = n;
+        return true;
+    }
+
+    /**
+     * Keeps a retained slice of {@code chunk} when it fits the limit and the budget (bytes {@link
+     * #reserve reserved} first); answers whether the body is still replayable. A chunk that does
+     * not fit drops the whole copy.
      */
     boolean keep(ByteBuf chunk) {
         if (!replayable) {
             return false;
         }
         int n = chunk.readableBytes();
-        if (bytes + n <= limitBytes && budget.tryReserve(n)) {
+        long fromReserve = Math.min(n, reserved);
+        if (bytes + n <= limitBytes && (fromReserve == n || budget.tryReserve(n - fromReserve))) {
+            reserved -= fromReserve;
             ArrayDeque<ByteBuf> c = chunks;
             if (c == null) {
                 c = new ArrayDeque<>();
@@ -84,10 +103,12 @@ final class ReplayBuffer {
                 b.release();
             }
         }
-        if (bytes > 0) {
-            budget.release(bytes); // the budget is shared by every loop: no atomic add of nothing
+        long held = bytes + reserved;
+        if (held > 0) {
+            budget.release(held); // the budget is shared by every loop: no atomic add of nothing
         }
         bytes = 0;
+        reserved = 0;
         replayable = false;
     }
 

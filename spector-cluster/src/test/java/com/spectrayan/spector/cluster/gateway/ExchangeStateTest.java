@@ -33,6 +33,19 @@ final class ExchangeStateTest {
     }
 
     @Test
+    void buffering_aSmallBody_thenTheFirstAttempt() {
+        ExchangeState s = new ExchangeState(true);
+
+        assertThat(s.buffering()).isTrue();
+        assertThat(s.isBuffering()).isTrue();
+        assertThat(s.isOver()).isFalse();
+        assertThat(s.attempting()).as("the body is whole").isTrue();
+
+        assertThat(s.get()).isEqualTo(State.CONNECTING);
+        assertThat(s.isBuffering()).isFalse();
+    }
+
+    @Test
     void requestSent_afterAnEarlyHead_staysStreaming() {
         ExchangeState s = at(State.SENDING);
         s.headReceived();
@@ -110,7 +123,13 @@ final class ExchangeStateTest {
         assertIllegal(
                 ExchangeState::attempting,
                 EnumSet.complementOf(EnumSet.of(
-                        State.RESOLVING, State.CONNECTING, State.SENDING, State.AWAITING_HEAD, State.HOLDING)));
+                        State.RESOLVING,
+                        State.BUFFERING,
+                        State.CONNECTING,
+                        State.SENDING,
+                        State.AWAITING_HEAD,
+                        State.HOLDING)));
+        assertIllegal(ExchangeState::buffering, EnumSet.complementOf(EnumSet.of(State.RESOLVING)));
         assertIllegal(
                 ExchangeState::holding,
                 EnumSet.complementOf(EnumSet.of(State.CONNECTING, State.SENDING, State.AWAITING_HEAD)));
@@ -165,6 +184,7 @@ final class ExchangeStateTest {
         ExchangeState s = new ExchangeState(true);
         switch (target) {
             case RESOLVING -> {}
+            case BUFFERING -> s.buffering();
             case CONNECTING -> s.attempting();
             case SENDING -> {
                 s.attempting();

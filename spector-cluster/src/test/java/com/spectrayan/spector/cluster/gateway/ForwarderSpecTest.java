@@ -45,6 +45,28 @@ final class ForwarderSpecTest {
                 .hasMessage("handoffMaxHeldBytes: -1 (expected: >= 0)");
     }
 
+    @Test
+    void requestBuffer_atTheReplayBuffer_taken_onePast_refused() {
+        assertThat(D.requestBufferBytes()).isEqualTo(64 * 1024);
+        assertThat(new ForwarderSpec(2, 64, 32, 64, S, S, S, S, 3, S, S, S, 1, 0).requestBufferBytes())
+                .as("the default, capped by a smaller replay buffer")
+                .isEqualTo(32);
+        assertThat(buffering(64).requestBufferBytes()).isEqualTo(64);
+        assertThat(buffering(0).requestBufferBytes())
+                .as("0: every body streams")
+                .isZero();
+        assertThatThrownBy(() -> buffering(65))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("requestBufferBytes: 65 (expected: 0..replayBufferBytes 64)");
+        assertThatThrownBy(() -> buffering(-1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("requestBufferBytes: -1 ");
+    }
+
+    private static ForwarderSpec buffering(long requestBuffer) {
+        return new ForwarderSpec(2, 64, 64, 64, S, S, S, S, 3, S, S, S, 1, 0, requestBuffer);
+    }
+
     private static ForwarderSpec handoff(Duration hold, int maxHeld, long bytes) {
         return new ForwarderSpec(2, 64, 64, 64, S, S, S, S, 3, S, S, hold, maxHeld, bytes);
     }

@@ -113,6 +113,67 @@ final class ReplayBufferTest {
         replay.discard();
     }
 
+    /**
+     * A reserve takes a body's bytes from the budget ahead of its chunks: another exchange taking
+     * the rest of the budget meanwhile refuses none of them, and a discard gives back what was
+     * reserved and not used. At the limit it reserves; one past it, or with the budget a byte
+     * short, it takes nothing.
+     */
+    @Test
+    void reserve_aBodyAhead_keepsItsChunksWhateverTheBudgetLeft() {
+        ReplayBudget ten = new ReplayBudget(10);
+        ReplayBuffer replay = new ReplayBuffer(10, ten);
+
+        assertThat(replay.reserve(10)).as("at the limit").isTrue();
+        assertThat(ten.available()).isZero();
+        ByteBuf one = chunk("hello");
+        ByteBuf two = chunk("worl");
+        assertThat(replay.keep(one)).isTrue();
+        assertThat(replay.keep(two)).as("from the reserve, the budget empty").isTrue();
+        assertThat(replay.bytes()).isEqualTo(9);
+        assertThat(ten.available()).isZero();
+
+        replay.discard();
+        assertThat(ten.available())
+                .as("the kept bytes and the reserve's unused byte back")
+                .isEqualTo(10);
+        assertThat(one.refCnt()).isEqualTo(1);
+        one.release();
+        two.release();
+    }
+
+    @Test
+    void reserve_pastTheLimitOrTheBudget_takesNothing() {
+        ReplayBudget ten = new ReplayBudget(10);
+
+        assertThat(new ReplayBuffer(10, ten).reserve(11))
+                .as("one past the limit")
+                .isFalse();
+        assertThat(new ReplayBuffer(100, new ReplayBudget(9)).reserve(10))
+                .as("the budget one byte short")
+                .isFalse();
+        assertThat(new ReplayBuffer(10, ten).reserve(0))
+                .as("nothing to reserve")
+                .isFalse();
+        assertThat(ten.available()).isEqualTo(10);
+    }
+
+    @Test
+    void keep_pastAReserve_takesTheRestFromTheBudget() {
+        ReplayBudget budget7 = new ReplayBudget(7);
+        ReplayBuffer replay = new ReplayBuffer(100, budget7);
+        assertThat(replay.reserve(3)).isTrue();
+        ByteBuf c = chunk("hello");
+
+        assertThat(replay.keep(c)).as("3 reserved, 2 more from the budget").isTrue();
+
+        assertThat(budget7.available()).isEqualTo(2);
+        assertThat(replay.reserve(1)).as("a second reserve, bytes already kept").isFalse();
+        c.release();
+        replay.discard();
+        assertThat(budget7.available()).isEqualTo(7);
+    }
+
     @Test
     void writeTo_twice_writesTheSameBytesEachTime() {
         ReplayBuffer replay = holding("hel", "lo");

@@ -27,6 +27,7 @@ final class Keys {
     static final String RETRY_MAX = "spector.routing.gateway.retry-max";
     static final String MAX_BODY = "spector.routing.gateway.max-buffered-body-bytes";
     static final String REPLAY_BUFFER = "spector.routing.gateway.replay-buffer-bytes";
+    static final String REQUEST_BUFFER = "spector.routing.gateway.request-buffer-bytes";
     static final String OWNER_TIMEOUT = "spector.routing.gateway.owner-timeout";
     static final String STREAM_IDLE_TIMEOUT = "spector.routing.gateway.stream-idle-timeout";
     static final String OWNER_CONNECTIONS = "spector.routing.gateway.owner-connections";
@@ -99,6 +100,7 @@ final class Keys {
             RETRY_MAX,
             MAX_BODY,
             REPLAY_BUFFER,
+            REQUEST_BUFFER,
             OWNER_TIMEOUT,
             STREAM_IDLE_TIMEOUT,
             OWNER_CONNECTIONS,

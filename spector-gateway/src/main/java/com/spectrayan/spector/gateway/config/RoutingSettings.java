@@ -92,6 +92,9 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
      * @param retryMax {@code retry-max}, the retargets after an owner's 421
      * @param maxBufferedBodyBytes {@code max-buffered-body-bytes}, the request body cap
      * @param replayBufferBytes {@code replay-buffer-bytes}, the body kept for a replay, at most the cap
+     * @param requestBufferBytes {@code request-buffer-bytes}: a body declared at most this long is
+     *     read whole before its owner connection is taken (capped by {@code replayBufferBytes}, the
+     *     copy it is read into; 0: every body streams)
      * @param ownerTimeout {@code owner-timeout}, the wait for an owner's response head
      * @param streamIdleTimeout {@code stream-idle-timeout}, the quiet time that closes an SSE stream
      * @param ownerConnections {@code owner-connections}: connections to one owner per event loop
@@ -111,6 +114,7 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
             int retryMax,
             long maxBufferedBodyBytes,
             long replayBufferBytes,
+            long requestBufferBytes,
             Duration ownerTimeout,
             Duration streamIdleTimeout,
             int ownerConnections,
@@ -155,6 +159,11 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
                 retryMax,
                 maxBody,
                 replay,
+                r.integer(
+                        Keys.REQUEST_BUFFER,
+                        0,
+                        MAX_BODY_BYTES_LIMIT,
+                        "an integer in 0.." + MAX_BODY_BYTES_LIMIT + " bytes (0: every body streams)"),
                 r.positive(Keys.OWNER_TIMEOUT, null, "10s"),
                 r.positive(Keys.STREAM_IDLE_TIMEOUT, null, "5m"),
                 (int) r.integer(
@@ -217,6 +226,7 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
         d.put(Keys.RETRY_MAX, String.valueOf(Limits.RETARGETS.max()));
         d.put(Keys.MAX_BODY, String.valueOf(Limits.BODY_BYTES.max()));
         d.put(Keys.REPLAY_BUFFER, String.valueOf(Limits.REPLAY_BYTES.max()));
+        d.put(Keys.REQUEST_BUFFER, String.valueOf(ForwarderSpec.DEFAULT_REQUEST_BUFFER_BYTES));
         d.put(Keys.OWNER_TIMEOUT, Durations.format(Limits.OWNER_TIMEOUT));
         d.put(Keys.STREAM_IDLE_TIMEOUT, Durations.format(Limits.STREAM_IDLE_TIMEOUT));
         d.put(Keys.OWNER_CONNECTIONS, String.valueOf(TransportSpec.defaults().maxConnectionsPerOwner()));
@@ -241,6 +251,7 @@ public record RoutingSettings(Caffeine caffeine, Redis redis, Gateway gateway) {
         d.put(Keys.RETRY_MAX, String.valueOf(gateway.retryMax()));
         d.put(Keys.MAX_BODY, String.valueOf(gateway.maxBufferedBodyBytes()));
         d.put(Keys.REPLAY_BUFFER, String.valueOf(gateway.replayBufferBytes()));
+        d.put(Keys.REQUEST_BUFFER, String.valueOf(gateway.requestBufferBytes()));
         d.put(Keys.OWNER_TIMEOUT, Durations.format(gateway.ownerTimeout()));
         d.put(Keys.STREAM_IDLE_TIMEOUT, Durations.format(gateway.streamIdleTimeout()));
         d.put(Keys.OWNER_CONNECTIONS, String.valueOf(gateway.ownerConnections()));

@@ -22,6 +22,8 @@ public final class Specs {
      *       attempt may use its whole owner timeout;
      *   <li>the gateway-wide replay budget is {@link ForwarderSpec#DEFAULT_REPLAY_BUDGET_BYTES},
      *       or one replay buffer when that is larger, so a single request can always keep its copy;
+     *   <li>the request buffer is {@code request-buffer-bytes}, or {@code replay-buffer-bytes} when
+     *       that is smaller: a buffered body is read into its replay copy;
      *   <li>the response idle timeout is {@link ForwarderSpec#DEFAULT_RESPONSE_IDLE_TIMEOUT} (no key).
      * </ul>
      */
@@ -42,7 +44,8 @@ public final class Specs {
                 g.ownerDownBackoffMax(),
                 g.handoffHold(),
                 g.handoffMaxHeld(),
-                g.handoffMaxHeldBytes());
+                g.handoffMaxHeldBytes(),
+                Math.min(g.requestBufferBytes(), g.replayBufferBytes()));
     }
 
     /**

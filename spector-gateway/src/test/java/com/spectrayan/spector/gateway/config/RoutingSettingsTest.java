@@ -54,6 +54,28 @@ final class RoutingSettingsTest {
     }
 
     @Test
+    void requestBuffer_upToOneGib_isAcceptedAndOnePastIsRefused() {
+        assertThat(withProps(Map.of()).routing().gateway().requestBufferBytes())
+                .as("the default")
+                .isEqualTo(65536);
+        assertThat(withProps(Map.of("spector.routing.gateway.request-buffer-bytes", "1073741824"))
+                        .routing()
+                        .gateway()
+                        .requestBufferBytes())
+                .isEqualTo(RoutingSettings.MAX_BODY_BYTES_LIMIT);
+
+        assertThat(refused(Map.of("spector.routing.gateway.request-buffer-bytes", "1073741825"))
+                        .problems())
+                .containsExactly("spector.routing.gateway.request-buffer-bytes: 1073741825 (expected: an integer in"
+                        + " 0..1073741824 bytes (0: every body streams))");
+        assertThat(refused(Map.of("spector.routing.gateway.request-buffer-bytes", "-1"))
+                        .problems())
+                .singleElement()
+                .asString()
+                .startsWith("spector.routing.gateway.request-buffer-bytes: -1 ");
+    }
+
+    @Test
     void maxBufferedBody_atOneGib_isAcceptedAndOnePastIsRefused() {
         assertThat(withProps(Map.of("spector.routing.gateway.max-buffered-body-bytes", "1073741824"))
                         .routing()

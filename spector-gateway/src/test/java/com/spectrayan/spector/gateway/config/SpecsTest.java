@@ -37,18 +37,31 @@ final class SpecsTest {
                 "spector.routing.gateway.retry-max", "1",
                 "spector.routing.gateway.max-buffered-body-bytes", "4096",
                 "spector.routing.gateway.replay-buffer-bytes", "2048",
+                "spector.routing.gateway.request-buffer-bytes", "1024",
                 "spector.routing.gateway.owner-timeout", "3s",
                 "spector.routing.gateway.stream-idle-timeout", "7m")));
 
         assertThat(spec.retryMax()).isEqualTo(1);
         assertThat(spec.maxBodyBytes()).isEqualTo(4096);
         assertThat(spec.replayBufferBytes()).isEqualTo(2048);
+        assertThat(spec.requestBufferBytes()).isEqualTo(1024);
         assertThat(spec.ownerTimeout()).isEqualTo(Duration.ofSeconds(3));
         assertThat(spec.headDeadline()).isEqualTo(Duration.ofSeconds(6));
         assertThat(spec.streamIdleTimeout()).isEqualTo(Duration.ofMinutes(7));
         assertThat(spec.responseIdleTimeout())
                 .as("no key sets it")
                 .isEqualTo(ForwarderSpec.DEFAULT_RESPONSE_IDLE_TIMEOUT);
+    }
+
+    /** The request buffer is read into the replay copy: never larger than the replay buffer. */
+    @ParameterizedTest(name = "request buffer {0}, replay buffer {1}: {2}")
+    @CsvSource({"65536, 1048576, 65536", "2048, 2048, 2048", "2049, 2048, 2048", "1073741824, 0, 0", "0, 4096, 0"})
+    void forwarder_requestBuffer_isCappedByTheReplayBuffer(String requestBuffer, String replayBuffer, long expected) {
+        ForwarderSpec spec = Specs.forwarder(settings(Map.of(
+                "spector.routing.gateway.request-buffer-bytes", requestBuffer,
+                "spector.routing.gateway.replay-buffer-bytes", replayBuffer)));
+
+        assertThat(spec.requestBufferBytes()).isEqualTo(expected);
     }
 
     @ParameterizedTest(name = "retry-max {0} at owner-timeout {1}: head deadline {2}")
