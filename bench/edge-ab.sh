@@ -8,7 +8,9 @@
 # one of them (two JVM flag sets on one jar: pass the same jar twice). SYSCALLS=N: instead of the
 # rates, system calls per forwarded 1 KiB request (SIZE=1m: 1 MiB) of old, new and nginx (strace
 # -c -f during N requests of ab -k over 8 connections, after a warm-up): a count a noisy machine
-# does not move.
+# does not move. POST_BYTES=N: every request a POST with an N-byte body (Content-Length), the
+# backend's nginx answering it 405 (counted in the errors column): what the gateway's handling of a
+# small request body costs, e.g. reading it whole before the owner connection (request-buffer-bytes).
 # Pinning as ../shared/bench/compare.sh: wrk on CPU 0, the backend and the proxies on CPU 1.
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n '2,8p' "$0"; exit 2; }
@@ -80,7 +82,13 @@ if [ -n "${SYSCALLS:-}" ]; then
 fi
 cpu_ticks() { local s=0; for p in "$@"; do set -- $(awk '{print $14, $15}' /proc/$p/stat 2>/dev/null); s=$((s+${1:-0}+${2:-0})); done; echo $s; }
 ms() { awk '{v=$1; if (v~/us$/){sub(/us/,"",v);v/=1000} else if (v~/ms$/){sub(/ms/,"",v)} else if (v~/s$/){sub(/s/,"",v);v*=1000}; printf "%.2f", v}'; }
-runwrk() { $PW wrk -t1 -c$CONNS -d${3}s --latency -H "$AUTH" "http://127.0.0.1:${PORT[$1]}${PREFIX[$1]}/$2" 2>&1; }
+WRK_POST=()
+if [ -n "${POST_BYTES:-}" ]; then
+  printf 'wrk.method = "POST"\nwrk.body = string.rep("x", %d)\nwrk.headers["Content-Type"] = "application/octet-stream"\n' \
+    "$POST_BYTES" > "$BENCH_DIR/post.lua"
+  WRK_POST=(-s "$BENCH_DIR/post.lua")
+fi
+runwrk() { $PW wrk -t1 -c$CONNS -d${3}s --latency "${WRK_POST[@]}" -H "$AUTH" "http://127.0.0.1:${PORT[$1]}${PREFIX[$1]}/$2" 2>&1; }
 WARM_S=${WARM_S:-30}
 echo "warming up: ${WARM_S} s per build and size..."
 for f in 1k 1m; do for t in "${TARGETS[@]}"; do
