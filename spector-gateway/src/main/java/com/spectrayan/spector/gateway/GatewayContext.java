@@ -27,6 +27,10 @@ import java.util.Set;
  *     spector.server.send-timeout})
  * @param streamIdleTimeout how long an upgraded (spliced) connection may carry no byte ({@code
  *     spector.routing.gateway.stream-idle-timeout})
+ * @param requestBufferBytes a relayed request body declared at most this long is read whole
+ *     before the relay takes one of its worker's slots ({@code
+ *     spector.routing.gateway.request-buffer-bytes}, as the forwarder reads one before an owner
+ *     connection)
  * @param peerHop where a relay for a worker with no link here goes ({@link PeerHop#OFF}: nowhere)
  * @param accessLog the access log ({@link AccessLog#NONE} when off)
  * @param splicePipes the pipes for response bodies spliced to clients ({@code
@@ -49,6 +53,7 @@ record GatewayContext(
         Duration bodyTimeout,
         Duration sendTimeout,
         Duration streamIdleTimeout,
+        long requestBufferBytes,
         PeerHop peerHop,
         AccessLog accessLog,
         SplicePipes splicePipes,

@@ -364,11 +364,19 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
                 }
             });
         }
-        try {
-            context.relay().start(request, path, forwardedQuery(target), claims, c.bodyPending(), relayed);
-        } catch (SpectorException e) {
-            c.problem(e, path);
-        }
+        boolean hasBody = c.bodyPending();
+        relayed.startAfterBody(declaredLength(request), context.requestBufferBytes(), () -> {
+            try {
+                context.relay().start(request, path, forwardedQuery(target), claims, hasBody, relayed);
+            } catch (SpectorException e) {
+                c.problem(e, path);
+            }
+        });
+    }
+
+    /** The request's Content-Length, or -1 for a chunked body or none (the edge refused both together). */
+    private static long declaredLength(HttpRequest request) {
+        return HttpUtil.isTransferEncodingChunked(request) ? -1 : HttpUtil.getContentLength(request, -1L);
     }
 
     private void onForward(ChannelHandlerContext ctx, ClientConnection c, HttpRequest request, RequestTarget target) {

@@ -3,6 +3,7 @@ package com.spectrayan.spector.gateway;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
+import com.spectrayan.spector.cluster.gateway.ForwarderSpec;
 import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
 import com.spectrayan.spector.cluster.gateway.HeadBuffers;
 import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
@@ -147,8 +148,9 @@ public final class GatewayServer implements AutoCloseable {
         }
 
         this.transport = new UpstreamHttpTransport(Specs.transport(s), io.socketChannel(), io.datagramChannel());
-        this.forwarder = new GatewayForwarder(
-                resolver, cell.ringMembers(), transport, Specs.forwarder(s), new ForwarderMetrics());
+        ForwarderSpec forwarderSpec = Specs.forwarder(s);
+        this.forwarder =
+                new GatewayForwarder(resolver, cell.ringMembers(), transport, forwarderSpec, new ForwarderMetrics());
 
         this.metrics = new GatewayMetrics();
         metrics.bindRouting(routingMetrics);
@@ -211,6 +213,7 @@ public final class GatewayServer implements AutoCloseable {
                 server.bodyTimeout(),
                 server.sendTimeout(),
                 s.routing().gateway().streamIdleTimeout(),
+                forwarderSpec.requestBufferBytes(),
                 peers.hop(),
                 accessLog,
                 splicePipes,

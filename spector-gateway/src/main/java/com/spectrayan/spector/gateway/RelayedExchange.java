@@ -89,6 +89,12 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
      */
     private @Nullable Runnable onNoLink;
 
+    /**
+     * The relay's start while a small body is read whole ({@link #startAfterBody}); null before,
+     * once it ran, and once the exchange ended without it.
+     */
+    private @Nullable Runnable deferredStart;
+
     /** The protocol an upgrade request asks for, or null. */
     private final @Nullable String upgrade;
 
@@ -158,6 +164,29 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
      */
     void onNoLink(Runnable elsewhere) {
         this.onNoLink = elsewhere;
+    }
+
+    /**
+     * Runs {@code start}, the relay's, at once, or, for a body declared at most {@code bufferBytes}
+     * long and not yet whole, once the body has arrived: read ahead into this exchange, it takes
+     * none of the worker's relay slots ({@code spector.uplink.relay.max-per-worker}, 8) while a
+     * slow client sends it, so a few slow uploaders cannot lock a worker out (nginx's request
+     * buffering, as the forwarder reads a small body before taking an owner connection). The
+     * client's {@code Expect: 100-continue} is answered now, as the body is wanted now; the body
+     * timeout bounds each gap as ever. Such a body is this exchange's: should the worker's link be
+     * gone at the start, the relay fails rather than going to the peer hop ({@link #onNoLink}).
+     */
+    void startAfterBody(long declaredLength, long bufferBytes, Runnable start) {
+        if (bodyEnded || splice != null || declaredLength <= 0 || declaredLength > bufferBytes) {
+            start.run();
+            return;
+        }
+        deferredStart = start;
+        pulled = true;
+        if (expectContinue) {
+            connection.sendContinue(); // RFC 9110 §10.1.1: the body is wanted now
+        }
+        connection.resumeBody(); // at most bufferBytes, under READ_AHEAD_HIGH_BYTES: never paused
     }
 
     /** Answers the relay's outcome (called on any thread). */
@@ -264,6 +293,12 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     @Override
     public void onBodyEnd() {
         bodyEnded = true;
+        Runnable start = deferredStart;
+        if (start != null) {
+            deferredStart = null;
+            start.run(); // the body is whole in the queue: the relay takes it from there
+            return;
+        }
         BiConsumer<@Nullable ByteBuf, @Nullable Throwable> p = pending;
         if (p != null) {
             pending = null;
@@ -274,6 +309,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     @Override
     public void onBodyFailed(SpectorException error) {
         bodyFailure = error;
+        deferredStart = null;
         releaseQueued();
         BiConsumer<@Nullable ByteBuf, @Nullable Throwable> p = pending;
         pending = null;
@@ -409,6 +445,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
 
     @Override
     public void onClosed() {
+        deferredStart = null;
         releaseQueued();
         SpectorException gone = SpectorException.of(ErrorCode.DAEMON_CONNECTION_LOST, "the caller went away");
         BiConsumer<@Nullable ByteBuf, @Nullable Throwable> p = pending;

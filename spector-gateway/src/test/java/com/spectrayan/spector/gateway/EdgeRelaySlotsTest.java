@@ -73,7 +73,7 @@ final class EdgeRelaySlotsTest {
                                         "PUT",
                                         "/relay/" + WORKER + "/record" + stalledPaths.get(i),
                                         token,
-                                        "Content-Length: 1000")
+                                        "Content-Length: 100000") // past the request buffer: streamed
                                 + "0123456789");
             }
             for (String p : stalledPaths) {

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.spectrayan.spector.testkit.RecordingUpstream;
+import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -172,6 +173,45 @@ final class RequestBufferingTest {
             assertThat(post.complete()).isTrue();
             assertThat(post.framing()).isEqualTo(RecordingUpstream.Framing.CONTENT_LENGTH);
             assertThat(post.headers("Content-Length")).containsExactly(String.valueOf(BUFFER));
+        }
+    }
+
+    /**
+     * An owner marked down is admitted before a small body is read: its request is answered 503
+     * {@code OWNER_DOWN} at once, and a client that asked {@code Expect: 100-continue} gets no
+     * {@code 100 Continue} first, so it sends no body for nothing (RFC 9110 §10.1.1).
+     */
+    @Test
+    void aSmallBodyForAnOwnerMarkedDown_isRefusedBeforeItIsRead() throws Exception {
+        try (SilentServer resetting = SilentServer.serving("resetting-owner", s -> {
+                    try (s) {
+                        s.setSoLinger(true, 0);
+                    } catch (java.io.IOException e) {
+                        // closed either way
+                    }
+                });
+                Cell cell = Cell.builder()
+                        .owners(1)
+                        .member("flaky", URI.create("http://127.0.0.1:" + resetting.port()))
+                        .set("spector.routing.gateway.owner-down-after", "1")
+                        .set("spector.routing.gateway.owner-down-backoff", "10m")
+                        .set("spector.routing.gateway.owner-down-backoff-max", "10m")
+                        .start()) {
+            String path = "/api/v1/namespaces/" + cell.namespaceOwnedBy("flaky") + "/x";
+            String token = Cell.token(Cell.TENANT);
+            try (WireClient c = new WireClient(cell.gateway.port())) {
+                assertThat(c.send(WireClient.head("GET", path, token)).read().status())
+                        .as("the failure that marks it down")
+                        .isEqualTo(502);
+            }
+            try (WireClient c = new WireClient(cell.gateway.port())) {
+                WireClient.Response r = c.send(
+                                WireClient.head("PUT", path, token, "Content-Length: 100", "Expect: 100-continue"))
+                        .read();
+
+                assertThat(r.status()).as("no 100 Continue first: %s", r).isEqualTo(503);
+                assertThat(r.code()).isEqualTo("OWNER_DOWN");
+            }
         }
     }
 

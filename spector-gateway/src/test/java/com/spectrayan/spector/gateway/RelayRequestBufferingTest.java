@@ -1,0 +1,133 @@
+package com.spectrayan.spector.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.SocketTimeoutException;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Slow relayed uploads do not lock a worker out: a relayed body declared at most {@code
+ * request-buffer-bytes} long is read whole before the relay takes one of the worker's slots
+ * ({@code spector.uplink.relay.max-per-worker}). Before, with one slot, a client that trickled a
+ * small upload held it, and every other relay to that worker queued behind it. Raw sockets for the
+ * uploads; the worker's target records what it received and when.
+ */
+final class RelayRequestBufferingTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String WORKER = "buffering-worker";
+    private static final int BUFFER = 1000;
+    private static final int SENT_FIRST = 10;
+    private static final int UPLOADS = 3;
+
+    private static byte[] body(int length, int seed) {
+        byte[] b = new byte[length];
+        for (int i = 0; i < length; i++) {
+            b[i] = (byte) ('A' + (i * 5 + seed) % 26);
+        }
+        return b;
+    }
+
+    private static RelayCell relayCell(RecordingTarget target) throws Exception {
+        return RelayCell.start(
+                Cell.builder()
+                        .owners(1)
+                        .set("spector.uplink.relay.max-per-worker", "1")
+                        .set("spector.routing.gateway.request-buffer-bytes", String.valueOf(BUFFER)),
+                WORKER,
+                (c, httpForward) -> Map.of("record", target));
+    }
+
+    private static RawClient startUpload(Cell cell, String path, byte[] body) throws Exception {
+        RawClient c = new RawClient(cell.gateway.port());
+        c.send("PUT /relay/" + WORKER + "/record" + path + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                + Cell.token(Cell.TENANT) + "\r\nContent-Length: " + body.length + "\r\n\r\n");
+        c.send(Arrays.copyOf(body, SENT_FIRST));
+        return c;
+    }
+
+    private static RawClient.Response relayedGet(Cell cell, String path, int timeoutMillis) throws Exception {
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            c.setTimeoutMillis(timeoutMillis);
+            return c.send("GET /relay/" + WORKER + "/record" + path + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                            + Cell.token(Cell.TENANT) + "\r\n\r\n")
+                    .read();
+        }
+    }
+
+    /**
+     * RFC 9112 §6.3: Content-Length bodies at the buffer's size, trickled, hold no relay slot: a
+     * relay beside them is served at once, the target has heard of none of them, and each arrives
+     * whole once sent.
+     */
+    @Test
+    void slowRelayedUploadsAtTheBuffer_holdNoRelaySlot_andArriveWhole() throws Exception {
+        RecordingTarget target = new RecordingTarget();
+        try (RelayCell rc = relayCell(target)) {
+            List<byte[]> bodies = new ArrayList<>();
+            List<RawClient> uploads = new ArrayList<>();
+            try {
+                for (int i = 0; i < UPLOADS; i++) {
+                    bodies.add(body(BUFFER, i));
+                    uploads.add(startUpload(rc.cell, "/up-" + i, bodies.get(i)));
+                }
+                long start = System.nanoTime();
+                RawClient.Response beside = relayedGet(rc.cell, "/beside", 5_000);
+                assertThat(beside.status()).isEqualTo(200);
+                assertThat(Duration.ofNanos(System.nanoTime() - start))
+                        .as("not queued behind a slow upload for the worker's one slot")
+                        .isLessThan(Duration.ofSeconds(1));
+                for (int i = 0; i < UPLOADS; i++) {
+                    assertThat(target.call("/up-" + i))
+                            .as("the worker has not heard of the unfinished upload %d", i)
+                            .isNull();
+                }
+                for (int i = 0; i < UPLOADS; i++) {
+                    byte[] b = bodies.get(i);
+                    RawClient c = uploads.get(i);
+                    c.send(Arrays.copyOfRange(b, SENT_FIRST, b.length));
+                    RawClient.Response r = c.read();
+                    assertThat(r.status()).as("upload %d", i).isEqualTo(200);
+                    JsonNode answer = JSON.readTree(r.body());
+                    assertThat(answer.get("bytes").asLong()).isEqualTo(b.length);
+                    assertThat(answer.get("sha256").asText()).isEqualTo(sha256(b));
+                }
+            } finally {
+                for (RawClient c : uploads) {
+                    c.close();
+                }
+            }
+        }
+    }
+
+    /** One byte past the buffer the body streams, as before: the slow upload holds the one slot. */
+    @Test
+    void aSlowRelayedUploadOnePastTheBuffer_holdsTheSlot() throws Exception {
+        RecordingTarget target = new RecordingTarget();
+        try (RelayCell rc = relayCell(target)) {
+            RawClient upload = startUpload(rc.cell, "/big", body(BUFFER + 1, 0));
+            try {
+                target.awaitCall("/big", Duration.ofSeconds(5)); // relayed at once, its body streaming
+
+                assertThatThrownBy(() -> relayedGet(rc.cell, "/beside", 1_500))
+                        .as("the relay beside it waits for the slot")
+                        .isInstanceOf(SocketTimeoutException.class);
+            } finally {
+                upload.close();
+            }
+        }
+    }
+
+    private static String sha256(byte[] b) throws Exception {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
+    }
+}
