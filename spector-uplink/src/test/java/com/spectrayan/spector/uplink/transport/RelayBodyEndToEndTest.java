@@ -41,6 +41,7 @@ import com.spectrayan.spector.uplink.internal.wire.RelayCancel;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
 import com.spectrayan.spector.uplink.internal.wire.RelayHead;
 import com.spectrayan.spector.uplink.internal.wire.RelayOutcome;
+import com.spectrayan.spector.uplink.internal.wire.RelayRequest;
 import com.spectrayan.spector.uplink.testing.ArrayBody;
 import com.spectrayan.spector.uplink.testing.FedBody;
 import com.spectrayan.spector.uplink.transport.RecordingChannel.Seen;
@@ -534,6 +535,12 @@ final class RelayBodyEndToEndTest {
         BodySource second =
                 body(done(relay.relay(W1, call("GET", "/endless", null)), "the second GET", WAIT), "second");
         until("both relays are cancelled", WAIT, () -> wire.sent(RelayCancel.OP).size() == 2);
+        // The gateway sends relay.cancel, then fails the body, on its uplink's thread: the worker's
+        // answer to each relay.request comes in on that thread after both (a flake in CI read a
+        // queued part between the two), so once both answers are in, both bodies read as failed.
+        for (Seen request : wire.sent(RelayRequest.OP)) {
+            answer(wire, request.id(), "relay.request");
+        }
         for (BodySource b : List.of(first, second)) {
             SpectorException e =
                     spector(failure(b.next(), "a caller's body errors", WAIT), ErrorCode.PAYLOAD_TOO_LARGE, "a body");
