@@ -364,10 +364,19 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
                 }
             });
         }
+        String tenant;
+        String lease;
+        try { // refused before any body is read, as nginx's access phase runs before its body's
+            tenant = RelayRoute.tenantOf(request, claims);
+            lease = RelayRoute.leaseOf(request);
+        } catch (SpectorException e) {
+            c.problem(e, path);
+            return;
+        }
         boolean hasBody = c.bodyPending();
         relayed.startAfterBody(declaredLength(request), context.requestBufferBytes(), () -> {
             try {
-                context.relay().start(request, path, forwardedQuery(target), claims, hasBody, relayed);
+                context.relay().relay(request, path, forwardedQuery(target), tenant, lease, hasBody, relayed);
             } catch (SpectorException e) {
                 c.problem(e, path);
             }

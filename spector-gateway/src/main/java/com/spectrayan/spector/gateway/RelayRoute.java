@@ -49,22 +49,6 @@ final class RelayRoute {
     }
 
     /**
-     * Starts relaying a request; the answer reaches {@code exchange}. {@code path} is the
-     * normalized path, {@code rawQuery} the query as it travels on (without {@code ?}), or null.
-     *
-     * @throws SpectorException BAD_REQUEST for a malformed path or field, FORBIDDEN without a tenant
-     */
-    void start(
-            HttpRequest request,
-            String path,
-            @Nullable String rawQuery,
-            Map<String, Object> claims,
-            boolean hasBody,
-            RelayedExchange exchange) {
-        relay(request, path, rawQuery, tenantOf(request, claims), leaseOf(request), hasBody, exchange);
-    }
-
-    /**
      * Returns the worker id of a {@code /relay/{workerId}/...} path, or null when the path has
      * none ({@link #relay} then refuses it BAD_REQUEST).
      */

@@ -127,6 +127,29 @@ final class RelayRequestBufferingTest {
         }
     }
 
+    /**
+     * A relay the caller may not make is refused before its small body is read: a token that names
+     * no tenant gets 403 at once, with no {@code 100 Continue} first (RFC 9110 §10.1.1), and the
+     * worker never hears of it.
+     */
+    @Test
+    void aForbiddenRelay_isRefusedBeforeItsBodyIsRead() throws Exception {
+        RecordingTarget target = new RecordingTarget();
+        try (RelayCell rc = relayCell(target);
+                WireClient c = new WireClient(rc.cell.gateway.port())) {
+            WireClient.Response r = c.send(WireClient.head(
+                            "PUT",
+                            "/relay/" + WORKER + "/record/forbidden",
+                            Cell.untenantedToken(),
+                            "Content-Length: 100",
+                            "Expect: 100-continue"))
+                    .read();
+
+            assertThat(r.status()).as("no 100 Continue first: %s", r).isEqualTo(403);
+            assertThat(target.call("/forbidden")).isNull();
+        }
+    }
+
     private static String sha256(byte[] b) throws Exception {
         return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
     }

@@ -103,8 +103,9 @@ final class ExchangeState {
     }
 
     /**
-     * An attempt starts: the first route (from {@code BUFFERING} once a small body is read), a retarget after a 421, a retry on a fresh connection,
-     * a pinned exchange's fallback after a connection that was not made (from {@code CONNECTING}),
+     * An attempt starts: the first route (from {@code BUFFERING} once a small body is read), a
+     * retarget after a 421, a retry on a fresh connection, a pinned exchange's fallback after a
+     * connection that was not made (from {@code CONNECTING}),
      * or a held request's poll of the old owner or its resend at the end of a hand-off (from
      * {@code HOLDING}).
      */
