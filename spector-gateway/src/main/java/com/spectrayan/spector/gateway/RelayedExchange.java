@@ -1,5 +1,6 @@
 package com.spectrayan.spector.gateway;
 
+import com.spectrayan.spector.cluster.gateway.BodyChunks;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.contract.SpectorHeaders;
@@ -16,7 +17,6 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.concurrent.EventExecutor;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -55,7 +55,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
      * connection's event loop (tests).
      */
     static int readAhead(ClientConnection.@Nullable Exchange exchange) {
-        return exchange instanceof RelayedExchange e ? e.queuedBytes : -1;
+        return exchange instanceof RelayedExchange e ? (int) e.queued.bytes() : -1;
     }
 
     private final ClientConnection connection;
@@ -64,10 +64,12 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     private final boolean expectContinue;
     private final GatewayMetrics metrics;
     private final AbortSignal signal = new AbortSignal();
-    /** The request body read ahead: {@link #queuedBytes}, at most the read-ahead plus one read. */
-    private final ArrayDeque<ByteBuf> queued = new ArrayDeque<>();
+    /**
+     * The request body read ahead, at most the read-ahead plus one read; small reads copied
+     * together ({@link BodyChunks}), so a client sending a byte at a time holds no read buffer a byte.
+     */
+    private final BodyChunks queued = new BodyChunks();
 
-    private int queuedBytes;
     /** Reading from the client stopped at {@link #READ_AHEAD_HIGH_BYTES}. */
     private boolean paused;
     /** The relay's outstanding read of the request body. */
@@ -239,8 +241,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
             }
             then.accept(null, failure);
         } else if (b != null) {
-            queuedBytes -= b.readableBytes();
-            if (paused && queuedBytes <= READ_AHEAD_LOW_BYTES) {
+            if (paused && queued.bytes() <= READ_AHEAD_LOW_BYTES) {
                 paused = false;
                 connection.resumeBody(); // the relay caught up: read ahead again
             }
@@ -282,8 +283,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
             p.accept(b, null);
         } else {
             queued.add(b);
-            queuedBytes += b.readableBytes();
-            if (!paused && queuedBytes >= READ_AHEAD_HIGH_BYTES) {
+            if (!paused && queued.bytes() >= READ_AHEAD_HIGH_BYTES) {
                 paused = true;
                 connection.pauseBody(); // the relay is behind: wait for it
             }
@@ -473,11 +473,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     }
 
     private void releaseQueued() {
-        ByteBuf b;
-        while ((b = queued.poll()) != null) {
-            b.release();
-        }
-        queuedBytes = 0;
+        queued.release();
     }
 
     private static ByteBuffer copy(ByteBuf b) {

@@ -54,6 +54,12 @@ final class RawClient implements AutoCloseable {
         socket.setSoTimeout(millis);
     }
 
+    /** Sends each write at once (no Nagle's coalescing): a client that trickles its bytes. */
+    RawClient noDelay() throws IOException {
+        socket.setTcpNoDelay(true);
+        return this;
+    }
+
     RawClient send(String head) throws IOException {
         out.write(head.getBytes(StandardCharsets.ISO_8859_1));
         out.flush();

@@ -3,8 +3,6 @@ package com.spectrayan.spector.cluster.gateway;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.handler.codec.http.DefaultHttpContent;
-import java.util.ArrayDeque;
-import org.jspecify.annotations.Nullable;
 
 /**
  * One exchange's copy of its request body, kept so that a retarget after a {@code 421} (or a retry
@@ -21,8 +19,7 @@ import org.jspecify.annotations.Nullable;
 final class ReplayBuffer {
     private final long limitBytes;
     private final ReplayBudget budget;
-    /** Made at the first kept chunk: most requests have no body, and their copy holds nothing. */
-    private @Nullable ArrayDeque<ByteBuf> chunks;
+    private final BodyChunks chunks = new BodyChunks();
 
     private long bytes;
     /** Bytes taken from the budget ahead of the chunks that will use them ({@link #reserve}). */
@@ -52,7 +49,7 @@ final class ReplayBuffer {
     }
 
     /**
-     * Keeps a retained slice of {@code chunk} when it fits the limit and the budget (bytes {@link
+     * Keeps {@code chunk}'s bytes (a retained slice, or a copy: {@link BodyChunks}) when it fits the limit and the budget (bytes {@link
      * #reserve reserved} first); answers whether the body is still replayable. A chunk that does
      * not fit drops the whole copy.
      */
@@ -64,12 +61,7 @@ final class ReplayBuffer {
         long fromReserve = Math.min(n, reserved);
         if (bytes + n <= limitBytes && (fromReserve == n || budget.tryReserve(n - fromReserve))) {
             reserved -= fromReserve;
-            ArrayDeque<ByteBuf> c = chunks;
-            if (c == null) {
-                c = new ArrayDeque<>();
-                chunks = c;
-            }
-            c.add(chunk.retainedSlice());
+            chunks.add(chunk.retainedSlice());
             bytes += n;
             return true;
         }
@@ -82,27 +74,13 @@ final class ReplayBuffer {
      * for a later attempt. Returns the bytes written.
      */
     long writeTo(Channel channel) {
-        long written = 0;
-        ArrayDeque<ByteBuf> c = chunks;
-        if (c == null) {
-            return 0;
-        }
-        for (ByteBuf b : c) {
-            written += b.readableBytes();
-            channel.write(new DefaultHttpContent(b.retainedDuplicate()));
-        }
-        return written;
+        chunks.forEach(b -> channel.write(new DefaultHttpContent(b.retainedDuplicate())));
+        return chunks.bytes();
     }
 
     /** Drops the copy for good, giving its bytes back to the budget. */
     void discard() {
-        ArrayDeque<ByteBuf> c = chunks;
-        if (c != null) {
-            ByteBuf b;
-            while ((b = c.poll()) != null) {
-                b.release();
-            }
-        }
+        chunks.release();
         long held = bytes + reserved;
         if (held > 0) {
             budget.release(held); // the budget is shared by every loop: no atomic add of nothing

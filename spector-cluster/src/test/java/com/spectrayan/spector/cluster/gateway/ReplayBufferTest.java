@@ -58,7 +58,7 @@ final class ReplayBufferTest {
     }
 
     @Test
-    void keep_withinLimitAndBudget_keepsASliceAndReserves() {
+    void keep_withinLimitAndBudget_keepsACopyAndReserves() {
         ReplayBuffer replay = new ReplayBuffer(10, budget);
         ByteBuf c = chunk("hello");
 
@@ -66,6 +66,26 @@ final class ReplayBufferTest {
 
         assertThat(replay.bytes()).isEqualTo(5);
         assertThat(budget.available()).isEqualTo(95);
+        assertThat(c.refCnt())
+                .as("a chunk this small is copied (BodyChunks), not retained")
+                .isEqualTo(1);
+        c.release();
+        assertThat(replay.writeTo(channel)).isEqualTo(5);
+        channel.flush();
+        HttpContent kept = channel.readOutbound();
+        assertThat(kept.content().toString(StandardCharsets.US_ASCII)).isEqualTo("hello");
+        kept.release();
+        replay.discard();
+    }
+
+    @Test
+    void keep_aLargeChunk_keepsASlice() {
+        ReplayBuffer replay =
+                new ReplayBuffer(BodyChunks.MIN_SLICE_BYTES, new ReplayBudget(BodyChunks.MIN_SLICE_BYTES));
+        ByteBuf c = Unpooled.directBuffer(BodyChunks.MIN_SLICE_BYTES).writeZero(BodyChunks.MIN_SLICE_BYTES);
+
+        assertThat(replay.keep(c)).isTrue();
+
         assertThat(c.refCnt()).as("the kept slice retains the chunk").isEqualTo(2);
         c.release();
         replay.discard();
