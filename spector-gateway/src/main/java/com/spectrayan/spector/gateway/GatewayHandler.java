@@ -374,13 +374,17 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         boolean hasBody = c.bodyPending();
-        relayed.startAfterBody(declaredLength(request), context.requestBufferBytes(), () -> {
-            try {
-                context.relay().relay(request, path, forwardedQuery(target), tenant, lease, hasBody, relayed);
-            } catch (SpectorException e) {
-                c.problem(e, path);
-            }
-        });
+        relayed.startAfterBody(
+                declaredLength(request),
+                context.requestBufferBytes(),
+                context.forwarder().replayBudget(),
+                () -> {
+                    try {
+                        context.relay().relay(request, path, forwardedQuery(target), tenant, lease, hasBody, relayed);
+                    } catch (SpectorException e) {
+                        c.problem(e, path);
+                    }
+                });
     }
 
     /** The request's Content-Length, or -1 for a chunked body or none (the edge refused both together). */

@@ -1,6 +1,7 @@
 package com.spectrayan.spector.gateway;
 
 import com.spectrayan.spector.cluster.gateway.BodyChunks;
+import com.spectrayan.spector.cluster.gateway.ReplayBudget;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.contract.SpectorHeaders;
@@ -97,6 +98,11 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
      */
     private @Nullable Runnable deferredStart;
 
+    /** The budget a body read whole before the relay reserved its length from; null once given back. */
+    private @Nullable ReplayBudget reservedFrom;
+
+    private long reservedBytes;
+
     /** The protocol an upgrade request asks for, or null. */
     private final @Nullable String upgrade;
 
@@ -173,22 +179,41 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
      * long and not yet whole, once the body has arrived: read ahead into this exchange, it takes
      * none of the worker's relay slots ({@code spector.uplink.relay.max-per-worker}, 8) while a
      * slow client sends it, so a few slow uploaders cannot lock a worker out (nginx's request
-     * buffering, as the forwarder reads a small body before taking an owner connection). The
-     * client's {@code Expect: 100-continue} is answered now, as the body is wanted now; the body
-     * timeout bounds each gap as ever. Such a body is this exchange's: should the worker's link be
-     * gone at the start, the relay fails rather than going to the peer hop ({@link #onNoLink}).
+     * buffering, as the forwarder reads a small body before taking an owner connection). Its
+     * declared length is reserved from {@code budget}, the gateway's replay budget, within its
+     * share for bodies read ahead ({@link ReplayBudget#tryReserveAhead}), and given back once the
+     * relay took the body or the exchange ended; when the share is short the body streams as a
+     * large one does. The client's {@code Expect: 100-continue} is answered now, as the body is
+     * wanted now; the body timeout bounds each gap as ever. Such a body is this exchange's: should
+     * the worker's link be gone at the start, the relay fails rather than going to the peer hop
+     * ({@link #onNoLink}).
      */
-    void startAfterBody(long declaredLength, long bufferBytes, Runnable start) {
-        if (bodyEnded || splice != null || declaredLength <= 0 || declaredLength > bufferBytes) {
+    void startAfterBody(long declaredLength, long bufferBytes, ReplayBudget budget, Runnable start) {
+        if (bodyEnded
+                || splice != null
+                || declaredLength <= 0
+                || declaredLength > bufferBytes
+                || !budget.tryReserveAhead(declaredLength)) {
             start.run();
             return;
         }
+        reservedFrom = budget;
+        reservedBytes = declaredLength;
         deferredStart = start;
         pulled = true;
         if (expectContinue) {
             connection.sendContinue(); // RFC 9110 §10.1.1: the body is wanted now
         }
         connection.resumeBody(); // at most bufferBytes, under READ_AHEAD_HIGH_BYTES: never paused
+    }
+
+    /** Gives back what {@link #startAfterBody} reserved, once (the body handed over or dropped). */
+    private void releaseReserve() {
+        ReplayBudget b = reservedFrom;
+        if (b != null) {
+            reservedFrom = null;
+            b.releaseAhead(reservedBytes);
+        }
     }
 
     /** Answers the relay's outcome (called on any thread). */
@@ -244,6 +269,9 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
             if (paused && queued.bytes() <= READ_AHEAD_LOW_BYTES) {
                 paused = false;
                 connection.resumeBody(); // the relay caught up: read ahead again
+            }
+            if (bodyEnded && queued.isEmpty()) {
+                releaseReserve(); // the relay has the whole body
             }
             metrics.relayedToWorker(b.readableBytes());
             then.accept(b, null);
@@ -405,6 +433,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
                         fail(unwrap(error));
                     } else if (part == null) {
                         finished = true;
+                        releaseReserve();
                         connection.end();
                     } else {
                         metrics.relayedFromWorker(part.readableBytes());
@@ -474,6 +503,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
 
     private void releaseQueued() {
         queued.release();
+        releaseReserve();
     }
 
     private static ByteBuffer copy(ByteBuf b) {

@@ -2,6 +2,7 @@ package com.spectrayan.spector.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -13,6 +14,8 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -148,6 +151,60 @@ final class RelayRequestBufferingTest {
             assertThat(r.status()).as("no 100 Continue first: %s", r).isEqualTo(403);
             assertThat(target.call("/forbidden")).isNull();
         }
+    }
+
+    /**
+     * Bodies read whole ahead of their exchange hold at most half of the gateway's replay budget
+     * (64 MiB) together, forwarded and relayed alike: clients that declare small bodies and send
+     * none can take 32 MiB for as long as they last, never the copies that let streamed bodies
+     * follow a 421. Here 31 forwarded uploads and one relayed (the 32nd MiB, at the share) are read
+     * first, and the worker has not heard of the relayed one; one more relayed upload finds the
+     * share full and streams, so the worker hears of it at once.
+     */
+    @Test
+    void bodiesReadFirst_holdAtMostHalfTheReplayBudget_thenStream() throws Exception {
+        RecordingTarget target = new RecordingTarget();
+        int mib = 1024 * 1024;
+        try (RelayCell rc = RelayCell.start(
+                Cell.builder().owners(1).set("spector.routing.gateway.request-buffer-bytes", String.valueOf(mib)),
+                WORKER,
+                (c, httpForward) -> Map.of("record", target))) {
+            Cell cell = rc.cell;
+            String ns = cell.namespaceOwnedBy("owner-0");
+            List<RawClient> clients = new ArrayList<>();
+            try {
+                for (int i = 0; i < 31; i++) {
+                    clients.add(new RawClient(cell.gateway.port())
+                            .send("POST /api/v1/namespaces/" + ns
+                                    + "/echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + Cell.token(Cell.TENANT)
+                                    + "\r\nContent-Length: " + mib + "\r\n\r\n"));
+                }
+                clients.add(startUpload(cell, "/at-the-share", new byte[mib]));
+                await().atMost(Duration.ofSeconds(10)).until(() -> replayBudgetAvailable(cell) == 32.0 * mib);
+
+                clients.add(startUpload(cell, "/past-the-share", new byte[mib]));
+
+                assertThat(target.awaitCall("/past-the-share", Duration.ofSeconds(5)))
+                        .as("one past the share, the body streams: the relay starts at once")
+                        .isNotNull();
+                assertThat(target.call("/at-the-share"))
+                        .as("at the share, the body is read first")
+                        .isNull();
+            } finally {
+                for (RawClient c : clients) {
+                    c.close();
+                }
+            }
+            await("every reserve given back as the clients went")
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() -> replayBudgetAvailable(cell) == 64.0 * mib);
+        }
+    }
+
+    private static double replayBudgetAvailable(Cell cell) throws Exception {
+        Matcher m = Pattern.compile("(?m)^spector_forwarder_replay_budget_available_bytes (\\S+)$")
+                .matcher(cell.get("/actuator/prometheus").body());
+        return m.find() ? Double.parseDouble(m.group(1)) : -1;
     }
 
     private static String sha256(byte[] b) throws Exception {

@@ -207,6 +207,14 @@ public final class GatewayForwarder {
         return urlOf(owner) != null;
     }
 
+    /**
+     * Returns the gateway's replay budget, which relayed bodies read whole before their relay
+     * starts share with the forwarder's ({@link ReplayBudget#tryReserveAhead}).
+     */
+    public ReplayBudget replayBudget() {
+        return replayBudget;
+    }
+
     /** Answers whether passive health has marked ring member {@code owner} down. */
     public boolean isOwnerDown(String owner) {
         return health.isDown(owner);

@@ -24,6 +24,8 @@ final class ReplayBuffer {
     private long bytes;
     /** Bytes taken from the budget ahead of the chunks that will use them ({@link #reserve}). */
     private long reserved;
+    /** What {@link #reserve} took of the budget's share for bodies read ahead, given back at {@link #discard}. */
+    private long reservedAhead;
 
     private boolean replayable = true;
 
@@ -37,14 +39,16 @@ final class ReplayBuffer {
 
     /**
      * Takes {@code n} bytes from the budget for chunks still to come, so that a body of that length
-     * is kept whole whatever other exchanges take meanwhile; answers false (and takes nothing) when
-     * the copy could not hold them: past the limit, the budget short, or bytes already kept.
+     * is kept whole whatever other exchanges take meanwhile (within the budget's share for bodies
+     * read ahead, {@link ReplayBudget#tryReserveAhead}); answers false (and takes nothing) when the
+     * copy could not hold them: past the limit, the budget or its share short, or bytes already kept.
      */
     boolean reserve(long n) {
-        if (!replayable || bytes > 0 || reserved > 0 || n <= 0 || n > limitBytes || !budget.tryReserve(n)) {
+        if (!replayable || bytes > 0 || reserved > 0 || n <= 0 || n > limitBytes || !budget.tryReserveAhead(n)) {
             return false;
         }
         reserved = n;
+        reservedAhead = n;
         return true;
     }
 
@@ -81,12 +85,16 @@ final class ReplayBuffer {
     /** Drops the copy for good, giving its bytes back to the budget. */
     void discard() {
         chunks.release();
-        long held = bytes + reserved;
+        long held = bytes + reserved - reservedAhead; // what was kept past the reserve
+        if (reservedAhead > 0) {
+            budget.releaseAhead(reservedAhead);
+        }
         if (held > 0) {
             budget.release(held); // the budget is shared by every loop: no atomic add of nothing
         }
         bytes = 0;
         reserved = 0;
+        reservedAhead = 0;
         replayable = false;
     }
 

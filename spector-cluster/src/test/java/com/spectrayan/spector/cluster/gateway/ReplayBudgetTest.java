@@ -65,6 +65,45 @@ final class ReplayBudgetTest {
         assertThat(budget.available()).isZero();
     }
 
+    /** Bodies read ahead hold at most half of the budget together: at it, and one byte past it. */
+    @Test
+    void tryReserveAhead_atHalfTheBudget_takesTheBytes_andNoMore() {
+        ReplayBudget budget = new ReplayBudget(100);
+
+        assertThat(budget.tryReserveAhead(30)).isTrue();
+        assertThat(budget.tryReserveAhead(20)).as("at half").isTrue();
+        assertThat(budget.tryReserveAhead(1)).as("one past half").isFalse();
+
+        assertThat(budget.available()).isEqualTo(50);
+        assertThat(budget.tryReserve(50))
+                .as("the other half stays for replay copies")
+                .isTrue();
+    }
+
+    @Test
+    void tryReserveAhead_theBudgetShort_takesNothing() {
+        ReplayBudget budget = new ReplayBudget(100);
+        assertThat(budget.tryReserve(80)).isTrue();
+
+        assertThat(budget.tryReserveAhead(21)).isFalse();
+        assertThat(budget.tryReserveAhead(20))
+                .as("the refused one took none of the half")
+                .isTrue();
+
+        assertThat(budget.available()).isZero();
+    }
+
+    @Test
+    void releaseAhead_givesTheBytesAndTheShareBack() {
+        ReplayBudget budget = new ReplayBudget(100);
+        assertThat(budget.tryReserveAhead(50)).isTrue();
+
+        budget.releaseAhead(50);
+
+        assertThat(budget.available()).isEqualTo(100);
+        assertThat(budget.tryReserveAhead(50)).isTrue();
+    }
+
     @Test
     void new_negativeBytes_isRefused() {
         assertThatThrownBy(() -> new ReplayBudget(-1))

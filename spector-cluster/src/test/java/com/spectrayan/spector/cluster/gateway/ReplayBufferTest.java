@@ -141,22 +141,25 @@ final class ReplayBufferTest {
      */
     @Test
     void reserve_aBodyAhead_keepsItsChunksWhateverTheBudgetLeft() {
-        ReplayBudget ten = new ReplayBudget(10);
-        ReplayBuffer replay = new ReplayBuffer(10, ten);
+        ReplayBudget twenty = new ReplayBudget(20); // half of it for bodies read ahead
+        ReplayBuffer replay = new ReplayBuffer(10, twenty);
 
-        assertThat(replay.reserve(10)).as("at the limit").isTrue();
-        assertThat(ten.available()).isZero();
+        assertThat(replay.reserve(10))
+                .as("at the limit and at the budget's half")
+                .isTrue();
+        assertThat(twenty.tryReserve(10)).as("another exchange takes the rest").isTrue();
         ByteBuf one = chunk("hello");
         ByteBuf two = chunk("worl");
         assertThat(replay.keep(one)).isTrue();
         assertThat(replay.keep(two)).as("from the reserve, the budget empty").isTrue();
         assertThat(replay.bytes()).isEqualTo(9);
-        assertThat(ten.available()).isZero();
+        assertThat(twenty.available()).isZero();
 
         replay.discard();
-        assertThat(ten.available())
+        assertThat(twenty.available())
                 .as("the kept bytes and the reserve's unused byte back")
                 .isEqualTo(10);
+        assertThat(twenty.tryReserveAhead(10)).as("and the half's share").isTrue();
         assertThat(one.refCnt()).isEqualTo(1);
         one.release();
         two.release();
@@ -169,8 +172,8 @@ final class ReplayBufferTest {
         assertThat(new ReplayBuffer(10, ten).reserve(11))
                 .as("one past the limit")
                 .isFalse();
-        assertThat(new ReplayBuffer(100, new ReplayBudget(9)).reserve(10))
-                .as("the budget one byte short")
+        assertThat(new ReplayBuffer(100, new ReplayBudget(19)).reserve(10))
+                .as("the budget's share for bodies read ahead (half) one byte short")
                 .isFalse();
         assertThat(new ReplayBuffer(10, ten).reserve(0))
                 .as("nothing to reserve")
