@@ -41,6 +41,7 @@ final class ArchitectureTest {
      * goes with a line in docs/internal/COMPONENTS.md.
      */
     private static final Set<String> CLUSTER_PUBLIC_TYPES = Set.of(
+            "gateway.BodyChunks", // a relayed exchange's read-ahead holds its body's chunks as the replay copy does
             "gateway.CodecRemoval", // the gateway's upgrade splice takes codecs out the same way
             "gateway.DecodedHeaders",
             "gateway.ForwardRequest",
@@ -54,6 +55,7 @@ final class ArchitectureTest {
             "gateway.PinnedTarget",
             "gateway.PinnedTarget$Fallback",
             "gateway.PinnedTarget$Next",
+            "gateway.ReplayBudget", // relayed bodies read first reserve from it as forwarded ones do
             "gateway.RequestBody",
             "gateway.RequestBody$Consumer",
             "gateway.ResponseSink",

@@ -179,8 +179,10 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
      * long and not yet whole, once the body has arrived: read ahead into this exchange, it takes
      * none of the worker's relay slots ({@code spector.uplink.relay.max-per-worker}, 8) while a
      * slow client sends it, so a few slow uploaders cannot lock a worker out (nginx's request
-     * buffering, as the forwarder reads a small body before taking an owner connection). Its
-     * declared length is reserved from {@code budget}, the gateway's replay budget, within its
+     * buffering, as the forwarder reads a small body before taking an owner connection). A chunked
+     * body ({@code declaredLength} -1) is read the same way up to {@code bufferBytes}; one that
+     * outgrows it starts the relay then and streams. Its declared length (a chunked body's: the
+     * buffer) is reserved from {@code budget}, the gateway's replay budget, within its
      * share for bodies read ahead ({@link ReplayBudget#tryReserveAhead}), and given back once the
      * relay took the body or the exchange ended; when the share is short the body streams as a
      * large one does. The client's {@code Expect: 100-continue} is answered now, as the body is
@@ -189,16 +191,17 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
      * ({@link #onNoLink}).
      */
     void startAfterBody(long declaredLength, long bufferBytes, ReplayBudget budget, Runnable start) {
+        long reserve = declaredLength < 0 ? bufferBytes : declaredLength; // chunked: up to the buffer
         if (bodyEnded
                 || splice != null
-                || declaredLength <= 0
+                || declaredLength == 0
                 || declaredLength > bufferBytes
-                || !budget.tryReserveAhead(declaredLength)) {
+                || !budget.tryReserveAhead(reserve)) {
             start.run();
             return;
         }
         reservedFrom = budget;
-        reservedBytes = declaredLength;
+        reservedBytes = reserve;
         deferredStart = start;
         pulled = true;
         if (expectContinue) {
@@ -270,8 +273,8 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
                 paused = false;
                 connection.resumeBody(); // the relay caught up: read ahead again
             }
-            if (bodyEnded && queued.isEmpty()) {
-                releaseReserve(); // the relay has the whole body
+            if (queued.isEmpty()) {
+                releaseReserve(); // the relay took what was read first: a body streams from here
             }
             metrics.relayedToWorker(b.readableBytes());
             then.accept(b, null);
@@ -311,6 +314,16 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
             p.accept(b, null);
         } else {
             queued.add(b);
+            Runnable start = deferredStart;
+            if (start != null && queued.bytes() > reservedBytes) {
+                // A chunked body outgrew the buffer: the relay starts now and takes the rest as it
+                // comes; reading goes on as it takes the bytes read so far.
+                deferredStart = null;
+                paused = true;
+                connection.pauseBody();
+                start.run();
+                return;
+            }
             if (!paused && queued.bytes() >= READ_AHEAD_HIGH_BYTES) {
                 paused = true;
                 connection.pauseBody(); // the relay is behind: wait for it

@@ -112,6 +112,72 @@ final class RelayRequestBufferingTest {
         }
     }
 
+    private static RawClient startChunkedUpload(Cell cell, String path, byte[] body) throws Exception {
+        return new RawClient(cell.gateway.port())
+                .send("PUT /relay/" + WORKER + "/record" + path + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                        + Cell.token(Cell.TENANT) + "\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        + RequestBufferingTest.chunk(body, 0, SENT_FIRST));
+    }
+
+    /** RFC 9112 §7.1: chunked bodies within the buffer are read first too, and hold no relay slot. */
+    @Test
+    void slowChunkedRelayedUploadsWithinTheBuffer_holdNoRelaySlot_andArriveWhole() throws Exception {
+        RecordingTarget target = new RecordingTarget();
+        try (RelayCell rc = relayCell(target)) {
+            List<byte[]> bodies = new ArrayList<>();
+            List<RawClient> uploads = new ArrayList<>();
+            try {
+                for (int i = 0; i < UPLOADS; i++) {
+                    bodies.add(body(BUFFER, i));
+                    uploads.add(startChunkedUpload(rc.cell, "/up-" + i, bodies.get(i)));
+                }
+                long start = System.nanoTime();
+                assertThat(relayedGet(rc.cell, "/beside", 5_000).status()).isEqualTo(200);
+                assertThat(Duration.ofNanos(System.nanoTime() - start))
+                        .as("not queued behind a slow chunked upload for the worker's one slot")
+                        .isLessThan(Duration.ofSeconds(1));
+                for (int i = 0; i < UPLOADS; i++) {
+                    byte[] b = bodies.get(i);
+                    RawClient.Response r = uploads.get(i)
+                            .send(RequestBufferingTest.chunk(b, SENT_FIRST, b.length) + "0\r\n\r\n")
+                            .read();
+                    assertThat(r.status()).as("upload %d", i).isEqualTo(200);
+                    JsonNode answer = JSON.readTree(r.body());
+                    assertThat(answer.get("bytes").asLong()).isEqualTo(b.length);
+                    assertThat(answer.get("sha256").asText()).isEqualTo(sha256(b));
+                }
+            } finally {
+                for (RawClient c : uploads) {
+                    c.close();
+                }
+            }
+        }
+    }
+
+    /** A chunked relayed body that outgrows the buffer starts its relay then, and arrives whole and in order. */
+    @Test
+    void aChunkedRelayedBodyPastTheBuffer_startsTheRelay_andArrivesWhole() throws Exception {
+        RecordingTarget target = new RecordingTarget();
+        try (RelayCell rc = relayCell(target)) {
+            byte[] body = body(3 * BUFFER, 7);
+            try (RawClient upload = startChunkedUpload(rc.cell, "/big", body)) {
+                upload.send(RequestBufferingTest.chunk(body, SENT_FIRST, 600));
+                upload.send(RequestBufferingTest.chunk(body, 600, BUFFER + 300)
+                        + RequestBufferingTest.chunk(body, BUFFER + 300, BUFFER + 700));
+
+                target.awaitCall("/big", Duration.ofSeconds(5)); // relayed while its body is unfinished
+
+                RawClient.Response r = upload.send(
+                                RequestBufferingTest.chunk(body, BUFFER + 700, body.length) + "0\r\n\r\n")
+                        .read();
+                assertThat(r.status()).isEqualTo(200);
+                JsonNode answer = JSON.readTree(r.body());
+                assertThat(answer.get("bytes").asLong()).isEqualTo(body.length);
+                assertThat(answer.get("sha256").asText()).isEqualTo(sha256(body));
+            }
+        }
+    }
+
     /** One byte past the buffer the body streams, as before: the slow upload holds the one slot. */
     @Test
     void aSlowRelayedUploadOnePastTheBuffer_holdsTheSlot() throws Exception {

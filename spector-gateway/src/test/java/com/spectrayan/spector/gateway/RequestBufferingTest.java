@@ -114,6 +114,143 @@ final class RequestBufferingTest {
         }
     }
 
+    /** One chunk of {@code body}'s bytes {@code from} to {@code to}, framed (RFC 9112 §7.1). */
+    static String chunk(byte[] body, int from, int to) {
+        return Integer.toHexString(to - from) + "\r\n" + new String(body, from, to - from, StandardCharsets.ISO_8859_1)
+                + "\r\n";
+    }
+
+    /** Opens a chunked upload of {@code body} to the owner's echo and sends its head and first chunk only. */
+    private static RawClient startChunkedUpload(Cell cell, String ns, byte[] body) throws Exception {
+        return new RawClient(cell.gateway.port())
+                .send("POST /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                        + Cell.token(Cell.TENANT)
+                        + "\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        + chunk(body, 0, SENT_FIRST));
+    }
+
+    /**
+     * RFC 9112 §7.1: a chunked body, its length unknown, is read first as well while it fits the
+     * buffer, so slow chunked uploads hold no owner connection either (before, a client could pass
+     * the buffering by sending its small body chunked).
+     */
+    @Test
+    void slowChunkedUploadsWithinTheBuffer_holdNoOwnerConnection_andArriveWhole() throws Exception {
+        try (Cell cell = cell()) {
+            String ns = cell.namespaceOwnedBy("owner-0");
+            List<byte[]> bodies = bodies(2 * LOOPS + 1, BUFFER);
+            List<RawClient> uploads = new ArrayList<>();
+            try {
+                for (byte[] b : bodies) {
+                    uploads.add(startChunkedUpload(cell, ns, b));
+                }
+                cell.assertServedWithoutWaiting(ns, LOOPS + 1, "the slow chunked uploads");
+                for (int i = 0; i < uploads.size(); i++) {
+                    byte[] b = bodies.get(i);
+                    RawClient.Response r = uploads.get(i)
+                            .send(chunk(b, SENT_FIRST, b.length) + "0\r\n\r\n")
+                            .read();
+                    assertThat(r.status()).as("upload %d", i).isEqualTo(200);
+                    JsonNode echo = JSON.readTree(r.body());
+                    assertThat(echo.get("bodyBytes").asLong()).isEqualTo(b.length);
+                    assertThat(echo.get("bodySha256").asText()).isEqualTo(sha256(b));
+                }
+            } finally {
+                closeAll(uploads);
+            }
+        }
+    }
+
+    /**
+     * A chunked body that outgrows the buffer streams from there: the owner gets its head while the
+     * body is unfinished, and then every byte in order, the chunk that crossed the buffer (and one
+     * sent with it) after those read first. RFC 9112 §7.1: forwarded chunked, complete.
+     */
+    @Test
+    void aChunkedBodyPastTheBuffer_streamsFromThere_inOrder() throws Exception {
+        try (RecordingUpstream upstream = RecordingUpstream.start();
+                Cell cell = Cell.builder()
+                        .owners(0)
+                        .member("rec-0", upstream.uri())
+                        .set("spector.routing.gateway.request-buffer-bytes", String.valueOf(BUFFER))
+                        .start()) {
+            String ns = cell.namespaceOwnedBy("rec-0");
+            byte[] body = body(3 * BUFFER, 5);
+            try (RawClient upload = startChunkedUpload(cell, ns, body)) {
+                upload.send(chunk(body, SENT_FIRST, 600));
+                upload.send(chunk(body, 600, BUFFER + 300) + chunk(body, BUFFER + 300, BUFFER + 700));
+
+                assertThat(upstream.takeHead(WITHIN))
+                        .as("past the buffer the request goes on while its body is unfinished")
+                        .startsWith("POST /api/v1/namespaces/" + ns + "/echo ");
+
+                upload.send(chunk(body, BUFFER + 700, body.length) + "0\r\n\r\n");
+                RawClient.Response r = upload.read();
+                assertThat(r.status()).isEqualTo(200);
+                assertThat(new String(r.body(), StandardCharsets.US_ASCII))
+                        .isEqualTo(body.length + " " + RecordingUpstream.sha256(body));
+            }
+            RecordingUpstream.Recorded post = upstream.takeRequest(WITHIN);
+            assertThat(post.complete()).isTrue();
+            assertThat(post.framing()).isEqualTo(RecordingUpstream.Framing.CHUNKED);
+        }
+    }
+
+    /**
+     * A chunked body whose first chunk already passes the buffer, sent whole with its head in one
+     * write: nothing was read first, and the body goes on whole (its end may come before the owner
+     * connection does).
+     */
+    @Test
+    void aChunkedBodyWhoseFirstChunkPassesTheBuffer_arrivesWhole() throws Exception {
+        try (Cell cell = cell();
+                RawClient c = new RawClient(cell.gateway.port())) {
+            String ns = cell.namespaceOwnedBy("owner-0");
+            byte[] body = body(3 * BUFFER, 9);
+            RawClient.Response r = c.send("POST /api/v1/namespaces/" + ns
+                            + "/echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + Cell.token(Cell.TENANT)
+                            + "\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk(body, 0, body.length) + "0\r\n\r\n")
+                    .read();
+
+            assertThat(r.status()).isEqualTo(200);
+            JsonNode echo = JSON.readTree(r.body());
+            assertThat(echo.get("bodyBytes").asLong()).isEqualTo(body.length);
+            assertThat(echo.get("bodySha256").asText()).isEqualTo(sha256(body));
+        }
+    }
+
+    /**
+     * A small chunked body whose framing breaks is answered 400 and never reaches the owner: read
+     * first, it is refused before any owner connection is taken (RFC 9112 §7.1, §8: an incomplete
+     * message is never forwarded as complete; here not forwarded at all).
+     */
+    @Test
+    void aSmallChunkedBodyThatBreaks_neverReachesTheOwner() throws Exception {
+        try (RecordingUpstream upstream = RecordingUpstream.start();
+                Cell cell = Cell.builder()
+                        .owners(0)
+                        .member("rec-0", upstream.uri())
+                        .set("spector.routing.gateway.request-buffer-bytes", String.valueOf(BUFFER))
+                        .start();
+                WireClient c = new WireClient(cell.gateway.port())) {
+            String ns = cell.namespaceOwnedBy("rec-0");
+            WireClient.Response r = c.send(WireClient.head(
+                                    "PUT",
+                                    "/api/v1/namespaces/" + ns + "/objects/k",
+                                    Cell.token(Cell.TENANT),
+                                    "Transfer-Encoding: chunked")
+                            + "5\r\nhello\r\nzz\r\nworld\r\n0\r\n\r\n")
+                    .read();
+
+            assertThat(r.status()).isEqualTo(400);
+            assertThat(cell.get("/api/v1/namespaces/" + ns + "/after").statusCode())
+                    .isEqualTo(200);
+            assertThat(upstream.takeHead(WITHIN))
+                    .as("the first head the owner received: the GET after, not the broken upload")
+                    .startsWith("GET /api/v1/namespaces/" + ns + "/after ");
+        }
+    }
+
     /**
      * One byte past the buffer the body streams as it arrives, as before: the slow uploads hold every
      * loop's one connection, and a request beside them waits for one and is refused.

@@ -27,8 +27,9 @@ final class ExchangeState {
         RESOLVING,
         /**
          * The owner is known; a small request body (its length declared, at most the request
-         * buffer) is read whole into the replay copy before any owner connection is taken, so a
-         * slow upload holds none of the owner pool while it arrives (nginx's request buffering).
+         * buffer, or chunked) is read whole into the replay copy before any owner connection is
+         * taken, so a slow upload holds none of the owner pool while it arrives (nginx's request
+         * buffering). A chunked body that outgrows the buffer leaves it at that chunk.
          */
         BUFFERING,
         /** An attempt waits for its owner connection (pooled, or a new one for an upgrade). */
@@ -103,7 +104,8 @@ final class ExchangeState {
     }
 
     /**
-     * An attempt starts: the first route (from {@code BUFFERING} once a small body is read), a
+     * An attempt starts: the first route (from {@code BUFFERING} once a small body is read, or a
+     * chunked one outgrew the buffer), a
      * retarget after a 421, a retry on a fresh connection, a pinned exchange's fallback after a
      * connection that was not made (from {@code CONNECTING}),
      * or a held request's poll of the old owner or its resend at the end of a hand-off (from

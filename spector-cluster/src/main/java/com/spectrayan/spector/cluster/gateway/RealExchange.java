@@ -100,8 +100,18 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     /** Whether the sink was asked for its socket ({@link ResponseSink#spliceTarget()}): once. */
     private boolean spliceAsked;
 
-    /** Where the first attempt goes once a small body is whole ({@code BUFFERING}), else null. */
+    /**
+     * Where the first attempt goes once a small body is whole, or a chunked one outgrew the request
+     * buffer ({@code BUFFERING}); else null.
+     */
     private @Nullable Buffered buffered;
+
+    /**
+     * The chunk with which a chunked body outgrew the request buffer, and any read in the same
+     * batch after it, held (the body paused) until the first attempt's connection sends them after
+     * the replay copy; null otherwise.
+     */
+    private @Nullable BodyChunks overflow;
 
     private boolean learnedOwner;
     private boolean staleRetryUsed;
@@ -256,6 +266,27 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             fail(forwarder.problems.tooLarge(bodyBytes), true);
             return;
         }
+        BodyChunks o = overflow;
+        if (o != null) {
+            // After the chunk that outgrew the buffer, in order. The client connection's pause
+            // holds what its last read brought, so none comes today; a body that delivers after
+            // a pause would be kept in order here.
+            o.add(chunk);
+            return;
+        }
+        Buffered b = buffered;
+        if (b != null && bodyBytes > spec.requestBufferBytes() && state.isBuffering()) {
+            // A chunked body outgrew the request buffer: it streams from here, as a longer
+            // Content-Length body does from its start. The attempt sends the bytes so far from the
+            // replay copy (all within its reserve), then this chunk; the body waits until then.
+            buffered = null;
+            o = new BodyChunks();
+            o.add(chunk);
+            overflow = o;
+            body.pause();
+            attempt(b.entry(), b.uri());
+            return;
+        }
         if (replay.isReplayable() && !replay.keep(chunk)) {
             metrics.countReplayRefused();
         }
@@ -371,21 +402,24 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     }
 
     /**
-     * Answers whether this exchange reads its body whole before its first attempt: a forwarded
-     * request (not pinned, not an upgrade) whose declared body fits the request buffer and whose
-     * bytes the replay copy could reserve (else it streams, as a larger body does). An owner marked
-     * down is admitted first instead: refused at once (no body read for nothing), or probed.
+     * Answers whether this exchange reads its body first, before its first attempt: a forwarded
+     * request (not pinned, not an upgrade) whose declared body fits the request buffer, or whose
+     * body is chunked (its length unknown: read up to the buffer, then streamed, {@link #onChunk}),
+     * and whose replay copy could reserve that many bytes (else it streams, as a larger body
+     * does). An owner marked down is admitted first instead: refused at once (no body read for
+     * nothing), or probed.
      */
     private boolean readsBodyFirst(RouteEntry entry) {
         long length = request.declaredLength();
+        long buffer = spec.requestBufferBytes();
         return attempts == 0
                 && pinned == null
                 && request.upgrade() == null
                 && !body.isStarted()
-                && length > 0
-                && length <= spec.requestBufferBytes()
+                && (length > 0 || (length < 0 && request.body() != RequestBody.EMPTY))
+                && length <= buffer
                 && !forwarder.health.isDown(entry.owner())
-                && replay.reserve(length);
+                && replay.reserve(length > 0 ? length : buffer);
     }
 
     /** Starts attempt number {@link #attempts} (a retry on a fresh connection keeps the number). */
@@ -439,7 +473,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             return;
         }
         HttpHeaders ownerHeaders = headers.forAttempt(a.uri(), a.entry(), a.number());
-        if ((body.isEnded() || request.body() == RequestBody.EMPTY) && replay.bytes() == 0) {
+        if ((body.isEnded() || request.body() == RequestBody.EMPTY) && replay.bytes() == 0 && overflow == null) {
             // No body to send (the usual GET): head and end in one write. The empty body is not
             // started: it ends here, as its start would end it at once (onEnd).
             body.ended();
@@ -462,6 +496,17 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             metrics.countToOwner(a.sendReplay(replay));
             if (!a.isSending()) {
                 return; // the head's write failed at once: the attempt is over and the exchange moved on
+            }
+            BodyChunks o = overflow;
+            if (o != null) { // after the replay copy, as onChunk would have sent them
+                overflow = null;
+                for (ByteBuf c = o.poll(); c != null; c = o.poll()) {
+                    if (replay.isReplayable() && !replay.keep(c)) {
+                        metrics.countReplayRefused();
+                    }
+                    metrics.countToOwner(c.readableBytes());
+                    a.send(c);
+                }
             }
             if (body.isEnded()) {
                 a.sendEnd();
@@ -1200,6 +1245,11 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             pinnedDeadline = null;
         }
         replay.discard();
+        BodyChunks o = overflow;
+        if (o != null) {
+            overflow = null;
+            o.release();
+        }
         Attempt a = current;
         if (a != null && abortCurrent) {
             a.finish(false);
