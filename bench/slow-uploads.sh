@@ -4,6 +4,7 @@
 # each) and two GETs beside them. Before request buffering (request-buffer-bytes) the uploads held
 # the pool and the GETs and three uploads were answered 503 owner-pool-exhausted after 2 s.
 #   bench/slow-uploads.sh [JAR]   (default: the spector-cli jar this tree builds)
+#   CHUNKED=1 bench/slow-uploads.sh [JAR]   the same uploads sent chunked (no Content-Length)
 # Ports 17070-17071 on 127.0.0.1; about 15 s.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +18,7 @@ T=$(java -jar $JAR token --secret-file ${TMPDIR:-/tmp}/su-secret --tenant acme -
 for i in $(seq 1 100); do curl -sf -o /dev/null http://127.0.0.1:17070/actuator/health && break; sleep 0.1; done
 head -c 40000 /dev/urandom > ${TMPDIR:-/tmp}/su.bin
 for i in 1 2 3 4 5; do curl -s -o ${TMPDIR:-/tmp}/su$i.out -w "upload $i %{http_code} %{time_total}s\n" --limit-rate 4k \
-  -H "Authorization: Bearer $T" -H 'Content-Type: application/octet-stream' --data-binary @${TMPDIR:-/tmp}/su.bin \
+  -H "Authorization: Bearer $T" -H 'Content-Type: application/octet-stream' ${CHUNKED:+-H 'Transfer-Encoding: chunked'} --data-binary @${TMPDIR:-/tmp}/su.bin \
   http://127.0.0.1:17070/api/v1/namespaces/orders/echo > ${TMPDIR:-/tmp}/su$i.st & done
 sleep 1
 for i in 1 2; do curl -s -o ${TMPDIR:-/tmp}/su-get$i.out -w "GET beside them: %{http_code} %{time_total}s\n" -H "Authorization: Bearer $T" http://127.0.0.1:17070/api/v1/namespaces/orders/echo; done

@@ -72,7 +72,7 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>well-formed</b>: every byte it sent parses strictly as responses ({@link
  *       StrictResponses}), at most one per request, in order;
  *   <li><b>no more upstream</b>: each request reaches the owners at most once, and a head hidden
- *       in a body never does;
+ *       in a body never does (unless a byte mutation took away the framing that hid it);
  *   <li><b>normalized</b>: every path an owner got is under {@code /api/v1/} with no dot-segment,
  *       empty segment or encoded dot, slash or backslash; an owner's 2xx means the path it got is
  *       the {@link ExpectedPath} of the one sent (and the query is unchanged);
@@ -674,8 +674,16 @@ final class EdgeFuzzTest {
         o.seen.add(line + " [" + row.header("X-Fuzz") + "]");
         List<Sent> sent = o.rendered.requests();
         if (tag.smuggled()) {
-            v.add("3 (no more upstream): a request head hidden in the body of request " + tag.index()
-                    + " reached an owner as a request: " + line);
+            String bad = unnormalized(row.path());
+            if (!o.rendered.mutated()) {
+                v.add("3 (no more upstream): a request head hidden in the body of request " + tag.index()
+                        + " reached an owner as a request: " + line);
+            } else if (bad != null) {
+                v.add("4 (normalized): " + line + ": the forwarded path has " + bad);
+            }
+            // Byte-mutated, the framing that hid the head may be gone (a Content-Length merged into
+            // the value before it): the head is then the next request on the connection, rightly
+            // served (seen at try 5112 of seed 207254186456319198).
             return;
         }
         if (tag.index() >= sent.size()) {

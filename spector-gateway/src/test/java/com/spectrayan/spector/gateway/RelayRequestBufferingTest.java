@@ -99,10 +99,7 @@ final class RelayRequestBufferingTest {
                     RawClient c = uploads.get(i);
                     c.send(Arrays.copyOfRange(b, SENT_FIRST, b.length));
                     RawClient.Response r = c.read();
-                    assertThat(r.status()).as("upload %d", i).isEqualTo(200);
-                    JsonNode answer = JSON.readTree(r.body());
-                    assertThat(answer.get("bytes").asLong()).isEqualTo(b.length);
-                    assertThat(answer.get("sha256").asText()).isEqualTo(sha256(b));
+                    assertRelayed(r, b, i);
                 }
             } finally {
                 for (RawClient c : uploads) {
@@ -141,10 +138,7 @@ final class RelayRequestBufferingTest {
                     RawClient.Response r = uploads.get(i)
                             .send(RequestBufferingTest.chunk(b, SENT_FIRST, b.length) + "0\r\n\r\n")
                             .read();
-                    assertThat(r.status()).as("upload %d", i).isEqualTo(200);
-                    JsonNode answer = JSON.readTree(r.body());
-                    assertThat(answer.get("bytes").asLong()).isEqualTo(b.length);
-                    assertThat(answer.get("sha256").asText()).isEqualTo(sha256(b));
+                    assertRelayed(r, b, i);
                 }
             } finally {
                 for (RawClient c : uploads) {
@@ -170,10 +164,7 @@ final class RelayRequestBufferingTest {
                 RawClient.Response r = upload.send(
                                 RequestBufferingTest.chunk(body, BUFFER + 700, body.length) + "0\r\n\r\n")
                         .read();
-                assertThat(r.status()).isEqualTo(200);
-                JsonNode answer = JSON.readTree(r.body());
-                assertThat(answer.get("bytes").asLong()).isEqualTo(body.length);
-                assertThat(answer.get("sha256").asText()).isEqualTo(sha256(body));
+                assertRelayed(r, body, 0);
             }
         }
     }
@@ -271,6 +262,14 @@ final class RelayRequestBufferingTest {
         Matcher m = Pattern.compile("(?m)^spector_forwarder_replay_budget_available_bytes (\\S+)$")
                 .matcher(cell.get("/actuator/prometheus").body());
         return m.find() ? Double.parseDouble(m.group(1)) : -1;
+    }
+
+    /** Asserts the target's answer in {@code r}: a 200 whose relayed body was {@code body}, whole. */
+    private static void assertRelayed(RawClient.Response r, byte[] body, int upload) throws Exception {
+        assertThat(r.status()).as("upload %d", upload).isEqualTo(200);
+        JsonNode answer = JSON.readTree(r.body());
+        assertThat(answer.get("bytes").asLong()).isEqualTo(body.length);
+        assertThat(answer.get("sha256").asText()).isEqualTo(sha256(body));
     }
 
     private static String sha256(byte[] b) throws Exception {

@@ -75,6 +75,25 @@ final class RequestBufferingTest {
         }
     }
 
+    /** A cell whose one member is {@code upstream}, recording what it receives on the wire. */
+    private static Cell recordingCell(RecordingUpstream upstream) throws Exception {
+        return Cell.builder()
+                .owners(0)
+                .member("rec-0", upstream.uri())
+                .set("spector.routing.gateway.request-buffer-bytes", String.valueOf(BUFFER))
+                .start();
+    }
+
+    /** Asserts the owner's echo in {@code r}: a 200 whose body was {@code body}, whole. */
+    private static void assertEchoed(RawClient.Response r, byte[] body, int upload) throws Exception {
+        assertThat(r.status()).as("upload %d", upload).isEqualTo(200);
+        JsonNode echo = JSON.readTree(r.body());
+        assertThat(echo.get("bodyBytes").asLong())
+                .as("the owner received upload %d whole", upload)
+                .isEqualTo(body.length);
+        assertThat(echo.get("bodySha256").asText()).isEqualTo(sha256(body));
+    }
+
     private static Cell cell() throws Exception {
         return Cell.builder()
                 .owners(1)
@@ -99,12 +118,7 @@ final class RequestBufferingTest {
                     RawClient c = uploads.get(i);
                     c.send(Arrays.copyOfRange(b, SENT_FIRST, b.length));
                     RawClient.Response r = c.read();
-                    assertThat(r.status()).as("upload %d", i).isEqualTo(200);
-                    JsonNode echo = JSON.readTree(r.body());
-                    assertThat(echo.get("bodyBytes").asLong())
-                            .as("the owner received upload %d whole", i)
-                            .isEqualTo(b.length);
-                    assertThat(echo.get("bodySha256").asText()).isEqualTo(sha256(b));
+                    assertEchoed(r, b, i);
                 }
             } finally {
                 closeAll(uploads);
@@ -150,10 +164,7 @@ final class RequestBufferingTest {
                     RawClient.Response r = uploads.get(i)
                             .send(chunk(b, SENT_FIRST, b.length) + "0\r\n\r\n")
                             .read();
-                    assertThat(r.status()).as("upload %d", i).isEqualTo(200);
-                    JsonNode echo = JSON.readTree(r.body());
-                    assertThat(echo.get("bodyBytes").asLong()).isEqualTo(b.length);
-                    assertThat(echo.get("bodySha256").asText()).isEqualTo(sha256(b));
+                    assertEchoed(r, b, i);
                 }
             } finally {
                 closeAll(uploads);
@@ -169,11 +180,7 @@ final class RequestBufferingTest {
     @Test
     void aChunkedBodyPastTheBuffer_streamsFromThere_inOrder() throws Exception {
         try (RecordingUpstream upstream = RecordingUpstream.start();
-                Cell cell = Cell.builder()
-                        .owners(0)
-                        .member("rec-0", upstream.uri())
-                        .set("spector.routing.gateway.request-buffer-bytes", String.valueOf(BUFFER))
-                        .start()) {
+                Cell cell = recordingCell(upstream)) {
             String ns = cell.namespaceOwnedBy("rec-0");
             byte[] body = body(3 * BUFFER, 5);
             try (RawClient upload = startChunkedUpload(cell, ns, body)) {
@@ -212,10 +219,7 @@ final class RequestBufferingTest {
                             + "\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk(body, 0, body.length) + "0\r\n\r\n")
                     .read();
 
-            assertThat(r.status()).isEqualTo(200);
-            JsonNode echo = JSON.readTree(r.body());
-            assertThat(echo.get("bodyBytes").asLong()).isEqualTo(body.length);
-            assertThat(echo.get("bodySha256").asText()).isEqualTo(sha256(body));
+            assertEchoed(r, body, 0);
         }
     }
 
@@ -227,11 +231,7 @@ final class RequestBufferingTest {
     @Test
     void aSmallChunkedBodyThatBreaks_neverReachesTheOwner() throws Exception {
         try (RecordingUpstream upstream = RecordingUpstream.start();
-                Cell cell = Cell.builder()
-                        .owners(0)
-                        .member("rec-0", upstream.uri())
-                        .set("spector.routing.gateway.request-buffer-bytes", String.valueOf(BUFFER))
-                        .start();
+                Cell cell = recordingCell(upstream);
                 WireClient c = new WireClient(cell.gateway.port())) {
             String ns = cell.namespaceOwnedBy("rec-0");
             WireClient.Response r = c.send(WireClient.head(
@@ -278,11 +278,7 @@ final class RequestBufferingTest {
     @Test
     void aSmallBody_reachesTheOwnerOnlyWhole() throws Exception {
         try (RecordingUpstream upstream = RecordingUpstream.start();
-                Cell cell = Cell.builder()
-                        .owners(0)
-                        .member("rec-0", upstream.uri())
-                        .set("spector.routing.gateway.request-buffer-bytes", String.valueOf(BUFFER))
-                        .start()) {
+                Cell cell = recordingCell(upstream)) {
             String ns = cell.namespaceOwnedBy("rec-0");
             assertThat(cell.get("/api/v1/namespaces/" + ns + "/first").statusCode())
                     .as("the route known and a connection to the owner open: a head would go on at once")
