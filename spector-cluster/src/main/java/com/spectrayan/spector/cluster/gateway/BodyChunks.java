@@ -12,9 +12,10 @@ import org.jspecify.annotations.Nullable;
  * <p>Design notes. A chunk the HTTP decoder hands over is a slice of the buffer one read filled, and
  * holding the slice holds that whole buffer. A client that sends its body a byte at a time makes
  * every read one byte long, so its held bytes cost their read buffers: on a gateway process, 200
- * clients that each sent 300 bytes of a 64 KiB body a byte at a time held 9.4 MiB of Netty's
- * direct memory for 60 000 body bytes (157 bytes a byte), and a bound counted in body bytes (the
- * replay budget, a relay's read-ahead) bounded two orders of magnitude less than it said. So a
+ * clients that each sent 300 bytes of a small body a byte at a time took 8.5 MiB of Netty's direct
+ * memory for 60 000 body bytes (149 bytes a byte; {@code bench/trickle-memory.sh}), and a bound
+ * counted in body bytes (the replay budget, a relay's read-ahead) bounded two orders of magnitude
+ * less than it said. So a
  * chunk is held as it is (no copy: the reads of an upload) only when it is at least {@link
  * #MIN_SLICE_BYTES} long and fills at least half of its buffer; any other is copied into a buffer of
  * this queue's own, appended to the last one while that has room ({@link #COPY_BUFFER_BYTES}). The
