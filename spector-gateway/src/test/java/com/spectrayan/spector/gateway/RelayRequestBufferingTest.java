@@ -17,6 +17,8 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Slow relayed uploads do not lock a worker out: a relayed body declared at most {@code
@@ -67,21 +69,31 @@ final class RelayRequestBufferingTest {
         }
     }
 
+    private static RawClient startChunkedUpload(Cell cell, String path, byte[] body) throws Exception {
+        return new RawClient(cell.gateway.port())
+                .send("PUT /relay/" + WORKER + "/record" + path + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                        + Cell.token(Cell.TENANT) + "\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        + RequestBufferingTest.chunk(body, 0, SENT_FIRST));
+    }
+
     /**
-     * RFC 9112 §6.3: Content-Length bodies at the buffer's size, trickled, hold no relay slot: a
-     * relay beside them is served at once, the target has heard of none of them, and each arrives
-     * whole once sent.
+     * RFC 9112 §6.3 and §7.1: bodies at the buffer's size, their length declared or chunked,
+     * trickled, hold no relay slot: a relay beside them is served at once, the target has heard of
+     * none of them, and each arrives whole once sent.
      */
-    @Test
-    void slowRelayedUploadsAtTheBuffer_holdNoRelaySlot_andArriveWhole() throws Exception {
+    @ParameterizedTest(name = "chunked: {0}")
+    @ValueSource(booleans = {false, true})
+    void slowRelayedUploadsAtTheBuffer_holdNoRelaySlot_andArriveWhole(boolean chunked) throws Exception {
         RecordingTarget target = new RecordingTarget();
         try (RelayCell rc = relayCell(target)) {
             List<byte[]> bodies = new ArrayList<>();
             List<RawClient> uploads = new ArrayList<>();
             try {
                 for (int i = 0; i < UPLOADS; i++) {
-                    bodies.add(body(BUFFER, i));
-                    uploads.add(startUpload(rc.cell, "/up-" + i, bodies.get(i)));
+                    byte[] b = body(BUFFER, i);
+                    bodies.add(b);
+                    uploads.add(
+                            chunked ? startChunkedUpload(rc.cell, "/up-" + i, b) : startUpload(rc.cell, "/up-" + i, b));
                 }
                 long start = System.nanoTime();
                 RawClient.Response beside = relayedGet(rc.cell, "/beside", 5_000);
@@ -97,48 +109,12 @@ final class RelayRequestBufferingTest {
                 for (int i = 0; i < UPLOADS; i++) {
                     byte[] b = bodies.get(i);
                     RawClient c = uploads.get(i);
-                    c.send(Arrays.copyOfRange(b, SENT_FIRST, b.length));
-                    RawClient.Response r = c.read();
-                    assertRelayed(r, b, i);
-                }
-            } finally {
-                for (RawClient c : uploads) {
-                    c.close();
-                }
-            }
-        }
-    }
-
-    private static RawClient startChunkedUpload(Cell cell, String path, byte[] body) throws Exception {
-        return new RawClient(cell.gateway.port())
-                .send("PUT /relay/" + WORKER + "/record" + path + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
-                        + Cell.token(Cell.TENANT) + "\r\nTransfer-Encoding: chunked\r\n\r\n"
-                        + RequestBufferingTest.chunk(body, 0, SENT_FIRST));
-    }
-
-    /** RFC 9112 §7.1: chunked bodies within the buffer are read first too, and hold no relay slot. */
-    @Test
-    void slowChunkedRelayedUploadsWithinTheBuffer_holdNoRelaySlot_andArriveWhole() throws Exception {
-        RecordingTarget target = new RecordingTarget();
-        try (RelayCell rc = relayCell(target)) {
-            List<byte[]> bodies = new ArrayList<>();
-            List<RawClient> uploads = new ArrayList<>();
-            try {
-                for (int i = 0; i < UPLOADS; i++) {
-                    bodies.add(body(BUFFER, i));
-                    uploads.add(startChunkedUpload(rc.cell, "/up-" + i, bodies.get(i)));
-                }
-                long start = System.nanoTime();
-                assertThat(relayedGet(rc.cell, "/beside", 5_000).status()).isEqualTo(200);
-                assertThat(Duration.ofNanos(System.nanoTime() - start))
-                        .as("not queued behind a slow chunked upload for the worker's one slot")
-                        .isLessThan(Duration.ofSeconds(1));
-                for (int i = 0; i < UPLOADS; i++) {
-                    byte[] b = bodies.get(i);
-                    RawClient.Response r = uploads.get(i)
-                            .send(RequestBufferingTest.chunk(b, SENT_FIRST, b.length) + "0\r\n\r\n")
-                            .read();
-                    assertRelayed(r, b, i);
+                    if (chunked) {
+                        c.send(RequestBufferingTest.chunk(b, SENT_FIRST, b.length) + "0\r\n\r\n");
+                    } else {
+                        c.send(Arrays.copyOfRange(b, SENT_FIRST, b.length));
+                    }
+                    assertRelayed(c.read(), b, i);
                 }
             } finally {
                 for (RawClient c : uploads) {

@@ -18,6 +18,8 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Slow uploads do not lock an owner's other requests out of its connection pool: a request body
@@ -102,32 +104,6 @@ final class RequestBufferingTest {
                 .start();
     }
 
-    /** RFC 9112 §6.3: a Content-Length body at the buffer's size is read whole first, then forwarded whole. */
-    @Test
-    void slowUploadsAtTheBuffer_holdNoOwnerConnection_andArriveWhole() throws Exception {
-        try (Cell cell = cell()) {
-            String ns = cell.namespaceOwnedBy("owner-0");
-            // 2 loops + 1 uploads: two share a loop whatever the accept order, past its one connection
-            List<byte[]> bodies = bodies(2 * LOOPS + 1, BUFFER);
-            List<RawClient> uploads = startUploads(cell, ns, bodies);
-            try {
-                // one more than the loops: one shares a loop with two uploads
-                cell.assertServedWithoutWaiting(ns, LOOPS + 1, "the slow uploads");
-                for (int i = 0; i < uploads.size(); i++) {
-                    byte[] b = bodies.get(i);
-                    RawClient c = uploads.get(i);
-                    c.send(Arrays.copyOfRange(b, SENT_FIRST, b.length));
-                    RawClient.Response r = c.read();
-                    assertEchoed(r, b, i);
-                }
-            } finally {
-                closeAll(uploads);
-            }
-            assertThat(cell.served("owner-0", "POST", "/api/v1/namespaces/" + ns + "/echo"))
-                    .hasSize(2 * LOOPS + 1);
-        }
-    }
-
     /** One chunk of {@code body}'s bytes {@code from} to {@code to}, framed (RFC 9112 §7.1). */
     static String chunk(byte[] body, int from, int to) {
         return Integer.toHexString(to - from) + "\r\n" + new String(body, from, to - from, StandardCharsets.ISO_8859_1)
@@ -144,31 +120,39 @@ final class RequestBufferingTest {
     }
 
     /**
-     * RFC 9112 §7.1: a chunked body, its length unknown, is read first as well while it fits the
-     * buffer, so slow chunked uploads hold no owner connection either (before, a client could pass
-     * the buffering by sending its small body chunked).
+     * RFC 9112 §6.3 and §7.1: a body at the buffer's size, its length declared or chunked (then
+     * unknown, read while it fits), is read whole first, then forwarded whole; slow uploads hold no
+     * owner connection meanwhile. Chunked, before this, a client passed the buffering.
      */
-    @Test
-    void slowChunkedUploadsWithinTheBuffer_holdNoOwnerConnection_andArriveWhole() throws Exception {
+    @ParameterizedTest(name = "chunked: {0}")
+    @ValueSource(booleans = {false, true})
+    void slowUploadsAtTheBuffer_holdNoOwnerConnection_andArriveWhole(boolean chunked) throws Exception {
         try (Cell cell = cell()) {
             String ns = cell.namespaceOwnedBy("owner-0");
+            // 2 loops + 1 uploads: two share a loop whatever the accept order, past its one connection
             List<byte[]> bodies = bodies(2 * LOOPS + 1, BUFFER);
             List<RawClient> uploads = new ArrayList<>();
             try {
                 for (byte[] b : bodies) {
-                    uploads.add(startChunkedUpload(cell, ns, b));
+                    uploads.add(chunked ? startChunkedUpload(cell, ns, b) : startUpload(cell, ns, b));
                 }
-                cell.assertServedWithoutWaiting(ns, LOOPS + 1, "the slow chunked uploads");
+                // one more than the loops: one shares a loop with two uploads
+                cell.assertServedWithoutWaiting(ns, LOOPS + 1, "the slow uploads");
                 for (int i = 0; i < uploads.size(); i++) {
                     byte[] b = bodies.get(i);
-                    RawClient.Response r = uploads.get(i)
-                            .send(chunk(b, SENT_FIRST, b.length) + "0\r\n\r\n")
-                            .read();
-                    assertEchoed(r, b, i);
+                    RawClient c = uploads.get(i);
+                    if (chunked) {
+                        c.send(chunk(b, SENT_FIRST, b.length) + "0\r\n\r\n");
+                    } else {
+                        c.send(Arrays.copyOfRange(b, SENT_FIRST, b.length));
+                    }
+                    assertEchoed(c.read(), b, i);
                 }
             } finally {
                 closeAll(uploads);
             }
+            assertThat(cell.served("owner-0", "POST", "/api/v1/namespaces/" + ns + "/echo"))
+                    .hasSize(2 * LOOPS + 1);
         }
     }
 
