@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -78,30 +79,41 @@ final class TrickledBodyTest {
         }
     }
 
+    /**
+     * Opens {@link #CLIENTS} connections to {@code port}, each sending {@code requestLine.apply(i)}
+     * with a head declaring {@link #LENGTH}, trickles their bodies, sends the rest, and returns
+     * each answer's body as JSON.
+     */
+    private static List<JsonNode> trickleAll(int port, IntFunction<String> requestLine, List<byte[]> bodies)
+            throws Exception {
+        List<RawClient> clients = new ArrayList<>();
+        try {
+            for (int i = 0; i < CLIENTS; i++) {
+                clients.add(new RawClient(port)
+                        .noDelay()
+                        .send(requestLine.apply(i) + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                                + Cell.token(Cell.TENANT) + "\r\nContent-Length: " + LENGTH + "\r\n\r\n"));
+            }
+            trickle(clients, bodies);
+            return finish(clients, bodies);
+        } finally {
+            closeAll(clients);
+        }
+    }
+
     /** RFC 9112 §6.3: bodies read whole before they go to the owner, trickled a byte a read. */
     @Test
     void smallBodiesTrickledAByteARead_arriveWholeAtTheOwner() throws Exception {
         try (Cell cell = Cell.builder().owners(1).start()) {
             String ns = cell.namespaceOwnedBy("owner-0");
             List<byte[]> bodies = bodies();
-            List<RawClient> clients = new ArrayList<>();
-            try {
-                for (int i = 0; i < CLIENTS; i++) {
-                    clients.add(new RawClient(cell.gateway.port())
-                            .noDelay()
-                            .send("POST /api/v1/namespaces/" + ns
-                                    + "/echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + Cell.token(Cell.TENANT)
-                                    + "\r\nContent-Length: " + LENGTH + "\r\n\r\n"));
-                }
-                trickle(clients, bodies);
 
-                List<JsonNode> echoes = finish(clients, bodies);
-                for (int i = 0; i < CLIENTS; i++) {
-                    assertThat(echoes.get(i).get("bodyBytes").asLong()).isEqualTo(LENGTH);
-                    assertThat(echoes.get(i).get("bodySha256").asText()).isEqualTo(sha256(bodies.get(i)));
-                }
-            } finally {
-                closeAll(clients);
+            List<JsonNode> echoes =
+                    trickleAll(cell.gateway.port(), i -> "POST /api/v1/namespaces/" + ns + "/echo", bodies);
+
+            for (int i = 0; i < CLIENTS; i++) {
+                assertThat(echoes.get(i).get("bodyBytes").asLong()).isEqualTo(LENGTH);
+                assertThat(echoes.get(i).get("bodySha256").asText()).isEqualTo(sha256(bodies.get(i)));
             }
         }
     }
@@ -112,24 +124,13 @@ final class TrickledBodyTest {
         RecordingTarget target = new RecordingTarget();
         try (RelayCell rc = RelayCell.start(Cell.builder().owners(1), WORKER, (c, h) -> Map.of("record", target))) {
             List<byte[]> bodies = bodies();
-            List<RawClient> clients = new ArrayList<>();
-            try {
-                for (int i = 0; i < CLIENTS; i++) {
-                    clients.add(new RawClient(rc.cell.gateway.port())
-                            .noDelay()
-                            .send("PUT /relay/" + WORKER + "/record/up-" + i
-                                    + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + Cell.token(Cell.TENANT)
-                                    + "\r\nContent-Length: " + LENGTH + "\r\n\r\n"));
-                }
-                trickle(clients, bodies);
 
-                List<JsonNode> answers = finish(clients, bodies);
-                for (int i = 0; i < CLIENTS; i++) {
-                    assertThat(answers.get(i).get("bytes").asLong()).isEqualTo(LENGTH);
-                    assertThat(answers.get(i).get("sha256").asText()).isEqualTo(sha256(bodies.get(i)));
-                }
-            } finally {
-                closeAll(clients);
+            List<JsonNode> answers =
+                    trickleAll(rc.cell.gateway.port(), i -> "PUT /relay/" + WORKER + "/record/up-" + i, bodies);
+
+            for (int i = 0; i < CLIENTS; i++) {
+                assertThat(answers.get(i).get("bytes").asLong()).isEqualTo(LENGTH);
+                assertThat(answers.get(i).get("sha256").asText()).isEqualTo(sha256(bodies.get(i)));
             }
         }
     }
