@@ -218,6 +218,7 @@ final class ClientConnection {
     private boolean counted;
     private boolean inFlight;
     private boolean responseStarted;
+    private boolean continueSent; // this request's 100 (Continue) went: once (an exchange handed on asks again)
     private boolean responseEnded;
     private boolean closeAfterResponse;
     /** The response's framing length (its {@code Content-Length}), or -1: chunked, close-delimited or none. */
@@ -434,6 +435,7 @@ final class ClientConnection {
         bodyWanted = false;
         pullPending = false;
         responseStarted = false;
+        continueSent = false;
         responseEnded = false;
         closeAfterResponse = false;
         status = 0;
@@ -908,7 +910,8 @@ final class ClientConnection {
 
     /** Tells an HTTP/1.1 client that sent {@code Expect: 100-continue} to send its body now. */
     void sendContinue() {
-        if (state == State.EXCHANGE && !responseStarted && body == Body.READING) {
+        if (state == State.EXCHANGE && !responseStarted && !continueSent && body == Body.READING) {
+            continueSent = true;
             ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
         }
     }

@@ -330,7 +330,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             try {
                 String tenant = RelayRoute.tenantOf(request, claims);
                 String lease = RelayRoute.leaseOf(request);
-                hop.forward(ctx, c, request, path, forwardedQuery(target), workerId, tenant, lease, context);
+                hop.forward(ctx, c, request, path, forwardedQuery(target), workerId, tenant, lease, context, null);
             } catch (SpectorException e) {
                 c.problem(e, path);
             }
@@ -358,7 +358,8 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
                             workerId,
                             RelayRoute.tenantOf(request, claims),
                             RelayRoute.leaseOf(request),
-                            context);
+                            context,
+                            relayed);
                 } catch (SpectorException e) {
                     c.problem(e, path);
                 }

@@ -158,6 +158,8 @@ final class PeerHop {
      * Hands the current request of {@code c} to a replica holding {@code workerId}'s links, or
      * answers 503. {@code path} is normalized, {@code query} as it travels on (no {@code
      * access_token}), or null; {@code tenant} and {@code lease} as the local relay would use them.
+     * {@code from}: the local relay that found no link when it started, whose body read so far
+     * the hop takes over ({@link RelayedExchange#handOver}); null when the hop is the first try.
      */
     void forward(
             ChannelHandlerContext ctx,
@@ -168,12 +170,14 @@ final class PeerHop {
             String workerId,
             String tenant,
             @Nullable String lease,
-            GatewayContext context) {
+            GatewayContext context,
+            @Nullable RelayedExchange from) {
         requireNonNull(holders, "the hop is off");
         ForwardedExchange exchange =
                 new ForwardedExchange(c, path, HttpUtil.is100ContinueExpected(request), context.streamIdleTimeout());
         c.tenant(tenant);
         c.start(exchange);
+        boolean hasBody = from != null ? from.handOver(exchange) : c.bodyPending();
         String pathAndQuery = query == null ? path : path + "?" + query;
         String requestId = c.requestId(); // this exchange's, for its log lines
         HttpHeaders headers = request.headers();
@@ -214,7 +218,7 @@ final class PeerHop {
                             request.method(),
                             pathAndQuery,
                             headers,
-                            c.bodyPending() ? exchange : RequestBody.EMPTY,
+                            hasBody ? exchange : RequestBody.EMPTY,
                             HttpUtil.getContentLength(request, -1L),
                             String.valueOf(ctx.channel().remoteAddress()),
                             new PinnedTarget(

@@ -79,7 +79,11 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     private @Nullable BodySource responseBody;
     private @Nullable SpectorException bodyFailure;
     private boolean bodyEnded;
+    /** The body is wanted: asked for by the relay, or read whole first ({@link #startAfterBody}). */
     private boolean pulled;
+    /** The relay asked for a part of the body: from here the body is the relay's alone. */
+    private boolean relayAsked;
+
     private boolean discarded;
     private boolean headSent;
     private boolean waitingWritable;
@@ -168,7 +172,8 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
 
     /**
      * Takes the relay elsewhere when it finds no live link before sending anything (the peer hop,
-     * or the peer port's 421 no-link) instead of answering 503. Call before {@link #onRelayed}.
+     * or the peer port's 421 no-link) instead of answering 503. Call before {@link #onRelayed}. The
+     * exchange that takes the request over takes the body read so far too ({@link #handOver}).
      */
     void onNoLink(Runnable elsewhere) {
         this.onNoLink = elsewhere;
@@ -186,9 +191,10 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
      * share for bodies read ahead ({@link ReplayBudget#tryReserveAhead}), and given back once the
      * relay took the body or the exchange ended; when the share is short the body streams as a
      * large one does. The client's {@code Expect: 100-continue} is answered now, as the body is
-     * wanted now; the body timeout bounds each gap as ever. Such a body is this exchange's: should
-     * the worker's link be gone at the start, the relay fails rather than going to the peer hop
-     * ({@link #onNoLink}).
+     * wanted now; the body timeout bounds each gap as ever. Should the worker's link have gone
+     * while the body was read (it dialled another replica: a drain, a deploy), the body read so far
+     * goes to the peer hop with the request ({@link #onNoLink}, {@link #handOver}): nothing of it
+     * reached the worker.
      */
     void startAfterBody(long declaredLength, long bufferBytes, ReplayBudget budget, Runnable start) {
         long reserve = declaredLength < 0 ? bufferBytes : declaredLength; // chunked: up to the buffer
@@ -223,9 +229,13 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     void onRelayed(CompletionStage<RelayedResponse> relayed) {
         relayed.whenComplete((response, error) -> loop.execute(() -> {
             Runnable elsewhere = onNoLink;
-            if (error != null && elsewhere != null && !finished && !pulled && GatewayRelay.isNoLink(error)) {
-                finished = true; // nothing was read of the body nor sent: the next exchange takes the request
+            if (error != null && elsewhere != null && !finished && !relayAsked && GatewayRelay.isNoLink(error)) {
+                // Nothing of the request reached a worker: the next exchange takes it over, with the
+                // body read so far (handOver); what it does not take is released here.
+                finished = true;
+                deferredStart = null;
                 elsewhere.run();
+                releaseQueued();
             } else if (error != null) {
                 fail(unwrap(error));
             } else {
@@ -259,8 +269,30 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         BodySource.nextBufOnLoop(this, loop, on, then, this::readInto);
     }
 
+    /**
+     * Gives the body read so far, and its end if it came, to {@code next}, the exchange that took
+     * the request over after the relay found no link ({@link #onNoLink}); the rest of the body, if
+     * any, the connection hands to {@code next} as it comes. Call on the loop, after {@code next}
+     * was started on the connection. Answers whether {@code next} has a body to send: parts handed,
+     * or parts still to come.
+     */
+    boolean handOver(ClientConnection.Exchange next) {
+        ByteBuf b;
+        boolean handed = false;
+        while ((b = queued.poll()) != null) {
+            handed = true;
+            next.onBodyChunk(b);
+        }
+        releaseReserve(); // the next exchange reserves what it holds itself
+        if (bodyEnded && handed) {
+            next.onBodyEnd();
+        }
+        return handed || connection.bodyPending();
+    }
+
     /** Hands {@code then} the next part, the end or the failure, or keeps it until one comes (loop). */
     private void readInto(BiConsumer<@Nullable ByteBuf, @Nullable Throwable> then) {
+        relayAsked = true;
         SpectorException failure = bodyFailure;
         ByteBuf b = queued.poll();
         if (failure != null) {

@@ -28,6 +28,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +40,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Three gateway replicas of one cell in this process, sharing a real {@code redis-server}, with
@@ -249,6 +252,105 @@ final class PeerHopTest {
                 .hasSize(1);
         assertThat(counter(b, "spector_relay_peer_hops_total", "outcome", "retried"))
                 .isEqualTo(1.0);
+    }
+
+    /**
+     * A small upload is read whole before its relay starts ({@code request-buffer-bytes}): should
+     * the worker's link move to another replica while the client sends it (a drain, a deploy),
+     * the relay finds no link here when the body is in. Nothing of it reached a worker, so the
+     * request and the body read so far go on through the peer hop and arrive whole (before: 503
+     * with the body in hand). Both framings: a {@code Content-Length} body read whole, and a chunked
+     * one that outgrew the buffer (its first 64 KiB read first, the rest streamed through the hop).
+     * RFC 9110 section 15.6.4's 503 is for a worker that is nowhere, not one that moved.
+     */
+    @ParameterizedTest(name = "chunked={0}")
+    @ValueSource(booleans = {false, true})
+    void aBodyReadFirst_goesThroughThePeerHop_whenTheLinkMovedWhileItWasSent(boolean chunked) throws Exception {
+        int length = chunked ? 100_000 : 40_000;
+        int first = 20_000;
+        byte[] body = new byte[length];
+        new Random(11).nextBytes(body);
+        String framing = chunked ? "Transfer-Encoding: chunked" : "Content-Length: " + length;
+        double budget = replayBudgetAvailable(a);
+        try (RawClient client = new RawClient(a.port())) {
+            client.send("POST /relay/fw/app/moved HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                    + Cell.token(Cell.TENANT) + "\r\n" + framing + "\r\nExpect: 100-continue\r\n\r\n");
+            assertThat(client.readAnyHead().status())
+                    .as("the body is wanted at once: it is read first")
+                    .isEqualTo(100);
+            client.send(chunked ? chunk(body, 0, first) : Arrays.copyOf(body, first));
+            Waits.until(
+                    "replica A reads the body first (its reserve taken from the replay budget)",
+                    () -> replayBudgetAvailable(a) < budget);
+
+            fw.close();
+            try (FakeWorker moved = FakeWorker.dial(
+                    uplink(b),
+                    "fw",
+                    FW_TOKEN,
+                    Map.of(
+                            "app",
+                            r -> FakeWorker.Answer.of(200)
+                                    .body("moved " + r.method() + " " + r.pathAndQuery() + " " + r.body().length)))) {
+                Waits.until("fw's link moved from A to B", () -> holds(b, "fw") && !holds(a, "fw"));
+
+                if (chunked) {
+                    // 70 000 bytes: past the buffer, so the relay starts here and finds no link;
+                    // the last 30 000 stream through the hop after what A read first.
+                    client.send(chunk(body, first, 70_000));
+                    client.send(chunk(body, 70_000, length));
+                    client.send("0\r\n\r\n");
+                } else {
+                    client.send(Arrays.copyOfRange(body, first, length));
+                }
+                RawClient.Response head = client.readAnyHead();
+                RawClient.Response r = new RawClient.Response(head.status(), head.headers(), client.readBody(head));
+
+                assertThat(r.status())
+                        .as(
+                                "one 100 (Continue) only, though the hop's exchange asks for the body again: %s",
+                                new String(r.body(), StandardCharsets.UTF_8))
+                        .isEqualTo(200);
+                assertThat(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo("moved POST /moved " + length);
+                assertThat(moved.takeRelay().body())
+                        .as("the body reached the worker whole, through B")
+                        .isEqualTo(body);
+            }
+        }
+        assertThat(counter(a, "spector_relay_peer_hops_total", "outcome", "forwarded"))
+                .isEqualTo(1.0);
+        Waits.until("A's reserves all given back", () -> replayBudgetAvailable(a) == budget);
+    }
+
+    /** One chunk of {@code body}'s bytes {@code from} to {@code to}, as HTTP/1.1 frames it (RFC 9112 §7.1). */
+    private static byte[] chunk(byte[] body, int from, int to) {
+        byte[] size = (Integer.toHexString(to - from) + "\r\n").getBytes(StandardCharsets.US_ASCII);
+        byte[] out = new byte[size.length + (to - from) + 2];
+        System.arraycopy(size, 0, out, 0, size.length);
+        System.arraycopy(body, from, out, size.length, to - from);
+        out[out.length - 2] = '\r';
+        out[out.length - 1] = '\n';
+        return out;
+    }
+
+    private double replayBudgetAvailable(GatewayServer g) {
+        try {
+            String text = http.send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + g.port() + "/actuator/prometheus"))
+                                    .timeout(Cell.REQUEST_TIMEOUT)
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+                            "(?m)^spector_forwarder_replay_budget_available_bytes (\\S+)$")
+                    .matcher(text);
+            return m.find() ? Double.parseDouble(m.group(1)) : -1;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     /**

@@ -80,19 +80,24 @@ final class RawClient implements AutoCloseable {
 
     /** Reads a final response's head (any 1xx before it skipped): its body stays unread and empty here. */
     Response readHead() throws IOException {
-        int status;
-        Map<String, String> headers;
+        Response head;
         do {
-            String line = readLine();
-            status = Integer.parseInt(line.split(" ", 3)[1]);
-            headers = new LinkedHashMap<>();
-            for (String h = readLine(); !h.isEmpty(); h = readLine()) {
-                int c = h.indexOf(':');
-                headers.put(
-                        h.substring(0, c).strip().toLowerCase(Locale.ROOT),
-                        h.substring(c + 1).strip());
-            }
-        } while (status < 200);
+            head = readAnyHead();
+        } while (head.status() < 200);
+        return head;
+    }
+
+    /** Reads the next response head, a 1xx too: its body stays unread and empty here. */
+    Response readAnyHead() throws IOException {
+        String line = readLine();
+        int status = Integer.parseInt(line.split(" ", 3)[1]);
+        Map<String, String> headers = new LinkedHashMap<>();
+        for (String h = readLine(); !h.isEmpty(); h = readLine()) {
+            int c = h.indexOf(':');
+            headers.put(
+                    h.substring(0, c).strip().toLowerCase(Locale.ROOT),
+                    h.substring(c + 1).strip());
+        }
         return new Response(status, headers, new byte[0]);
     }
 
