@@ -24,6 +24,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
@@ -162,6 +163,7 @@ public final class RecordingUpstream implements AutoCloseable {
     private final BlockingQueue<String> heads = new LinkedBlockingQueue<>();
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final AtomicInteger connections = new AtomicInteger();
+    private final AtomicBoolean dropNext = new AtomicBoolean();
 
     private RecordingUpstream(ServerSocket server) {
         this.server = server;
@@ -194,6 +196,15 @@ public final class RecordingUpstream implements AutoCloseable {
      */
     public String takeHead(Duration within) {
         return Waits.take(heads, "the upstream receives a request head", requireNonNull(within, "within"));
+    }
+
+    /**
+     * The next complete request is recorded and then its connection closed with no answer, as an
+     * owner whose keep-alive timeout crosses a request on a reused connection does (or one that
+     * stops after reading it); the requests after it are answered again.
+     */
+    public void dropNextAnswer() {
+        dropNext.set(true);
     }
 
     /** Returns the SHA-256 of {@code bytes} in hex, as the answers carry it. */
@@ -246,8 +257,8 @@ public final class RecordingUpstream implements AutoCloseable {
                     return; // the client closed between requests
                 }
                 recorded.add(r);
-                if (!r.complete()) {
-                    return;
+                if (!r.complete() || dropNext.compareAndSet(true, false)) {
+                    return; // closed: incomplete, or no answer asked for
                 }
                 byte[] answer = (r.body.length + " " + r.sha256()).getBytes(StandardCharsets.US_ASCII);
                 out.write(

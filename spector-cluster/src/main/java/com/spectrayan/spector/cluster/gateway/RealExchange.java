@@ -558,8 +558,10 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
                 && a.isReused()
                 && !a.responseStarted()
                 && !staleRetryUsed
-                && replay.isReplayable()) {
-            // A pooled connection closed under us before any answer: retry once on a new one.
+                && replay.isReplayable()
+                && maySendAgain()) {
+            // A pooled connection closed under us before any answer (the owner's keep-alive
+            // timeout crossing our request): retry once on a new one.
             staleRetryUsed = true;
             metrics.countRetryStaleConnection();
             retarget("stale-connection");
@@ -1109,6 +1111,20 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
      * the effect of sending it once, so a request whose connection failed before any answer may go
      * to another target.
      */
+    /**
+     * Answers whether this request may be sent again after the owner may have received it whole
+     * (RFC 9112 §9.3.1: never a non-idempotent one unless something says a repeat is harmless):
+     * its method is idempotent, or it carries an {@code Idempotency-Key} (either spelling), with
+     * which the owner answers a repeat with its first answer. Go's transport retries on the same
+     * rule; nginx sends a POST once ({@code proxy_next_upstream} without {@code non_idempotent}).
+     */
+    private boolean maySendAgain() {
+        HttpHeaders h = request.headers();
+        return isIdempotent(request.method())
+                || h.contains(SpectorHeaders.IDEMPOTENCY_KEY)
+                || h.contains(SpectorHeaders.X_IDEMPOTENCY_KEY);
+    }
+
     static boolean isIdempotent(HttpMethod method) {
         return method.equals(HttpMethod.GET)
                 || method.equals(HttpMethod.HEAD)
