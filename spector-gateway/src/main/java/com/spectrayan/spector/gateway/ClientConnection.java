@@ -142,6 +142,13 @@ final class ClientConnection {
 
         /** The client connection closed: abort the upstream request. */
         void onClosed();
+
+        /**
+         * The connection is done with this exchange: it was answered (or reset), and the next
+         * request may follow. Release what it still holds. Called once, on the loop, after any
+         * {@link #onClosed}.
+         */
+        default void onEnded() {}
     }
 
     private enum State {
@@ -1367,7 +1374,11 @@ final class ClientConnection {
     }
 
     private void exchangeEnded(boolean reuse) {
+        Exchange ended = exchange;
         exchange = null;
+        if (ended != null) {
+            ended.onEnded();
+        }
         splicing = false; // the send clock goes on only while bytes wait and the buffer is full
         cancelBodyTimer();
         countEnd(status);

@@ -213,7 +213,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         if (expectContinue) {
             connection.sendContinue(); // RFC 9110 §10.1.1: the body is wanted now
         }
-        connection.resumeBody(); // at most bufferBytes, under READ_AHEAD_HIGH_BYTES: never paused
+        connection.resumeBody(); // at most bufferBytes and one read: the start runs past them
     }
 
     /** Gives back what {@link #startAfterBody} reserved, once (the body handed over or dropped). */
@@ -356,7 +356,9 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
                 start.run();
                 return;
             }
-            if (!paused && queued.bytes() >= READ_AHEAD_HIGH_BYTES) {
+            // A body read first is bounded by its reserve (the start runs past it), not by the
+            // read-ahead: pausing it there would wait for a relay that starts at the body's end.
+            if (!paused && start == null && queued.bytes() >= READ_AHEAD_HIGH_BYTES) {
                 paused = true;
                 connection.pauseBody(); // the relay is behind: wait for it
             }
@@ -515,6 +517,17 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
                 ? se
                 : SpectorException.of(ErrorCode.INTERNAL, "relay failed: " + error);
         connection.problem(e, path);
+    }
+
+    /**
+     * The connection is done with this exchange (answered, refused or reset): what it still holds
+     * goes back, whichever way it ended (a relay refused at its deferred start, a response with
+     * no body, a 503 from the hop).
+     */
+    @Override
+    public void onEnded() {
+        deferredStart = null;
+        releaseQueued();
     }
 
     @Override

@@ -322,6 +322,35 @@ final class PeerHopTest {
         Waits.until("A's reserves all given back", () -> replayBudgetAvailable(a) == budget);
     }
 
+    /**
+     * A small upload that enters at a replica without the worker's link is read first there, before
+     * the hop takes it to the holder: a slow client holds none of the worker's relay slots at the
+     * holder meanwhile, as at the holder itself. Before, the hop streamed it, and eight slow
+     * uploads entering elsewhere held the worker's eight slots until the body timeout.
+     */
+    @Test
+    void aSmallUploadEnteringElsewhere_isReadFirstBeforeTheHop() throws Exception {
+        byte[] body = "x".repeat(1000).getBytes(StandardCharsets.US_ASCII);
+        double budget = replayBudgetAvailable(b);
+        try (RawClient client = new RawClient(b.port())) {
+            client.send("POST /relay/fw/app/slow HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                    + Cell.token(Cell.TENANT) + "\r\nContent-Length: " + body.length + "\r\n\r\n");
+            client.send(Arrays.copyOf(body, 10));
+            Waits.until("replica B reads the body first", () -> replayBudgetAvailable(b) < budget);
+
+            assertThat(fw.calls("relay.request"))
+                    .as("the worker has not heard of it while its client sends it")
+                    .isEmpty();
+
+            client.send(Arrays.copyOfRange(body, 10, body.length));
+            RawClient.Response r = client.read();
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo("fw POST /slow 1000");
+            assertThat(fw.takeRelay().body()).isEqualTo(body);
+        }
+        Waits.until("B's reserve given back", () -> replayBudgetAvailable(b) == budget);
+    }
+
     /** One chunk of {@code body}'s bytes {@code from} to {@code to}, as HTTP/1.1 frames it (RFC 9112 §7.1). */
     private static byte[] chunk(byte[] body, int from, int to) {
         byte[] size = (Integer.toHexString(to - from) + "\r\n").getBytes(StandardCharsets.US_ASCII);

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.spectrayan.spector.uplink.RelayedResponse;
 import java.net.SocketTimeoutException;
 import java.security.MessageDigest;
 import java.time.Duration;
@@ -14,6 +15,7 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -232,6 +234,98 @@ final class RelayRequestBufferingTest {
                     .atMost(Duration.ofSeconds(10))
                     .until(() -> replayBudgetAvailable(cell) == 64.0 * mib);
         }
+    }
+
+    /**
+     * Whatever way a relayed exchange read first ends, its reserve goes back to the replay budget,
+     * and the bytes it read with it: an empty chunked body (it reserves the buffer) answered with
+     * no body; a body whose relay is refused when it starts (no target in the path: 400, decided
+     * after the body was read); a body answered with no body before the target read it. Before,
+     * each of these kept its reserve for good (a 64 KiB one per empty chunked request: after 512 of
+     * them, no small body was read first again), and the refused one its bytes too (a leak).
+     */
+    @Test
+    void everyEnding_givesTheReserveAndTheBytesBack() throws Exception {
+        try (RelayCell rc = RelayCell.start(
+                Cell.builder().owners(1).set("spector.routing.gateway.request-buffer-bytes", String.valueOf(BUFFER)),
+                WORKER,
+                (c, httpForward) -> Map.of(
+                        "nobody", r -> CompletableFuture.completedFuture(new RelayedResponse(204, List.of(), null))))) {
+            Cell cell = rc.cell;
+            double full = replayBudgetAvailable(cell);
+            String auth = "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n";
+            try (RawClient c = new RawClient(cell.gateway.port())) {
+                for (int i = 0; i < 3; i++) {
+                    assertThat(c.send("DELETE /relay/" + WORKER + "/nobody/x HTTP/1.1\r\nHost: x\r\n" + auth
+                                            + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+                                    .read()
+                                    .status())
+                            .as("an empty chunked body, answered with none")
+                            .isEqualTo(204);
+                }
+                assertThat(c.send("PUT /relay/" + WORKER + "/nobody/y HTTP/1.1\r\nHost: x\r\n" + auth
+                                        + "Content-Length: 500\r\n\r\n" + "b".repeat(500))
+                                .read()
+                                .status())
+                        .as("a body answered with none")
+                        .isEqualTo(204);
+            }
+            for (String framing : List.of("Content-Length: 500\r\n\r\n" + "a".repeat(500), chunkedBody(500))) {
+                try (RawClient c = new RawClient(cell.gateway.port())) {
+                    RawClient.Response r = c.send("PUT /relay/" + WORKER + "/ HTTP/1.1\r\nHost: x\r\n" + auth + framing)
+                            .read();
+                    assertThat(r.status())
+                            .as("no target: refused as the relay starts")
+                            .isEqualTo(400);
+                }
+            }
+            await("every reserve given back")
+                    .atMost(Duration.ofSeconds(5))
+                    .until(() -> replayBudgetAvailable(cell) == full);
+            assertThat(full).isEqualTo(64.0 * 1024 * 1024);
+        }
+    }
+
+    /**
+     * {@code request-buffer-bytes} past the relay's read-ahead (256 KiB): a body of 300 000 bytes is
+     * read first whole and relayed. Before, reading paused at the read-ahead's bound while the
+     * relay waited for the body's end, and the exchange hung with no timeout (the body timer stops
+     * while the gateway pauses the client).
+     */
+    @ParameterizedTest(name = "chunked={0}")
+    @ValueSource(booleans = {false, true})
+    void aBufferPastTheReadAhead_readsItsBodyWholeFirst(boolean chunked) throws Exception {
+        RecordingTarget target = new RecordingTarget();
+        int mib = 1024 * 1024;
+        try (RelayCell rc = RelayCell.start(
+                Cell.builder().owners(1).set("spector.routing.gateway.request-buffer-bytes", String.valueOf(mib)),
+                WORKER,
+                (c, httpForward) -> Map.of("record", target))) {
+            byte[] body = body(300_000, 3);
+            try (RawClient c = new RawClient(rc.cell.gateway.port())) {
+                c.setTimeoutMillis(10_000);
+                c.send("PUT /relay/" + WORKER + "/record/big HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                        + Cell.token(Cell.TENANT) + "\r\n"
+                        + (chunked ? "Transfer-Encoding: chunked" : "Content-Length: " + body.length) + "\r\n\r\n");
+                for (int at = 0; at < body.length; at += 65_536) {
+                    int to = Math.min(body.length, at + 65_536);
+                    if (chunked) {
+                        c.send(RequestBufferingTest.chunk(body, at, to));
+                    } else {
+                        c.send(Arrays.copyOfRange(body, at, to));
+                    }
+                }
+                if (chunked) {
+                    c.send("0\r\n\r\n");
+                }
+                assertRelayed(c.read(), body, 0);
+            }
+        }
+    }
+
+    private static String chunkedBody(int length) {
+        return "Transfer-Encoding: chunked\r\n\r\n" + Integer.toHexString(length) + "\r\n" + "c".repeat(length)
+                + "\r\n0\r\n\r\n";
     }
 
     private static double replayBudgetAvailable(Cell cell) throws Exception {

@@ -403,7 +403,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
 
     /**
      * Answers whether this exchange reads its body first, before its first attempt: a forwarded
-     * request (not pinned, not an upgrade) whose declared body fits the request buffer, or whose
+     * request (a peer hop's too; not an upgrade) whose declared body fits the request buffer, or whose
      * body is chunked (its length unknown: read up to the buffer, then streamed, {@link #onChunk}),
      * and whose replay copy could reserve that many bytes (else it streams, as a larger body
      * does). An owner marked down is admitted first instead: refused at once (no body read for
@@ -413,7 +413,6 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         long length = request.declaredLength();
         long buffer = spec.requestBufferBytes();
         return attempts == 0
-                && pinned == null
                 && request.upgrade() == null
                 && !body.isStarted()
                 && (length > 0 || (length < 0 && request.body() != RequestBody.EMPTY))
