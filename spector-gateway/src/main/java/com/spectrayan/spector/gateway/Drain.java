@@ -4,8 +4,12 @@ import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
@@ -122,6 +126,33 @@ final class Drain {
             }
         }
         return inFlight.get();
+    }
+
+    /**
+     * Starts, on each connection's loop, every relay still reading its body first ({@link
+     * RelayedExchange#startNow}), and waits for those starts, at most {@code within}: a relay
+     * started takes its worker link's count, so the link sent away next closes only after it,
+     * where one started after the links were sent away would find none (a 503 for an exchange
+     * the drain promised to finish).
+     */
+    void startDeferredRelays(Duration within) {
+        List<Future<?>> starts = new ArrayList<>();
+        for (Channel c : connections) {
+            try {
+                starts.add(c.eventLoop().submit(() -> {
+                    GatewayHandler h = c.pipeline().get(GatewayHandler.class);
+                    if (h != null && h.connection().exchange() instanceof RelayedExchange r) {
+                        r.startNow();
+                    }
+                }));
+            } catch (RejectedExecutionException e) {
+                // its loop stopped: nothing runs there any more
+            }
+        }
+        long deadline = System.nanoTime() + within.toNanos();
+        for (Future<?> f : starts) {
+            f.awaitUninterruptibly(Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+        }
     }
 
     /** Closes every client connection still open. */

@@ -77,6 +77,9 @@ public final class GatewayServer implements AutoCloseable {
     /** The handlers of a client connection that an uplink upgrade leaves behind. */
     private static final List<String> HTTP_ONLY_HANDLERS = List.of("head-watch", "flow", "gateway");
 
+    /** How long the drain waits for the relays still reading their bodies first to start. */
+    static final Duration DEFERRED_STARTS_WITHIN = Duration.ofSeconds(1);
+
     /** The close reason workers get when the gateway drains: they reconnect, reaching another gateway. */
     static final String DRAIN_CLOSE_REASON = "gateway draining: reconnect";
 
@@ -581,6 +584,7 @@ public final class GatewayServer implements AutoCloseable {
         // replica that is about to stop. A hop that still arrives here is refused 421 and taken
         // elsewhere by its caller.
         peers.withdraw();
+        drain.startDeferredRelays(DEFERRED_STARTS_WITHIN); // small bodies read first: their relays start now
         int uplinks = workerDirectory.goAway(DRAIN_CLOSE_REASON);
         log.info(
                 "draining: stopped accepting; {} exchanges in flight get up to {} ms; {} uplinks sent away",

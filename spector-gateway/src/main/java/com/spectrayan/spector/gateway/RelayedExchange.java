@@ -216,6 +216,20 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         connection.resumeBody(); // at most bufferBytes and one read: the start runs past them
     }
 
+    /**
+     * Starts a relay still waiting for its body read first ({@link #startAfterBody}) now, and
+     * streams the rest of the body: the gateway drains, and its worker's links take new relays only
+     * until they are sent away, an instant from now. Does nothing for any other relay. Call on the
+     * loop.
+     */
+    void startNow() {
+        Runnable start = deferredStart;
+        if (start != null && !finished) {
+            deferredStart = null;
+            start.run(); // the relay takes what was read, then reads on as it takes the rest
+        }
+    }
+
     /** Gives back what {@link #startAfterBody} reserved, once (the body handed over or dropped). */
     private void releaseReserve() {
         ReplayBudget b = reservedFrom;

@@ -156,6 +156,50 @@ final class DrainTest {
         }
     }
 
+    /**
+     * A small upload still being read first when the drain begins (its relay not started, so no
+     * link counts it) is finished too: its relay starts before the links are sent away, and the
+     * rest of the body streams. Before, the relay started at the body's end, after the links had
+     * gone, and found none: a 503 for an exchange the drain promised to finish.
+     */
+    @Test
+    void drain_finishesAnUploadStillReadFirst() throws Exception {
+        RecordingTarget target = new RecordingTarget();
+        Cell c = Cell.builder()
+                .owners(1)
+                .set("spector.uplink.tokens", "w1=" + TokenHashes.sha256Hex(TOKEN))
+                .set("spector.server.drain-timeout", "10s")
+                .start();
+        cell = c;
+        worker = DialedWorker.dialOnce(c, "w1", TOKEN, Map.of("record", target), group)
+                .awaitLive(c);
+        byte[] body = new byte[30_000];
+        java.util.Arrays.fill(body, (byte) 'u');
+        try (RawClient upload = new RawClient(c.gateway.port())) {
+            upload.send("PUT /relay/w1/record/up HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer "
+                    + Cell.token(Cell.TENANT) + "\r\nContent-Length: " + body.length + "\r\n\r\n");
+            upload.send(java.util.Arrays.copyOf(body, 1_000));
+            await("the gateway reads the body first")
+                    .atMost(WAIT)
+                    .until(() -> !c.get("/actuator/prometheus")
+                            .body()
+                            .contains("spector_forwarder_replay_budget_available_bytes 6.7108864E7"));
+            assertThat(target.call("/up")).as("the relay waits for the body").isNull();
+
+            Future<?> stopping = background.submit(c.gateway::close);
+            await("the gateway starts draining").atMost(WAIT).until(c.gateway::isDraining);
+            target.awaitCall("/up", WAIT); // started before the links were sent away
+            upload.send(java.util.Arrays.copyOfRange(body, 1_000, body.length));
+
+            RawClient.Response r = upload.read();
+            assertThat(r.status()).as(r.text()).isEqualTo(200);
+            assertThat(r.text())
+                    .isEqualTo(
+                            "{\"bytes\":" + body.length + ",\"sha256\":\"" + RecordingTarget.sha256Hex(body) + "\"}");
+            stopping.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        }
+    }
+
     @Test
     void drain_cutsTheExchangesStillRunningAtTheDrainTimeout() throws Exception {
         Cell c = start("300ms");
