@@ -365,27 +365,26 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
                 }
             });
         }
-        String tenant;
-        String lease;
+        RelayRoute.Prepared prepared;
         try { // refused before any body is read, as nginx's access phase runs before its body's
-            tenant = RelayRoute.tenantOf(request, claims);
-            lease = RelayRoute.leaseOf(request);
+            prepared = context.relay()
+                    .prepare(
+                            request,
+                            path,
+                            forwardedQuery(target),
+                            RelayRoute.tenantOf(request, claims),
+                            RelayRoute.leaseOf(request),
+                            c.bodyPending(),
+                            relayed);
         } catch (SpectorException e) {
             c.problem(e, path);
             return;
         }
-        boolean hasBody = c.bodyPending();
         relayed.startAfterBody(
                 declaredLength(request),
                 context.requestBufferBytes(),
                 context.forwarder().replayBudget(),
-                () -> {
-                    try {
-                        context.relay().relay(request, path, forwardedQuery(target), tenant, lease, hasBody, relayed);
-                    } catch (SpectorException e) {
-                        c.problem(e, path);
-                    }
-                });
+                () -> context.relay().start(prepared));
     }
 
     /** The request's Content-Length, or -1 for a chunked body or none (the edge refused both together). */

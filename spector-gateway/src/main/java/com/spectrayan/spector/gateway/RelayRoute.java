@@ -96,6 +96,9 @@ final class RelayRoute {
         return lease;
     }
 
+    /** A relay checked and built from its request head, not yet started ({@link #start}). */
+    record Prepared(String workerId, RelayCall call, RelayedExchange exchange) {}
+
     /**
      * Relays a request to this replica's own links of its worker under {@code tenant} and {@code
      * lease}; the answer reaches {@code exchange}.
@@ -103,6 +106,28 @@ final class RelayRoute {
      * @throws SpectorException BAD_REQUEST for a malformed path or field
      */
     void relay(
+            HttpRequest request,
+            String path,
+            @Nullable String rawQuery,
+            String tenant,
+            @Nullable String lease,
+            boolean hasBody,
+            RelayedExchange exchange) {
+        start(prepare(request, path, rawQuery, tenant, lease, hasBody, exchange));
+    }
+
+    /** Starts a relay {@link #prepare} built: the answer reaches its exchange. */
+    void start(Prepared relay) {
+        relay.exchange().onRelayed(this.relay.relay(relay.workerId(), relay.call()));
+    }
+
+    /**
+     * Checks a relay's request head and builds the relay, as {@link #relay} would send it: what the
+     * head alone decides (a malformed path or field) is refused here, before any body is read.
+     *
+     * @throws SpectorException BAD_REQUEST for a malformed path or field
+     */
+    Prepared prepare(
             HttpRequest request,
             String path,
             @Nullable String rawQuery,
@@ -147,7 +172,7 @@ final class RelayRoute {
                 exchange.upgrade(),
                 exchange.eventLoop(), // a v2 link on the client's own loop is preferred
                 declaredLength(request, hasBody, exchange.upgrade() != null));
-        exchange.onRelayed(relay.relay(workerId, new RelayCall(target, relayed)));
+        return new Prepared(workerId, new RelayCall(target, relayed), exchange);
     }
 
     /**

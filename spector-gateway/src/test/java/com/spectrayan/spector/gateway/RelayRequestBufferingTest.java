@@ -239,10 +239,10 @@ final class RelayRequestBufferingTest {
     /**
      * Whatever way a relayed exchange read first ends, its reserve goes back to the replay budget,
      * and the bytes it read with it: an empty chunked body (it reserves the buffer) answered with
-     * no body; a body whose relay is refused when it starts (no target in the path: 400, decided
-     * after the body was read); a body answered with no body before the target read it. Before,
-     * each of these kept its reserve for good (a 64 KiB one per empty chunked request: after 512 of
-     * them, no small body was read first again), and the refused one its bytes too (a leak).
+     * no body; a body answered with no body before the target read it; and a relay its head
+     * refuses (no target in the path: 400) holds nothing. Before, the first kept its reserve for
+     * good (a 64 KiB one per empty chunked request: after 512 of them, no small body was read first
+     * again), and the refused one, refused after its body was read, its bytes too (a leak).
      */
     @Test
     void everyEnding_givesTheReserveAndTheBytesBack() throws Exception {
@@ -320,6 +320,22 @@ final class RelayRequestBufferingTest {
                 }
                 assertRelayed(c.read(), body, 0);
             }
+        }
+    }
+
+    /**
+     * RFC 9110 §10.1.1: a server that will refuse the request from its head alone answers at once,
+     * with no {@code 100 (Continue)} and without reading the body. A relay with no target in its
+     * path is such a request; before, it was sent a 100 and its body was read first, then refused.
+     */
+    @Test
+    void aRelayItsHeadRefuses_isAnsweredBeforeAny100() throws Exception {
+        try (RelayCell rc = relayCell(new RecordingTarget());
+                RawClient c = new RawClient(rc.cell.gateway.port())) {
+            RawClient.Response first = c.send("PUT /relay/" + WORKER + "/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                            + Cell.token(Cell.TENANT) + "\r\nContent-Length: 500\r\nExpect: 100-continue\r\n\r\n")
+                    .readAnyHead();
+            assertThat(first.status()).as("refused at once, no 100 first").isEqualTo(400);
         }
     }
 
