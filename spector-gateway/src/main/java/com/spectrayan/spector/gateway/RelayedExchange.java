@@ -541,6 +541,11 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     @Override
     public void onEnded() {
         deferredStart = null;
+        if (bodyFailure == null && !(bodyEnded && queued.isEmpty())) {
+            // What is released here was not relayed: a read after this fails, never ends short.
+            bodyFailure = SpectorException.of(
+                    ErrorCode.DAEMON_CONNECTION_LOST, "the exchange ended before the relay took the whole body");
+        }
         releaseQueued();
     }
 

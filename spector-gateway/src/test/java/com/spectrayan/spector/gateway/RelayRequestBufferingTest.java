@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.RelayTarget;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import java.net.SocketTimeoutException;
 import java.security.MessageDigest;
@@ -337,6 +339,57 @@ final class RelayRequestBufferingTest {
                     .readAnyHead();
             assertThat(first.status()).as("refused at once, no 100 first").isEqualTo(400);
         }
+    }
+
+    /**
+     * A target that answers before it reads the body (a 202 for an upload it then takes): the
+     * client's exchange ends at the answer while the relay may still hold part of the body read
+     * first, which the exchange's end releases. What the target then reads is the whole body or a
+     * failure, never a short body taken for whole (today the relay's end fails the read at once).
+     */
+    @Test
+    void aTargetThatAnswersFirst_readsTheWholeBodyOrAFailure_neverAShortOne() throws Exception {
+        CompletableFuture<Void> read = new CompletableFuture<>();
+        RecordingTarget.Call call = new RecordingTarget.Call("PUT", "/first");
+        RelayTarget answersFirst = request -> {
+            BodySource source = java.util.Objects.requireNonNull(request.body());
+            read.thenRun(() -> pullAll(source, call)); // reads once the client has its answer
+            return CompletableFuture.completedFuture(new RelayedResponse(202, List.of(), null));
+        };
+        int mib = 1024 * 1024;
+        try (RelayCell rc = RelayCell.start(
+                Cell.builder().owners(1).set("spector.routing.gateway.request-buffer-bytes", String.valueOf(mib)),
+                WORKER,
+                (c, httpForward) -> Map.of("first", answersFirst))) {
+            byte[] body = body(900_000, 9);
+            try (RawClient c = new RawClient(rc.cell.gateway.port())) {
+                c.send("PUT /relay/" + WORKER + "/first/x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                        + Cell.token(Cell.TENANT) + "\r\nContent-Length: " + body.length + "\r\n\r\n");
+                c.send(body);
+                assertThat(c.read().status()).isEqualTo(202);
+            }
+            read.complete(null);
+            RecordingTarget.Outcome outcome = call.outcome(Duration.ofSeconds(10));
+            if (outcome == RecordingTarget.Outcome.COMPLETED) {
+                assertThat(call.bytes.get())
+                        .as("a body read to its end is whole")
+                        .isEqualTo(body.length);
+                assertThat(call.sha256Hex()).isEqualTo(sha256(body));
+            }
+        }
+    }
+
+    private static void pullAll(BodySource source, RecordingTarget.Call call) {
+        source.next().whenComplete((part, error) -> {
+            if (error != null) {
+                call.outcome.complete(RecordingTarget.Outcome.FAILED);
+            } else if (part == null) {
+                call.outcome.complete(RecordingTarget.Outcome.COMPLETED);
+            } else {
+                call.add(part);
+                pullAll(source, call);
+            }
+        });
     }
 
     private static String chunkedBody(int length) {
