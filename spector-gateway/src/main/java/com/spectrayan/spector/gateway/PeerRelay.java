@@ -132,7 +132,8 @@ final class PeerRelay {
             } catch (IllegalArgumentException e) {
                 throw SpectorException.badRequest(SpectorHeaders.PEER_TENANT, String.valueOf(e.getMessage()));
             }
-            context.relay().relay(request, path, target.query(), tenant, lease, c.bodyPending(), relayed);
+            RelayRoute route = context.relay();
+            route.start(route.prepare(request, path, target.query(), tenant, lease, c.bodyPending(), relayed));
         } catch (SpectorException e) {
             c.problem(e, path);
         }

@@ -99,31 +99,16 @@ final class RelayRoute {
     /** A relay checked and built from its request head, not yet started ({@link #start}). */
     record Prepared(String workerId, RelayCall call, RelayedExchange exchange) {}
 
-    /**
-     * Relays a request to this replica's own links of its worker under {@code tenant} and {@code
-     * lease}; the answer reaches {@code exchange}.
-     *
-     * @throws SpectorException BAD_REQUEST for a malformed path or field
-     */
-    void relay(
-            HttpRequest request,
-            String path,
-            @Nullable String rawQuery,
-            String tenant,
-            @Nullable String lease,
-            boolean hasBody,
-            RelayedExchange exchange) {
-        start(prepare(request, path, rawQuery, tenant, lease, hasBody, exchange));
-    }
-
     /** Starts a relay {@link #prepare} built: the answer reaches its exchange. */
     void start(Prepared relay) {
         relay.exchange().onRelayed(this.relay.relay(relay.workerId(), relay.call()));
     }
 
     /**
-     * Checks a relay's request head and builds the relay, as {@link #relay} would send it: what the
-     * head alone decides (a malformed path or field) is refused here, before any body is read.
+     * Checks a relay's request head and builds the relay to this replica's own links of its worker,
+     * under {@code tenant} and {@code lease}; {@link #start} sends it, and the answer reaches {@code
+     * exchange}. What the head alone decides (a malformed path or field) is refused here, before
+     * any body is read.
      *
      * @throws SpectorException BAD_REQUEST for a malformed path or field
      */

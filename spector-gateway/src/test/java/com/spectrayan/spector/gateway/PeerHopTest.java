@@ -364,12 +364,7 @@ final class PeerHopTest {
 
     private double replayBudgetAvailable(GatewayServer g) {
         try {
-            String text = http.send(
-                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + g.port() + "/actuator/prometheus"))
-                                    .timeout(Cell.REQUEST_TIMEOUT)
-                                    .build(),
-                            HttpResponse.BodyHandlers.ofString())
-                    .body();
+            String text = prometheus(g);
             java.util.regex.Matcher m = java.util.regex.Pattern.compile(
                             "(?m)^spector_forwarder_replay_budget_available_bytes (\\S+)$")
                     .matcher(text);
@@ -810,13 +805,17 @@ final class PeerHopTest {
 
     /** Reads a counter from the replica's {@code /actuator/prometheus}, 0 when absent. */
     private double counter(GatewayServer g, String name, String tag, String value) throws Exception {
-        String text = http.send(
+        return Cell.counter(prometheus(g), name, tag, value);
+    }
+
+    /** Returns the replica's {@code /actuator/prometheus} text. */
+    private String prometheus(GatewayServer g) throws IOException, InterruptedException {
+        return http.send(
                         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + g.port() + "/actuator/prometheus"))
                                 .timeout(Cell.REQUEST_TIMEOUT)
                                 .build(),
                         HttpResponse.BodyHandlers.ofString())
                 .body();
-        return Cell.counter(text, name, tag, value);
     }
 
     // ---- the peer port, by hand, from docs/PROTOCOL.md ----

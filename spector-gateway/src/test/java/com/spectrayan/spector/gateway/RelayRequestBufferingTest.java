@@ -297,12 +297,7 @@ final class RelayRequestBufferingTest {
     @ParameterizedTest(name = "chunked={0}")
     @ValueSource(booleans = {false, true})
     void aBufferPastTheReadAhead_readsItsBodyWholeFirst(boolean chunked) throws Exception {
-        RecordingTarget target = new RecordingTarget();
-        int mib = 1024 * 1024;
-        try (RelayCell rc = RelayCell.start(
-                Cell.builder().owners(1).set("spector.routing.gateway.request-buffer-bytes", String.valueOf(mib)),
-                WORKER,
-                (c, httpForward) -> Map.of("record", target))) {
+        try (RelayCell rc = mebibyteBufferCell("record", new RecordingTarget())) {
             byte[] body = body(300_000, 3);
             try (RawClient c = new RawClient(rc.cell.gateway.port())) {
                 c.setTimeoutMillis(10_000);
@@ -356,11 +351,7 @@ final class RelayRequestBufferingTest {
             read.thenRun(() -> pullAll(source, call)); // reads once the client has its answer
             return CompletableFuture.completedFuture(new RelayedResponse(202, List.of(), null));
         };
-        int mib = 1024 * 1024;
-        try (RelayCell rc = RelayCell.start(
-                Cell.builder().owners(1).set("spector.routing.gateway.request-buffer-bytes", String.valueOf(mib)),
-                WORKER,
-                (c, httpForward) -> Map.of("first", answersFirst))) {
+        try (RelayCell rc = mebibyteBufferCell("first", answersFirst)) {
             byte[] body = body(900_000, 9);
             try (RawClient c = new RawClient(rc.cell.gateway.port())) {
                 c.send("PUT /relay/" + WORKER + "/first/x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
@@ -377,6 +368,16 @@ final class RelayRequestBufferingTest {
                 assertThat(call.sha256Hex()).isEqualTo(sha256(body));
             }
         }
+    }
+
+    /** A cell whose bodies up to 1 MiB are read first (past the relay's 256 KiB read-ahead), one target. */
+    private static RelayCell mebibyteBufferCell(String name, RelayTarget target) throws Exception {
+        return RelayCell.start(
+                Cell.builder()
+                        .owners(1)
+                        .set("spector.routing.gateway.request-buffer-bytes", String.valueOf(1024 * 1024)),
+                WORKER,
+                (c, httpForward) -> Map.of(name, target));
     }
 
     private static void pullAll(BodySource source, RecordingTarget.Call call) {
