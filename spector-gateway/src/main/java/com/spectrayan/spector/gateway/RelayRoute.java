@@ -122,6 +122,16 @@ final class RelayRoute {
             RelayedExchange exchange) {
         // path is normalized (RequestTarget): no dot-segment can leave the target's base path
         exchange.tenant(tenant);
+        String method = request.method().name();
+        if (hasBody && (method.equals("GET") || method.equals("HEAD"))) {
+            // The uplink carries no content on these (PROTOCOL.md section 3); RFC 9110 §9.3.1 gives
+            // it no meaning and lets a server refuse it. Said here, before any body is read.
+            throw SpectorException.badRequest(
+                    request.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)
+                            ? HttpHeaderNames.TRANSFER_ENCODING.toString()
+                            : HttpHeaderNames.CONTENT_LENGTH.toString(),
+                    "a relayed " + method + " carries no content (expected: none)");
+        }
         String query = rawQuery == null ? "" : "?" + rawQuery;
         String rest = path.substring(PREFIX.length());
         int slash = rest.indexOf('/');

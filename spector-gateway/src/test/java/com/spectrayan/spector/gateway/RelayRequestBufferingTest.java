@@ -337,6 +337,29 @@ final class RelayRequestBufferingTest {
     }
 
     /**
+     * A relayed GET or HEAD with content (the uplink carries none on them; RFC 9110 §9.3.1 lets a
+     * server refuse it) is refused from its head, naming the field that announced the content.
+     * Before, its body was read first and the refusal quoted the wire protocol's own field
+     * ({@code hasBody}, {@code endStream}), which the client never sent.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"GET", "HEAD"})
+    void aRelayedGetWithContent_isRefusedFromItsHead(String method) throws Exception {
+        try (RelayCell rc = relayCell(new RecordingTarget());
+                RawClient c = new RawClient(rc.cell.gateway.port())) {
+            RawClient.Response head = c.send(method + " /relay/" + WORKER + "/record/x HTTP/1.1\r\nHost: x\r\n"
+                            + "Authorization: Bearer " + Cell.token(Cell.TENANT)
+                            + "\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+                    .readAnyHead();
+            assertThat(head.status()).as("refused at once, no 100 first").isEqualTo(400);
+            if (method.equals("GET")) {
+                JsonNode problem = JSON.readTree(c.readBody(head));
+                assertThat(problem.at("/details/field").asText()).isEqualTo("content-length");
+            }
+        }
+    }
+
+    /**
      * A target that answers before it reads the body (a 202 for an upload it then takes): the
      * client's exchange ends at the answer while the relay may still hold part of the body read
      * first, which the exchange's end releases. What the target then reads is the whole body or a
