@@ -1113,15 +1113,20 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     /**
      * Answers whether this request may be sent again after the owner may have received it whole
      * (RFC 9112 §9.3.1: never a non-idempotent one unless something says a repeat is harmless):
-     * its method is idempotent, or it carries an {@code Idempotency-Key} (either spelling), with
-     * which the owner answers a repeat with its first answer. Go's transport retries on the same
-     * rule; nginx sends a POST once ({@code proxy_next_upstream} without {@code non_idempotent}).
+     * its method is idempotent, or it carries a non-blank {@code Idempotency-Key} (either
+     * spelling), with which the owner answers a repeat with its first answer. Go's transport
+     * retries on the same rule; nginx sends a POST once ({@code proxy_next_upstream} without
+     * {@code non_idempotent}).
      */
     private boolean maySendAgain() {
         HttpHeaders h = request.headers();
         return isIdempotent(request.method())
-                || h.contains(SpectorHeaders.IDEMPOTENCY_KEY)
-                || h.contains(SpectorHeaders.X_IDEMPOTENCY_KEY);
+                || hasValue(h.get(SpectorHeaders.IDEMPOTENCY_KEY))
+                || hasValue(h.get(SpectorHeaders.X_IDEMPOTENCY_KEY));
+    }
+
+    private static boolean hasValue(@Nullable String value) {
+        return value != null && !value.isBlank();
     }
 
     static boolean isIdempotent(HttpMethod method) {
