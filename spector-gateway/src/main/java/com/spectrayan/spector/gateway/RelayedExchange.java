@@ -535,8 +535,8 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
 
     /**
      * The connection is done with this exchange (answered, refused or reset): what it still holds
-     * goes back, whichever way it ended (a relay refused at its deferred start, a response with
-     * no body, a 503 from the hop).
+     * goes back, whichever way it ended (a response with no body, an answer before the relay took
+     * the whole body, a relay that failed as it started).
      */
     @Override
     public void onEnded() {

@@ -1106,11 +1106,6 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
     }
 
     /**
-     * Answers whether {@code method} is idempotent (RFC 9110 section 9.2.2): sending it again has
-     * the effect of sending it once, so a request whose connection failed before any answer may go
-     * to another target.
-     */
-    /**
      * Answers whether this request may be sent again after the owner may have received it whole
      * (RFC 9112 §9.3.1: never a non-idempotent one unless something says a repeat is harmless):
      * its method is idempotent, or it carries a non-blank {@code Idempotency-Key} (either
@@ -1129,6 +1124,11 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         return value != null && !value.isBlank();
     }
 
+    /**
+     * Answers whether {@code method} is idempotent (RFC 9110 section 9.2.2): sending it again has
+     * the effect of sending it once, so a request whose connection failed before any answer may go
+     * to another target.
+     */
     static boolean isIdempotent(HttpMethod method) {
         return method.equals(HttpMethod.GET)
                 || method.equals(HttpMethod.HEAD)
