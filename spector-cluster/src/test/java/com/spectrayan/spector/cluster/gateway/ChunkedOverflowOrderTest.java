@@ -1,0 +1,213 @@
+package com.spectrayan.spector.cluster.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.spectrayan.spector.cluster.routing.KetamaRing;
+import com.spectrayan.spector.cluster.routing.OwnershipResolver;
+import com.spectrayan.spector.cluster.routing.RoutingKey;
+import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpVersion;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * RFC 9112 §7.1: a chunked body read first that outgrows {@code request-buffer-bytes} starts its
+ * attempt at the chunk that crosses the buffer; that chunk waits, the body paused, until the owner
+ * connection is up. A body source that still delivers after the pause (the client connection's
+ * pause holds what its last read brought, so none does today) must not let a later chunk overtake
+ * the held one: the owner receives the body in the order it was sent. Before this test the branch
+ * that keeps that order had never run.
+ */
+final class ChunkedOverflowOrderTest {
+    private static final int BUFFER = 100;
+    private static final RoutingKey KEY = RoutingKey.of("cell", "acme", "orders");
+
+    private final EventLoopGroup gatewayLoops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final EventLoopGroup ownerLoops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final EventLoop loop = gatewayLoops.next();
+    private Channel owner;
+    private UpstreamHttpTransport transport;
+    private GatewayForwarder forwarder;
+
+    @BeforeEach
+    void start() throws Exception {
+        owner = new ServerBootstrap()
+                .group(ownerLoops)
+                .channel(NioServerSocketChannel.class)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline()
+                                .addLast(new HttpServerCodec())
+                                .addLast(new HttpObjectAggregator(1024 * 1024))
+                                .addLast(new EchoOwner());
+                    }
+                })
+                .bind("127.0.0.1", 0)
+                .sync()
+                .channel();
+        transport = new UpstreamHttpTransport(
+                new TransportSpec(
+                        Duration.ofSeconds(2), 1, 8, Duration.ofSeconds(30), Duration.ofSeconds(30), 16 * 1024, 8192),
+                NioSocketChannel.class,
+                NioDatagramChannel.class);
+        InetSocketAddress a = (InetSocketAddress) owner.localAddress();
+        forwarder = new GatewayForwarder(
+                WaterfallRoutingResolver.builder("cell", new OwnershipResolver(KetamaRing.of(1, List.of("owner-a"))))
+                        .build(),
+                Map.of("owner-a", URI.create("http://127.0.0.1:" + a.getPort())),
+                transport,
+                new ForwarderSpec(
+                        2,
+                        10L * 1024 * 1024,
+                        1024,
+                        64L * 1024 * 1024,
+                        Duration.ofSeconds(3),
+                        Duration.ofSeconds(9),
+                        Duration.ofSeconds(60),
+                        Duration.ofSeconds(300),
+                        ForwarderSpec.DEFAULT_OWNER_DOWN_AFTER,
+                        ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF,
+                        ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF_MAX,
+                        ForwarderSpec.DEFAULT_HANDOFF_HOLD,
+                        ForwarderSpec.DEFAULT_HANDOFF_MAX_HELD,
+                        ForwarderSpec.DEFAULT_HANDOFF_MAX_HELD_BYTES,
+                        BUFFER),
+                new ForwarderMetrics());
+    }
+
+    @AfterEach
+    void stop() {
+        transport.close();
+        owner.close().syncUninterruptibly();
+        gatewayLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        ownerLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    @Test
+    void chunksDeliveredAfterTheCrossingChunk_reachTheOwnerBehindIt() throws Exception {
+        EagerBody body = new EagerBody();
+        RecordingResponseSink sink = new RecordingResponseSink();
+        HttpHeaders headers = new DefaultHttpHeaders().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+        ForwardRequest request = new ForwardRequest(
+                HttpMethod.POST,
+                "/api/v1/namespaces/orders/echo",
+                headers,
+                KEY,
+                body,
+                -1,
+                "127.0.0.1",
+                false,
+                "http",
+                "gateway",
+                null,
+                null);
+
+        loop.submit(() -> {
+                    forwarder.forward(request, sink, loop); // reads the body first: start() delivers nothing yet
+                    body.deliver("a".repeat(60)); // within the buffer: held in the replay copy
+                    body.deliver("b".repeat(60)); // past it: the attempt starts, this chunk waits, paused
+                    assertThat(body.paused)
+                            .as("the body paused at the crossing chunk")
+                            .isTrue();
+                    body.deliver("c".repeat(30)); // a source that delivers after the pause
+                    body.deliver("d".repeat(10));
+                    body.end();
+                })
+                .get(5, TimeUnit.SECONDS);
+
+        assertThat(sink.outcome.get(5, TimeUnit.SECONDS)).isEqualTo(200);
+        sink.ended.get(5, TimeUnit.SECONDS);
+        assertThat(sink.body())
+                .as("the owner received the body in the order it was sent")
+                .isEqualTo("a".repeat(60) + "b".repeat(60) + "c".repeat(30) + "d".repeat(10));
+    }
+
+    /** A body that hands over each part when the test says, whether or not it was paused. */
+    private static final class EagerBody implements RequestBody {
+        private RequestBody.@Nullable Consumer consumer;
+        boolean paused;
+
+        @Override
+        public void start(Consumer c) {
+            consumer = c;
+        }
+
+        void deliver(String text) {
+            ByteBuf chunk = ByteBufAllocator.DEFAULT.buffer().writeBytes(text.getBytes(StandardCharsets.US_ASCII));
+            Consumer c = consumer;
+            if (c == null) {
+                chunk.release();
+                throw new IllegalStateException("the forwarder has not started the body");
+            }
+            c.onChunk(chunk);
+            c.flush();
+        }
+
+        void end() {
+            Consumer c = consumer;
+            if (c != null) {
+                c.onEnd();
+            }
+        }
+
+        @Override
+        public void pause() {
+            paused = true;
+        }
+
+        @Override
+        public void resume() {
+            paused = false;
+        }
+
+        @Override
+        public void discard() {}
+    }
+
+    /** Answers each whole request 200 with its body. */
+    private static final class EchoOwner extends SimpleChannelInboundHandler<FullHttpRequest> {
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest msg) {
+            FullHttpResponse r = new DefaultFullHttpResponse(
+                    HttpVersion.HTTP_1_1, HttpResponseStatus.OK, msg.content().retainedDuplicate());
+            r.headers().set(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
+            ctx.writeAndFlush(r);
+        }
+    }
+}
