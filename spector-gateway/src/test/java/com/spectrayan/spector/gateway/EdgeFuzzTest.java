@@ -418,8 +418,12 @@ final class EdgeFuzzTest {
         private Outcome(Rendered rendered, Received received) {
             this.rendered = rendered;
             this.received = received;
+            // A byte mutation can take away the framing that hid a head in a body (a
+            // Transfer-Encoding name garbled, a Content-Length left): the hidden head is then a
+            // request, and what the chunked body still had (its "0" line) one more, answered 400
+            // with the close. So up to two responses past those asked, for mutated bytes only.
             this.parsed = StrictResponses.parse(
-                    received.bytes(), received.reset(), rendered.asked(), rendered.mutated() ? 1 : 0);
+                    received.bytes(), received.reset(), rendered.asked(), rendered.mutated() ? 2 : 0);
             this.rows = new int[rendered.requests().size()];
         }
 
