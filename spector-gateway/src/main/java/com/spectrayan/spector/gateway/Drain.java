@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -27,7 +26,7 @@ import org.jspecify.annotations.Nullable;
 final class Drain {
     private final ChannelGroup connections = new DefaultChannelGroup("clients", GlobalEventExecutor.INSTANCE);
     private final ChannelGroup uplinks = new DefaultChannelGroup("uplinks", GlobalEventExecutor.INSTANCE);
-    private final AtomicInteger inFlight = new AtomicInteger();
+    private final LoopCounter inFlight = new LoopCounter(); // per loop: no shared line per request
     private volatile boolean draining;
 
     /** Holds a new client connection until it closes. */
@@ -64,12 +63,14 @@ final class Drain {
         return uplinks.newCloseFuture().awaitUninterruptibly(timeout.toMillis());
     }
 
+    /** Counts an exchange in; {@link #exchangeEnded} must run on the same thread (its connection's loop). */
     void exchangeStarted() {
-        inFlight.incrementAndGet();
+        inFlight.increment();
     }
 
     void exchangeEnded() {
-        if (inFlight.decrementAndGet() == 0 && draining) {
+        inFlight.decrement();
+        if (draining && inFlight.sum() == 0) {
             synchronized (this) {
                 notifyAll(); // awaitIdle re-checks the count under this monitor
             }
@@ -93,7 +94,7 @@ final class Drain {
 
     /** Returns the client exchanges in flight. */
     int inFlight() {
-        return inFlight.get();
+        return inFlight.sum();
     }
 
     /** Starts the drain. */
@@ -112,7 +113,7 @@ final class Drain {
     int awaitIdle(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (this) {
-            while (inFlight.get() > 0) {
+            while (inFlight.sum() > 0) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     break;
@@ -125,7 +126,7 @@ final class Drain {
                 }
             }
         }
-        return inFlight.get();
+        return inFlight.sum();
     }
 
     /**
