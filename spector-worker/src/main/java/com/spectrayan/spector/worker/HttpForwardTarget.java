@@ -16,6 +16,7 @@ import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.wire.Header;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.handler.codec.http.DefaultHttpContent;
@@ -35,19 +36,24 @@ import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
+import java.net.ConnectException;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The worker's {@code http-forward} relay target: each relayed exchange goes to one local HTTP
@@ -103,6 +109,8 @@ public final class HttpForwardTarget implements RelayTarget {
      */
     static final int FLUSH_AFTER_FLUSHES = FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES;
 
+    private static final Logger log = LoggerFactory.getLogger(HttpForwardTarget.class);
+
     private final URI upstream;
     private final String basePath;
     private final UpstreamHttpTransport transport;
@@ -130,6 +138,34 @@ public final class HttpForwardTarget implements RelayTarget {
         Forward forward = new Forward(request, loop);
         loop.execute(forward::start);
         return forward.head;
+    }
+
+    /**
+     * Fails an exchange for what its upstream did: the client gets {@code what} (its problem's
+     * detail, through the gateway), without the upstream's address or the Java exception that
+     * said it (a worker's network is its own: nginx and Envoy answer such a failure with a bare
+     * 502 or a reason, never the address); the worker's log gets both.
+     */
+    private SpectorException upstreamFailed(String what, @Nullable Throwable cause) {
+        log.warn("relay upstream {} {}{}", upstream, what, cause == null ? "" : ": " + cause);
+        return SpectorException.of(ErrorCode.INTERNAL, "the relay target's upstream " + what);
+    }
+
+    /** Says why a connection could not be made, in words with no address in them. */
+    private static String connectReason(@Nullable Throwable cause) {
+        if (cause instanceof ConnectTimeoutException) {
+            return "connect timed out";
+        }
+        String m = cause == null ? null : cause.getMessage();
+        if (cause instanceof ConnectException
+                && m != null
+                && m.toLowerCase(Locale.ROOT).contains("refused")) {
+            return "connection refused";
+        }
+        if (cause instanceof UnknownHostException) {
+            return "its host name does not resolve";
+        }
+        return "connect failed";
     }
 
     /**
@@ -192,7 +228,7 @@ public final class HttpForwardTarget implements RelayTarget {
 
         private void onAcquired(Future<?> f) {
             if (!f.isSuccess()) {
-                fail(SpectorException.of(ErrorCode.INTERNAL, "upstream " + upstream + " is unreachable: " + f.cause()));
+                fail(upstreamFailed("is unreachable (" + connectReason(f.cause()) + ")", f.cause()));
                 return;
             }
             Channel ch = (Channel) f.getNow();
@@ -303,7 +339,7 @@ public final class HttpForwardTarget implements RelayTarget {
                         ErrorCode.INTERNAL,
                         "the relayed request's body " + (part == null ? "ended after " : "ran to ")
                                 + requestLength.counted() + " of its declared " + requestLength.declared()
-                                + " bytes; the upstream request to " + upstream + " was aborted"));
+                                + " bytes; the upstream request was aborted"));
                 return;
             }
             if (part == null) {
@@ -326,10 +362,9 @@ public final class HttpForwardTarget implements RelayTarget {
             }
             if (message instanceof HttpObject o && o.decoderResult().isFailure()) {
                 ReferenceCountUtil.release(message);
-                fail(SpectorException.of(
-                        ErrorCode.INTERNAL,
-                        "upstream " + upstream + " sent a response that could not be decoded: "
-                                + o.decoderResult().cause()));
+                fail(upstreamFailed(
+                        "sent a response that could not be decoded",
+                        o.decoderResult().cause()));
                 return;
             }
             if (message instanceof HttpResponse r && !head.isDone()) {
@@ -389,13 +424,11 @@ public final class HttpForwardTarget implements RelayTarget {
             BodySource clientSide = request.body();
             Channel ch = channel;
             if (request.upgrade() == null || clientSide == null || ch == null) {
-                fail(SpectorException.of(
-                        ErrorCode.INTERNAL,
-                        "upstream " + upstream + " answered 101 to a request that asked for no upgrade"));
+                fail(upstreamFailed("answered 101 to a request that asked for no upgrade", null));
                 return;
             }
             if (!UpstreamHttpTransport.passBytesAfterUpgrade(ch)) { // the encoder passes bytes as they are
-                fail(SpectorException.of(ErrorCode.INTERNAL, "upstream " + upstream + " connection has no HTTP codec"));
+                fail(upstreamFailed("connection has no HTTP codec", null));
                 return;
             }
             Switched sw = new Switched(ch, clientSide);
@@ -424,16 +457,16 @@ public final class HttpForwardTarget implements RelayTarget {
                 // RFC 9110 §7.8: the upstream ignored the upgrade; an ordinary answer, and the
                 // client's side of a connection that never switched has nothing to carry.
                 clientSide.cancel(new java.util.concurrent.CancellationException(
-                        "upstream " + upstream + " answered " + status + " to the upgrade"));
+                        "the upstream answered " + status + " to the upgrade"));
             }
             long declared = r.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)
                     ? ResponseFraming.UNKNOWN_LENGTH
                     : HttpUtil.getContentLength(r, ResponseFraming.UNKNOWN_LENGTH);
             if (declared > Limits.RELAY_LENGTH_BYTES.max()) {
-                fail(SpectorException.of(
-                        ErrorCode.INTERNAL,
-                        "upstream " + upstream + " declared a content length of " + declared + " (expected: <= "
-                                + Limits.RELAY_LENGTH_BYTES.max() + ")"));
+                fail(upstreamFailed(
+                        "declared a content length of " + declared + " (expected: <= " + Limits.RELAY_LENGTH_BYTES.max()
+                                + ")",
+                        null));
                 return;
             }
             boolean bodyless = ResponseFraming.bodyless("HEAD".equals(request.method()), status);
@@ -526,7 +559,7 @@ public final class HttpForwardTarget implements RelayTarget {
                 return;
             }
             if (!responseComplete) {
-                fail(SpectorException.of(ErrorCode.INTERNAL, "upstream " + upstream + " closed the connection"));
+                fail(upstreamFailed("closed the connection", null));
             }
         }
 
@@ -732,7 +765,7 @@ public final class HttpForwardTarget implements RelayTarget {
                 if (!clientEnded) {
                     clientEnded = true; // nowhere to write it: stop reading the client's side
                     clientSide.cancel(new java.util.concurrent.CancellationException(
-                            "upstream " + upstream + " closed the switched connection"));
+                            "the upstream closed the switched connection"));
                 }
                 close();
             }

@@ -803,6 +803,34 @@ final class HttpForwardTargetTest {
         });
     }
 
+    /**
+     * An upstream nobody listens on fails the exchange INTERNAL with words a client may read: the
+     * gateway puts the worker's message in the problem's detail, and the worker's network (the
+     * upstream's address and port, the Java exception that named them) is not the client's to see.
+     * Regression: the detail was {@code upstream http://127.0.0.1:PORT is unreachable:
+     * io.netty.channel.AbstractChannel$AnnotatedConnectException: Connection refused: /127.0.0.1:PORT}.
+     */
+    @Test
+    void handle_anUpstreamThatRefuses_failsWithNoAddressInTheMessage() throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort(); // closed again: a port nobody listens on
+        }
+        HttpForwardTarget target =
+                new HttpForwardTarget(URI.create("http://127.0.0.1:" + port + "/base"), transport, group);
+
+        Throwable failure = Waits.failure(target.handle(request("GET", "/x")), "the GET fails");
+
+        assertThat(failure)
+                .isInstanceOfSatisfying(
+                        SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL))
+                .hasMessage("the relay target's upstream is unreachable (connection refused)");
+        assertThat(failure.getMessage())
+                .doesNotContain("127.0.0.1")
+                .doesNotContain(Integer.toString(port))
+                .doesNotContain("Exception");
+    }
+
     // ---- upgrades (docs/PROTOCOL.md section 9.7; RFC 9110 §7.8 and §15.2.2; RFC 6455 §4) ----
 
     /** What an upgrading upstream saw of its connection: the request head's lines, and how the connection ended. */
