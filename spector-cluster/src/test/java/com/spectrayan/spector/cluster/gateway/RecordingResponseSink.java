@@ -10,7 +10,7 @@ import java.util.concurrent.CompletableFuture;
  * or the error), the body as UTF-8 text, its end, and an error after the head. Always writable.
  * Thread-safe: the forwarder calls it on its loop, the test reads the futures.
  */
-final class RecordingResponseSink implements ResponseSink {
+class RecordingResponseSink implements ResponseSink {
     /** The status of the head, or the error that came first. */
     final CompletableFuture<Object> outcome = new CompletableFuture<>();
     /** The error, whenever it came (before or after the head). */
