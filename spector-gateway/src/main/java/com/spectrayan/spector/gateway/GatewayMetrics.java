@@ -60,6 +60,7 @@ final class GatewayMetrics {
     private final LongAdder relayBytesFromWorkers = new LongAdder();
     private final LongAdder sendTimeouts = new LongAdder();
     private final LongAdder connectionsRefused = new LongAdder();
+    private final LongAdder connectionsRefusedPerAddress = new LongAdder();
     private final MultiGauge ringEpoch = MultiGauge.builder("spector.ring.epoch")
             .description("The epoch of the ring the gateway routes on, tagged with where it came from")
             .register(registry);
@@ -88,11 +89,22 @@ final class GatewayMetrics {
                 "Client connections closed as accepted because spector.server.max-connections were open",
                 connectionsRefused,
                 LongAdder::sum);
+        counter(
+                "spector.gateway.connections.refused.per.address",
+                "Client connections closed as accepted because their address held"
+                        + " spector.server.max-connections-per-address",
+                connectionsRefusedPerAddress,
+                LongAdder::sum);
     }
 
     /** Counts a client connection closed as accepted, past {@code spector.server.max-connections}. */
     void connectionRefused() {
         connectionsRefused.increment();
+    }
+
+    /** Counts a client connection closed as accepted, its address at {@code spector.server.max-connections-per-address}. */
+    void connectionRefusedPerAddress() {
+        connectionsRefusedPerAddress.increment();
     }
 
     /** Counts a client connection reset by the send timeout ({@code spector.server.send-timeout}). */

@@ -114,6 +114,10 @@ public final class GatewayServer implements AutoCloseable {
     private final Duration drainTimeout;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicInteger clientConnections = new AtomicInteger();
+    /** {@code spector.server.max-connections-per-address}, both listeners together. */
+    private final AddressLimit addressLimit;
+    /** Connections refused past {@code spector.server.max-connections-per-address}: logged once per interval. */
+    private final LogGate addressRefusedLog = new LogGate(REFUSED_LOG_INTERVAL, System.nanoTime());
     /** Connections refused past {@code spector.server.max-connections}: logged once per interval (any loop). */
     private final LogGate refusedLog = new LogGate(REFUSED_LOG_INTERVAL, System.nanoTime());
 
@@ -245,6 +249,7 @@ public final class GatewayServer implements AutoCloseable {
                 .setStrictLineParsing(true)
                 .setUseRfc9112TransferEncoding(true)
                 .setHeadersFactory(RequestHeaders.FACTORY);
+        this.addressLimit = new AddressLimit(server.maxConnectionsPerAddress(), Set.copyOf(trusted));
         ClientPipeline plain =
                 new ClientPipeline(context, decoder, uplinks, server.idleTimeout(), server.maxConnections(), null);
         ProblemJson.prepare(); // before the first client: a problem rendered at EMFILE must still work
@@ -365,6 +370,26 @@ public final class GatewayServer implements AutoCloseable {
 
         @Override
         protected void initChannel(SocketChannel ch) {
+            String ip = ClientConnection.ip(ch.remoteAddress());
+            if (!addressLimit.tryAcquire(ip)) {
+                metrics.connectionRefusedPerAddress();
+                long refused = addressRefusedLog.event(System.nanoTime());
+                if (refused > 0) {
+                    log.warn(
+                            "refused {} connection(s) since the last such line, the latest from {}, which held {} open"
+                                    + " (spector.server.max-connections-per-address); all are counted in"
+                                    + " spector_gateway_connections_refused_per_address_total, logged at most every {} s",
+                            refused,
+                            ip,
+                            addressLimit.held(ip),
+                            REFUSED_LOG_INTERVAL.toSeconds());
+                }
+                ch.close();
+                return;
+            }
+            if (addressLimit.enabled()) {
+                ch.closeFuture().addListener(f -> addressLimit.release(ip));
+            }
             if (clientConnections.incrementAndGet() > maxConnections && !evictLongestIdle(ch)) {
                 clientConnections.decrementAndGet();
                 metrics.connectionRefused();
@@ -500,6 +525,11 @@ public final class GatewayServer implements AutoCloseable {
     /** Returns the open client connections (uplinks included), as counted against max-connections. */
     public int clientConnections() {
         return clientConnections.get();
+    }
+
+    /** Returns {@code spector.server.max-connections-per-address}'s counts (tests). */
+    AddressLimit addressLimit() {
+        return addressLimit;
     }
 
     /** Returns the channels of the open client connections, uplinks excluded (tests). */

@@ -69,6 +69,7 @@ final class Keys {
     static final String SERVER_BODY_TIMEOUT = "spector.server.body-timeout";
     static final String SERVER_SEND_TIMEOUT = "spector.server.send-timeout";
     static final String SERVER_MAX_CONNECTIONS = "spector.server.max-connections";
+    static final String SERVER_MAX_CONNECTIONS_PER_ADDRESS = "spector.server.max-connections-per-address";
     static final String SERVER_TRANSPORT = "spector.server.transport";
     static final String SERVER_SPLICE_PIPES = "spector.server.splice-pipes";
     static final String SERVER_DRAIN_TIMEOUT = "spector.server.drain-timeout";
@@ -138,6 +139,7 @@ final class Keys {
             SERVER_BODY_TIMEOUT,
             SERVER_SEND_TIMEOUT,
             SERVER_MAX_CONNECTIONS,
+            SERVER_MAX_CONNECTIONS_PER_ADDRESS,
             SERVER_TRANSPORT,
             SERVER_SPLICE_PIPES,
             SERVER_DRAIN_TIMEOUT,

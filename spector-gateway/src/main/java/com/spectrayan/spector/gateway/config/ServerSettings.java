@@ -43,6 +43,9 @@ import org.jspecify.annotations.Nullable;
  * @param sendTimeout {@code spector.server.send-timeout}: the longest a client may take no byte of
  *     a response the gateway holds for it (then the connection is reset)
  * @param maxConnections {@code spector.server.max-connections}, client connections open at once
+ * @param maxConnectionsPerAddress {@code spector.server.max-connections-per-address}: client
+ *     connections open at once from one address ({@link #UNLIMITED_PER_ADDRESS}: no such limit);
+ *     trusted proxies are not counted
  * @param transport {@code spector.server.transport}: the sockets' transport ({@link Transport})
  * @param splicePipes {@code spector.server.splice-pipes}: client connections that may hold a kernel
  *     pipe for response bodies spliced from an owner's socket (0: no splicing)
@@ -68,6 +71,7 @@ public record ServerSettings(
         Duration bodyTimeout,
         Duration sendTimeout,
         int maxConnections,
+        int maxConnectionsPerAddress,
         Transport transport,
         int splicePipes,
         Duration drainTimeout,
@@ -76,6 +80,9 @@ public record ServerSettings(
         @Nullable Tls tls,
         PeerSettings peer,
         int adminPort) {
+
+    /** {@code spector.server.max-connections-per-address} that sets no such limit, its default (as HAProxy's {@code src_conn_cur} rule, off until configured). */
+    public static final int UNLIMITED_PER_ADDRESS = 0;
 
     /** {@code spector.server.admin-port} that turns the admin listener off, its default. */
     public static final int ADMIN_OFF = -1;
@@ -261,6 +268,8 @@ public record ServerSettings(
                 clientTimeout(r, Keys.SERVER_BODY_TIMEOUT, MAX_BODY_TIMEOUT),
                 clientTimeout(r, Keys.SERVER_SEND_TIMEOUT, MAX_SEND_TIMEOUT),
                 (int) r.integer(Keys.SERVER_MAX_CONNECTIONS, 1, Integer.MAX_VALUE, "an integer >= 1"),
+                (int) r.integer(
+                        Keys.SERVER_MAX_CONNECTIONS_PER_ADDRESS, 0, Integer.MAX_VALUE, "an integer >= 0 (0: no limit)"),
                 transport(r, Transport::unavailability),
                 (int) r.integer(
                         Keys.SERVER_SPLICE_PIPES,
@@ -332,6 +341,7 @@ public record ServerSettings(
         d.put(Keys.SERVER_BODY_TIMEOUT, "60s");
         d.put(Keys.SERVER_SEND_TIMEOUT, "60s");
         d.put(Keys.SERVER_MAX_CONNECTIONS, "10000");
+        d.put(Keys.SERVER_MAX_CONNECTIONS_PER_ADDRESS, String.valueOf(UNLIMITED_PER_ADDRESS));
         d.put(Keys.SERVER_TRANSPORT, Transport.AUTO.label());
         d.put(Keys.SERVER_SPLICE_PIPES, String.valueOf(DEFAULT_SPLICE_PIPES));
         d.put(Keys.SERVER_DRAIN_TIMEOUT, "20s");
@@ -355,6 +365,7 @@ public record ServerSettings(
         d.put(Keys.SERVER_BODY_TIMEOUT, Durations.format(bodyTimeout));
         d.put(Keys.SERVER_SEND_TIMEOUT, Durations.format(sendTimeout));
         d.put(Keys.SERVER_MAX_CONNECTIONS, String.valueOf(maxConnections));
+        d.put(Keys.SERVER_MAX_CONNECTIONS_PER_ADDRESS, String.valueOf(maxConnectionsPerAddress));
         d.put(Keys.SERVER_TRANSPORT, transport.label());
         d.put(Keys.SERVER_SPLICE_PIPES, String.valueOf(splicePipes));
         d.put(Keys.SERVER_DRAIN_TIMEOUT, Durations.format(drainTimeout));

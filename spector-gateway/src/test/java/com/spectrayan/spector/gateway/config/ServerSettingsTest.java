@@ -35,6 +35,24 @@ final class ServerSettingsTest {
     }
 
     @Test
+    void maxConnectionsPerAddress_isOffByDefault_zeroAndUpAreAccepted_andBelowIsRefused() {
+        assertThat(withProps(Map.of()).server().maxConnectionsPerAddress())
+                .isEqualTo(ServerSettings.UNLIMITED_PER_ADDRESS)
+                .isZero();
+        assertThat(withProps(Map.of("spector.server.max-connections-per-address", "1"))
+                        .server()
+                        .maxConnectionsPerAddress())
+                .isEqualTo(1);
+        assertThat(withProps(Map.of("spector.server.max-connections-per-address", "2147483647"))
+                        .server()
+                        .maxConnectionsPerAddress())
+                .isEqualTo(Integer.MAX_VALUE);
+        assertThat(refused(Map.of("spector.server.max-connections-per-address", "-1"))
+                        .getMessage())
+                .contains("spector.server.max-connections-per-address: -1 (expected: an integer >= 0 (0: no limit))");
+    }
+
+    @Test
     void transport_eachValueInAnyCase_isReadAutoByDefault_andOthersAreRefused() {
         assertThat(withProps(Map.of()).server().transport()).isEqualTo(Transport.AUTO);
         for (Transport t : Transport.values()) {

@@ -1,0 +1,110 @@
+package com.spectrayan.spector.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code spector.server.max-connections-per-address} (nginx's {@code limit_conn} keyed by the
+ * client's address): at the limit, one more connection from the same address is closed as it is
+ * accepted, while the ones it holds go on; when one closes, the next is accepted. A trusted proxy
+ * is never counted. The map of addresses empties as their connections close. Every test client
+ * here is 127.0.0.1, so one address holds them all.
+ */
+final class ConnectionsPerAddressTest {
+    private static final int PER_ADDRESS = 3;
+    private static final String LOOPBACK = "127.0.0.1";
+
+    private static String health() {
+        return "GET /actuator/health/liveness HTTP/1.1\r\nHost: x\r\n\r\n";
+    }
+
+    @Test
+    void atTheLimit_oneMoreFromTheSameAddressIsClosed_andTheHeldOnesGoOn() throws Exception {
+        try (Cell cell = Cell.builder()
+                .owners(1)
+                .set("spector.server.max-connections-per-address", Integer.toString(PER_ADDRESS))
+                .start()) {
+            List<RawClient> held = new ArrayList<>();
+            try {
+                for (int i = 0; i < PER_ADDRESS; i++) { // at the limit: each is served
+                    RawClient c = new RawClient(cell.gateway.port());
+                    held.add(c);
+                    assertThat(c.send(health()).read().status())
+                            .as("connection %d of %d", i + 1, PER_ADDRESS)
+                            .isEqualTo(200);
+                }
+                try (RawClient past = new RawClient(cell.gateway.port())) { // one past it
+                    past.send(health());
+                    assertThat(past.closedByServer())
+                            .as("one past the limit from the same address")
+                            .isTrue();
+                }
+                for (RawClient c : held) {
+                    assertThat(c.send(health()).read().status())
+                            .as("the connections held go on")
+                            .isEqualTo(200);
+                }
+                assertThat(cell.gateway.addressLimit().held(LOOPBACK)).isEqualTo(PER_ADDRESS);
+
+                held.remove(0).close(); // room for one
+                await("the closed connection is counted out")
+                        .atMost(Duration.ofSeconds(5))
+                        .until(() -> cell.gateway.addressLimit().held(LOOPBACK) == PER_ADDRESS - 1);
+                RawClient next = new RawClient(cell.gateway.port());
+                held.add(next);
+                assertThat(next.send(health()).read().status())
+                        .as("accepted again once one closed")
+                        .isEqualTo(200);
+            } finally {
+                closeAll(held);
+            }
+            await("every address is forgotten once its connections closed")
+                    .atMost(Duration.ofSeconds(5))
+                    .until(() -> cell.gateway.addressLimit().addresses() == 0);
+            try (RawClient scrape = new RawClient(cell.gateway.port())) {
+                String text = scrape.send("GET /actuator/prometheus HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                        .read()
+                        .text();
+                assertThat(text).contains("spector_gateway_connections_refused_per_address_total 1.0");
+                assertThat(text)
+                        .as("the global limit's counter is not this one's")
+                        .contains("spector_gateway_connections_refused_total 0.0");
+            }
+        }
+    }
+
+    @Test
+    void aTrustedProxy_isNotCounted() throws Exception {
+        try (Cell cell = Cell.builder()
+                .owners(1)
+                .set("spector.server.max-connections-per-address", "1")
+                .set("spector.server.trusted-proxies", LOOPBACK)
+                .start()) {
+            List<RawClient> open = new ArrayList<>();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    RawClient c = new RawClient(cell.gateway.port());
+                    open.add(c);
+                    assertThat(c.send(health()).read().status())
+                            .as("connection %d from a trusted proxy, past a limit of 1", i + 1)
+                            .isEqualTo(200);
+                }
+                assertThat(cell.gateway.addressLimit().addresses()).isZero();
+            } finally {
+                closeAll(open);
+            }
+        }
+    }
+
+    private static void closeAll(List<RawClient> clients) throws IOException {
+        for (RawClient c : clients) {
+            c.close();
+        }
+    }
+}
