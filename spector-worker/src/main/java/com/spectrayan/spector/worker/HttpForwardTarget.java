@@ -203,9 +203,16 @@ public final class HttpForwardTarget implements RelayTarget {
 
         private final io.netty.channel.ChannelFutureListener writeFailed = w -> {
             if (!w.isSuccess()) {
-                fail(w.cause());
+                requestWriteFailed(w.cause());
             }
         };
+        /**
+         * A write of the request failed (the upstream closed or reset its side): the rest of the
+         * body is not sent, and the exchange waits for the answer the upstream may have sent
+         * before it closed (RFC 9112 §9.6), or for the connection's end.
+         */
+        private boolean requestAbandoned;
+
         private boolean requestComplete;
         private boolean responseComplete;
         private boolean interim; // between an interim 1xx head and its (empty) end
@@ -270,6 +277,7 @@ public final class HttpForwardTarget implements RelayTarget {
                 return;
             }
             BodySource body = request.body();
+            ch.config().setAutoClose(false); // a failed write shuts the output only: requestWriteFailed
             if (requestLength.isKnown()) {
                 headers.set(HttpHeaderNames.CONTENT_LENGTH, requestLength.declared()); // RFC 9112 §6.2
             } else if (body != null) {
@@ -321,7 +329,7 @@ public final class HttpForwardTarget implements RelayTarget {
         private void requestPart(@Nullable ByteBuf part, @Nullable Throwable error) {
             requestReading = false;
             Channel ch = channel;
-            if (done || ch == null) {
+            if (done || ch == null || requestAbandoned) {
                 if (part != null) {
                     part.release();
                 }
@@ -351,6 +359,29 @@ public final class HttpForwardTarget implements RelayTarget {
             }
             unflushed = true;
             pumpRequest();
+        }
+
+        /**
+         * A request write failed: the upstream stopped reading, most often because it answered
+         * early (a 413 or a 401 to a large upload) and closed, which resets the connection while
+         * the body still arrives. The answer it sent before is still in the socket: the connection
+         * does not close on the failed write (its {@code AUTO_CLOSE} is off for the exchange), only
+         * its output, and the exchange goes on reading. What ends it is that answer, whole (the
+         * client gets it, as nginx passes an early answer on), or the connection's end before it,
+         * which fails the exchange as any close does. A failed write after the exchange ended
+         * changes nothing.
+         */
+        private void requestWriteFailed(Throwable cause) {
+            if (done || requestAbandoned) {
+                return;
+            }
+            requestAbandoned = true;
+            requestBody = null; // the rest is not read from the relay: its end ends the relay's body
+            log.debug("relay upstream {} stopped reading the request body: {}", upstream, String.valueOf(cause));
+            Channel ch = channel;
+            if (ch != null && !ch.config().isAutoRead()) {
+                ch.config().setAutoRead(true); // the answer, if any, is read at once
+            }
         }
 
         @Override
@@ -593,6 +624,7 @@ public final class HttpForwardTarget implements RelayTarget {
             channel = null;
             done = true;
             if (ch != null) {
+                ch.config().setAutoClose(true);
                 transport.release(loop, upstream, ch, false);
             }
         }
@@ -602,7 +634,8 @@ public final class HttpForwardTarget implements RelayTarget {
             channel = null;
             done = true;
             if (ch != null) {
-                transport.release(loop, upstream, ch, requestComplete && responseComplete);
+                ch.config().setAutoClose(true);
+                transport.release(loop, upstream, ch, requestComplete && responseComplete && !requestAbandoned);
             }
         }
 

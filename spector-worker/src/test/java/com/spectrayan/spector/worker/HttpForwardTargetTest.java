@@ -831,6 +831,65 @@ final class HttpForwardTargetTest {
                 .doesNotContain("Exception");
     }
 
+    /**
+     * RFC 9112 §9.6: an upstream may answer before it has read the request's body, and close. A
+     * 413 sent after the head and part of the body, the connection then closed with the body still
+     * arriving (the kernel resets it: unread bytes), is the client's answer, as nginx passes it
+     * on; the rest of the body is not sent. Regression: the failed write failed the exchange
+     * ({@code Broken pipe}, a 500 at the client), 3 runs of 3. An upstream that closes the same
+     * way with no answer fails the exchange INTERNAL, at once, as any close before an answer does.
+     */
+    @ParameterizedTest(name = "answers early: {0}")
+    @ValueSource(booleans = {true, false})
+    void handle_anUpstreamThatClosesMidUpload_givesItsEarlyAnswer_orFails(boolean answers) throws Exception {
+        ServerSocket socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        raw = socket;
+        String answer = "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 5\r\nConnection: close\r\n\r\nlarge";
+        rawThreads.execute(() -> {
+            try (Socket connection = socket.accept()) {
+                InputStream in = connection.getInputStream();
+                int matched = 0;
+                byte[] end = {'\r', '\n', '\r', '\n'};
+                while (matched < end.length) {
+                    int b = in.read();
+                    if (b < 0) {
+                        return;
+                    }
+                    matched = b == end[matched] ? matched + 1 : (b == '\r' ? 1 : 0);
+                }
+                in.readNBytes(1000); // some of the body, then the close with the rest unread
+                if (answers) {
+                    connection.getOutputStream().write(answer.getBytes(StandardCharsets.US_ASCII));
+                    connection.getOutputStream().flush();
+                }
+            } catch (IOException gone) {
+                // the worker closed first
+            }
+        });
+        HttpForwardTarget target =
+                new HttpForwardTarget(URI.create("http://127.0.0.1:" + socket.getLocalPort()), transport, group);
+        byte[][] parts = new byte[64][];
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = pattern(64 * 1024);
+        }
+        long length = 64L * 64 * 1024; // 4 MiB: far more than the sockets' buffers hold
+
+        CompletionStage<RelayedResponse> handled =
+                target.handle(request("PUT", "/up", PartsBody.of(null, parts), null, length));
+
+        if (answers) {
+            RelayedResponse response = done(handled, "the PUT's early answer");
+            assertThat(response.status()).isEqualTo(413);
+            assertThat(new String(readAll(body(response), "the 413's body"), StandardCharsets.US_ASCII))
+                    .isEqualTo("large");
+        } else {
+            assertThat(Waits.failure(handled, "the PUT fails"))
+                    .isInstanceOfSatisfying(
+                            SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL))
+                    .hasMessage("the relay target's upstream closed the connection");
+        }
+    }
+
     // ---- upgrades (docs/PROTOCOL.md section 9.7; RFC 9110 §7.8 and §15.2.2; RFC 6455 §4) ----
 
     /** What an upgrading upstream saw of its connection: the request head's lines, and how the connection ended. */
