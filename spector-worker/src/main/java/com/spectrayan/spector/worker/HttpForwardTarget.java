@@ -596,7 +596,9 @@ public final class HttpForwardTarget implements RelayTarget {
 
         @Override
         public void onFailure(Throwable cause) {
-            fail(cause);
+            // A socket's error (a reset while the answer was read) in words with no errno text
+            // in them; anything else as it is.
+            fail(cause instanceof java.io.IOException ? upstreamFailed("connection failed", cause) : cause);
         }
 
         private void fail(Throwable why) {
