@@ -5,6 +5,7 @@ import com.spectrayan.spector.cluster.routing.RouteEntry;
 import com.spectrayan.spector.contract.HeaderPolicy;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.DecoderResultProvider;
@@ -123,6 +124,16 @@ final class Attempt implements UpstreamHttpTransport.Listener {
     private @Nullable Channel channel;
     private boolean reused;
     private boolean requestComplete;
+    /**
+     * A body write failed: the owner closed or reset its side, often because it answered early
+     * (RFC 9112 §9.6) and stopped reading. The rest of the body is dropped, and the attempt waits
+     * for that answer or the connection's end ({@link #bodyWriteFailed}).
+     */
+    private boolean requestAbandoned;
+    /** A body part was written: from then on the connection's {@code AUTO_CLOSE} is off until {@link #finish}. */
+    private boolean bodyStarted;
+
+    private @Nullable ChannelFutureListener bodyWrites;
     private boolean responseStarted;
     private boolean responseComplete;
     /** The owner's final answer keeps the connection open (RFC 9112 §9.3); until one came, yes. */
@@ -247,20 +258,77 @@ final class Attempt implements UpstreamHttpTransport.Listener {
 
     /** Writes what the replay copy holds (not flushed); returns the bytes written. */
     long sendReplay(ReplayBuffer replay) {
-        return replay.writeTo(requireChannel());
+        if (requestAbandoned) {
+            return 0;
+        }
+        return replay.writeTo(requireChannel(), bodyWrites());
     }
 
-    /** Writes a body chunk (not flushed); ownership passes to the connection. */
+    /** Writes a body chunk (not flushed); ownership passes to the connection (or it is dropped, the body abandoned). */
     void send(ByteBuf chunk) {
+        if (requestAbandoned) {
+            chunk.release(); // the owner stopped reading: nothing more goes to it
+            return;
+        }
         Channel ch = requireChannel();
-        ch.write(new DefaultHttpContent(chunk), ch.voidPromise());
+        ch.write(new DefaultHttpContent(chunk)).addListener(bodyWrites());
     }
 
     /** Ends the request (not flushed): the head timer starts. */
     void sendEnd() {
+        if (requestAbandoned) {
+            armHeadTimer(); // the answer is awaited as after a whole request; the connection is not reused
+            return;
+        }
         Channel ch = requireChannel();
-        ch.write(LastHttpContent.EMPTY_LAST_CONTENT, ch.voidPromise());
+        if (bodyStarted) {
+            ch.write(LastHttpContent.EMPTY_LAST_CONTENT).addListener(bodyWrites());
+        } else {
+            ch.write(LastHttpContent.EMPTY_LAST_CONTENT, ch.voidPromise());
+        }
         requestComplete();
+    }
+
+    /**
+     * The listener of the body's writes, made at the first: from then on a failed write shuts the
+     * connection's output only ({@code AUTO_CLOSE} off), so that an answer the owner sent before it
+     * closed is still read. The head and a bodiless request keep the void promise (issue 14).
+     */
+    private ChannelFutureListener bodyWrites() {
+        ChannelFutureListener l = bodyWrites;
+        if (l == null) {
+            bodyStarted = true;
+            requireChannel().config().setAutoClose(false);
+            l = f -> {
+                if (!f.isSuccess()) {
+                    bodyWriteFailed(f.cause());
+                }
+            };
+            bodyWrites = l;
+        }
+        return l;
+    }
+
+    /**
+     * A body write failed: the owner stopped reading. Most often it answered before the body's
+     * end (a 413 or a 401 to a large upload) and closed, which resets the connection while the
+     * body still arrives; that answer is in the socket, ahead of the reset. The attempt drops the
+     * rest of the body and reads on: the answer, whole, ends the exchange as any answer does (the
+     * client gets it, as nginx passes an early answer on; the owner is not counted as failed), and
+     * a connection that ends before an answer fails the attempt as any close does. A failed write
+     * of an attempt already over changes nothing.
+     */
+    private void bodyWriteFailed(Throwable cause) {
+        if (isDone() || requestAbandoned || requestComplete) {
+            return;
+        }
+        requestAbandoned = true;
+        log.debug("owner {} stopped reading the request body: {}", entry.owner(), cause.toString());
+    }
+
+    /** Answers whether the owner stopped reading the request's body before its end (tests). */
+    boolean requestAbandoned() {
+        return requestAbandoned;
     }
 
     /** Writes out what was queued. */
@@ -329,6 +397,9 @@ final class Attempt implements UpstreamHttpTransport.Listener {
         Channel ch = channel;
         channel = null;
         if (ch != null) {
+            if (bodyStarted) {
+                ch.config().setAutoClose(true); // as the pool's connections have it
+            }
             boolean reusable = mayReuse && requestComplete && responseComplete && ownerKeepsAlive && ch.isActive();
             if (!requestComplete && ch.isActive()) {
                 // Aborted mid-request: a reset, so the owner can never take a cut-off body for a
@@ -634,6 +705,10 @@ final class Attempt implements UpstreamHttpTransport.Listener {
 
     private void requestComplete() {
         requestComplete = true;
+        armHeadTimer();
+    }
+
+    private void armHeadTimer() {
         if (headTimer == null && !responseStarted && !isDone()) {
             FixedDelays.Deadline d = new FixedDelays.Deadline(() -> {
                 if (!responseStarted && !isDone()) {

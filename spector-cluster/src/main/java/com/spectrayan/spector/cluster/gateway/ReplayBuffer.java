@@ -2,6 +2,7 @@ package com.spectrayan.spector.cluster.gateway;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.handler.codec.http.DefaultHttpContent;
 
 /**
@@ -77,8 +78,9 @@ final class ReplayBuffer {
      * Writes the kept chunks to {@code channel} (retained duplicates, not flushed); the copy stays
      * for a later attempt. Returns the bytes written.
      */
-    long writeTo(Channel channel) {
-        chunks.forEach(b -> channel.write(new DefaultHttpContent(b.retainedDuplicate())));
+    long writeTo(Channel channel, ChannelFutureListener onWritten) {
+        chunks.forEach(b ->
+                channel.write(new DefaultHttpContent(b.retainedDuplicate())).addListener(onWritten));
         return chunks.bytes();
     }
 

@@ -84,10 +84,15 @@ final class ForwarderLoopbackTest {
                 NioSocketChannel.class,
                 NioDatagramChannel.class);
         InetSocketAddress a = (InetSocketAddress) owner.localAddress();
-        forwarder = new GatewayForwarder(
+        forwarder = forwarderTo(a.getPort());
+    }
+
+    /** A forwarder whose one owner, owner-a, listens on {@code port} of the loopback. */
+    private GatewayForwarder forwarderTo(int port) {
+        return new GatewayForwarder(
                 WaterfallRoutingResolver.builder("cell", new OwnershipResolver(KetamaRing.of(1, List.of("owner-a"))))
                         .build(),
-                Map.of("owner-a", URI.create("http://127.0.0.1:" + a.getPort())),
+                Map.of("owner-a", URI.create("http://127.0.0.1:" + port)),
                 transport,
                 new ForwarderSpec(
                         2,
@@ -216,6 +221,136 @@ final class ForwarderLoopbackTest {
         assertThat(loop.submit(headers::isEmpty).get(5, TimeUnit.SECONDS))
                 .as("after it, the request's fields are let go")
                 .isTrue();
+    }
+
+    /**
+     * RFC 9112 §9.6: an owner may answer before it has read the request's body, and close (a 413
+     * or a 401 to a large upload). The close resets the connection while the body still goes
+     * out, and the write fails; the answer is in the socket ahead of the reset. The client gets
+     * that answer, as nginx passes an early answer on, and the owner is not counted as failing.
+     * Regression: the failed write failed the attempt, 502 OWNER_UNREACHABLE, and three such
+     * uploads marked the owner down for every request (found with curl against a raw owner).
+     */
+    @Test
+    void anOwnerThatAnswersEarlyAndCloses_midUpload_givesTheClientItsAnswer() throws Exception {
+        java.net.ServerSocket raw = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        Thread ownerThread = new Thread(() -> {
+            try (raw) {
+                for (int i = 0; i < 3; i++) {
+                    try (java.net.Socket c = raw.accept()) {
+                        java.io.InputStream in = c.getInputStream();
+                        int matched = 0;
+                        byte[] end = {'\r', '\n', '\r', '\n'};
+                        while (matched < end.length) {
+                            int b = in.read();
+                            if (b < 0) {
+                                break;
+                            }
+                            matched = b == end[matched] ? matched + 1 : (b == '\r' ? 1 : 0);
+                        }
+                        in.readNBytes(1000); // some of the body; the rest stays unread: the close resets
+                        c.getOutputStream()
+                                .write(
+                                        "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 5\r\nConnection: close\r\n\r\nlarge"
+                                                .getBytes(StandardCharsets.US_ASCII));
+                    }
+                }
+            } catch (java.io.IOException e) {
+                // the test ended
+            }
+        });
+        ownerThread.setDaemon(true);
+        ownerThread.start();
+        GatewayForwarder toRaw = forwarderTo(raw.getLocalPort());
+
+        for (int i = 0; i < 3; i++) { // as many as would mark an owner down, were they failures
+            StreamingBody body = new StreamingBody(loop, 64, 64 * 1024);
+            RecordingResponseSink sink = new RecordingResponseSink();
+            ForwardRequest request = new ForwardRequest(
+                    HttpMethod.PUT,
+                    "/api/v1/namespaces/orders/up",
+                    new DefaultHttpHeaders(),
+                    KEY,
+                    body,
+                    64L * 64 * 1024,
+                    "127.0.0.1",
+                    false,
+                    "http",
+                    "gateway",
+                    null,
+                    null);
+
+            loop.submit(() -> toRaw.forward(request, sink, loop)).get(5, TimeUnit.SECONDS);
+
+            assertThat(sink.outcome.get(10, TimeUnit.SECONDS))
+                    .as("upload %d", i + 1)
+                    .isEqualTo(413);
+            sink.ended.get(10, TimeUnit.SECONDS);
+            assertThat(sink.body()).isEqualTo("large");
+            assertThat(body.sent.get()).as("the body's rest was not all sent").isLessThan(64L * 64 * 1024);
+        }
+        assertThat(toRaw.isOwnerDown("owner-a"))
+                .as("an owner that answered is not down")
+                .isFalse();
+        ownerThread.join(5_000);
+    }
+
+    /**
+     * A body of {@code parts} parts of {@code size} bytes, handed over on the loop while the
+     * forwarder has not paused it, as a client connection's reads would be.
+     */
+    private static final class StreamingBody implements RequestBody {
+        private final EventLoop loop;
+        private final int parts;
+        private final int size;
+        private RequestBody.@Nullable Consumer consumer;
+        private boolean paused;
+        private boolean discarded;
+        private int handed;
+        /** Bytes handed over; written on the loop only, read by the test after the exchange. */
+        final java.util.concurrent.atomic.AtomicLong sent = new java.util.concurrent.atomic.AtomicLong();
+
+        StreamingBody(EventLoop loop, int parts, int size) {
+            this.loop = loop;
+            this.parts = parts;
+            this.size = size;
+        }
+
+        @Override
+        public void start(Consumer c) {
+            consumer = c;
+            loop.execute(this::pump);
+        }
+
+        private void pump() {
+            Consumer c = consumer;
+            while (c != null && !paused && !discarded && handed < parts) {
+                handed++;
+                sent.addAndGet(size);
+                c.onChunk(ByteBufAllocator.DEFAULT.buffer(size).writeZero(size));
+                c.flush();
+            }
+            if (c != null && !discarded && handed == parts) {
+                handed++;
+                c.onEnd();
+            }
+        }
+
+        @Override
+        public void pause() {
+            paused = true;
+        }
+
+        @Override
+        public void resume() {
+            paused = false;
+            loop.execute(this::pump);
+        }
+
+        @Override
+        public void discard() {
+            discarded = true;
+        }
     }
 
     /** A body that hands over each part when the test says, whether or not it was paused. */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.HttpContent;
 import java.nio.charset.StandardCharsets;
@@ -70,7 +71,8 @@ final class ReplayBufferTest {
                 .as("a chunk this small is copied (BodyChunks), not retained")
                 .isEqualTo(1);
         c.release();
-        assertThat(replay.writeTo(channel)).isEqualTo(5);
+        assertThat(replay.writeTo(channel, ChannelFutureListener.CLOSE_ON_FAILURE))
+                .isEqualTo(5);
         channel.flush();
         HttpContent kept = channel.readOutbound();
         assertThat(kept.content().toString(StandardCharsets.US_ASCII)).isEqualTo("hello");
@@ -202,7 +204,8 @@ final class ReplayBufferTest {
         ReplayBuffer replay = holding("hel", "lo");
 
         for (int round = 0; round < 2; round++) {
-            assertThat(replay.writeTo(channel)).isEqualTo(5);
+            assertThat(replay.writeTo(channel, ChannelFutureListener.CLOSE_ON_FAILURE))
+                    .isEqualTo(5);
             channel.flush();
             StringBuilder written = new StringBuilder();
             HttpContent content;
@@ -227,7 +230,8 @@ final class ReplayBufferTest {
         assertThat(c.refCnt()).isZero();
         assertThat(budget.available()).isEqualTo(100);
         assertThat(replay.isReplayable()).isFalse();
-        assertThat(replay.writeTo(channel)).isZero();
+        assertThat(replay.writeTo(channel, ChannelFutureListener.CLOSE_ON_FAILURE))
+                .isZero();
     }
 
     @Test
