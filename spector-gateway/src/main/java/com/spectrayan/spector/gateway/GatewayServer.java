@@ -368,27 +368,36 @@ public final class GatewayServer implements AutoCloseable {
             return true;
         }
 
+        /**
+         * Counts {@code ch} against its address's {@code max-connections-per-address} until it
+         * closes, or closes it at once, counted and logged, when its address holds the limit.
+         */
+        private boolean admitAddress(SocketChannel ch) {
+            String ip = ClientConnection.ip(ch.remoteAddress());
+            if (addressLimit.tryAcquire(ip)) {
+                ch.closeFuture().addListener(f -> addressLimit.release(ip));
+                return true;
+            }
+            metrics.connectionRefusedPerAddress();
+            long refused = addressRefusedLog.event(System.nanoTime());
+            if (refused > 0) {
+                log.warn(
+                        "refused {} connection(s) since the last such line, the latest from {}, which held {} open"
+                                + " (spector.server.max-connections-per-address); all are counted in"
+                                + " spector_gateway_connections_refused_per_address_total, logged at most every {} s",
+                        refused,
+                        ip,
+                        addressLimit.held(ip),
+                        REFUSED_LOG_INTERVAL.toSeconds());
+            }
+            ch.close();
+            return false;
+        }
+
         @Override
         protected void initChannel(SocketChannel ch) {
-            String ip = ClientConnection.ip(ch.remoteAddress());
-            if (!addressLimit.tryAcquire(ip)) {
-                metrics.connectionRefusedPerAddress();
-                long refused = addressRefusedLog.event(System.nanoTime());
-                if (refused > 0) {
-                    log.warn(
-                            "refused {} connection(s) since the last such line, the latest from {}, which held {} open"
-                                    + " (spector.server.max-connections-per-address); all are counted in"
-                                    + " spector_gateway_connections_refused_per_address_total, logged at most every {} s",
-                            refused,
-                            ip,
-                            addressLimit.held(ip),
-                            REFUSED_LOG_INTERVAL.toSeconds());
-                }
-                ch.close();
+            if (addressLimit.enabled() && !admitAddress(ch)) {
                 return;
-            }
-            if (addressLimit.enabled()) {
-                ch.closeFuture().addListener(f -> addressLimit.release(ip));
             }
             if (clientConnections.incrementAndGet() > maxConnections && !evictLongestIdle(ch)) {
                 clientConnections.decrementAndGet();

@@ -8,6 +8,7 @@ import com.spectrayan.spector.cluster.gateway.UpstreamHttpTransport;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.ResponseFraming;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.testkit.EarlyAnswerUpstream;
 import com.spectrayan.spector.testkit.RecordingUpstream;
 import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.AbortSignal;
@@ -842,51 +843,30 @@ final class HttpForwardTargetTest {
     @ParameterizedTest(name = "answers early: {0}")
     @ValueSource(booleans = {true, false})
     void handle_anUpstreamThatClosesMidUpload_givesItsEarlyAnswer_orFails(boolean answers) throws Exception {
-        ServerSocket socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        raw = socket;
-        String answer = "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 5\r\nConnection: close\r\n\r\nlarge";
-        rawThreads.execute(() -> {
-            try (Socket connection = socket.accept()) {
-                InputStream in = connection.getInputStream();
-                int matched = 0;
-                byte[] end = {'\r', '\n', '\r', '\n'};
-                while (matched < end.length) {
-                    int b = in.read();
-                    if (b < 0) {
-                        return;
-                    }
-                    matched = b == end[matched] ? matched + 1 : (b == '\r' ? 1 : 0);
-                }
-                in.readNBytes(1000); // some of the body, then the close with the rest unread
-                if (answers) {
-                    connection.getOutputStream().write(answer.getBytes(StandardCharsets.US_ASCII));
-                    connection.getOutputStream().flush();
-                }
-            } catch (IOException gone) {
-                // the worker closed first
+        try (EarlyAnswerUpstream upstream = EarlyAnswerUpstream.start(answers ? EarlyAnswerUpstream.TOO_LARGE : null)) {
+            HttpForwardTarget target =
+                    new HttpForwardTarget(URI.create("http://127.0.0.1:" + upstream.port()), transport, group);
+            byte[][] parts = new byte[64][];
+            for (int i = 0; i < parts.length; i++) {
+                parts[i] = pattern(64 * 1024);
             }
-        });
-        HttpForwardTarget target =
-                new HttpForwardTarget(URI.create("http://127.0.0.1:" + socket.getLocalPort()), transport, group);
-        byte[][] parts = new byte[64][];
-        for (int i = 0; i < parts.length; i++) {
-            parts[i] = pattern(64 * 1024);
-        }
-        long length = 64L * 64 * 1024; // 4 MiB: far more than the sockets' buffers hold
+            long length = 64L * 64 * 1024; // 4 MiB: far more than the sockets' buffers hold
 
-        CompletionStage<RelayedResponse> handled =
-                target.handle(request("PUT", "/up", PartsBody.of(null, parts), null, length));
+            CompletionStage<RelayedResponse> handled =
+                    target.handle(request("PUT", "/up", PartsBody.of(null, parts), null, length));
 
-        if (answers) {
-            RelayedResponse response = done(handled, "the PUT's early answer");
-            assertThat(response.status()).isEqualTo(413);
-            assertThat(new String(readAll(body(response), "the 413's body"), StandardCharsets.US_ASCII))
-                    .isEqualTo("large");
-        } else {
-            assertThat(Waits.failure(handled, "the PUT fails"))
-                    .isInstanceOfSatisfying(
-                            SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL))
-                    .hasMessage("the relay target's upstream closed the connection");
+            if (answers) {
+                RelayedResponse response = done(handled, "the PUT's early answer");
+                assertThat(response.status()).isEqualTo(413);
+                assertThat(new String(readAll(body(response), "the 413's body"), StandardCharsets.US_ASCII))
+                        .isEqualTo("large");
+            } else {
+                assertThat(Waits.failure(handled, "the PUT fails"))
+                        .isInstanceOfSatisfying(
+                                SpectorException.class,
+                                e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL))
+                        .hasMessage("the relay target's upstream closed the connection");
+            }
         }
     }
 

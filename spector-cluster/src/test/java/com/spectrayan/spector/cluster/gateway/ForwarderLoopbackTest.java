@@ -6,6 +6,7 @@ import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.cluster.routing.OwnershipResolver;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
+import com.spectrayan.spector.testkit.EarlyAnswerUpstream;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -233,66 +234,41 @@ final class ForwarderLoopbackTest {
      */
     @Test
     void anOwnerThatAnswersEarlyAndCloses_midUpload_givesTheClientItsAnswer() throws Exception {
-        java.net.ServerSocket raw = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
-        Thread ownerThread = new Thread(() -> {
-            try (raw) {
-                for (int i = 0; i < 3; i++) {
-                    try (java.net.Socket c = raw.accept()) {
-                        java.io.InputStream in = c.getInputStream();
-                        int matched = 0;
-                        byte[] end = {'\r', '\n', '\r', '\n'};
-                        while (matched < end.length) {
-                            int b = in.read();
-                            if (b < 0) {
-                                break;
-                            }
-                            matched = b == end[matched] ? matched + 1 : (b == '\r' ? 1 : 0);
-                        }
-                        in.readNBytes(1000); // some of the body; the rest stays unread: the close resets
-                        c.getOutputStream()
-                                .write(
-                                        "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 5\r\nConnection: close\r\n\r\nlarge"
-                                                .getBytes(StandardCharsets.US_ASCII));
-                    }
-                }
-            } catch (java.io.IOException e) {
-                // the test ended
+        try (EarlyAnswerUpstream raw = EarlyAnswerUpstream.start(EarlyAnswerUpstream.TOO_LARGE)) {
+            GatewayForwarder toRaw = forwarderTo(raw.port());
+
+            for (int i = 0; i < 3; i++) { // as many as would mark an owner down, were they failures
+                StreamingBody body = new StreamingBody(loop, 64, 64 * 1024);
+                RecordingResponseSink sink = new RecordingResponseSink();
+                ForwardRequest request = new ForwardRequest(
+                        HttpMethod.PUT,
+                        "/api/v1/namespaces/orders/up",
+                        new DefaultHttpHeaders(),
+                        KEY,
+                        body,
+                        64L * 64 * 1024,
+                        "127.0.0.1",
+                        false,
+                        "http",
+                        "gateway",
+                        null,
+                        null);
+
+                loop.submit(() -> toRaw.forward(request, sink, loop)).get(5, TimeUnit.SECONDS);
+
+                assertThat(sink.outcome.get(10, TimeUnit.SECONDS))
+                        .as("upload %d", i + 1)
+                        .isEqualTo(413);
+                sink.ended.get(10, TimeUnit.SECONDS);
+                assertThat(sink.body()).isEqualTo("large");
+                assertThat(body.sent.get())
+                        .as("the body's rest was not all sent")
+                        .isLessThan(64L * 64 * 1024);
             }
-        });
-        ownerThread.setDaemon(true);
-        ownerThread.start();
-        GatewayForwarder toRaw = forwarderTo(raw.getLocalPort());
-
-        for (int i = 0; i < 3; i++) { // as many as would mark an owner down, were they failures
-            StreamingBody body = new StreamingBody(loop, 64, 64 * 1024);
-            RecordingResponseSink sink = new RecordingResponseSink();
-            ForwardRequest request = new ForwardRequest(
-                    HttpMethod.PUT,
-                    "/api/v1/namespaces/orders/up",
-                    new DefaultHttpHeaders(),
-                    KEY,
-                    body,
-                    64L * 64 * 1024,
-                    "127.0.0.1",
-                    false,
-                    "http",
-                    "gateway",
-                    null,
-                    null);
-
-            loop.submit(() -> toRaw.forward(request, sink, loop)).get(5, TimeUnit.SECONDS);
-
-            assertThat(sink.outcome.get(10, TimeUnit.SECONDS))
-                    .as("upload %d", i + 1)
-                    .isEqualTo(413);
-            sink.ended.get(10, TimeUnit.SECONDS);
-            assertThat(sink.body()).isEqualTo("large");
-            assertThat(body.sent.get()).as("the body's rest was not all sent").isLessThan(64L * 64 * 1024);
+            assertThat(toRaw.isOwnerDown("owner-a"))
+                    .as("an owner that answered is not down")
+                    .isFalse();
         }
-        assertThat(toRaw.isOwnerDown("owner-a"))
-                .as("an owner that answered is not down")
-                .isFalse();
-        ownerThread.join(5_000);
     }
 
     /**
