@@ -95,22 +95,7 @@ final class ForwarderLoopbackTest {
                         .build(),
                 Map.of("owner-a", URI.create("http://127.0.0.1:" + port)),
                 transport,
-                new ForwarderSpec(
-                        2,
-                        10L * 1024 * 1024,
-                        1024,
-                        64L * 1024 * 1024,
-                        Duration.ofSeconds(3),
-                        Duration.ofSeconds(9),
-                        Duration.ofSeconds(60),
-                        Duration.ofSeconds(300),
-                        ForwarderSpec.DEFAULT_OWNER_DOWN_AFTER,
-                        ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF,
-                        ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF_MAX,
-                        ForwarderSpec.DEFAULT_HANDOFF_HOLD,
-                        ForwarderSpec.DEFAULT_HANDOFF_MAX_HELD,
-                        ForwarderSpec.DEFAULT_HANDOFF_MAX_HELD_BYTES,
-                        BUFFER),
+                TestSpecs.forwarder(1024, BUFFER),
                 new ForwarderMetrics());
     }
 

@@ -97,22 +97,8 @@ final class GatewayForwarderReplayTest {
                         .build(),
                 Map.of("owner-a", uri(misdirecting), "owner-b", uri(reported)),
                 transport,
-                new ForwarderSpec(
-                        2,
-                        10L * 1024 * 1024,
-                        REPLAY_BYTES,
-                        64L * 1024 * 1024,
-                        Duration.ofSeconds(3),
-                        Duration.ofSeconds(9),
-                        Duration.ofSeconds(60),
-                        Duration.ofSeconds(300),
-                        ForwarderSpec.DEFAULT_OWNER_DOWN_AFTER,
-                        ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF,
-                        ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF_MAX,
-                        ForwarderSpec.DEFAULT_HANDOFF_HOLD,
-                        ForwarderSpec.DEFAULT_HANDOFF_MAX_HELD,
-                        ForwarderSpec.DEFAULT_HANDOFF_MAX_HELD_BYTES,
-                        0), // bodies stream: the first attempt goes before any body byte, as tested here
+                TestSpecs.forwarder(
+                        REPLAY_BYTES, 0), // bodies stream: the first attempt goes before any body byte, as tested here
                 metrics);
     }
 
