@@ -326,11 +326,6 @@ final class Attempt implements UpstreamHttpTransport.Listener {
         log.debug("owner {} stopped reading the request body: {}", entry.owner(), cause.toString());
     }
 
-    /** Answers whether the owner stopped reading the request's body before its end (tests). */
-    boolean requestAbandoned() {
-        return requestAbandoned;
-    }
-
     /** Writes out what was queued. */
     void flush() {
         Channel ch = channel;
