@@ -4,10 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code spector.server.max-connections-per-address} (nginx's {@code limit_conn} keyed by the
@@ -75,6 +81,35 @@ final class ConnectionsPerAddressTest {
                 assertThat(text)
                         .as("the global limit's counter is not this one's")
                         .contains("spector_gateway_connections_refused_total 0.0");
+            }
+        }
+    }
+
+    /** The two listeners count together: a TLS connection and a plain one from one address are two. */
+    @Test
+    void thePlainAndTheTlsListener_countTogether(@TempDir Path dir) throws Exception {
+        TestPki ca = TestPki.authority("per-address");
+        SSLContext trusting = TestPki.clientTrusting(ca);
+        try (Cell cell = Cell.builder()
+                        .owners(1)
+                        .set("spector.server.max-connections-per-address", "2")
+                        .tls(ca, dir)
+                        .start();
+                RawClient plain = new RawClient(cell.gateway.port());
+                SSLSocket tls = TlsWire.handshake(cell.tlsPort(), trusting)) {
+            assertThat(plain.send(health()).read().status()).isEqualTo(200);
+            tls.getOutputStream().write(health().getBytes(StandardCharsets.ISO_8859_1));
+            tls.getOutputStream().flush();
+            assertThat(new String(tls.getInputStream().readNBytes(12), StandardCharsets.ISO_8859_1))
+                    .as("the TLS connection is served")
+                    .isEqualTo("HTTP/1.1 200");
+            assertThat(cell.gateway.addressLimit().held(LOOPBACK)).isEqualTo(2);
+            for (int port : new int[] {cell.tlsPort(), cell.gateway.port()}) {
+                try (Socket past = TlsWire.connect(port)) {
+                    assertThat(past.getInputStream().read())
+                            .as("a third connection, on port %d, is closed as accepted", port)
+                            .isEqualTo(-1);
+                }
             }
         }
     }
