@@ -277,7 +277,11 @@ public final class HttpForwardTarget implements RelayTarget {
                 return;
             }
             BodySource body = request.body();
-            ch.config().setAutoClose(false); // a failed write shuts the output only: requestWriteFailed
+            if (body != null) {
+                // A failed body write shuts the output only (requestWriteFailed); a bodiless
+                // request's failed write still closes at once, as before.
+                ch.config().setAutoClose(false);
+            }
             if (requestLength.isKnown()) {
                 headers.set(HttpHeaderNames.CONTENT_LENGTH, requestLength.declared()); // RFC 9112 §6.2
             } else if (body != null) {
