@@ -9,6 +9,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The contract's {@link HeaderPolicy} applied to Netty headers in place, on the hot path: the
@@ -38,6 +39,9 @@ final class HeaderFilter {
     /** Dropped from an owner's response before it goes to the client. */
     private static final NameSet TO_CLIENT = new NameSet(HeaderPolicy.HOP_BY_HOP, HeaderPolicy.FRAMING);
 
+    /** Names a {@code Connection} field cannot take off a message: the gateway sets them itself. */
+    private static final NameSet SET_BY_GATEWAY = new NameSet(HeaderPolicy.SET_BY_GATEWAY);
+
     private HeaderFilter() {}
 
     /**
@@ -47,31 +51,38 @@ final class HeaderFilter {
      * ForwardingHeaders}' to set.
      */
     static void toOwner(HttpHeaders headers) {
-        removeConnectionListed(headers);
-        removeAll(headers, TO_OWNER);
+        removeAll(headers, TO_OWNER, true);
     }
 
     /** Drops a client's forwarding facts ({@code Forwarded}, {@code X-Forwarded-*}). */
     static void dropForwardingFacts(HttpHeaders headers) {
-        removeAll(headers, FORWARDED);
+        removeAll(headers, FORWARDED, false);
     }
 
     /** Edits an owner's response headers for the client: no hop-by-hop or framing names. */
     static void toClient(HttpHeaders headers) {
-        removeConnectionListed(headers);
-        removeAll(headers, TO_CLIENT);
+        removeAll(headers, TO_CLIENT, true);
     }
 
     /**
-     * Removes every field whose name is in {@code names}: one scan to find them (Netty's header
-     * iterator cannot remove), then a {@code remove} per name found, which takes all its fields.
+     * Removes every field whose name is in {@code names}, and with {@code connectionListed} every
+     * field {@code Connection} names (RFC 9110 §7.6.1; never one the gateway sets itself): one scan
+     * to find them (Netty's header iterator cannot remove), then a {@code remove} per name found,
+     * which takes all of that name's fields.
      */
-    static void removeAll(HttpHeaders headers, NameSet names) {
+    private static void removeAll(HttpHeaders headers, NameSet names, boolean connectionListed) {
         CharSequence found = null; // the usual request has one such name, Host: no list for it
         List<CharSequence> more = null;
+        CharSequence connection = null;
+        boolean connections = false; // more than one Connection field
         for (Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence(); it.hasNext(); ) {
-            CharSequence name = it.next().getKey();
+            Map.Entry<CharSequence, CharSequence> field = it.next();
+            CharSequence name = field.getKey();
             if (names.contains(name)) {
+                if (connectionListed && HttpHeaderNames.CONNECTION.contentEqualsIgnoreCase(name)) {
+                    connections = connection != null;
+                    connection = field.getValue();
+                }
                 if (found == null) {
                     found = name;
                 } else {
@@ -81,6 +92,9 @@ final class HeaderFilter {
                     more.add(name);
                 }
             }
+        }
+        if (connection != null) { // before the Connection fields go: the several-field case reads them all
+            removeListed(headers, names, connections ? null : connection);
         }
         if (found != null) {
             headers.remove(found);
@@ -92,16 +106,21 @@ final class HeaderFilter {
         }
     }
 
-    private static void removeConnectionListed(HttpHeaders headers) {
-        List<String> connection = headers.getAll(HttpHeaderNames.CONNECTION);
-        if (connection.size() == 1 && connection.get(0).indexOf(',') < 0) {
+    /**
+     * Removes the fields {@code Connection} lists that the scan did not find already: from {@code
+     * one}, the only field's value, or from all of them when null (several fields).
+     */
+    private static void removeListed(HttpHeaders headers, NameSet names, @Nullable CharSequence one) {
+        if (one != null && AsciiString.indexOf(one, ',', 0) < 0) {
             // the usual one name ("keep-alive", "close"): no set of tokens made (issue 14)
-            String name = connection.get(0).strip();
-            if (!name.isEmpty() && !HeaderPolicy.isSetByGateway(name)) {
+            CharSequence name = AsciiString.trim(one);
+            if (name.length() > 0 && !names.contains(name) && !SET_BY_GATEWAY.contains(name)) {
                 headers.remove(name);
             }
-        } else if (!connection.isEmpty()) {
-            for (String token : HeaderPolicy.connectionTokens(connection)) {
+            return;
+        }
+        for (String token : HeaderPolicy.connectionTokens(headers.getAll(HttpHeaderNames.CONNECTION))) {
+            if (!names.contains(token)) {
                 headers.remove(token);
             }
         }

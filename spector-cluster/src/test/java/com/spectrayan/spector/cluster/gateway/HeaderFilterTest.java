@@ -217,4 +217,21 @@ final class HeaderFilterTest {
 
         assertThat(entries(h)).containsExactly(Map.entry("X-Keep", "1"), Map.entry("Accept", "*/*"));
     }
+
+    /**
+     * A {@code Connection} field cannot take a field the gateway sets itself off a message (its own
+     * request id, {@code Via}, the forwarding facts): one name alone, or among others.
+     */
+    @Test
+    void connectionListingAGatewayName_leavesThatField() {
+        HttpHeaders one = decoded(List.of(
+                new Field("X-Request-Id", "abc"), new Field("Connection", "X-Request-Id"), new Field("Via", "1.1 a")));
+        HeaderFilter.toClient(one);
+        assertThat(entries(one)).containsExactly(Map.entry("X-Request-Id", "abc"), Map.entry("Via", "1.1 a"));
+
+        HttpHeaders several = decoded(
+                List.of(new Field("Via", "1.1 a"), new Field("Connection", "via, x-gone"), new Field("X-Gone", "1")));
+        HeaderFilter.toOwner(several);
+        assertThat(entries(several)).containsExactly(Map.entry("Via", "1.1 a"));
+    }
 }
