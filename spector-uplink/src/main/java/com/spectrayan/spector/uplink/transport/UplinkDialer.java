@@ -27,6 +27,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameDecoder;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameEncoder;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -431,6 +432,11 @@ public final class UplinkDialer implements AutoCloseable {
                 .customHeaders(headers)
                 .maxFramePayloadLength(WebSocketFrameChannel.MAX_MESSAGE_BYTES)
                 .handleCloseFrames(false)
+                // Every close frame of this end is written on purpose (WebSocketFrameChannel,
+                // V2Connection), or by the frame decoder on a violation (EncoderFirst): none
+                // added at the channel's close, where Netty's handler wrote 1000 behind the
+                // decoder's 1009 or closed a failure as a normal closure.
+                .sendCloseFrame(null)
                 .dropPongFrames(false) // Pongs must reach the idle check; the frame handler drops them.
                 .handshakeTimeoutMillis(handshakeTimeout.toMillis())
                 .build();
@@ -446,6 +452,7 @@ public final class UplinkDialer implements AutoCloseable {
                 .addLast(new HttpClientCodec())
                 .addLast(new HttpObjectAggregator(64 * 1024))
                 .addLast(new WebSocketClientProtocolHandler(config))
+                .addLast(new EncoderFirst())
                 .addLast(Keepalive.idleCheck(idleTimeout))
                 .addLast(new WebSocketFrameAggregator(WebSocketFrameChannel.MAX_MESSAGE_BYTES))
                 .addLast(frames.handler());
@@ -461,8 +468,37 @@ public final class UplinkDialer implements AutoCloseable {
                 .addLast(new HttpClientCodec())
                 .addLast(new HttpObjectAggregator(64 * 1024))
                 .addLast(new WebSocketClientProtocolHandler(config))
+                .addLast(new EncoderFirst())
                 .addLast("uplink-idle", Keepalive.idleCheck(idleTimeout))
                 .addLast("uplink-negotiated", new Negotiated(frames));
+    }
+
+    /**
+     * Puts the WebSocket frame encoder on the socket's side of the frame decoder once the handshake
+     * has installed them. Netty's client handshaker puts the encoder behind the decoder, so the
+     * close frame the decoder writes itself on a violation (1009 for a frame over {@link
+     * WebSocketFrameChannel#MAX_MESSAGE_BYTES}, 1002, 1007; RFC 6455 §7.4.1) reached the socket
+     * unencoded and failed, and the peer got no reason; the gateway's end has them in this order
+     * (Netty's server handshaker). Runs once, ahead of the handlers that take the handshake's end.
+     */
+    static final class EncoderFirst extends io.netty.channel.ChannelInboundHandlerAdapter {
+        @Override
+        public void userEventTriggered(io.netty.channel.ChannelHandlerContext ctx, Object evt) {
+            if (evt == WebSocketClientProtocolHandler.ClientHandshakeStateEvent.HANDSHAKE_COMPLETE) {
+                io.netty.channel.ChannelPipeline p = ctx.pipeline();
+                io.netty.channel.ChannelHandlerContext encoder = p.context(WebSocketFrameEncoder.class);
+                io.netty.channel.ChannelHandlerContext decoder = p.context(WebSocketFrameDecoder.class);
+                if (encoder != null && decoder != null) {
+                    String name = encoder.name();
+                    p.remove(name);
+                    // a new one: Netty's encoder is not sharable, so it cannot be added twice;
+                    // masked, as a client's frames are (a v2 link may unmask them next)
+                    p.addBefore(decoder.name(), name, new WebSocket13FrameEncoder(true));
+                }
+                p.remove(this);
+            }
+            ctx.fireUserEventTriggered(evt);
+        }
     }
 
     /**

@@ -4,6 +4,7 @@ import static com.spectrayan.spector.testkit.Waits.await;
 import static com.spectrayan.spector.testkit.Waits.done;
 import static com.spectrayan.spector.testkit.Waits.take;
 import static com.spectrayan.spector.uplink.transport.TestGateway.WAIT;
+import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -15,7 +16,16 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -187,6 +197,95 @@ final class UplinkTransportTest {
                 },
                 1009,
                 "a message over MAX_MESSAGE_BYTES");
+    }
+
+    /**
+     * The other way round, on the wire: a frame from the gateway whose header declares more than
+     * MAX_MESSAGE_BYTES is answered by the worker with one close frame, masked (RFC 6455 §5.3),
+     * code 1009 Message Too Big (§7.4.1), and then its end of the connection: no normal close
+     * (1000) and no second close frame (§5.5.1). The gateway here is a raw socket that answers the
+     * handshake itself.
+     */
+    @Test
+    void oversizedMessageFromTheGateway_theWorkerSendsOneClose1009_thenItsEnd() throws Exception {
+        try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            server.setSoTimeout((int) WAIT.toMillis());
+            dialer(UplinkDialer.builder(
+                            URI.create("ws://127.0.0.1:" + server.getLocalPort() + "/uplink"),
+                            "w1",
+                            TestGateway.TOKEN,
+                            group)
+                    .reconnect(Duration.ofSeconds(30), Duration.ofSeconds(30))
+                    .onConnected(RecordingReceiver::of));
+            try (Socket s = server.accept()) {
+                s.setSoTimeout((int) WAIT.toMillis());
+                InputStream in = s.getInputStream();
+                OutputStream out = s.getOutputStream();
+                String head = readHead(in);
+                String key = field(head, "Sec-WebSocket-Key");
+                String accept = Base64.getEncoder()
+                        .encodeToString(MessageDigest.getInstance("SHA-1")
+                                .digest((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").getBytes(US_ASCII)));
+                out.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                + "Sec-WebSocket-Accept: " + accept + "\r\nSec-WebSocket-Protocol: "
+                                + FrameCodec.SUBPROTOCOL + "\r\n\r\n")
+                        .getBytes(US_ASCII));
+                ByteBuffer frame = ByteBuffer.allocate(10)
+                        .put((byte) 0x81) // FIN, text
+                        .put((byte) 127) // unmasked (a server's frame), a 64-bit length follows
+                        .putLong(WebSocketFrameChannel.MAX_MESSAGE_BYTES + 1L); // no payload byte follows
+                out.write(frame.array());
+                out.flush();
+
+                byte[] sent = in.readAllBytes(); // to the worker's end of the connection
+                List<int[]> closes = new java.util.ArrayList<>(); // {code}, one per close frame
+                int at = 0;
+                int lastOpcode = -1;
+                while (at < sent.length) {
+                    int opcode = sent[at] & 0x0F;
+                    assertThat(sent[at + 1] & 0x80)
+                            .as("a client's frame is masked")
+                            .isEqualTo(0x80);
+                    int length = sent[at + 1] & 0x7F;
+                    assertThat(length).as("a small frame: a close, a pong").isLessThan(126);
+                    int payload = at + 6;
+                    if (opcode == 0x8) {
+                        int code = ((sent[payload] ^ sent[at + 2]) & 0xFF) << 8
+                                | ((sent[payload + 1] ^ sent[at + 3]) & 0xFF);
+                        closes.add(new int[] {code});
+                    }
+                    lastOpcode = opcode;
+                    at = payload + length;
+                }
+                assertThat(at).as("whole frames").isEqualTo(sent.length);
+                assertThat(closes).as("close frames").hasSize(1);
+                assertThat(closes.get(0)[0]).as("the close code").isEqualTo(1009);
+                assertThat(lastOpcode).as("the close frame is the last").isEqualTo(0x8);
+            }
+        }
+    }
+
+    private static String readHead(InputStream in) throws IOException {
+        StringBuilder head = new StringBuilder();
+        while (head.length() < 8192
+                && (head.length() < 4 || !head.substring(head.length() - 4).equals("\r\n\r\n"))) {
+            int b = in.read();
+            if (b < 0) {
+                throw new IOException("the worker closed before its handshake's end: " + head);
+            }
+            head.append((char) b);
+        }
+        return head.toString();
+    }
+
+    private static String field(String head, String name) {
+        for (String line : head.split("\r\n", -1)) {
+            int colon = line.indexOf(':');
+            if (colon > 0 && line.substring(0, colon).equalsIgnoreCase(name)) {
+                return line.substring(colon + 1).strip();
+            }
+        }
+        throw new AssertionError("no " + name + " in " + head);
     }
 
     @Test
