@@ -9,12 +9,14 @@ import com.spectrayan.spector.uplink.BodySource;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -62,7 +64,8 @@ import org.slf4j.LoggerFactory;
  *       client channel is writable (its high-water mark), then at its writability change.
  *   <li><b>Half close.</b> The client channel allows half closure once switched: a FIN from the
  *       client ends the request body (the relay sends END_STREAM) while the worker's bytes keep
- *       coming; the 101 body's end is a FIN to the client ({@code shutdownOutput}). When both
+ *       coming; the 101 body's end is a FIN to the client ({@code shutdownOutput}; over TLS behind a
+ *       close_notify). When both
  *       ended the connection closes after its last byte. Unlike {@link Splice} (which follows
  *       Envoy's default and ends both on one FIN), a relay's half closes cross the stream as
  *       HTTP/2 extended CONNECT's (RFC 8441 §4, END_STREAM) do.
@@ -348,7 +351,16 @@ final class RelaySplice extends ChannelInboundHandlerAdapter implements BodySour
             if (clientEndTaken) {
                 closeAfterFlush();
             } else if (ch instanceof DuplexChannel duplex) {
-                ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> duplex.shutdownOutput());
+                // The FIN after the last byte, and over TLS after a close_notify (RFC 8446 §6.1), as
+                // ClientConnection's lingering close: the socket's half close alone skipped the TLS
+                // layer, and a strict client read a truncation. TLS 1.3 keeps the client's
+                // direction open behind it; in TLS 1.2 a client answers with its own close_notify.
+                SslHandler tls = ch.pipeline().get(SslHandler.class);
+                ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> {
+                    ChannelFuture notified =
+                            tls == null || !f.isSuccess() ? ch.newSucceededFuture() : tls.closeOutbound();
+                    notified.addListener(n -> duplex.shutdownOutput());
+                });
             } else {
                 closeAfterFlush();
             }

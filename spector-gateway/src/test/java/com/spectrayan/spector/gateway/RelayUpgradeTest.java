@@ -15,6 +15,7 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,9 +29,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * WebSocket upgrades through {@code /relay/...} (docs/PROTOCOL.md section 9.7; RFC 9110 §7.8
@@ -50,6 +56,12 @@ final class RelayUpgradeTest {
     /** Messages each way through one switched connection. */
     private static final int MESSAGES = 1000;
 
+    @TempDir
+    static Path dir;
+
+    /** A client that trusts the cell's TLS listener (a CA made for this class). */
+    private static SSLContext trusting;
+
     private static Cell cell;
     private static RawUpstream raw;
     private static WorkerDaemon v2;
@@ -58,8 +70,12 @@ final class RelayUpgradeTest {
 
     @BeforeAll
     static void start() throws Exception {
+        TestPki ca = TestPki.authority("relay-upgrade");
+        ca.server("gateway.test").writeTo(dir.resolve("tls.crt"), dir.resolve("tls.key"));
+        trusting = TestPki.clientTrusting(ca);
         cell = Cell.builder()
                 .owners(1)
+                .tls(dir.resolve("tls.crt"), dir.resolve("tls.key"))
                 .set(
                         "spector.uplink.tokens",
                         "wv2=" + TokenHashes.sha256Hex(TOKEN) + ",wv1=" + TokenHashes.sha256Hex(TOKEN))
@@ -265,6 +281,48 @@ final class RelayUpgradeTest {
             assertThat(ws.in.readNBytes(RawUpstream.BYE.length)).isEqualTo(RawUpstream.BYE);
             assertThat(ws.in.read()).as("the upstream closed").isEqualTo(-1);
         }
+        awaitNoRelays();
+    }
+
+    /**
+     * Over TLS the upstream's end reaches the client as a close_notify and then the FIN (RFC 8446
+     * §6.1), not as a bare FIN under the TLS layer, which a strict client reads as a truncation
+     * (Java's does, in TLS 1.2: "closing inbound before receiving peer's close_notify"). TLS 1.2,
+     * whose alert records show their type on the wire.
+     */
+    @Test
+    void shouldEndTheClientsTlsConnectionWithACloseNotify_whenTheUpstreamCloses() throws Exception {
+        TlsWire.Tapped tapped = TlsWire.Tapped.connect(cell.tlsPort());
+        byte[] echoed;
+        int end;
+        try (SSLSocket socket =
+                (SSLSocket) trusting.getSocketFactory().createSocket(tapped, "127.0.0.1", cell.tlsPort(), true)) {
+            socket.setSoTimeout((int) WAIT.toMillis());
+            SSLParameters p = socket.getSSLParameters();
+            p.setProtocols(new String[] {"TLSv1.2"});
+            socket.setSSLParameters(p);
+            OutputStream out = socket.getOutputStream();
+            InputStream in = socket.getInputStream();
+            out.write(handshake("wv2", "raw", "/ws", 13).getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
+            assertThat(RawClient.line(in)).startsWith("HTTP/1.1 101 ");
+            while (!RawClient.line(in).isEmpty()) {
+                // the rest of the 101's head
+            }
+            out.write(RawUpstream.BYE);
+            out.flush();
+            echoed = in.readNBytes(RawUpstream.BYE.length);
+            try {
+                end = in.read();
+            } catch (SSLException truncated) {
+                end = -2;
+            }
+        }
+        assertThat(echoed).isEqualTo(RawUpstream.BYE);
+        assertThat(end).as("the end of the stream, not a truncation").isEqualTo(-1);
+        assertThat(tapped.lastRecordType())
+                .as("the last TLS record before the FIN: an alert (close_notify), not data")
+                .isEqualTo(TlsWire.ALERT);
         awaitNoRelays();
     }
 

@@ -14,12 +14,8 @@ import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.transport.TokenHashes;
 import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslProvider;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -154,33 +150,7 @@ final class TlsListenerTest {
     @MethodSource("providers")
     void shouldSendCloseNotifyBeforeTheFinOfALingeringClose(TlsProvider provider) throws Exception {
         Cell cell = cell(provider);
-        ByteArrayOutputStream wire = new ByteArrayOutputStream();
-        Socket tapped = new Socket() { // the bytes the TLS layer reads, recorded as they came
-                    @Override
-                    public InputStream getInputStream() throws IOException {
-                        InputStream in = super.getInputStream();
-                        return new java.io.FilterInputStream(in) {
-                            @Override
-                            public int read() throws IOException {
-                                int b = super.read();
-                                if (b >= 0) {
-                                    wire.write(b);
-                                }
-                                return b;
-                            }
-
-                            @Override
-                            public int read(byte[] buf, int off, int len) throws IOException {
-                                int n = super.read(buf, off, len);
-                                if (n > 0) {
-                                    wire.write(buf, off, n);
-                                }
-                                return n;
-                            }
-                        };
-                    }
-                };
-        tapped.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), cell.tlsPort()), 10_000);
+        TlsWire.Tapped tapped = TlsWire.Tapped.connect(cell.tlsPort());
         try (SSLSocket socket =
                 (SSLSocket) trusting.getSocketFactory().createSocket(tapped, "127.0.0.1", cell.tlsPort(), true)) {
             socket.setSoTimeout(10_000);
@@ -200,14 +170,9 @@ final class TlsListenerTest {
             }
             assertThat(new String(answer, StandardCharsets.US_ASCII)).startsWith("HTTP/1.1 501 ");
         }
-        byte[] raw = wire.toByteArray();
-        int last = -1;
-        for (int i = 0; i + 5 <= raw.length; i += 5 + ((raw[i + 3] & 0xff) << 8 | (raw[i + 4] & 0xff))) {
-            last = raw[i] & 0xff;
-        }
-        assertThat(last)
+        assertThat(tapped.lastRecordType())
                 .as("the last TLS record before the end: an alert (close_notify), not data")
-                .isEqualTo(0x15);
+                .isEqualTo(TlsWire.ALERT);
     }
 
     /** RFC 8996 §5: TLS 1.0 and 1.1 are refused with a protocol_version alert; 1.2 gets its ServerHello. */

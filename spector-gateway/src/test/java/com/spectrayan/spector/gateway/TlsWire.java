@@ -196,4 +196,57 @@ final class TlsWire {
         out.write((v >>> 8) & 0xff);
         out.write(v & 0xff);
     }
+
+    /**
+     * A TCP socket that records the bytes its reader takes, as they came: under an {@link
+     * SSLSocket} layered on it, the server's TLS records on the wire ({@link #lastRecordType}).
+     */
+    static final class Tapped extends Socket {
+        private final ByteArrayOutputStream wire = new ByteArrayOutputStream();
+
+        /** Connects to {@code 127.0.0.1:port}, bounded by {@link #TIMEOUT}. */
+        static Tapped connect(int port) throws IOException {
+            Tapped t = new Tapped();
+            t.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), (int) TIMEOUT.toMillis());
+            return t;
+        }
+
+        @Override
+        public java.io.InputStream getInputStream() throws IOException {
+            java.io.InputStream in = super.getInputStream();
+            return new java.io.FilterInputStream(in) {
+                @Override
+                public int read() throws IOException {
+                    int b = super.read();
+                    if (b >= 0) {
+                        record(new byte[] {(byte) b}, 0, 1);
+                    }
+                    return b;
+                }
+
+                @Override
+                public int read(byte[] buf, int off, int len) throws IOException {
+                    int n = super.read(buf, off, len);
+                    if (n > 0) {
+                        record(buf, off, n);
+                    }
+                    return n;
+                }
+            };
+        }
+
+        private synchronized void record(byte[] buf, int off, int len) {
+            wire.write(buf, off, len);
+        }
+
+        /** The content type of the last whole record read ({@link #ALERT} for a close_notify in TLS 1.2), or -1. */
+        synchronized int lastRecordType() {
+            byte[] raw = wire.toByteArray();
+            int last = -1;
+            for (int i = 0; i + 5 <= raw.length; i += 5 + ((raw[i + 3] & 0xff) << 8 | (raw[i + 4] & 0xff))) {
+                last = raw[i] & 0xff;
+            }
+            return last;
+        }
+    }
 }
