@@ -469,7 +469,10 @@ public final class UplinkAcceptor {
                     WebSocketDecoderConfig.newBuilder()
                             .maxFramePayloadLength(WebSocketFrameChannel.MAX_MESSAGE_BYTES)
                             .allowExtensions(false)
-                            .closeOnProtocolViolation(true)
+                            // The handlers send the close for a frame Netty's decoder refuses
+                            // (1009, 1002), and linger behind it (LingeringClose): the decoder's
+                            // own close ended the socket with the worker's bytes unread.
+                            .closeOnProtocolViolation(false)
                             // FrameCodec refuses text that is not UTF-8 (1007) as it parses;
                             // Netty's validator walked every byte a second time.
                             .withUTF8Validator(false)
@@ -482,7 +485,7 @@ public final class UplinkAcceptor {
                 acceptV2(ctx, request, handshaker, handshake, workerId, slot);
                 return;
             }
-            WebSocketFrameChannel frames = new WebSocketFrameChannel(channel, opened -> {
+            WebSocketFrameChannel frames = new WebSocketFrameChannel(channel, false, opened -> {
                 try {
                     return uplinkHandler.onUplink(workerId, slot, opened);
                 } catch (RuntimeException e) {

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
+import com.spectrayan.spector.uplink.internal.wire.LingeringClose;
 import com.spectrayan.spector.uplink.internal.wire.Pongs;
 import com.spectrayan.spector.uplink.wire.CorruptFrameException;
 import com.spectrayan.spector.uplink.wire.Frame;
@@ -107,10 +108,21 @@ public final class WebSocketFrameChannel implements FrameChannel {
     private boolean closeSent;
     private boolean closeReceived;
     private boolean closeDelivered;
+    private final boolean decoderCloses;
 
     WebSocketFrameChannel(Channel channel, Opening opening) {
+        this(channel, true, opening);
+    }
+
+    /**
+     * @param decoderCloses whether Netty's frame decoder sends the close for a frame it refuses
+     *     itself (a worker's: the client handshaker's decoder), or leaves it to this channel (the
+     *     gateway's: {@code closeOnProtocolViolation(false)}), which sends it and lingers
+     */
+    WebSocketFrameChannel(Channel channel, boolean decoderCloses, Opening opening) {
         this.channel = requireNonNull(channel, "channel");
         this.opening = requireNonNull(opening, "opening");
+        this.decoderCloses = decoderCloses;
     }
 
     /**
@@ -259,7 +271,7 @@ public final class WebSocketFrameChannel implements FrameChannel {
             return;
         }
         closeSent = true;
-        channel.writeAndFlush(new CloseWebSocketFrame(code, truncate(reason))).addListener(ChannelFutureListener.CLOSE);
+        LingeringClose.after(channel.writeAndFlush(new CloseWebSocketFrame(code, truncate(reason))));
     }
 
     void closeAfterFailure(WebSocketCloseStatus status, String reason, Throwable cause) {
@@ -401,9 +413,12 @@ public final class WebSocketFrameChannel implements FrameChannel {
             }
             if (cause instanceof TooLongFrameException) {
                 closeForProtocol(WebSocketCloseStatus.MESSAGE_TOO_BIG, "message over " + MAX_MESSAGE_BYTES + " bytes");
-            } else if (cause instanceof CorruptedWebSocketFrameException) {
-                // The WebSocket decoder already sent its close frame and closes the channel.
-                open = false;
+            } else if (cause instanceof CorruptedWebSocketFrameException refused) {
+                if (decoderCloses) {
+                    open = false; // the WebSocket decoder sent its close frame and closes the channel
+                } else {
+                    closeForProtocol(refused.closeStatus(), "refused frame: " + refused.getMessage());
+                }
             } else {
                 log.debug("uplink {} failed: {}", channel.remoteAddress(), cause.toString());
                 open = false;

@@ -268,4 +268,33 @@ final class RelayV2ViolationEndToEndTest {
         assertThat(goAways).as("the gateway's GOAWAY").hasSize(1);
         assertThat(goAways.get(0).code()).isEqualTo(V2ErrorCode.PROTOCOL_ERROR);
     }
+
+    /**
+     * Section 9.1 (RFC 6455 §7.4.1): a WebSocket frame whose header declares more than the largest
+     * message, with 16 MiB of it behind the header, is a connection error: the gateway sends
+     * GOAWAY {@code FRAME_SIZE_ERROR} and closes 1009, lingering while the rest arrives
+     * (LingeringClose), and the relay in flight fails WORKER_UNREACHABLE.
+     */
+    @Test
+    void aFrameOverTheLargestMessage_isGoAwayFrameSizeError_andTheRelayFailsUnreachable() {
+        CompletionStage<RelayedResponse> stage = h.relay().relay(W1, call("GET", "/x", null));
+        opened("a stream before the frame");
+        int sent = 16 << 20;
+        Channel socket = h.workerSocket(W1);
+        socket.writeAndFlush(Unpooled.buffer(10 + sent)
+                .writeByte(0x82) // FIN, binary
+                .writeByte(127) // unmasked (a v2 worker's choice), a 64-bit length follows
+                .writeLong(64L << 20)
+                .writeZero(sent));
+        spector(stage, ErrorCode.WORKER_UNREACHABLE, "a relay on the link the gateway closed");
+        until(
+                "the gateway writes its GOAWAY",
+                WAIT,
+                () -> !wire.v2()
+                        .seen(f -> f.sent() && f.type() == V2FrameCodec.TYPE_GOAWAY)
+                        .isEmpty());
+        List<V2FrameRecorder.Seen> goAways = wire.v2().seen(f -> f.sent() && f.type() == V2FrameCodec.TYPE_GOAWAY);
+        assertThat(goAways).as("the gateway's GOAWAY").hasSize(1);
+        assertThat(goAways.get(0).code()).isEqualTo(V2ErrorCode.FRAME_SIZE_ERROR);
+    }
 }

@@ -200,6 +200,37 @@ final class UplinkTransportTest {
     }
 
     /**
+     * A message over the limit with its bytes behind its header, as a worker with a bug would send
+     * it (16 MiB of a declared 64): the gateway refuses at the header and closes 1009 while the rest
+     * still arrives. It closed at once then, its kernel answered the unread bytes with a reset, and
+     * the worker, still writing, failed on the reset before it read the close (close code -1); now
+     * it sends its FIN behind the close frame and reads (and drops) the rest until the worker
+     * closes (LingeringClose). Three uplinks in a row.
+     */
+    @Test
+    void oversizedMessage_withItsBytesBehind_stillCloses1009() {
+        TestGateway g = gateway(0);
+        BlockingQueue<RecordingReceiver> connected = new LinkedBlockingQueue<>();
+        dialer(worker(g, TestGateway.TOKEN, connected));
+        int sent = 16 << 20;
+        for (int i = 0; i < 3; i++) {
+            RecordingReceiver worker = take(connected, "the worker connects, time " + i, WAIT);
+            WebSocketFrameChannel workerEnd = worker.webSocket();
+            g.nextUplink("uplink " + i);
+            workerEnd
+                    .channel()
+                    .writeAndFlush(Unpooled.buffer(14 + sent)
+                            .writeByte(0x81) // FIN, text
+                            .writeByte(0x80 | 127) // masked, a 64-bit length follows
+                            .writeLong(64L << 20)
+                            .writeInt(0x01020304) // the masking key
+                            .writeZero(sent)); // a quarter of the payload, in one write
+            Waits.done(worker.closed, "the gateway closes uplink " + i, WAIT);
+            assertThat(workerEnd.peerCloseCode()).as("close code, uplink " + i).isEqualTo(1009);
+        }
+    }
+
+    /**
      * The other way round, on the wire: a frame from the gateway whose header declares more than
      * MAX_MESSAGE_BYTES is answered by the worker with one close frame, masked (RFC 6455 §5.3),
      * code 1009 Message Too Big (§7.4.1), and then its end of the connection: no normal close

@@ -3,6 +3,7 @@ package com.spectrayan.spector.uplink.internal.v2;
 import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.uplink.internal.wire.LingeringClose;
 import com.spectrayan.spector.uplink.internal.wire.Pongs;
 import com.spectrayan.spector.uplink.wire.Frame;
 import io.netty.buffer.ByteBuf;
@@ -877,8 +878,8 @@ public final class V2Connection {
         if (goAway != null) {
             c.write(new BinaryWebSocketFrame(V2FrameCodec.encode(goAway, c.alloc())));
         }
-        c.writeAndFlush(new CloseWebSocketFrame(status.code(), cut(reason, MAX_CLOSE_REASON_BYTES)))
-                .addListener(ChannelFutureListener.CLOSE);
+        LingeringClose.after(
+                c.writeAndFlush(new CloseWebSocketFrame(status.code(), cut(reason, MAX_CLOSE_REASON_BYTES))));
     }
 
     /** Marks the link closed, once: the scheduler and the sink release, streams and listener are told. */
@@ -1073,8 +1074,19 @@ public final class V2Connection {
                         "message over " + V2Limits.MAX_MESSAGE_BYTES + " bytes",
                         cause,
                         WebSocketCloseStatus.MESSAGE_TOO_BIG);
-            } else if (cause instanceof CorruptedWebSocketFrameException) {
-                terminate(cause); // the WebSocket decoder sends its close and closes the channel
+            } else if (cause instanceof CorruptedWebSocketFrameException refused) {
+                if (role == Role.GATEWAY) { // its decoder leaves the close to this link (UplinkAcceptor)
+                    WebSocketCloseStatus status = refused.closeStatus();
+                    connectionError(
+                            status.code() == WebSocketCloseStatus.MESSAGE_TOO_BIG.code()
+                                    ? V2ErrorCode.FRAME_SIZE_ERROR
+                                    : V2ErrorCode.PROTOCOL_ERROR,
+                            "refused frame: " + refused.getMessage(),
+                            cause,
+                            status);
+                } else {
+                    terminate(cause); // the worker's WebSocket decoder sends its close and closes the channel
+                }
             } else {
                 log.debug("v2 link {} failed: {}", channel.remoteAddress(), cause.toString());
                 terminate(cause);
