@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
 final class DecodedHeadersTest {
 
     /** Decodes one request head with {@code factory}; returns its headers, or null when malformed. */
-    private static @Nullable HttpHeaders decode(String head, HttpHeadersFactory factory) {
+    static @Nullable HttpHeaders decode(String head, HttpHeadersFactory factory) {
         EmbeddedChannel ch =
                 new EmbeddedChannel(new HttpRequestDecoder(new HttpDecoderConfig().setHeadersFactory(factory)));
         try {

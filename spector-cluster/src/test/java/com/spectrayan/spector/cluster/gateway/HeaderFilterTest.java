@@ -4,16 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.cluster.gateway.HeaderFilter.NameSet;
 import com.spectrayan.spector.contract.HeaderPolicy;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.HttpRequestDecoder;
 import io.netty.util.AsciiString;
-import io.netty.util.ReferenceCountUtil;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -96,20 +89,7 @@ final class HeaderFilterTest {
         for (Field f : fields) {
             head.append(f.name()).append(": ").append(f.value()).append("\r\n");
         }
-        head.append("\r\n");
-        EmbeddedChannel ch = new EmbeddedChannel(
-                new HttpRequestDecoder(new HttpDecoderConfig().setHeadersFactory(DecodedHeaders.FACTORY)));
-        try {
-            ch.writeInbound(Unpooled.copiedBuffer(head, StandardCharsets.ISO_8859_1));
-            Object msg = ch.readInbound();
-            try {
-                return msg instanceof HttpRequest r && r.decoderResult().isSuccess() ? r.headers() : null;
-            } finally {
-                ReferenceCountUtil.release(msg);
-            }
-        } finally {
-            ch.finishAndReleaseAll();
-        }
+        return DecodedHeadersTest.decode(head.append("\r\n").toString(), DecodedHeaders.FACTORY);
     }
 
     /** {@link #decode}, a try skipped when Netty refuses the head (two lengths, say). */
