@@ -18,6 +18,9 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.concurrent.EventExecutor;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -106,6 +109,28 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     private @Nullable ReplayBudget reservedFrom;
 
     private long reservedBytes;
+
+    /** Guards {@link #copies} and {@link #copiesWhole}: the relay asks for a replay on its link's loop. */
+    private final Object copiesLock = new Object();
+
+    /**
+     * The parts of a body read whole first ({@link #startAfterBody}), kept as the relay takes them
+     * (a retained duplicate each: no byte copied), so that a relay whose stream a worker's link
+     * refused after they went out on it sends them again on another ({@link #replay}). Null for a
+     * body that streams, and once let go: at the response's head (no refusal follows one), at the
+     * exchange's end, and past the reserve (a chunked body that outgrew it). The reserve, which
+     * counts these bytes, is held while they are. Guarded by {@link #copiesLock}; changed on the loop.
+     */
+    private @Nullable List<ByteBuf> copies;
+
+    /** The body's end was handed to the relay too: {@link #copies} holds all of it. Guarded by {@link #copiesLock}. */
+    private boolean copiesWhole;
+
+    /** The bytes in {@link #copies}. On the loop. */
+    private long copiedBytes;
+
+    /** A {@link #replay} was made: the copies stay until the exchange ends. Guarded by {@link #copiesLock}. */
+    private boolean replayed;
 
     /** The protocol an upgrade request asks for, or null. */
     private final @Nullable String upgrade;
@@ -209,6 +234,9 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         reservedFrom = budget;
         reservedBytes = reserve;
         deferredStart = start;
+        synchronized (copiesLock) {
+            copies = new ArrayList<>(4);
+        }
         pulled = true;
         if (expectContinue) {
             connection.sendContinue(); // RFC 9110 §10.1.1: the body is wanted now
@@ -319,12 +347,16 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
                 paused = false;
                 connection.resumeBody(); // the relay caught up: read ahead again
             }
-            if (queued.isEmpty()) {
+            if (queued.isEmpty() && !keepsCopies()) {
                 releaseReserve(); // the relay took what was read first: a body streams from here
             }
+            keepCopy(b);
             metrics.relayedToWorker(b.readableBytes());
             then.accept(b, null);
         } else if (bodyEnded || discarded) {
+            if (bodyEnded) {
+                copiesEnd();
+            }
             then.accept(null, null);
         } else {
             if (!pulled) {
@@ -356,6 +388,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         BiConsumer<@Nullable ByteBuf, @Nullable Throwable> p = pending;
         if (p != null) {
             pending = null;
+            keepCopy(b);
             metrics.relayedToWorker(b.readableBytes());
             p.accept(b, null);
         } else {
@@ -391,6 +424,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         BiConsumer<@Nullable ByteBuf, @Nullable Throwable> p = pending;
         if (p != null) {
             pending = null;
+            copiesEnd();
             p.accept(null, null);
         }
     }
@@ -416,6 +450,12 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
     // ---- the response, written as the client takes it ----
 
     private void respond(RelayedResponse response) {
+        if (!replaying()) {
+            dropCopies(); // a head: the relay is never sent again
+            if (queued.isEmpty()) {
+                releaseReserve();
+            }
+        }
         if (finished) {
             cancel(response.body(), SpectorException.of(ErrorCode.DAEMON_CONNECTION_LOST, "the caller went away"));
             return;
@@ -580,7 +620,131 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
 
     private void releaseQueued() {
         queued.release();
+        dropCopies();
         releaseReserve();
+    }
+
+    // ---- the copies of a body read whole first, for a replay ----
+
+    private boolean keepsCopies() {
+        synchronized (copiesLock) {
+            return copies != null;
+        }
+    }
+
+    /** A replay may still be reading the copies: they go at the exchange's end, not at the head. */
+    private boolean replaying() {
+        synchronized (copiesLock) {
+            return replayed;
+        }
+    }
+
+    /** Keeps a reference to {@code part}, handed to the relay now, while the copies stay within the reserve (loop). */
+    private void keepCopy(ByteBuf part) {
+        boolean past;
+        synchronized (copiesLock) {
+            List<ByteBuf> kept = copies;
+            if (kept == null) {
+                return;
+            }
+            copiedBytes += part.readableBytes();
+            past = copiedBytes > reservedBytes;
+            if (!past) {
+                kept.add(part.retainedDuplicate());
+            }
+        }
+        if (past) {
+            dropCopies(); // a chunked body past the buffer streams: it is never sent again
+        }
+    }
+
+    private void copiesEnd() {
+        synchronized (copiesLock) {
+            if (copies != null) {
+                copiesWhole = true;
+            }
+        }
+    }
+
+    /** Lets the copies go, once (loop); a replay's later read fails. */
+    private void dropCopies() {
+        List<ByteBuf> kept;
+        synchronized (copiesLock) {
+            kept = copies;
+            copies = null;
+            copiesWhole = false;
+        }
+        if (kept != null) {
+            kept.forEach(ByteBuf::release);
+        }
+    }
+
+    /**
+     * The body again from its first byte, for a relay whose stream a link refused after parts of it
+     * went out ({@link BodySource#replay}): when it was read whole before the relay started (its
+     * parts kept); else null. Any thread.
+     */
+    @Override
+    public @Nullable BodySource replay() {
+        synchronized (copiesLock) {
+            if (copies == null) {
+                return null;
+            }
+            replayed = true;
+            return new Replay();
+        }
+    }
+
+    /**
+     * The kept copies as a body, each read a new reference to the next; past them, the parts the
+     * first try did not take, read on from this exchange (and kept in turn). Any thread, one read at
+     * a time.
+     */
+    private final class Replay implements BodySource {
+        private int next; // guarded by copiesLock
+
+        @Override
+        public CompletionStage<@Nullable ByteBuffer> next() {
+            return nextBuf().thenApply(b -> b == null ? null : copy(b));
+        }
+
+        @Override
+        public CompletionStage<@Nullable ByteBuf> nextBuf() {
+            synchronized (copiesLock) {
+                List<ByteBuf> kept = copies;
+                if (kept == null) {
+                    return CompletableFuture.failedFuture(SpectorException.of(
+                            ErrorCode.DAEMON_CONNECTION_LOST,
+                            "the request's body is no longer held: the exchange ended"));
+                }
+                if (next < kept.size()) {
+                    return CompletableFuture.completedFuture(kept.get(next++).retainedDuplicate());
+                }
+                if (copiesWhole) {
+                    return CompletableFuture.completedFuture(null);
+                }
+            }
+            // Past what the first try took: read on. The part is kept as it is handed (keepCopy),
+            // so the next read starts past it.
+            return RelayedExchange.this.nextBuf().thenApply(b -> {
+                if (b != null) {
+                    synchronized (copiesLock) {
+                        next++;
+                    }
+                }
+                return b;
+            });
+        }
+
+        @Override
+        public void cancel(Throwable reason) {
+            RelayedExchange.this.cancel(reason); // the client's body is read no more
+        }
+
+        @Override
+        public @Nullable BodySource replay() {
+            return RelayedExchange.this.replay();
+        }
     }
 
     private static ByteBuffer copy(ByteBuf b) {

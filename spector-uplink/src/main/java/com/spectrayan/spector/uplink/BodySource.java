@@ -122,4 +122,18 @@ public interface BodySource {
 
     /** The reader stops reading: the producer releases what it holds and stops producing. */
     void cancel(Throwable reason);
+
+    /**
+     * Returns this body again from its first byte, as a new source, or null when it cannot be sent
+     * again (the default: a body streamed from the client is gone once read). A relay asks after a
+     * worker's link refused its stream ({@code REFUSED_STREAM}: nothing of it was processed, RFC
+     * 9113 section 8.7) once parts of the body had gone out on it, to send it on another link; it
+     * asks with no read of this source outstanding, and reads this source no more. A producer that
+     * keeps every part it handed out (a body read whole before the relay started) answers a source
+     * that gives those parts again, each read a new reference, then reads on where this one
+     * stopped; it fails once the producer let the parts go. Any thread.
+     */
+    default @Nullable BodySource replay() {
+        return null;
+    }
 }

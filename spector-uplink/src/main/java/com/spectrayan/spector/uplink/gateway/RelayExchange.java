@@ -180,8 +180,17 @@ final class RelayExchange implements RelayHooks {
     /** The response body's bytes, held to the length its head declared (unknown before it). Guarded by this. */
     private DeclaredLength responseLength = DeclaredLength.unknown();
 
-    /** The caller's body's bytes, held to the request's declared length before they are sent. Guarded by this. */
-    private final DeclaredLength requestLength;
+    /**
+     * The caller's body's bytes, held to the request's declared length before they are sent; counted
+     * anew for a replay. Guarded by this.
+     */
+    private DeclaredLength requestLength;
+
+    /**
+     * The caller's body as this relay reads it: the request's, or its {@link BodySource#replay} once a
+     * link refused the stream after parts of it went out ({@link #notStartedAgain}). Guarded by this.
+     */
+    private @Nullable BodySource requestBody;
 
     RelayExchange(
             String workerId,
@@ -208,6 +217,7 @@ final class RelayExchange implements RelayHooks {
         this.onCallerAbort = this::callerAborted;
         this.scheduler = scheduler;
         this.requestLength = new DeclaredLength(call.request().contentLength());
+        this.requestBody = call.request().body();
     }
 
     CompletionStage<RelayedResponse> result() {
@@ -367,16 +377,44 @@ final class RelayExchange implements RelayHooks {
      * A link refused the relay's stream ({@code REFUSED_STREAM}: the worker's 16 open streams on
      * that link, or the link going away), so nothing of it was processed (RFC 9113 section 8.7) and
      * it goes to another of the worker's links, as PROTOCOL section 9.4 says: each link once, while
-     * no part of the caller's body was asked for (it could not be sent again) and no other ending
-     * came first. Answers false when it was not started again; the caller then fails it {@code
-     * WORKER_UNREACHABLE}.
+     * no other ending came first, and while no part of the caller's body was asked for, or its
+     * source can give it again from its first byte ({@link BodySource#replay}: a body read whole
+     * before the relay started; one streaming from the client could not be sent again) and no read
+     * of it is outstanding. Answers why it was not started again, or null when it was; the caller
+     * then fails it {@code WORKER_UNREACHABLE}.
      */
-    private boolean startedAgainElsewhere(V2Relay refused) {
+    private @Nullable String notStartedAgain(V2Relay refused) {
+        BodySource sent;
+        synchronized (this) {
+            if (v2Relay != refused) {
+                return null; // a refusal of an earlier try: the relay runs on
+            }
+            if (finished || headSeen) {
+                return "";
+            }
+            if (bodyAsked && reading) {
+                return " after a part of its body was asked for (a read still outstanding)";
+            }
+            sent = bodyAsked ? requestBody : null;
+        }
+        assertNoLock();
+        BodySource again = sent == null ? null : sent.replay();
+        if (sent != null && again == null) {
+            return " after its body went out on it (the body cannot be sent again)";
+        }
         WorkerLink from;
         List<WorkerLink> excluded;
         synchronized (this) {
-            if (finished || headSeen || bodyAsked || v2Relay != refused) {
-                return false;
+            if (finished || headSeen || v2Relay != refused || reading) {
+                return "";
+            }
+            if (again != null) { // the body from its first byte, counted anew, as on a first try
+                requestBody = again;
+                requestLength = new DeclaredLength(call.request().contentLength());
+                eof = false;
+                endSent = false;
+                leftover = null;
+                bodyAsked = false;
             }
             from = link;
             if (from != null) {
@@ -396,10 +434,10 @@ final class RelayExchange implements RelayHooks {
         }
         WorkerLink next = directory.live(workerId, call.request().eventLoop(), excluded);
         if (next == null) {
-            return false;
+            return " on every link it holds";
         }
         startOn(next);
-        return true;
+        return null;
     }
 
     /**
@@ -447,12 +485,13 @@ final class RelayExchange implements RelayHooks {
 
         private void pumpOnce() {
             V2Stream s = stream;
-            BodySource source = call.request().body();
-            if (s == null || source == null || !s.isWritable()) {
+            if (s == null || !s.isWritable()) {
                 return;
             }
+            BodySource source;
             synchronized (RelayExchange.this) {
-                if (finished || !uploading || endSent || reading || eof || v2Relay != this) {
+                source = requestBody;
+                if (source == null || finished || !uploading || endSent || reading || eof || v2Relay != this) {
                     return; // v2Relay: a stream refused and started again on another link pumps no more
                 }
                 reading = true;
@@ -549,12 +588,11 @@ final class RelayExchange implements RelayHooks {
             if (code == V2ErrorCode.RELAY_ERROR && error != null) {
                 fail(error.toException(), false, true); // the worker's own error, behind what it sent
             } else if (code == V2ErrorCode.REFUSED_STREAM) {
-                if (!startedAgainElsewhere(this)) {
+                String why = notStartedAgain(this);
+                if (why != null) {
                     fail(
                             Failures.unreachable(
-                                    workerId,
-                                    "worker " + workerId + " refused the relay (REFUSED_STREAM) on every link it holds",
-                                    null),
+                                    workerId, "worker " + workerId + " refused the relay (REFUSED_STREAM)" + why, null),
                             false);
                 }
             } else {
@@ -670,15 +708,13 @@ final class RelayExchange implements RelayHooks {
 
     /** Does one step of the upload; answers whether another step may follow at once. */
     private boolean pumpStep() {
-        BodySource source = call.request().body();
-        if (source == null) {
-            return false;
-        }
+        BodySource source;
         RelayBody part = null;
         RealGatewayWorkerClient c;
         synchronized (this) {
+            source = requestBody;
             c = client;
-            if (finished || !uploading || endSent || c == null) {
+            if (source == null || finished || !uploading || endSent || c == null) {
                 return false;
             }
             if (unanswered >= Limits.UNANSWERED_BODIES) {
@@ -1083,9 +1119,10 @@ final class RelayExchange implements RelayHooks {
     }
 
     private void stopReadingCallerBody(Throwable reason) {
-        BodySource source = call.request().body();
+        BodySource source;
         boolean cancel;
         synchronized (this) {
+            source = requestBody;
             cancel = source != null && !eof;
             eof = true;
             leftover = null;

@@ -22,6 +22,8 @@ public final class ArrayBody implements BodySource {
     private final @Nullable RuntimeException failAfterFirst;
     private final @Nullable RuntimeException failAtEnd;
     private final boolean endless;
+    private final AtomicInteger replays = new AtomicInteger();
+    private volatile boolean replayable;
     private final AtomicInteger reads = new AtomicInteger();
     private final AtomicLong served = new AtomicLong();
     private final CompletableFuture<Throwable> cancelled = new CompletableFuture<>();
@@ -58,6 +60,29 @@ public final class ArrayBody implements BodySource {
     /** Returns a body that serves {@code data} in parts of {@code partBytes}, then fails with {@code failure} instead of ending. */
     public static ArrayBody failingAtEnd(byte[] data, int partBytes, RuntimeException failure) {
         return new ArrayBody(data, partBytes, null, failure, false);
+    }
+
+    /**
+     * Makes this body give itself again from its first byte ({@link BodySource#replay}), as a body
+     * read whole before the relay holds its parts; returns it.
+     */
+    public ArrayBody replayable() {
+        replayable = true;
+        return this;
+    }
+
+    @Override
+    public synchronized @Nullable BodySource replay() {
+        if (!replayable) {
+            return null;
+        }
+        replays.incrementAndGet();
+        return new ArrayBody(data, partBytes);
+    }
+
+    /** Returns how many times {@link #replay()} gave this body again. */
+    public int replays() {
+        return replays.get();
     }
 
     /** Returns a body that never ends: a fresh part of {@code partBytes} zero bytes at each read. */

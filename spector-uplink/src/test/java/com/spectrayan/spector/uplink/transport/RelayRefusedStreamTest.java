@@ -16,10 +16,14 @@ import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.uplink.internal.v2.RequestHead;
 import com.spectrayan.spector.uplink.internal.v2.V2Connection;
+import com.spectrayan.spector.uplink.testing.ArrayBody;
+import com.spectrayan.spector.uplink.testing.TestBodies;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -72,11 +76,14 @@ final class RelayRefusedStreamTest {
         return links;
     }
 
-    @Test
-    void aStreamRefusedOnAFullLink_isRelayedOnTheWorkersOtherLink() throws Exception {
-        List<WorkerLink> links = workerWithTwoLinks();
-        // One relay held through the gateway: its link counts one running, so the next relay goes
-        // to the other link (the fewest running), which is then made full behind the gateway's count.
+    /** A relay held on one link, and the other link made full. */
+    private record Held(CompletableFuture<RelayedResponse> held, WorkerLink full) {}
+
+    /**
+     * One relay held through the gateway: its link counts one running, so the next relay goes to
+     * the other link (the fewest running), which is then made full behind the gateway's count.
+     */
+    private Held holdOneFillTheOther(List<WorkerLink> links) {
         CompletableFuture<RelayedResponse> held =
                 h.relay().relay(W1, call("GET", "/hold", null)).toCompletableFuture();
         take(h.targetCalls, "the held relay reaches the target", WAIT);
@@ -84,6 +91,15 @@ final class RelayRefusedStreamTest {
                 links.stream().filter(l -> l.activeRelays() == 1).findFirst().orElseThrow();
         WorkerLink full = links.get(0) == busy ? links.get(1) : links.get(0);
         fill(full);
+        return new Held(held, full);
+    }
+
+    @Test
+    void aStreamRefusedOnAFullLink_isRelayedOnTheWorkersOtherLink() throws Exception {
+        List<WorkerLink> links = workerWithTwoLinks();
+        Held setup = holdOneFillTheOther(links);
+        CompletableFuture<RelayedResponse> held = setup.held();
+        WorkerLink full = setup.full();
 
         RelayedResponse r = h.relay()
                 .relay(W1, call("GET", "/ok", null))
@@ -96,6 +112,60 @@ final class RelayRefusedStreamTest {
         assertThat(full.activeRelays())
                 .as("the refused relay left the full link's count")
                 .isZero();
+        assertThat(held).isNotDone();
+    }
+
+    /**
+     * A stream refused after its body went out (the gateway sends DATA as the stream opens, before
+     * the full link's REFUSED_STREAM comes back) is sent again, body and all, on the other link
+     * when the body gives itself again ({@code BodySource.replay}: a body read whole before the
+     * relay, as the gateway's edge holds one); the target reads it once, whole. A body that cannot
+     * give itself again fails the relay as before: it is not the worker's fault, and nothing was
+     * processed, but it cannot be sent twice.
+     */
+    @Test
+    void aStreamRefusedAfterItsBodyWentOut_isSentAgainOnTheOtherLink_whenTheBodyReplays() throws Exception {
+        byte[] sent = TestBodies.pattern(100_000, 7);
+        BlockingQueue<byte[]> read = new LinkedBlockingQueue<>();
+        h.target(request -> request.url().getPath().equals("/hold")
+                ? new CompletableFuture<>()
+                : TestBodies.readAll(requireNonNull(request.body())).thenCompose(bytes -> {
+                    read.add(bytes);
+                    return respond(200, null);
+                }));
+        h.connectSlot(W1, 0);
+        h.connectSlot(W1, 1);
+        List<WorkerLink> links = h.directory.links(W1);
+        Held setup = holdOneFillTheOther(links);
+        CompletableFuture<RelayedResponse> held = setup.held();
+        WorkerLink full = setup.full();
+
+        ArrayBody body = new ArrayBody(sent, 16 * 1024).replayable();
+        RelayedResponse r = h.relay()
+                .relay(W1, call("POST", "/upload", body, sent.length))
+                .toCompletableFuture()
+                .get(WAIT.toMillis(), TimeUnit.MILLISECONDS); // before: WORKER_UNREACHABLE
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(body.replays()).as("the body was given again once").isEqualTo(1);
+        assertThat(take(read, "the target reads the body", WAIT)).isEqualTo(sent);
+        RelayedRequest served = take(h.targetCalls, "the relay reaches the target", WAIT);
+        assertThat(served.url().getPath()).isEqualTo("/upload");
+        assertThat(h.targetCalls).as("it reached the target once").isEmpty();
+        assertThat(full.activeRelays())
+                .as("the refused relay left the full link's count")
+                .isZero();
+
+        ArrayBody once = new ArrayBody(sent, 16 * 1024); // no replay
+        Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() -> h.relay()
+                .relay(W1, call("POST", "/upload", once, sent.length))
+                .toCompletableFuture()
+                .get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        Throwable cause = failure.getCause() instanceof CompletionException c ? c.getCause() : failure.getCause();
+        assertThat(cause)
+                .isInstanceOfSatisfying(
+                        SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.WORKER_UNREACHABLE))
+                .hasMessageContaining("REFUSED_STREAM");
+        assertThat(h.targetCalls).as("the refused upload reached no target").isEmpty();
         assertThat(held).isNotDone();
     }
 
