@@ -340,7 +340,7 @@ public final class UplinkDialer implements AutoCloseable {
                 return;
             }
         }
-        ch.closeFuture().addListener(f -> ended(ch));
+        ch.closeFuture().addListener(f -> ended(ch, connect));
     }
 
     /**
@@ -631,11 +631,16 @@ public final class UplinkDialer implements AutoCloseable {
                 delay);
     }
 
-    private void ended(Channel ch) {
+    private void ended(Channel ch, ChannelFuture connect) {
         WebSocketFrameChannel frames = ch.attr(Attrs.FRAMES).get();
         V2FrameChannel v2 = ch.attr(Attrs.V2).get();
         boolean wasOpen = v2 != null || (frames != null && frames.wasOpened());
         Throwable failure = v2 != null ? v2.failure() : frames == null ? null : frames.failure();
+        if (failure == null && connect.isDone() && !connect.isSuccess()) {
+            // The connect failed (refused, timed out, unreachable): Netty fails its promise before
+            // it closes the channel, and no handler saw it. Said as it is, not as a closed handshake.
+            failure = connect.cause();
+        }
         int peerCode = v2 != null ? v2.peerCloseCode() : frames == null ? -1 : frames.peerCloseCode();
         boolean goingAway = wasOpen && peerCode == WebSocketCloseStatus.ENDPOINT_UNAVAILABLE.code();
         String peerReason = v2 != null ? v2.peerCloseReason() : frames == null ? null : frames.peerCloseReason();

@@ -296,6 +296,28 @@ final class UplinkTransportTest {
         }
     }
 
+    /**
+     * A dial to a port where nothing listens fails as what it is, a refused connection, and not as
+     * a handshake the gateway closed with a hint to dial wss:// (what a worker said before): its
+     * operator, who pointed it at the wrong port or at a gateway that is down, reads why.
+     */
+    @Test
+    void aDialToAPortWithNothingListening_failsAsRefused() throws Exception {
+        int port;
+        try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort();
+        }
+        BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
+        dialer(UplinkDialer.builder(URI.create("ws://127.0.0.1:" + port + "/uplink"), "w1", TestGateway.TOKEN, group)
+                .reconnect(Duration.ofSeconds(30), Duration.ofSeconds(30))
+                .onConnected(RecordingReceiver::of)
+                .onAttemptFailed(failures::add));
+
+        Throwable failure = take(failures, "the dial fails", WAIT);
+        assertThat(failure).isInstanceOf(java.net.ConnectException.class);
+        assertThat(failure.getMessage()).contains("Connection refused").doesNotContain("handshake");
+    }
+
     private static String readHead(InputStream in) throws IOException {
         StringBuilder head = new StringBuilder();
         while (head.length() < 8192
