@@ -543,6 +543,18 @@ public final class UplinkDialer implements AutoCloseable {
             }
             ctx.fireUserEventTriggered(evt);
         }
+
+        /**
+         * A failure before the handshake completed (the gateway refused the upgrade, TLS failed):
+         * kept for the dialer's message ({@link #describe}: the refusal's status and reason, the TLS
+         * check that failed), and the connection closed. It reached the pipeline's tail before, where
+         * Netty logged its stack and the dialer said "closed before the handshake completed".
+         */
+        @Override
+        public void exceptionCaught(io.netty.channel.ChannelHandlerContext ctx, Throwable cause) {
+            frames.failedBeforeOpen(cause);
+            ctx.close();
+        }
     }
 
     /**

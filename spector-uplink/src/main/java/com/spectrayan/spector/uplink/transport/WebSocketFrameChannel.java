@@ -251,6 +251,17 @@ public final class WebSocketFrameChannel implements FrameChannel {
         return opened;
     }
 
+    /**
+     * Keeps {@code cause} as the failure that ended the connection before its handshake completed,
+     * when none was kept (a dialer that offers v2 installs this channel's handler only after the
+     * handshake); on the event loop.
+     */
+    void failedBeforeOpen(Throwable cause) {
+        if (failure == null) {
+            failure = cause;
+        }
+    }
+
     /** Returns the failure that ended (or is ending) the connection, or null; on the event loop. */
     @Nullable
     Throwable failure() {

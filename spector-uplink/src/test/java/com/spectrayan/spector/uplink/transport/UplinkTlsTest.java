@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.wire.Frame;
 import io.netty.channel.EventLoopGroup;
 import io.netty.handler.ssl.SslContext;
@@ -19,6 +20,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -101,15 +103,31 @@ final class UplinkTlsTest {
     }
 
     private UplinkDialer dial(URI uri) {
-        UplinkDialer d = UplinkDialer.builder(uri, "w1", TestGateway.TOKEN, group)
+        return dial(uri, false);
+    }
+
+    /**
+     * A dialer of {@code uri}; with {@code offerV2} one that offers v2, as {@code spector worker}
+     * does, whose pipeline picks the version at the handshake's end (nothing connects through it here).
+     */
+    private UplinkDialer dial(URI uri, boolean offerV2) {
+        UplinkDialer.Builder b = UplinkDialer.builder(uri, "w1", TestGateway.TOKEN, group)
                 .caFile(caFile)
                 .reconnect(Duration.ofMillis(50), Duration.ofMillis(200))
-                .onConnected(channel -> {
-                    RecordingReceiver end = RecordingReceiver.of(channel);
-                    connected.add(end);
-                    return end;
-                })
-                .onAttemptFailed(failures::add)
+                .onAttemptFailed(failures::add);
+        UplinkDialer d = (offerV2
+                        ? b.onUplink(link -> new FrameChannel.Receiver() {
+                            @Override
+                            public void onFrame(Frame frame) {}
+
+                            @Override
+                            public void onClose(@Nullable Throwable cause) {}
+                        })
+                        : b.onConnected(channel -> {
+                            RecordingReceiver end = RecordingReceiver.of(channel);
+                            connected.add(end);
+                            return end;
+                        }))
                 .build();
         closing.add(d);
         d.start();
@@ -150,10 +168,16 @@ final class UplinkTlsTest {
         return first;
     }
 
-    @Test
-    void certificateOfAnotherCa_isRefused_withTheReason_andTheTokenIsNeverSent() throws Exception {
+    /**
+     * Also for a worker that offers v2 (as {@code spector worker} does): its negotiating pipeline
+     * let the TLS failure reach no handler, and the dialer said "closed before the handshake
+     * completed".
+     */
+    @ParameterizedTest(name = "offers v2 {0}")
+    @ValueSource(booleans = {false, true})
+    void certificateOfAnotherCa_isRefused_withTheReason_andTheTokenIsNeverSent(boolean offerV2) throws Exception {
         TestGateway g = gateway(otherCaLeaf);
-        Throwable failure = twoFailures(dial(at(g, "localhost")));
+        Throwable failure = twoFailures(dial(at(g, "localhost"), offerV2));
         assertThat(failure.getMessage())
                 .contains("TLS with localhost:" + g.port() + " failed, nothing was sent")
                 .contains("not signed by a trusted CA")

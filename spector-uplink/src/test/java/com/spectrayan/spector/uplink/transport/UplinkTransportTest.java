@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.spectrayan.spector.testkit.Waits;
+import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.internal.wire.FrameCodec;
 import com.spectrayan.spector.uplink.wire.Frame;
 import io.netty.buffer.Unpooled;
@@ -32,6 +33,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -135,6 +137,32 @@ final class UplinkTransportTest {
                 .as("no uplink handed to the gateway on a wrong token")
                 .isEmpty();
         assertThat(d.isConnected()).as("a refused dialer is not connected").isFalse();
+    }
+
+    /**
+     * The same refusal for a worker that offers v2 (every worker built with {@code onUplink}, as
+     * {@code spector worker} is): the dialer names the 401 and its reason. It said "closed before the
+     * handshake completed (if the gateway's port speaks TLS, dial wss://)" and Netty logged the
+     * refusal's stack: the handshake's failure reached no handler of the negotiating pipeline.
+     */
+    @Test
+    void wrongToken_forAWorkerThatOffersV2_isNamedAsTheRefusal() {
+        TestGateway g = gateway(0);
+        BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
+        dialer(UplinkDialer.builder(g.uri(), "w1", "not-the-token", group)
+                .reconnect(Duration.ofSeconds(30), Duration.ofSeconds(30))
+                .onUplink(link -> new FrameChannel.Receiver() {
+                    @Override
+                    public void onFrame(Frame frame) {}
+
+                    @Override
+                    public void onClose(@Nullable Throwable cause) {}
+                })
+                .onAttemptFailed(failures::add));
+
+        Throwable failure = take(failures, "the refused dial fails", WAIT);
+        assertThat(failure.getMessage()).startsWith("uplink refused: 401").doesNotContain("wss://");
+        assertThat(g.uplinks).as("no uplink handed over").isEmpty();
     }
 
     @Test
