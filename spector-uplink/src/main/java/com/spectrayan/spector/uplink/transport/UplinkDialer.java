@@ -316,7 +316,16 @@ public final class UplinkDialer implements AutoCloseable {
                         ch.attr(Attrs.FRAMES).set(frames);
                         UplinkTls t = tls;
                         if (t != null) {
-                            ch.pipeline().addLast("tls", t.newHandler(ch.alloc(), host(), port(), handshakeTimeout));
+                            io.netty.handler.ssl.SslHandler handler =
+                                    t.newHandler(ch.alloc(), host(), port(), handshakeTimeout);
+                            // A TLS handshake that fails (a gateway's plain port answering in HTTP,
+                            // an untrusted certificate) is the dial's failure: named in its message.
+                            handler.handshakeFuture().addListener(f -> {
+                                if (!f.isSuccess()) {
+                                    frames.failedBeforeOpen(f.cause());
+                                }
+                            });
+                            ch.pipeline().addLast("tls", handler);
                         }
                         if (onUplink != null) {
                             initPipelineNegotiating(ch, config, idleTimeout, frames);

@@ -1,6 +1,7 @@
 package com.spectrayan.spector.uplink.transport;
 
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
@@ -64,6 +65,9 @@ final class UplinkTls {
     }
 
     /** Says which check a handshake failed: the CA, the validity period or the host name. */
+    /** "HTTP/" in the hex of Netty's {@link NotSslRecordException} message. */
+    private static final String HTTP_IN_HEX = ": 485454502f";
+
     static String reason(SSLException failure, String host, @Nullable Path caFile) {
         for (Throwable c = failure; c != null; c = c.getCause()) {
             if (c instanceof CertificateExpiredException || c instanceof CertificateNotYetValidException) {
@@ -76,6 +80,11 @@ final class UplinkTls {
             if (c instanceof CertificateException
                     && String.valueOf(c.getMessage()).contains("No subject alternative")) {
                 return "the gateway's certificate does not name " + host + " (" + c.getMessage() + ")";
+            }
+            if (c instanceof NotSslRecordException
+                    && String.valueOf(c.getMessage()).contains(HTTP_IN_HEX)) {
+                // Netty's message shows the record's bytes in hex: "HTTP/" is an HTTP answer
+                return "the port answered in plain HTTP, not TLS (dial ws://, or the gateway's TLS port)";
             }
         }
         return rootMessage(failure);

@@ -200,6 +200,22 @@ final class UplinkTlsTest {
                 .isEmpty();
     }
 
+    /**
+     * A {@code wss://} dial to a gateway's plain port (which answers the ClientHello in HTTP) fails
+     * as TLS, saying the port answers in plain HTTP: not as a handshake the gateway closed, which a
+     * worker said before (for a worker that offers v2, as {@code spector worker} does, or not).
+     */
+    @ParameterizedTest(name = "offers v2 {0}")
+    @ValueSource(booleans = {false, true})
+    void tlsDial_toAPlainGateway_failsAsTls(boolean offerV2) throws Exception {
+        TestGateway g = new TestGateway(group, 0, null);
+        closing.add(g);
+        Throwable failure = twoFailures(dial(at(g, "localhost"), offerV2));
+        assertThat(failure.getMessage())
+                .contains("TLS with localhost:" + g.port() + " failed, nothing was sent")
+                .contains("answered in plain HTTP");
+    }
+
     @Test
     void clearTextDial_toATlsOnlyGateway_failsAndRetries_neverConnects() throws Exception {
         TestGateway g = gateway(good);
