@@ -65,9 +65,6 @@ final class UplinkTls {
     }
 
     /** Says which check a handshake failed: the CA, the validity period or the host name. */
-    /** "HTTP/" in the hex of Netty's {@link NotSslRecordException} message. */
-    private static final String HTTP_IN_HEX = ": 485454502f";
-
     static String reason(SSLException failure, String host, @Nullable Path caFile) {
         for (Throwable c = failure; c != null; c = c.getCause()) {
             if (c instanceof CertificateExpiredException || c instanceof CertificateNotYetValidException) {
@@ -81,10 +78,10 @@ final class UplinkTls {
                     && String.valueOf(c.getMessage()).contains("No subject alternative")) {
                 return "the gateway's certificate does not name " + host + " (" + c.getMessage() + ")";
             }
-            if (c instanceof NotSslRecordException
-                    && String.valueOf(c.getMessage()).contains(HTTP_IN_HEX)) {
-                // Netty's message shows the record's bytes in hex: "HTTP/" is an HTTP answer
-                return "the port answered in plain HTTP, not TLS (dial ws://, or the gateway's TLS port)";
+            if (c instanceof NotSslRecordException) {
+                // the answer to the ClientHello is no TLS record: a plain HTTP port answers "HTTP/1.1 400"
+                return "the port does not speak TLS: its answer is no TLS record (a plain HTTP port? dial ws://,"
+                        + " or the gateway's TLS port)";
             }
         }
         return rootMessage(failure);

@@ -202,7 +202,7 @@ final class UplinkTlsTest {
 
     /**
      * A {@code wss://} dial to a gateway's plain port (which answers the ClientHello in HTTP) fails
-     * as TLS, saying the port answers in plain HTTP: not as a handshake the gateway closed, which a
+     * as TLS, saying the port does not speak TLS: not as a handshake the gateway closed, which a
      * worker said before (for a worker that offers v2, as {@code spector worker} does, or not).
      */
     @ParameterizedTest(name = "offers v2 {0}")
@@ -213,7 +213,7 @@ final class UplinkTlsTest {
         Throwable failure = twoFailures(dial(at(g, "localhost"), offerV2));
         assertThat(failure.getMessage())
                 .contains("TLS with localhost:" + g.port() + " failed, nothing was sent")
-                .contains("answered in plain HTTP");
+                .contains("the port does not speak TLS");
     }
 
     @Test
