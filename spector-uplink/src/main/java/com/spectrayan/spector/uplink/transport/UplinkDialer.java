@@ -13,6 +13,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
@@ -32,6 +33,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketFrameEncoder;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -43,6 +45,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -729,11 +732,37 @@ public final class UplinkDialer implements AutoCloseable {
             return new IOException(
                     "uplink refused: " + response.status() + (reason == null ? "" : ": " + reason), failure);
         }
+        if (failure instanceof ConnectException || failure instanceof UnknownHostException) {
+            return new IOException(connectReason(failure, host() + ":" + port(), connectTimeout), failure);
+        }
         if (failure != null) {
             return failure;
         }
         return new IOException("uplink closed before the handshake completed"
                 + (tls == null ? " (if the gateway's port speaks TLS, dial wss://)" : ""));
+    }
+
+    /**
+     * Says why a connection to {@code address} could not be made, in plain words and with what to
+     * check, instead of the transport's wording (epoll's is {@code finishConnect(..) failed with
+     * error(-111): Connection refused}, NIO's {@code Connection refused: /127.0.0.1:8080}).
+     */
+    static String connectReason(Throwable failure, String address, Duration connectTimeout) {
+        if (failure instanceof ConnectTimeoutException) {
+            return "no answer to the connect from " + address + " within " + connectTimeout.toMillis()
+                    + " ms (a firewall dropping it, or a host that is down)";
+        }
+        if (failure instanceof UnknownHostException) {
+            return "cannot resolve " + address + ": " + failure.getMessage();
+        }
+        String message = String.valueOf(failure.getMessage());
+        if (message.toLowerCase(Locale.ROOT).contains("refused")) {
+            return "connection refused by " + address
+                    + ": nothing listens there (a wrong port, or the gateway is down)";
+        }
+        // The system's words after the transport's prefix, e.g. "No route to host".
+        int errno = message.indexOf("): ");
+        return "connect to " + address + " failed: " + (errno >= 0 ? message.substring(errno + 3) : message);
     }
 
     /** Resolves a host name to every address it has. */

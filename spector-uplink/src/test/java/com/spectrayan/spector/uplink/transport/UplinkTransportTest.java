@@ -342,8 +342,44 @@ final class UplinkTransportTest {
                 .onAttemptFailed(failures::add));
 
         Throwable failure = take(failures, "the dial fails", WAIT);
-        assertThat(failure).isInstanceOf(java.net.ConnectException.class);
-        assertThat(failure.getMessage()).contains("Connection refused").doesNotContain("handshake");
+        assertThat(failure).hasCauseInstanceOf(java.net.ConnectException.class);
+        assertThat(failure.getMessage())
+                .isEqualTo("connection refused by 127.0.0.1:" + port
+                        + ": nothing listens there (a wrong port, or the gateway is down)");
+    }
+
+    /**
+     * Each transport's words for a failed connect become the same plain ones: epoll's (a native
+     * error with its errno), NIO's (the address after the reason), Netty's connect timeout, and a
+     * failure the dialer has no words of its own for, which keeps the system's words.
+     */
+    @Test
+    void aFailedConnect_isSaidInPlainWords_whateverTheTransportSaid() {
+        Duration timeout = Duration.ofSeconds(5);
+        assertThat(UplinkDialer.connectReason(
+                        new java.net.ConnectException("finishConnect(..) failed with error(-111): Connection refused"),
+                        "gw:443",
+                        timeout))
+                .isEqualTo(
+                        "connection refused by gw:443: nothing listens there (a wrong port, or the gateway is down)");
+        assertThat(UplinkDialer.connectReason(
+                        new java.net.ConnectException("Connection refused: /127.0.0.1:8080"), "gw:443", timeout))
+                .startsWith("connection refused by gw:443");
+        assertThat(UplinkDialer.connectReason(
+                        new io.netty.channel.ConnectTimeoutException(
+                                "connection timed out after 5000 ms: gw/10.0.0.1:443"),
+                        "gw:443",
+                        timeout))
+                .isEqualTo("no answer to the connect from gw:443 within 5000 ms"
+                        + " (a firewall dropping it, or a host that is down)");
+        assertThat(UplinkDialer.connectReason(
+                        new java.net.ConnectException("finishConnect(..) failed with error(-113): No route to host"),
+                        "gw:443",
+                        timeout))
+                .isEqualTo("connect to gw:443 failed: No route to host");
+        assertThat(UplinkDialer.connectReason(
+                        new java.net.UnknownHostException("gw.invalid"), "gw.invalid:443", timeout))
+                .isEqualTo("cannot resolve gw.invalid:443: gw.invalid");
     }
 
     private static String readHead(InputStream in) throws IOException {
