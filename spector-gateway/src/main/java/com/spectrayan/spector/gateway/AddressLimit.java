@@ -1,5 +1,7 @@
 package com.spectrayan.spector.gateway;
 
+import io.netty.util.NetUtil;
+import java.util.Arrays;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -13,6 +15,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * does not keep the client's address, every client has the balancer's. The cell's trusted
  * proxies ({@code spector.server.trusted-proxies}) are never counted: they speak for many clients.
  *
+ * <p>An IPv6 client is counted by its /64 ({@link #IPV6_PREFIX_BITS}), not its whole address: a
+ * /64 is one network's, the smallest any ISP assigns (RFC 6177, RFC 7421), and a host in it may use
+ * any of its 2^64 addresses (RFC 8981's temporary addresses do so by design), so a limit on whole
+ * addresses would not hold one client at all. HAProxy's {@code src,ipmask(32,64)} is the same key.
+ * An IPv4-mapped address counts as its IPv4 address.
+ *
  * <p>A connection past the limit is closed as it is accepted, as one past {@code max-connections}
  * with no idle connection to close is (no request has been read, so there is no one to answer; a
  * client sees a reset or an immediate close and may retry).
@@ -21,6 +29,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * per address with a connection open, so it is bounded by the open connections.
  */
 final class AddressLimit {
+    /** The leading bits of an IPv6 address that name the client it is counted as. */
+    static final int IPV6_PREFIX_BITS = 64;
+
     private final int max;
     private final Set<String> exempt;
     private final ConcurrentHashMap<String, Integer> open = new ConcurrentHashMap<>();
@@ -49,7 +60,7 @@ final class AddressLimit {
             return true;
         }
         boolean[] taken = {false};
-        open.compute(ip, (k, n) -> {
+        open.compute(key(ip), (k, n) -> {
             int held = n == null ? 0 : n;
             if (held >= max) {
                 return n;
@@ -65,12 +76,44 @@ final class AddressLimit {
         if (max <= 0 || exempt.contains(ip)) {
             return;
         }
-        open.computeIfPresent(ip, (k, n) -> n <= 1 ? null : n - 1);
+        open.computeIfPresent(key(ip), (k, n) -> n <= 1 ? null : n - 1);
     }
 
-    /** Returns the connections {@code ip} holds (tests). */
+    /** Returns the connections {@code ip}'s key holds (its /64 for IPv6). */
     int held(String ip) {
-        return open.getOrDefault(ip, 0);
+        return open.getOrDefault(key(ip), 0);
+    }
+
+    /**
+     * Returns what {@code ip} is counted as: an IPv4 address itself, an IPv6 one its /64 ({@code
+     * 2001:db8:1:2::/64}), an IPv4-mapped one its IPv4 address. A scope ({@code %eth0}) is dropped.
+     */
+    static String key(String ip) {
+        if (ip.indexOf(':') < 0) {
+            return ip;
+        }
+        int scope = ip.indexOf('%');
+        byte[] bytes = NetUtil.createByteArrayFromIpAddressString(scope < 0 ? ip : ip.substring(0, scope));
+        if (bytes == null) {
+            return ip; // not an address (never from a socket): counted as it is
+        }
+        if (bytes.length == 4) {
+            return NetUtil.bytesToIpAddress(bytes);
+        }
+        if (isIpv4Mapped(bytes)) {
+            return NetUtil.bytesToIpAddress(Arrays.copyOfRange(bytes, 12, 16));
+        }
+        Arrays.fill(bytes, IPV6_PREFIX_BITS / 8, bytes.length, (byte) 0);
+        return NetUtil.bytesToIpAddress(bytes) + "/" + IPV6_PREFIX_BITS;
+    }
+
+    private static boolean isIpv4Mapped(byte[] v6) {
+        for (int i = 0; i < 10; i++) {
+            if (v6[i] != 0) {
+                return false;
+            }
+        }
+        return v6[10] == (byte) 0xff && v6[11] == (byte) 0xff;
     }
 
     /** Returns the addresses holding a connection (tests: the map empties as they close). */

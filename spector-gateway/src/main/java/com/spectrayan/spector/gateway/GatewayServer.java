@@ -382,11 +382,13 @@ public final class GatewayServer implements AutoCloseable {
             long refused = addressRefusedLog.event(System.nanoTime());
             if (refused > 0) {
                 log.warn(
-                        "refused {} connection(s) since the last such line, the latest from {}, which held {} open"
+                        "refused {} connection(s) since the last such line, the latest from {} (counted as {},"
+                                + " which held {} open)"
                                 + " (spector.server.max-connections-per-address); all are counted in"
                                 + " spector_gateway_connections_refused_per_address_total, logged at most every {} s",
                         refused,
                         ip,
+                        AddressLimit.key(ip),
                         addressLimit.held(ip),
                         REFUSED_LOG_INTERVAL.toSeconds());
             }

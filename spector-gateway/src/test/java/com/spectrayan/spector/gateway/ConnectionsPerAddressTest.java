@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -82,6 +83,45 @@ final class ConnectionsPerAddressTest {
                         .as("the global limit's counter is not this one's")
                         .contains("spector_gateway_connections_refused_total 0.0");
             }
+        }
+    }
+
+    /**
+     * An IPv6 client is counted by its /64: the gateway listening on {@code ::1}, connections from
+     * {@code ::1} are held by {@code ::/64}, so another address of that /64 ({@code ::8000:0:0:2}, its 65th bit set) is seen
+     * holding them, and one past the limit is closed. Keyed by whole addresses, that one would
+     * hold none, and a client could open the limit again from each of its 2^64 addresses.
+     */
+    @Test
+    void anIpv6Client_isCountedByItsSlash64() throws Exception {
+        InetAddress v6loopback = InetAddress.getByAddress(new byte[] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1});
+        try (Cell cell = Cell.builder()
+                .owners(1)
+                .set("spector.server.host", "::1")
+                .set("spector.server.max-connections-per-address", Integer.toString(PER_ADDRESS))
+                .start()) {
+            List<RawClient> held = new ArrayList<>();
+            try {
+                for (int i = 0; i < PER_ADDRESS; i++) {
+                    RawClient c = new RawClient(v6loopback, cell.gateway.port());
+                    held.add(c);
+                    assertThat(c.send(health()).read().status()).isEqualTo(200);
+                }
+                assertThat(cell.gateway.addressLimit().held("0:0:0:0:8000:0:0:2"))
+                        .as("another address of ::1's /64 holds what ::1 opened")
+                        .isEqualTo(PER_ADDRESS);
+                try (RawClient past = new RawClient(v6loopback, cell.gateway.port())) {
+                    past.send(health());
+                    assertThat(past.closedByServer())
+                            .as("one past the limit from the /64")
+                            .isTrue();
+                }
+            } finally {
+                closeAll(held);
+            }
+            await("the /64 is forgotten once its connections closed")
+                    .atMost(Duration.ofSeconds(5))
+                    .until(() -> cell.gateway.addressLimit().addresses() == 0);
         }
     }
 

@@ -35,8 +35,13 @@ final class RawClient implements AutoCloseable {
     private final OutputStream out;
 
     RawClient(int port) throws IOException {
+        this(InetAddress.getLoopbackAddress(), port);
+    }
+
+    /** A connection to {@code host} (e.g. {@code ::1} for a gateway listening there). */
+    RawClient(InetAddress host, int port) throws IOException {
         socket = new Socket();
-        socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), TIMEOUT_MS);
+        socket.connect(new InetSocketAddress(host, port), TIMEOUT_MS);
         socket.setSoTimeout(TIMEOUT_MS);
         in = socket.getInputStream();
         out = socket.getOutputStream();
