@@ -86,11 +86,14 @@ final class Security {
                 // an upstream that answers CORS itself keeps its own answer: one Allow-Origin, never two
                 boolean upstreamAnswered = response.contains(HttpHeaderNames.ACCESS_CONTROL_ALLOW_ORIGIN);
                 cors.forEach((name, value) -> {
-                    if (HttpHeaderNames.VARY.contentEqualsIgnoreCase(name)) {
-                        List<String> present = response.getAll(HttpHeaderNames.VARY);
+                    boolean vary = HttpHeaderNames.VARY.contentEqualsIgnoreCase(name);
+                    if (vary
+                            || (!upstreamAnswered
+                                    && HttpHeaderNames.ACCESS_CONTROL_EXPOSE_HEADERS.contentEqualsIgnoreCase(name))) {
+                        List<String> present = response.getAll(name);
                         String merged = CorsPolicy.mergeVary(present, value);
                         if (present.size() != 1 || !present.get(0).equals(merged)) {
-                            response.set(HttpHeaderNames.VARY, merged);
+                            response.set(name, merged);
                         }
                     } else if (!upstreamAnswered && !response.contains(name)) {
                         response.add(name, value);

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.spectrayan.spector.gateway.WireClient.Framing;
 import com.spectrayan.spector.gateway.WireClient.Response;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -24,7 +26,19 @@ final class EdgeCorsTest {
     static void start() throws Exception {
         mock = MockOwner.start(r -> r.path().endsWith("/vary")
                 ? MockOwner.response(200, "OK", "ok", "Content-Type: text/plain", "Vary: Accept-Encoding")
-                : MockOwner.response(404, "Not Found", "no such mock path", "Content-Type: text/plain"));
+                : r.path().endsWith("/expose")
+                        ? MockOwner.response(
+                                200, "OK", "ok", "Content-Type: text/plain", "Access-Control-Expose-Headers: ETag")
+                        : r.path().endsWith("/own-cors")
+                                ? MockOwner.response(
+                                        200,
+                                        "OK",
+                                        "ok",
+                                        "Content-Type: text/plain",
+                                        "Access-Control-Allow-Origin: " + ORIGIN,
+                                        "Access-Control-Expose-Headers: ETag")
+                                : MockOwner.response(
+                                        404, "Not Found", "no such mock path", "Content-Type: text/plain"));
         cell = Cell.builder()
                 .owners(1)
                 .member("mock-0", mock.baseUri())
@@ -111,6 +125,74 @@ final class EdgeCorsTest {
         assertThat(mock.requestsEndingWith(path))
                 .singleElement()
                 .satisfies(q -> assertThat(q.header("Origin")).isEqualTo(ORIGIN));
+    }
+
+    /**
+     * A page's script reads a response header only when it is safelisted or listed in {@code
+     * Access-Control-Expose-Headers} (Fetch standard, CORS protocol). The edge lists the request id
+     * and the retry and replay headers on every answer to an allowed origin: the owner's, and the
+     * gateway's own problem (a 401), which a page most needs the request id of. Found with headless
+     * Chromium: {@code response.headers.get('x-request-id')} was null for a page on an allowed
+     * origin. A request from another origin gets no list.
+     */
+    @Test
+    void shouldLetAPageOfAnAllowedOriginReadTheRequestId() {
+        String path = "/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-0") + "/echo";
+        String expected = "X-Request-Id, Retry-After, Idempotent-Replayed, X-Spector-Node";
+        try (WireClient c = client()) {
+            Response r = c.send(get(path, "Origin: " + ORIGIN)).read();
+            assertThat(r.status()).as("%s", r).isEqualTo(200);
+            assertThat(lines(r, "Access-Control-Expose-Headers"))
+                    .as("one field: %s", r)
+                    .containsExactly(expected);
+            assertThat(r.header("X-Request-Id")).isNotEmpty();
+
+            Response refused = c.send("GET " + path + " HTTP/1.1\r\nHost: gw\r\nOrigin: " + ORIGIN + "\r\n\r\n")
+                    .read();
+            assertThat(refused.status()).as("no token: %s", refused).isEqualTo(401);
+            assertThat(refused.header("Access-Control-Expose-Headers")).isEqualTo(expected);
+            assertThat(refused.json().path("requestId").asText())
+                    .as("the id the page can now read is the problem's")
+                    .isEqualTo(refused.header("X-Request-Id"));
+
+            Response other = c.send(get(path, "Origin: https://other.example")).read();
+            assertThat(other.status()).isEqualTo(200);
+            assertThat(other.header("Access-Control-Expose-Headers"))
+                    .as("%s", other)
+                    .isNull();
+        }
+    }
+
+    /**
+     * An owner's own {@code Access-Control-Expose-Headers} keeps its names and gains the edge's,
+     * in one field, as {@code Vary} does; an owner that answers CORS itself (its own {@code
+     * Access-Control-Allow-Origin}) keeps its whole answer.
+     */
+    @Test
+    void shouldMergeTheEdgesExposedHeadersWithTheOwners_unlessTheOwnerAnsweredCors() {
+        String ns = cell.namespaceOwnedBy("mock-0");
+        try (WireClient c = client()) {
+            Response merged = c.send(get("/api/v1/namespaces/" + ns + "/expose", "Origin: " + ORIGIN))
+                    .read();
+            assertThat(lines(merged, "Access-Control-Expose-Headers"))
+                    .as("%s", merged)
+                    .containsExactly("ETag, X-Request-Id, Retry-After, Idempotent-Replayed, X-Spector-Node");
+
+            Response own = c.send(get("/api/v1/namespaces/" + ns + "/own-cors", "Origin: " + ORIGIN))
+                    .read();
+            assertThat(lines(own, "Access-Control-Expose-Headers"))
+                    .as("%s", own)
+                    .containsExactly("ETag");
+            assertThat(lines(own, "Access-Control-Allow-Origin")).containsExactly(ORIGIN);
+        }
+    }
+
+    /** The response's field lines named {@code name}, each as it came. */
+    private static List<String> lines(Response r, String name) {
+        return r.fields().stream()
+                .filter(f -> f.getKey().equalsIgnoreCase(name))
+                .map(Map.Entry::getValue)
+                .toList();
     }
 
     private static WireClient client() {

@@ -35,6 +35,10 @@ import org.jspecify.annotations.Nullable;
  *   <li>Every answer for an enabled policy carries {@code Vary: Origin}, so a cache never serves
  *       one origin's answer to another. The edge adds it to an upstream's {@code Vary} with
  *       {@link #mergeVary(List, String)}, never in its place.
+ *   <li>An actual response to an allowed origin lists {@code spector.cors.exposed-headers} in
+ *       {@code Access-Control-Expose-Headers} (merged into an upstream's own list, as {@code
+ *       Vary} is), so that a page's script may read them (the request id above all); a preflight
+ *       carries none (browsers read it only on actual responses).
  *   <li>A refused preflight gets no CORS headers; the browser then blocks the call.
  * </ul>
  *
@@ -52,6 +56,7 @@ public final class CorsPolicy {
     static final String ALLOW_HEADERS = "Access-Control-Allow-Headers";
     static final String MAX_AGE = "Access-Control-Max-Age";
     static final String ALLOW_CREDENTIALS = "Access-Control-Allow-Credentials";
+    static final String EXPOSE_HEADERS = "Access-Control-Expose-Headers";
     static final String VARY = "Vary";
     private static final String ORIGIN = "Origin";
     private static final String PREFLIGHT_VARY =
@@ -65,13 +70,15 @@ public final class CorsPolicy {
     private final String allowHeaders;
     private final String maxAgeSeconds;
     private final boolean allowCredentials;
+    private final String exposeHeaders;
 
     CorsPolicy(
             List<String> origins,
             List<String> methods,
             List<String> headers,
             Duration maxAge,
-            boolean allowCredentials) {
+            boolean allowCredentials,
+            List<String> exposedHeaders) {
         if (allowCredentials && origins.contains("*")) {
             throw new IllegalArgumentException(
                     "allowCredentials: true with origins * (expected: exact origins; the Fetch standard forbids"
@@ -86,6 +93,7 @@ public final class CorsPolicy {
         this.allowHeaders = String.join(", ", headers);
         this.maxAgeSeconds = String.valueOf(maxAge.toSeconds());
         this.allowCredentials = allowCredentials;
+        this.exposeHeaders = String.join(", ", exposedHeaders);
     }
 
     /** Builds the policy of {@code spector.cors.*}. */
@@ -96,7 +104,8 @@ public final class CorsPolicy {
                 settings.allowedMethods(),
                 settings.allowedHeaders(),
                 settings.maxAge(),
-                settings.allowCredentials());
+                settings.allowCredentials(),
+                settings.exposedHeaders());
     }
 
     /** Answers whether CORS is on (some origin is allowed). */
@@ -141,7 +150,8 @@ public final class CorsPolicy {
     /**
      * Returns the CORS headers of a response to an actual (not preflight) request: {@code
      * Access-Control-Allow-Origin} (and {@code Access-Control-Allow-Credentials: true} when
-     * credentials are allowed) and {@code Vary: Origin} for an allowed origin, {@code Vary: Origin}
+     * credentials are allowed, {@code Access-Control-Expose-Headers} when some are exposed) and
+     * {@code Vary: Origin} for an allowed origin, {@code Vary: Origin}
      * alone for any other request, and nothing while CORS is off.
      *
      * @param origin the request's {@code Origin} header, or null when it has none
@@ -155,6 +165,9 @@ public final class CorsPolicy {
             h.put(ALLOW_ORIGIN, origin);
             if (allowCredentials) {
                 h.put(ALLOW_CREDENTIALS, "true");
+            }
+            if (!exposeHeaders.isEmpty()) {
+                h.put(EXPOSE_HEADERS, exposeHeaders);
             }
             h.put(VARY, ORIGIN);
             return Collections.unmodifiableMap(h);
@@ -170,7 +183,9 @@ public final class CorsPolicy {
     /**
      * Returns the one {@code Vary} value that lists what a response already varies on, as it was,
      * and then the names of {@code wanted} it does not list yet (RFC 9110 section 12.5.5: names compare
-     * case-insensitively; {@code *} already varies on everything and stays alone).
+     * case-insensitively; {@code *} already varies on everything and stays alone). {@code
+     * Access-Control-Expose-Headers} is merged by the same rule (its {@code *} exposes every header
+     * to a request without credentials).
      *
      * @param present the response's {@code Vary} field lines, in order; empty when it has none
      * @param wanted a comma-separated list of header names, e.g. {@code Origin}

@@ -28,13 +28,30 @@ import org.jspecify.annotations.Nullable;
  * @param maxAge {@code spector.cors.max-age}, how long a browser may cache a preflight answer
  * @param allowCredentials {@code spector.cors.allow-credentials}: whether allowed origins get
  *     {@code Access-Control-Allow-Credentials: true}; never with {@code *} among the origins
+ * @param exposedHeaders {@code spector.cors.exposed-headers}: the response headers a page may
+ *     read beyond the safelisted ones, sent as {@code Access-Control-Expose-Headers}
  */
 public record CorsSettings(
         List<String> allowedOrigins,
         List<String> allowedMethods,
         List<String> allowedHeaders,
         Duration maxAge,
-        boolean allowCredentials) {
+        boolean allowCredentials,
+        List<String> exposedHeaders) {
+
+    /**
+     * The response headers a page may read by default, beyond the CORS-safelisted ones (Fetch
+     * standard: {@code Cache-Control}, {@code Content-Language}, {@code Content-Length}, {@code
+     * Content-Type}, {@code Expires}, {@code Last-Modified}, {@code Pragma}): the request id a page
+     * quotes in a support ticket or matches with the access log, when to try again after a 429 or
+     * 503, whether a command was a replay of an earlier one with the same Idempotency-Key, and
+     * which owner answered. Browsers hide every other header from scripts, so without these a page
+     * gets the response but not the id of the exchange that failed (found with headless Chromium).
+     */
+    /** {@code spector.cors.exposed-headers} that exposes none (an empty value is the default's). */
+    static final String EXPOSE_NONE = "none";
+
+    static final String DEFAULT_EXPOSED_HEADERS = "X-Request-Id,Retry-After,Idempotent-Replayed,X-Spector-Node";
 
     /** The longest preflight cache time, {@code spector.cors.max-age} (browsers cap it lower). */
     static final Duration MAX_CORS_MAX_AGE = Duration.ofHours(24);
@@ -45,6 +62,7 @@ public record CorsSettings(
         allowedMethods = List.copyOf(allowedMethods);
         allowedHeaders = List.copyOf(allowedHeaders);
         requireNonNull(maxAge, "maxAge");
+        exposedHeaders = List.copyOf(exposedHeaders);
     }
 
     /** Reads the section, recording every problem and warning in {@code r}. */
@@ -69,7 +87,11 @@ public record CorsSettings(
             r.warn(Keys.CORS_ALLOW_CREDENTIALS + "=true does nothing while " + Keys.CORS_ORIGINS
                     + " is empty (CORS is off)");
         }
-        return new CorsSettings(origins, methods, headers, maxAge, credentials);
+        List<String> exposed = r.list(Keys.CORS_EXPOSED_HEADERS).equals(List.of(EXPOSE_NONE))
+                ? List.of()
+                : tokens(
+                        r, Keys.CORS_EXPOSED_HEADERS, "header names, e.g. X-Request-Id,Retry-After, or " + EXPOSE_NONE);
+        return new CorsSettings(origins, methods, headers, maxAge, credentials, exposed);
     }
 
     /** Puts the defaults of the keys that have one. */
@@ -81,6 +103,7 @@ public record CorsSettings(
                         + "X-Spector-Tenant,Last-Event-ID");
         d.put(Keys.CORS_MAX_AGE, "1h");
         d.put(Keys.CORS_ALLOW_CREDENTIALS, "false");
+        d.put(Keys.CORS_EXPOSED_HEADERS, DEFAULT_EXPOSED_HEADERS);
     }
 
     /** Returns this section's keys with their effective values, in the documented order. */
@@ -91,6 +114,7 @@ public record CorsSettings(
         d.put(Keys.CORS_HEADERS, String.join(",", allowedHeaders));
         d.put(Keys.CORS_MAX_AGE, Durations.format(maxAge));
         d.put(Keys.CORS_ALLOW_CREDENTIALS, String.valueOf(allowCredentials));
+        d.put(Keys.CORS_EXPOSED_HEADERS, exposedHeaders.isEmpty() ? EXPOSE_NONE : String.join(",", exposedHeaders));
         return d;
     }
 

@@ -59,6 +59,7 @@ final class Keys {
     static final String CORS_HEADERS = "spector.cors.allowed-headers";
     static final String CORS_MAX_AGE = "spector.cors.max-age";
     static final String CORS_ALLOW_CREDENTIALS = "spector.cors.allow-credentials";
+    static final String CORS_EXPOSED_HEADERS = "spector.cors.exposed-headers";
 
     static final String SERVER_PORT = "spector.server.port";
     static final String SERVER_HOST = "spector.server.host";
@@ -130,6 +131,7 @@ final class Keys {
             CORS_HEADERS,
             CORS_MAX_AGE,
             CORS_ALLOW_CREDENTIALS,
+            CORS_EXPOSED_HEADERS,
             SERVER_PORT,
             SERVER_HOST,
             SERVER_MAX_HEADER_SIZE,

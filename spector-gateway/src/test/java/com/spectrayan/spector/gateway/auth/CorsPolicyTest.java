@@ -122,7 +122,12 @@ final class CorsPolicyTest {
         CorsPolicy cors = policy(APP);
 
         assertThat(cors.actualResponseHeaders(APP))
-                .containsExactly(Map.entry("Access-Control-Allow-Origin", APP), Map.entry("Vary", "Origin"));
+                .containsExactly(
+                        Map.entry("Access-Control-Allow-Origin", APP),
+                        Map.entry(
+                                "Access-Control-Expose-Headers",
+                                "X-Request-Id, Retry-After, Idempotent-Replayed, X-Spector-Node"),
+                        Map.entry("Vary", "Origin"));
         assertThat(cors.actualResponseHeaders("https://evil.example.com"))
                 .as("another origin gets Vary only")
                 .containsExactly(Map.entry("Vary", "Origin"));
@@ -156,15 +161,46 @@ final class CorsPolicyTest {
                 .containsExactly(
                         Map.entry("Access-Control-Allow-Origin", APP),
                         Map.entry("Access-Control-Allow-Credentials", "true"),
+                        Map.entry(
+                                "Access-Control-Expose-Headers",
+                                "X-Request-Id, Retry-After, Idempotent-Replayed, X-Spector-Node"),
                         Map.entry("Vary", "Origin"));
         assertThat(cors.actualResponseHeaders("https://evil.example.com")).containsExactly(Map.entry("Vary", "Origin"));
         assertThat(cors.actualResponseHeaders(null)).containsExactly(Map.entry("Vary", "Origin"));
     }
 
+    /**
+     * Fetch standard, CORS protocol (HTTP responses): a script reads only the safelisted response
+     * headers and those {@code Access-Control-Expose-Headers} lists. The configured list is sent
+     * as one field to allowed origins, none when it is empty, and never on a preflight.
+     */
+    @Test
+    void exposedHeaders_areListedForAllowedOriginsOnly_asConfigured() {
+        CorsPolicy custom = CorsPolicy.create(cors(Map.of(
+                "spector.security.enabled", "false",
+                "spector.cors.allowed-origins", APP,
+                "spector.cors.exposed-headers", "X-Request-Id,ETag")));
+        assertThat(custom.actualResponseHeaders(APP))
+                .containsEntry("Access-Control-Expose-Headers", "X-Request-Id, ETag");
+        assertThat(custom.actualResponseHeaders("https://evil.example.com"))
+                .doesNotContainKey("Access-Control-Expose-Headers");
+        assertThat(requireNonNull(custom.preflight(APP, "GET", null), "allowed").headers())
+                .doesNotContainKey("Access-Control-Expose-Headers");
+
+        CorsPolicy none = CorsPolicy.create(cors(Map.of(
+                "spector.security.enabled", "false",
+                "spector.cors.allowed-origins", APP,
+                "spector.cors.exposed-headers", "none")));
+        assertThat(none.actualResponseHeaders(APP))
+                .as("an empty list exposes nothing: no empty field")
+                .doesNotContainKey("Access-Control-Expose-Headers");
+    }
+
     /** Fetch standard, CORS protocol: a wildcard origin with credentials is refused, here as in the settings. */
     @Test
     void create_credentialsWithStar_isRefused() {
-        assertThatThrownBy(() -> new CorsPolicy(List.of("*"), List.of("GET"), List.of(), Duration.ZERO, true))
+        assertThatThrownBy(
+                        () -> new CorsPolicy(List.of("*"), List.of("GET"), List.of(), Duration.ZERO, true, List.of()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("allowCredentials: true with origins *");
     }

@@ -28,6 +28,25 @@ final class CorsSettingsTest {
         assertThat(refused(Map.of("spector.cors.max-age", "25h")).getMessage()).contains("spector.cors.max-age: 25h");
     }
 
+    /** The headers a page may read: the request id and the retry and replay headers by default; tokens only. */
+    @Test
+    void corsExposedHeaders_defaultToTheGatewaysOwn_andAreTokens() {
+        assertThat(withProps(Map.of()).cors().exposedHeaders())
+                .containsExactly("X-Request-Id", "Retry-After", "Idempotent-Replayed", "X-Spector-Node");
+        assertThat(withProps(Map.of("spector.cors.exposed-headers", "ETag,Location,ETag"))
+                        .cors()
+                        .exposedHeaders())
+                .containsExactly("ETag", "Location");
+        assertThat(withProps(Map.of("spector.cors.exposed-headers", "none"))
+                        .cors()
+                        .exposedHeaders())
+                .as("none exposes none (an empty value is unset, so the default)")
+                .isEmpty();
+        assertThat(refused(Map.of("spector.cors.exposed-headers", "X-Request-Id,Bad Name"))
+                        .getMessage())
+                .contains("spector.cors.exposed-headers: Bad Name");
+    }
+
     /** Fetch standard, CORS protocol: credentials are never shared with a wildcard origin. */
     @Test
     void corsAllowCredentials_withExactOrigins_isReadAndWithStarRefused() {
