@@ -117,9 +117,11 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
      * The parts of a body read whole first ({@link #startAfterBody}), kept as the relay takes them
      * (a retained duplicate each: no byte copied), so that a relay whose stream a worker's link
      * refused after they went out on it sends them again on another ({@link #replay}). Null for a
-     * body that streams, and once let go: at the response's head (no refusal follows one), at the
-     * exchange's end, and past the reserve (a chunked body that outgrew it). The reserve, which
-     * counts these bytes, is held while they are. Guarded by {@link #copiesLock}; changed on the loop.
+     * body that streams (a large one, a chunked one that outgrew the buffer, one a drain started
+     * early: none was read whole before the relay started), and once let go: at the response's head
+     * (no refusal follows one) and at the exchange's end. A body read whole first never holds more
+     * than its reserve, which counts these bytes and is held while they are. Guarded by {@link
+     * #copiesLock}; changed on the loop.
      */
     private @Nullable List<ByteBuf> copies;
 
@@ -254,6 +256,7 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         Runnable start = deferredStart;
         if (start != null && !finished) {
             deferredStart = null;
+            dropCopies(); // the body streams: not read whole first, it is never sent again
             start.run(); // the relay takes what was read, then reads on as it takes the rest
         }
     }
@@ -397,7 +400,10 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
             if (start != null && queued.bytes() > reservedBytes) {
                 // A chunked body outgrew the buffer: the relay starts now and takes the rest as it
                 // comes; reading goes on as it takes the bytes read so far.
+                // It streams: never sent again (a replay reading on past the reserve would find
+                // the copies dropped there and fail mid-body, found by a review), so no copies.
                 deferredStart = null;
+                dropCopies();
                 paused = true;
                 connection.pauseBody();
                 start.run();

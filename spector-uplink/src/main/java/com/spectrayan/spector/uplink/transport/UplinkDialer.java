@@ -341,7 +341,7 @@ public final class UplinkDialer implements AutoCloseable {
         try {
             remote = remoteAddress();
         } catch (UnknownHostException e) {
-            failedBeforeConnect(e);
+            failedBeforeConnect(new IOException("cannot resolve " + host() + ": " + e.getMessage(), e));
             return;
         }
         ChannelFuture connect = bootstrap.connect(remote);
@@ -352,7 +352,23 @@ public final class UplinkDialer implements AutoCloseable {
                 return;
             }
         }
-        ch.closeFuture().addListener(f -> ended(ch, connect));
+        // The link's end is watched once the connect has ended, so that ended() always knows how
+        // it ended: a failed resolve closes the channel before it fails the connect, and a close
+        // seen first read as "closed before the handshake". A channel that was never registered
+        // (its socket could not be made: EMFILE; or its registration failed) has a close future
+        // that never completes: without this check the slot would never be dialled again.
+        connect.addListener(f -> {
+            if (f.isSuccess() || ch.isRegistered() || ch.closeFuture().isDone()) {
+                ch.closeFuture().addListener(c -> ended(ch, connect));
+            } else {
+                Throwable why = f.cause();
+                while (why.getCause() != null && why.getCause() != why) {
+                    why = why.getCause(); // the system's words ("Too many open files"), not the factory's
+                }
+                failedBeforeConnect(new IOException(
+                        "could not open a socket to " + host() + ":" + port() + ": " + why.getMessage(), f.cause()));
+            }
+        });
     }
 
     /**
@@ -375,8 +391,11 @@ public final class UplinkDialer implements AutoCloseable {
         return host.indexOf(':') >= 0 || host.chars().allMatch(c -> c == '.' || Character.isDigit(c));
     }
 
-    /** A dial that failed before it had a connection (its host did not resolve): retried as any other. */
-    private void failedBeforeConnect(Throwable failure) {
+    /**
+     * A dial that failed before it had a channel to close (its host did not resolve, or no socket
+     * could be made): retried as any other.
+     */
+    private void failedBeforeConnect(IOException failure) {
         long delay;
         synchronized (lock) {
             if (closed) {
@@ -386,7 +405,7 @@ public final class UplinkDialer implements AutoCloseable {
             delay = backoffMillis(failuresInARow);
             retry = group.next().schedule(this::dial, delay, TimeUnit.MILLISECONDS);
         }
-        attemptFailed(new IOException("cannot resolve " + host() + ": " + failure.getMessage(), failure), delay);
+        attemptFailed(failure, delay);
     }
 
     private void attemptFailed(Throwable cause, long delay) {

@@ -349,6 +349,59 @@ final class UplinkTransportTest {
     }
 
     /**
+     * A dial whose socket cannot be made (here a channel whose constructor fails, as it does at
+     * EMFILE: "Too many open files") is reported and dialled again with backoff. Regression (a
+     * review): Netty gives such a dial a channel whose close never completes, and the dialer
+     * waited for that close to schedule the next dial, so the link's slot stayed dead, with no
+     * log line, until the worker restarted.
+     */
+    @Test
+    void aDialWhoseSocketCannotBeMade_isReportedAndDialledAgain() throws Exception {
+        BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
+        UplinkDialer d =
+                dialer(UplinkDialer.builder(URI.create("ws://127.0.0.1:1/uplink"), "w1", TestGateway.TOKEN, group)
+                        .channelType(NoSocket.class)
+                        .reconnect(Duration.ofMillis(10), Duration.ofMillis(20))
+                        .onConnected(RecordingReceiver::of)
+                        .onAttemptFailed(failures::add));
+
+        for (int i = 1; i <= 3; i++) {
+            Throwable failure = take(failures, "failed dial " + i, WAIT);
+            assertThat(failure.getMessage())
+                    .startsWith("could not open a socket to 127.0.0.1:1: ")
+                    .contains(NoSocket.WHY);
+        }
+        assertThat(d.attempts()).isGreaterThanOrEqualTo(3);
+    }
+
+    /**
+     * A dial to a name that does not resolve says so, whichever of the resolver's close and its
+     * failure of the connect the dialer sees first. Regression (a review): a first dial, made off
+     * the event loop, saw the close first and said "closed before the handshake completed (if the
+     * gateway's port speaks TLS, dial wss://)".
+     */
+    @Test
+    void aDialToANameThatDoesNotResolve_saysSo() throws Exception {
+        BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
+        dialer(UplinkDialer.builder(URI.create("ws://no-such-host.invalid:9/uplink"), "w1", TestGateway.TOKEN, group)
+                .reconnect(Duration.ofSeconds(30), Duration.ofSeconds(30))
+                .onConnected(RecordingReceiver::of)
+                .onAttemptFailed(failures::add));
+
+        Throwable failure = take(failures, "the dial fails", WAIT);
+        assertThat(failure.getMessage()).startsWith("cannot resolve no-such-host.invalid:9: ");
+    }
+
+    /** A socket channel that cannot be made, as at EMFILE. */
+    public static final class NoSocket extends io.netty.channel.socket.nio.NioSocketChannel {
+        static final String WHY = "Too many open files (a test's)";
+
+        public NoSocket() {
+            throw new io.netty.channel.ChannelException(WHY);
+        }
+    }
+
+    /**
      * Each transport's words for a failed connect become the same plain ones: epoll's (a native
      * error with its errno), NIO's (the address after the reason), Netty's connect timeout, and a
      * failure the dialer has no words of its own for, which keeps the system's words.

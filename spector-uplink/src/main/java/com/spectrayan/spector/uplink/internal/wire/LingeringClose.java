@@ -23,7 +23,11 @@ import java.util.concurrent.TimeUnit;
  * reading, and the uplink's handlers, closed already, drop what comes. The peer's close frame or
  * its FIN ends the connection (Netty closes a channel at its input's end; the handlers close at a
  * close frame once theirs was sent), and {@link #LINGER} after the FIN it is closed in any case.
- * A close frame that cannot be written, or a channel that is no socket, closes at once.
+ * A close frame that cannot be written, or a channel that is no socket, closes at once. A peer that
+ * does not read holds the close frame (or the close_notify) in this end's buffer, and the FIN
+ * behind it: the close frame, close_notify and FIN get {@link #LINGER} from the call to be written,
+ * then the channel is closed (found by a review: a worker with a zero window kept a closed link's
+ * socket open for good, since its handlers had closed already and its idle check did nothing).
  */
 public final class LingeringClose {
     /** The longest a connection waits for the peer's close after this end's FIN. */
@@ -34,6 +38,9 @@ public final class LingeringClose {
     /** Ends {@code closeFrame}'s channel once that close frame is written, lingering as above. */
     public static void after(ChannelFuture closeFrame) {
         Channel ch = closeFrame.channel();
+        ScheduledFuture<?> unwritten =
+                ch.eventLoop().schedule(() -> ch.close(), LINGER.toMillis(), TimeUnit.MILLISECONDS);
+        ch.closeFuture().addListener(closed -> unwritten.cancel(false));
         closeFrame.addListener(written -> {
             if (!written.isSuccess() || !ch.isActive() || !(ch instanceof DuplexChannel duplex)) {
                 ch.close();
@@ -46,6 +53,7 @@ public final class LingeringClose {
                     ch.close();
                     return;
                 }
+                unwritten.cancel(false);
                 ch.config().setOption(ChannelOption.AUTO_READ, true); // read what still comes; the handlers drop it
                 ScheduledFuture<?> bound =
                         ch.eventLoop().schedule(() -> ch.close(), LINGER.toMillis(), TimeUnit.MILLISECONDS);
