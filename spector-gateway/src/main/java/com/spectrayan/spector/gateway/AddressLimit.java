@@ -19,7 +19,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * /64 is one network's, the smallest any ISP assigns (RFC 6177, RFC 7421), and a host in it may use
  * any of its 2^64 addresses (RFC 8981's temporary addresses do so by design), so a limit on whole
  * addresses would not hold one client at all. HAProxy's {@code src,ipmask(32,64)} is the same key.
- * An IPv4-mapped address counts as its IPv4 address.
+ * An IPv4-mapped address counts as its IPv4 address, and so does one NAT64 made from an IPv4
+ * client's (RFC 6052's well-known prefix {@code 64:ff9b::/96}: behind a stateless translator every
+ * IPv4 client would otherwise share one /64); a link-local address counts as itself, with its
+ * scope (a whole link is no one client).
+ *
+ * <p>A worker's uplink is counted only until its handshake is accepted ({@link
+ * GatewayServer}'s {@code onUplink} releases it): an authenticated worker's links are bounded by
+ * {@code spector.uplink.max-links-per-worker}, and a fleet of workers in one subnet must not share
+ * the limit meant for one HTTP client.
  *
  * <p>A connection past the limit is closed as it is accepted, as one past {@code max-connections}
  * with no idle connection to close is (no request has been read, so there is no one to answer; a
@@ -86,13 +94,14 @@ final class AddressLimit {
 
     /**
      * Returns what {@code ip} is counted as: an IPv4 address itself, an IPv6 one its /64 ({@code
-     * 2001:db8:1:2::/64}), an IPv4-mapped one its IPv4 address. A scope ({@code %eth0}) is dropped.
+     * 2001:db8:1:2::/64}), an IPv4-mapped or NAT64 ({@code 64:ff9b::/96}) one its IPv4 address, a
+     * link-local one itself.
      */
     static String key(String ip) {
         if (ip.indexOf(':') < 0) {
             return ip;
         }
-        int scope = ip.indexOf('%');
+        int scope = ip.indexOf('%'); // parsed without it; a link-local key keeps it
         byte[] bytes = NetUtil.createByteArrayFromIpAddressString(scope < 0 ? ip : ip.substring(0, scope));
         if (bytes == null) {
             return ip; // not an address (never from a socket): counted as it is
@@ -100,11 +109,27 @@ final class AddressLimit {
         if (bytes.length == 4) {
             return NetUtil.bytesToIpAddress(bytes);
         }
-        if (isIpv4Mapped(bytes)) {
+        if (isIpv4Mapped(bytes) || isNat64(bytes)) {
             return NetUtil.bytesToIpAddress(Arrays.copyOfRange(bytes, 12, 16));
+        }
+        if ((bytes[0] & 0xff) == 0xfe && (bytes[1] & 0xc0) == 0x80) {
+            return ip; // link-local (fe80::/10): the address itself, scope and all
         }
         Arrays.fill(bytes, IPV6_PREFIX_BITS / 8, bytes.length, (byte) 0);
         return NetUtil.bytesToIpAddress(bytes) + "/" + IPV6_PREFIX_BITS;
+    }
+
+    /** RFC 6052's well-known NAT64 prefix, {@code 64:ff9b::/96}: the IPv4 address in the last 32 bits. */
+    private static boolean isNat64(byte[] v6) {
+        if (v6[0] != 0 || v6[1] != 0x64 || v6[2] != (byte) 0xff || v6[3] != (byte) 0x9b) {
+            return false;
+        }
+        for (int i = 4; i < 12; i++) {
+            if (v6[i] != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static boolean isIpv4Mapped(byte[] v6) {

@@ -42,6 +42,7 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.flow.FlowControlHandler;
+import io.netty.util.AttributeKey;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -76,6 +77,9 @@ public final class GatewayServer implements AutoCloseable {
 
     /** The handlers of a client connection that an uplink upgrade leaves behind. */
     private static final List<String> HTTP_ONLY_HANDLERS = List.of("head-watch", "flow", "gateway");
+
+    /** Gives a connection's place in {@code max-connections-per-address} back, once. */
+    private static final AttributeKey<Runnable> ADDRESS_RELEASE = AttributeKey.valueOf("spector.address-release");
 
     /** How long the drain waits for the relays still reading their bodies first to start. */
     static final Duration DEFERRED_STARTS_WITHIN = Duration.ofSeconds(1);
@@ -375,7 +379,14 @@ public final class GatewayServer implements AutoCloseable {
         private boolean admitAddress(SocketChannel ch) {
             String ip = ClientConnection.ip(ch.remoteAddress());
             if (addressLimit.tryAcquire(ip)) {
-                ch.closeFuture().addListener(f -> addressLimit.release(ip));
+                AtomicBoolean released = new AtomicBoolean();
+                Runnable release = () -> {
+                    if (released.compareAndSet(false, true)) {
+                        addressLimit.release(ip);
+                    }
+                };
+                ch.attr(ADDRESS_RELEASE).set(release); // an accepted uplink gives it back at once
+                ch.closeFuture().addListener(f -> release.run());
                 return true;
             }
             metrics.connectionRefusedPerAddress();
@@ -461,6 +472,10 @@ public final class GatewayServer implements AutoCloseable {
             }
             HeadBuffers.restore(c); // WebSocket frames: payloads stay direct
             drain.trackUplink(c);
+            Runnable release = c.attr(ADDRESS_RELEASE).getAndSet(null);
+            if (release != null) {
+                release.run(); // an authenticated worker's links are not one client's connections
+            }
             remote = String.valueOf(c.remoteAddress());
         }
         GatewayWorkerClient client = GatewayWorkerClient.over(workerId, channel);

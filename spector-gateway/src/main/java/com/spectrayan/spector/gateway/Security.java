@@ -91,7 +91,8 @@ final class Security {
                             || (!upstreamAnswered
                                     && HttpHeaderNames.ACCESS_CONTROL_EXPOSE_HEADERS.contentEqualsIgnoreCase(name))) {
                         List<String> present = response.getAll(name);
-                        String merged = CorsPolicy.mergeVary(present, value);
+                        String merged =
+                                vary ? CorsPolicy.mergeVary(present, value) : policy.mergeExposed(present, value);
                         if (present.size() != 1 || !present.get(0).equals(merged)) {
                             response.set(name, merged);
                         }

@@ -21,7 +21,10 @@ final class AddressLimitTest {
 
     @Provide
     Arbitrary<byte[]> ipv6() {
-        return Arbitraries.bytes().array(byte[].class).ofSize(16).filter(b -> !isV4Mapped(b));
+        return Arbitraries.bytes()
+                .array(byte[].class)
+                .ofSize(16)
+                .filter(b -> !isV4Mapped(b) && !isLinkLocal(b) && !isNat64(b));
     }
 
     /** Two IPv6 addresses share a key exactly when their first 64 bits are equal. */
@@ -51,8 +54,21 @@ final class AddressLimitTest {
     }
 
     @Test
-    void aScopedAddress_isKeyedWithoutItsScope() {
-        assertThat(AddressLimit.key("fe80:0:0:0:fc00:ff:fe00:1%eth0")).isEqualTo("fe80::/64");
+    void aScopedAddress_isKeyedWithoutItsScope_butALinkLocalOneIsItself() {
+        assertThat(AddressLimit.key("2001:db8:0:1:0:0:0:5%3")).isEqualTo("2001:db8:0:1::/64");
+        assertThat(AddressLimit.key("fe80:0:0:0:fc00:ff:fe00:1%eth0"))
+                .as("a link's every host shares fe80::/64: each is counted as itself")
+                .isEqualTo("fe80:0:0:0:fc00:ff:fe00:1%eth0");
+    }
+
+    /** RFC 6052: behind a NAT64 every IPv4 client arrives in 64:ff9b::/96, and is counted as its IPv4 address. */
+    @Test
+    void aNat64Address_isKeyedAsTheIpv4ClientItCarries() {
+        assertThat(AddressLimit.key("64:ff9b:0:0:0:0:c000:201")).isEqualTo("192.0.2.1");
+        assertThat(AddressLimit.key("64:ff9b:0:0:0:0:c000:202")).isEqualTo("192.0.2.2");
+        assertThat(AddressLimit.key("64:ff9b:1:0:0:0:c000:201"))
+                .as("not the well-known /96: an IPv6 /64 like any other")
+                .isEqualTo("64:ff9b:1::/64");
     }
 
     /** At the limit one /64 is refused whatever address of it dials; another /64 is not. */
@@ -77,6 +93,14 @@ final class AddressLimitTest {
 
     private static String text(byte[] address) throws UnknownHostException {
         return InetAddress.getByAddress(address).getHostAddress();
+    }
+
+    private static boolean isLinkLocal(byte[] b) {
+        return (b[0] & 0xff) == 0xfe && (b[1] & 0xc0) == 0x80;
+    }
+
+    private static boolean isNat64(byte[] b) {
+        return b[0] == 0 && b[1] == 0x64 && b[2] == (byte) 0xff && b[3] == (byte) 0x9b;
     }
 
     private static boolean isV4Mapped(byte[] b) {

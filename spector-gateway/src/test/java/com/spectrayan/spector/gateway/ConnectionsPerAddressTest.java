@@ -3,14 +3,18 @@ package com.spectrayan.spector.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.spectrayan.spector.uplink.transport.TokenHashes;
+import com.spectrayan.spector.worker.WorkerDaemon;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.Socket;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.Test;
@@ -174,6 +178,55 @@ final class ConnectionsPerAddressTest {
             } finally {
                 closeAll(open);
             }
+        }
+    }
+
+    /**
+     * A worker's uplinks count against the limit only until their handshake is accepted: the two
+     * links of a worker on this address fit the limit of 2 as they dial, and once connected they
+     * leave the two places to HTTP clients of the address, a third of which is refused. Keyed by
+     * /64, a fleet of workers in one subnet would otherwise share one HTTP client's limit (found by
+     * a review).
+     */
+    @Test
+    void aWorkersAcceptedUplinks_leaveTheAddressesPlaces() throws Exception {
+        String token = "address-worker-token-0123456789";
+        try (Cell cell = Cell.builder()
+                        .owners(1)
+                        .set("spector.server.max-connections-per-address", "2")
+                        .set("spector.uplink.tokens", "aw=" + TokenHashes.sha256Hex(token))
+                        .start();
+                WorkerDaemon worker = WorkerDaemon.builder(
+                                URI.create("ws://127.0.0.1:" + cell.gateway.port() + "/uplink"),
+                                "aw",
+                                token,
+                                Map.of("own", URI.create("http://127.0.0.1:9")))
+                        .uplinks(2)
+                        .start()) {
+            await("two links")
+                    .atMost(Duration.ofSeconds(15))
+                    .until(() -> cell.gateway.workerDirectory().links("aw").size() == 2);
+            assertThat(cell.gateway.addressLimit().held(LOOPBACK))
+                    .as("the accepted links hold no place")
+                    .isZero();
+            List<RawClient> held = new ArrayList<>();
+            try {
+                for (int i = 0; i < 2; i++) {
+                    RawClient c = new RawClient(cell.gateway.port());
+                    held.add(c);
+                    assertThat(c.send(health()).read().status()).isEqualTo(200);
+                }
+                try (RawClient past = new RawClient(cell.gateway.port())) {
+                    past.send(health());
+                    assertThat(past.closedByServer()).as("a third HTTP client").isTrue();
+                }
+            } finally {
+                closeAll(held);
+            }
+            assertThat(cell.gateway.workerDirectory().links("aw"))
+                    .as("the links stay")
+                    .hasSize(2);
+            assertThat(worker.activeRelays()).isZero();
         }
     }
 

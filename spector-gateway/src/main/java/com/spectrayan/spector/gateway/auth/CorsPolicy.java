@@ -191,6 +191,20 @@ public final class CorsPolicy {
      * @param wanted a comma-separated list of header names, e.g. {@code Origin}
      */
     public static String mergeVary(List<String> present, String wanted) {
+        return merge(present, wanted, true);
+    }
+
+    /**
+     * Returns the one {@code Access-Control-Expose-Headers} value of an upstream's list and the
+     * edge's, merged as {@link #mergeVary} merges: with credentials allowed, {@code *} is a name
+     * like any other (Fetch standard: it is the wildcard only for a request without credentials),
+     * so the edge's names are still added.
+     */
+    public String mergeExposed(List<String> present, String wanted) {
+        return merge(present, wanted, !allowCredentials);
+    }
+
+    private static String merge(List<String> present, String wanted, boolean starIsAll) {
         requireNonNull(present, "present");
         requireNonNull(wanted, "wanted");
         Set<String> seen = new HashSet<>();
@@ -198,7 +212,7 @@ public final class CorsPolicy {
         for (String line : present) {
             for (String name : line.split(",", -1)) {
                 String n = name.strip();
-                if (n.equals("*")) {
+                if (n.equals("*") && starIsAll) {
                     return "*";
                 }
                 if (!n.isEmpty()) {

@@ -91,6 +91,11 @@ public record CorsSettings(
                 ? List.of()
                 : tokens(
                         r, Keys.CORS_EXPOSED_HEADERS, "header names, e.g. X-Request-Id,Retry-After, or " + EXPOSE_NONE);
+        if (credentials && exposed.contains("*")) {
+            r.warn(Keys.CORS_EXPOSED_HEADERS + " lists *, which exposes only a header named * while "
+                    + Keys.CORS_ALLOW_CREDENTIALS + "=true (the Fetch standard's wildcard is for requests"
+                    + " without credentials): name the headers");
+        }
         return new CorsSettings(origins, methods, headers, maxAge, credentials, exposed);
     }
 

@@ -196,6 +196,20 @@ final class CorsPolicyTest {
                 .doesNotContainKey("Access-Control-Expose-Headers");
     }
 
+    /**
+     * Fetch standard, CORS protocol: {@code Access-Control-Expose-Headers: *} exposes every header
+     * to a request without credentials, but only a header named {@code *} to one with them. An
+     * upstream's {@code *} then keeps the edge's names beside it, or the page could not read the
+     * request id of a credentialed call.
+     */
+    @Test
+    void mergeExposed_anUpstreamsStar_isAWildcardOnlyWithoutCredentials() {
+        assertThat(policy(APP).mergeExposed(java.util.List.of("*"), "X-Request-Id"))
+                .isEqualTo("*");
+        assertThat(withCredentials(APP).mergeExposed(java.util.List.of("*", "ETag"), "X-Request-Id, etag"))
+                .isEqualTo("*, ETag, X-Request-Id");
+    }
+
     /** Fetch standard, CORS protocol: a wildcard origin with credentials is refused, here as in the settings. */
     @Test
     void create_credentialsWithStar_isRefused() {

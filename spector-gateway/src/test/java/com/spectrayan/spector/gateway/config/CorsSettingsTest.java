@@ -45,6 +45,15 @@ final class CorsSettingsTest {
         assertThat(refused(Map.of("spector.cors.exposed-headers", "X-Request-Id,Bad Name"))
                         .getMessage())
                 .contains("spector.cors.exposed-headers: Bad Name");
+        assertThat(withProps(Map.of(
+                                "spector.cors.allowed-origins", "https://app.example.com",
+                                "spector.cors.allow-credentials", "true",
+                                "spector.cors.exposed-headers", "*"))
+                        .warnings())
+                .as("* with credentials exposes a header named *, and the settings say so")
+                .singleElement()
+                .asString()
+                .contains("spector.cors.exposed-headers lists *");
     }
 
     /** Fetch standard, CORS protocol: credentials are never shared with a wildcard origin. */
