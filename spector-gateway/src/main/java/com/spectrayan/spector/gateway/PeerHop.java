@@ -316,18 +316,22 @@ final class PeerHop {
         if (running != null) {
             return running;
         }
-        requireNonNull(holders, "the hop is off")
-                .holders(workerId)
-                .toCompletableFuture()
-                .orTimeout(LOOKUP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
-                .whenComplete((found, error) -> {
-                    lookups.remove(workerId, mine);
-                    if (error != null) {
-                        mine.completeExceptionally(error);
-                    } else {
-                        mine.complete(found);
-                    }
-                });
+        CompletableFuture<List<UplinkHolders.Holder>> asked;
+        try {
+            asked = requireNonNull(holders, "the hop is off").holders(workerId).toCompletableFuture();
+        } catch (RuntimeException e) {
+            // A client shutting down may throw rather than fail its future: the shared lookup must
+            // still end, or every later relay to the worker would wait on it (found by a review).
+            asked = CompletableFuture.failedFuture(e);
+        }
+        asked.orTimeout(LOOKUP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).whenComplete((found, error) -> {
+            lookups.remove(workerId, mine);
+            if (error != null) {
+                mine.completeExceptionally(error);
+            } else {
+                mine.complete(found);
+            }
+        });
         return mine;
     }
 

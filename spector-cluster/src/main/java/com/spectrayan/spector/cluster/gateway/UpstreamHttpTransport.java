@@ -471,27 +471,33 @@ public final class UpstreamHttpTransport implements AutoCloseable {
 
         private void connect(Promise<Channel> out) {
             open++;
-            bootstrap.connect().addListener((ChannelFuture f) -> {
-                if (!f.isSuccess()) {
-                    open--;
-                    out.tryFailure(f.cause());
-                    connectForAWaiter(); // it may fare better, and must not wait for a free one forever
-                    return;
-                }
-                Channel ch = f.channel();
-                OwnerChannelHandler h = handlerOf(ch);
-                ch.closeFuture().addListener(c -> onClosed(ch, h));
-                if (h != null) {
-                    h.pool = this;
-                }
-                if (closed) {
-                    ch.close();
-                    out.tryFailure(new ClosedChannelException());
-                    return;
-                }
-                handler.channelAcquired(ch);
-                handOut(ch, out);
-            });
+            // The outcome is counted on the loop: a channel Netty could not make or register
+            // (EMFILE) fails on GlobalEventExecutor's thread, where open-- and the waiters,
+            // confined to the loop, would race it (found by a review: counts lost at the fd
+            // limit left the pool "full" of nothing, and every later acquire 503 for good).
+            bootstrap.connect().addListener((ChannelFuture f) -> onLoop(loop, () -> connected(f, out), out));
+        }
+
+        private void connected(ChannelFuture f, Promise<Channel> out) {
+            if (!f.isSuccess()) {
+                open--;
+                out.tryFailure(f.cause());
+                connectForAWaiter(); // it may fare better, and must not wait for a free one forever
+                return;
+            }
+            Channel ch = f.channel();
+            OwnerChannelHandler h = handlerOf(ch);
+            ch.closeFuture().addListener(c -> onClosed(ch, h));
+            if (h != null) {
+                h.pool = this;
+            }
+            if (closed) {
+                ch.close();
+                out.tryFailure(new ClosedChannelException());
+                return;
+            }
+            handler.channelAcquired(ch);
+            handOut(ch, out);
         }
 
         private void onClosed(Channel ch, @Nullable OwnerChannelHandler h) {

@@ -35,6 +35,28 @@ public final class RedisRouting implements AutoCloseable {
     /** Longest wait for a TCP connect to Redis. */
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
 
+    /**
+     * TCP keepalive on the Redis connections: first probe after this much silence, then every
+     * {@link #KEEPALIVE_INTERVAL}, {@link #KEEPALIVE_PROBES} unanswered ones and the connection is
+     * dead (25 s in all), so a Redis host that vanished without a reset is found and reconnected
+     * (the kernel's default waits two hours before its first probe). The idle subscriber needs it
+     * most: it sends nothing of its own, and would stay "subscribed" to a dead peer.
+     */
+    static final Duration KEEPALIVE_IDLE = Duration.ofSeconds(10);
+
+    /** Between two keepalive probes. */
+    static final Duration KEEPALIVE_INTERVAL = Duration.ofSeconds(5);
+
+    /** Unanswered keepalive probes that end a connection. */
+    static final int KEEPALIVE_PROBES = 3;
+
+    /**
+     * {@code TCP_USER_TIMEOUT}: the longest written bytes may go unacknowledged before the kernel
+     * ends the connection (its default retransmits for about 15 minutes), so commands to a vanished
+     * host fail the connection, and Lettuce reconnects, within this, not one command timeout at a time.
+     */
+    static final Duration TCP_USER_TIMEOUT = Duration.ofSeconds(15);
+
     /** Lettuce's reconnect delay after a lost connection: from this, doubling... */
     static final Duration RECONNECT_MIN = Duration.ofMillis(100);
 
@@ -74,6 +96,10 @@ public final class RedisRouting implements AutoCloseable {
         if (commandTimeout.isNegative() || commandTimeout.isZero()) {
             throw new IllegalArgumentException("timeout: " + commandTimeout + " (expected: > 0)");
         }
+        // The handshake's bound (HELLO, AUTH, SELECT), which Lettuce takes from the URI: 60 s by
+        // default, so a Redis that accepts and never answers (a paused container, a proxy whose
+        // backend is down) held each attempt a minute (found by a review).
+        this.uri.setTimeout(CONNECT_TIMEOUT.plus(commandTimeout));
         this.resources = ClientResources.builder()
                 .ioThreadPoolSize(1)
                 .computationThreadPoolSize(1)
@@ -86,7 +112,16 @@ public final class RedisRouting implements AutoCloseable {
                 .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
                 .socketOptions(SocketOptions.builder()
                         .connectTimeout(CONNECT_TIMEOUT)
-                        .keepAlive(true)
+                        .keepAlive(SocketOptions.KeepAliveOptions.builder()
+                                .enable()
+                                .idle(KEEPALIVE_IDLE)
+                                .interval(KEEPALIVE_INTERVAL)
+                                .count(KEEPALIVE_PROBES)
+                                .build())
+                        .tcpUserTimeout(SocketOptions.TcpUserTimeoutOptions.builder()
+                                .enable()
+                                .tcpUserTimeout(TCP_USER_TIMEOUT)
+                                .build())
                         .build())
                 .build());
         this.cache = RedisRoutingCache.start(client, this.uri, cellId, ttl);

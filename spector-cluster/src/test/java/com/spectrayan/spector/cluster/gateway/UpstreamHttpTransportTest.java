@@ -338,4 +338,78 @@ final class UpstreamHttpTransportTest {
             }
         }
     }
+
+    /** A socket channel that cannot be made while {@link #failing} (as at EMFILE); records where each was tried. */
+    public static final class NoSocket extends NioSocketChannel {
+        static volatile boolean failing;
+        static final java.util.List<String> triedOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        public NoSocket() {
+            super(open());
+        }
+
+        private static java.nio.channels.SocketChannel open() {
+            triedOn.add(Thread.currentThread().getName());
+            if (failing) {
+                throw new io.netty.channel.ChannelException("Too many open files (a test's)");
+            }
+            try {
+                return java.nio.channels.SocketChannel.open();
+            } catch (java.io.IOException e) {
+                throw new io.netty.channel.ChannelException(e);
+            }
+        }
+    }
+
+    /**
+     * A connection Netty cannot make (the channel's constructor fails, as at EMFILE) fails its
+     * acquire, and its waiter's, and is counted out on the pool's loop: every try is made there,
+     * and once sockets can be made again the next acquire connects. Regression (a review): the
+     * failure's listener ran on GlobalEventExecutor's thread (Netty's future for a channel it
+     * could not make), which counted the pool and took its waiters from there, racing the loop,
+     * which confines them: counts lost at the fd limit left the pool full of nothing, every later
+     * acquire failing as exhausted. GlobalEventExecutor is held while both acquires are made, so
+     * the second waits behind the first as it would under load.
+     */
+    @Test
+    void aConnectionThatCannotBeMade_isCountedOnTheLoop_andTheNextConnects() throws Exception {
+        NoSocket.failing = true;
+        NoSocket.triedOn.clear();
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        io.netty.util.concurrent.GlobalEventExecutor.INSTANCE.execute(() -> {
+            try {
+                held.await(WAIT_MS, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        try (UpstreamHttpTransport t = new UpstreamHttpTransport(
+                spec(1, 4, Duration.ofSeconds(5)), NoSocket.class, NioDatagramChannel.class)) {
+            EventLoop loop = group.next();
+            java.util.List<Future<Channel>> two = loop.submit(
+                            () -> java.util.List.of(t.acquire(loop, ownerUri()), t.acquire(loop, ownerUri())))
+                    .get();
+            held.countDown();
+            for (Future<Channel> f : two) {
+                assertThat(f.await(WAIT_MS)).isTrue();
+                assertThat(f.isSuccess()).isFalse();
+                assertThat(f.cause()).hasStackTraceContaining("Too many open files (a test's)");
+            }
+            assertThat(NoSocket.triedOn)
+                    .as("every connection tried on the pool's loop")
+                    .hasSize(2)
+                    .allSatisfy(name -> assertThat(name).doesNotStartWith("globalEventExecutor"));
+
+            NoSocket.failing = false;
+            Future<Channel> next =
+                    loop.submit(() -> t.acquire(loop, ownerUri())).get();
+            assertThat(next.await(WAIT_MS)).isTrue();
+            assertThat(next.isSuccess())
+                    .as("the one connection the pool may open: %s", next.cause())
+                    .isTrue();
+        } finally {
+            held.countDown();
+            NoSocket.failing = false;
+        }
+    }
 }
