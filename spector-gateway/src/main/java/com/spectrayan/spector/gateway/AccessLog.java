@@ -51,7 +51,16 @@ import org.slf4j.LoggerFactory;
  *       them (the time's text is made once per second), writes them through one buffered writer
  *       and flushes when the queue runs empty, so a burst costs one flush.
  *   <li><b>Destinations</b>: {@code stdout}, {@code off}, or a file path (appended; created).
- *       {@link #close} writes what is queued, waiting at most {@link #CLOSE_TIMEOUT}.
+ *       {@link #close} writes what is queued, waiting at most {@link #CLOSE_TIMEOUT}; a writer
+ *       still blocked then (a standard output nobody reads) is left to the process's end, and the
+ *       stream untouched, so a stop never hangs on it. A line offered after the close is counted
+ *       as dropped.
+ *   <li><b>A failed write is not the end.</b> A full disk or a closed pipe fails a write: the lines
+ *       not yet flushed are counted as dropped, their bytes let go (a new buffer), a WARN says so
+ *       (at most once per {@link #RETRY_AFTER}), and the writer tries again after {@link
+ *       #RETRY_AFTER}, dropping what comes meanwhile as a full queue does; the log resumes when the
+ *       destination takes bytes again. It ended for good at the first failure before (found by a
+ *       review), with the next 8 192 lines queued and never counted.
  * </ul>
  *
  * <p>Thread-safety: {@link #log} from any thread; the writer is confined to its thread.
@@ -73,6 +82,12 @@ final class AccessLog implements AutoCloseable {
 
     /** The longest {@link #close} waits for the queue to be written. */
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(2);
+
+    /** How long the writer waits after a failed write before it writes again. */
+    static final Duration RETRY_AFTER = Duration.ofSeconds(1);
+
+    /** The output buffer: lines are written through it and flushed when the queue runs empty. */
+    static final int BUFFER_BYTES = 64 * 1024;
 
     /** The value of {@code spector.server.access-log} that turns it off. */
     static final String OFF = "off";
@@ -171,12 +186,12 @@ final class AccessLog implements AutoCloseable {
         }
         if (destination.equals(STDOUT)) {
             // fd 1 itself, not System.out: its PrintStream takes a lock and encodes per call
-            return new AccessLog(buffered(new FileOutputStream(FileDescriptor.out)), false, STDOUT, registry);
+            return new AccessLog(new FileOutputStream(FileDescriptor.out), false, STDOUT, registry);
         }
         Path file = Path.of(destination);
         OutputStream stream = Files.newOutputStream(
                 file, StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE);
-        return new AccessLog(buffered(stream), true, file.toAbsolutePath().toString(), registry);
+        return new AccessLog(stream, true, file.toAbsolutePath().toString(), registry);
     }
 
     /** A log writing to {@code out} (tests; the caller keeps {@code out}). */
@@ -184,9 +199,6 @@ final class AccessLog implements AutoCloseable {
         return new AccessLog(out, false, "a writer", registry);
     }
 
-    private static OutputStream buffered(OutputStream stream) {
-        return new BufferedOutputStream(stream, 64 * 1024);
-    }
 
     /** Answers whether lines are written: when not, callers skip building an {@link Entry}. */
     boolean enabled() {
@@ -196,10 +208,10 @@ final class AccessLog implements AutoCloseable {
     /** Queues one exchange's line; drops and counts it when the queue is full. Never blocks. */
     void log(Entry entry) {
         Queue<Entry> q = queue;
-        if (q == null || closed) {
+        if (q == null) {
             return;
         }
-        if (!q.offer(entry)) {
+        if (closed || !q.offer(entry)) {
             requireNonNull(dropped).increment();
         } else if (asleep.get() && asleep.compareAndSet(true, false)) {
             LockSupport.unpark(writer);
@@ -219,15 +231,19 @@ final class AccessLog implements AutoCloseable {
 
     private void run() {
         Queue<Entry> q = requireNonNull(queue);
-        OutputStream w = requireNonNull(out);
+        OutputStream raw = requireNonNull(out);
+        OutputStream w = new BufferedOutputStream(raw, BUFFER_BYTES);
         Line line = new Line();
         Clock clock = new Clock();
-        try {
-            int empty = 0;
-            while (!closed || !q.isEmpty()) {
+        int unflushed = 0; // lines written into the buffer since its last flush
+        long failedSince = 0; // when the last failure was said, 0: none said yet
+        int empty = 0;
+        while (!closed || !q.isEmpty()) {
+            try {
                 Entry e = q.poll();
                 if (e == null) {
                     w.flush();
+                    unflushed = 0;
                     if (closed) {
                         continue;
                     }
@@ -247,13 +263,35 @@ final class AccessLog implements AutoCloseable {
                 for (int n = 0; e != null && n < BATCH; n++) {
                     line.reset();
                     format(e, line, clock);
+                    unflushed++;
                     w.write(line.bytes, 0, line.length);
                     e = n + 1 < BATCH ? q.poll() : null;
                 }
+            } catch (IOException | RuntimeException failure) {
+                requireNonNull(dropped).increment(unflushed);
+                long now = System.nanoTime();
+                if (failedSince == 0 || now - failedSince >= RETRY_AFTER.toNanos()) {
+                    failedSince = now;
+                    log.warn(
+                            "access log write failed, {} line(s) lost; writing again in {} ms (lost lines are"
+                                    + " counted in spector_access_log_dropped_total): {}",
+                            unflushed,
+                            RETRY_AFTER.toMillis(),
+                            failure.toString());
+                }
+                unflushed = 0;
+                w = new BufferedOutputStream(raw, BUFFER_BYTES); // the failed bytes are let go
+                if (!closed) {
+                    LockSupport.parkNanos(this, RETRY_AFTER.toNanos());
+                } else {
+                    break; // closing: what is left is dropped, not retried past the close's wait
+                }
             }
+        }
+        try {
             w.flush();
-        } catch (IOException | RuntimeException e) {
-            log.error("access log writer failed; no more lines are written", e);
+        } catch (IOException e) {
+            requireNonNull(dropped).increment(unflushed);
         }
     }
 
@@ -448,16 +486,19 @@ final class AccessLog implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        if (t.isAlive()) {
+            // Blocked in a write (a standard output nobody reads): touching the stream would wait
+            // on the same lock, and the stop with it. The daemon thread ends with the process.
+            log.warn("access log: the writer is still blocked in a write after {} ms; its last lines may be lost",
+                    CLOSE_TIMEOUT.toMillis());
+            return;
+        }
         OutputStream w = out;
-        if (w != null) {
+        if (w != null && ownsOut) { // the writer flushed on its way out; standard output stays open
             try {
-                if (ownsOut) {
-                    w.close();
-                } else {
-                    w.flush(); // standard output stays open for the process's other output
-                }
+                w.close();
             } catch (IOException e) {
-                log.warn("access log: final flush failed: {}", e.toString());
+                log.warn("access log: close failed: {}", e.toString());
             }
         }
     }

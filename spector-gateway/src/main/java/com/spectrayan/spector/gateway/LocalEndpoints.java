@@ -5,6 +5,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -15,6 +16,23 @@ import org.jspecify.annotations.Nullable;
  */
 final class LocalEndpoints {
     private static final String PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+    /**
+     * How long a rendered scrape is served again: requests for {@code /actuator/prometheus} within
+     * it share one render. A client pipelining {@code HEAD}s (each rendered in full, its body then
+     * dropped, so the connection's write limit never stopped it) kept the admin thread, or a
+     * traffic loop on the client port, rendering without pause (found by a review); a scraper every
+     * few seconds sees no difference.
+     */
+    static final Duration SCRAPE_REUSE = Duration.ofSeconds(1);
+
+    /** The last rendered scrape; any thread (a benign race renders twice). */
+    private volatile @Nullable Scrape lastScrape;
+
+    private record Scrape(byte[] bytes, long renderedNanos) {}
+
+    /** Scrapes rendered (tests). */
+    private final java.util.concurrent.atomic.LongAdder renders = new java.util.concurrent.atomic.LongAdder();
 
     private final Health health;
     private final GatewayMetrics metrics;
@@ -33,9 +51,7 @@ final class LocalEndpoints {
             case "/actuator/health" -> health.full();
             case "/actuator/health/liveness" -> health.liveness();
             case "/actuator/health/readiness" -> health.readiness();
-            case "/actuator/prometheus" ->
-                Responses.full(
-                        HttpResponseStatus.OK, PROMETHEUS_TYPE, metrics.scrape().getBytes(StandardCharsets.UTF_8));
+            case "/actuator/prometheus" -> Responses.full(HttpResponseStatus.OK, PROMETHEUS_TYPE, scrape());
             default -> null;
         };
         if (actuator != null) {
@@ -48,6 +64,23 @@ final class LocalEndpoints {
             return cors.preflight(method, headers); // a page reaches a worker as it reaches an owner
         }
         return null;
+    }
+
+    /** Returns the scrape, rendered at most once per {@link #SCRAPE_REUSE}. */
+    private byte[] scrape() {
+        long now = System.nanoTime();
+        Scrape s = lastScrape;
+        if (s == null || now - s.renderedNanos() >= SCRAPE_REUSE.toNanos()) {
+            s = new Scrape(metrics.scrape().getBytes(StandardCharsets.UTF_8), now);
+            lastScrape = s;
+            renders.increment();
+        }
+        return s.bytes();
+    }
+
+    /** Returns how many scrapes were rendered (tests). */
+    long renders() {
+        return renders.sum();
     }
 
     /**

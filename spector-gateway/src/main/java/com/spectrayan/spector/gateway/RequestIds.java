@@ -88,8 +88,10 @@ final class RequestIds {
     }
 
     /**
-     * Returns the trace id of the request's {@code traceparent} ({@code 00-<32 hex>-<16 hex>-<2
-     * hex>}, the trace id not all zeros), or null when it has none or it is malformed.
+     * Returns the trace id of the request's {@code traceparent}, or null when it has none or it is
+     * malformed (W3C Trace Context §3.2: {@code <version>-<32 hex>-<16 hex>-<2 hex flags>}, lower
+     * case, neither id all zeros, version {@code ff} invalid; version {@code 00} exactly 55
+     * characters, a later version at least that and a {@code -} after its flags).
      */
     static @Nullable String traceId(HttpHeaders headers) {
         String tp = headers.get(TRACEPARENT);
@@ -100,8 +102,16 @@ final class RequestIds {
         if (!isLowerHex(version) || version.equals("ff") || (version.equals("00") && tp.length() != 55)) {
             return null;
         }
+        if (tp.length() > 55 && tp.charAt(55) != '-') {
+            return null; // a later version's fields follow the flags after a dash
+        }
         String trace = tp.substring(3, 35);
-        if (!isLowerHex(trace) || trace.chars().allMatch(c -> c == '0') || !isLowerHex(tp.substring(36, 52))) {
+        String parent = tp.substring(36, 52);
+        if (!isLowerHex(trace)
+                || trace.chars().allMatch(c -> c == '0')
+                || !isLowerHex(parent)
+                || parent.chars().allMatch(c -> c == '0')
+                || !isLowerHex(tp.substring(53, 55))) {
             return null;
         }
         return trace;

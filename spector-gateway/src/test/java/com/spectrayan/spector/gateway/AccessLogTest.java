@@ -396,6 +396,15 @@ final class AccessLogTest {
                 .isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");
         assertThat(trace("00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01"))
                 .isNull();
+        assertThat(trace("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01"))
+                .as("the parent id all zero")
+                .isNull();
+        assertThat(trace("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-zz"))
+                .as("flags not hex")
+                .isNull();
+        assertThat(trace("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x"))
+                .as("a later version's fields follow a dash")
+                .isNull();
         assertThat(trace(null)).isNull();
     }
 
@@ -487,6 +496,88 @@ final class AccessLogTest {
         } finally {
             release.countDown();
             access.close();
+        }
+    }
+
+    /**
+     * A write that fails (a full disk, a closed pipe) loses the lines it held, counted, and the log
+     * goes on once the destination takes bytes again. Regression (a review): the writer thread
+     * ended at the first failure, and every later line was queued, then dropped, until a restart.
+     */
+    @Test
+    void aFailedWrite_countsItsLines_andTheLogResumes() {
+        java.util.concurrent.atomic.AtomicBoolean full = new java.util.concurrent.atomic.AtomicBoolean(true);
+        java.io.ByteArrayOutputStream kept = new java.io.ByteArrayOutputStream();
+        java.io.OutputStream disk = new java.io.OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) throws IOException {
+                if (full.get()) {
+                    throw new IOException("No space left on device (a test's)");
+                }
+                kept.write(b, off, len);
+            }
+        };
+        AccessLog access = AccessLog.writingTo(disk, new SimpleMeterRegistry());
+        try {
+            access.log(entry("lost-1"));
+            access.log(entry("lost-2"));
+            Waits.until("the failed lines counted", () -> access.dropped() == 2);
+            full.set(false);
+            access.log(entry("after"));
+            Waits.until("the log resumes", () -> kept.toString(StandardCharsets.UTF_8).contains("\"after\""));
+            assertThat(kept.toString(StandardCharsets.UTF_8)).doesNotContain("lost-");
+            assertThat(access.dropped()).isEqualTo(2);
+        } finally {
+            access.close();
+        }
+    }
+
+    /**
+     * A writer blocked in a write (a standard output nobody reads) does not hold the gateway's stop:
+     * the close returns within its bound, and a line offered after it is counted as dropped.
+     * Regression (a review): the close's final flush waited on the blocked writer's lock for good.
+     */
+    @Test
+    void close_withTheWriterBlocked_returnsWithinItsBound_andLaterLinesAreCounted() throws Exception {
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+        java.io.OutputStream stuck = new java.io.OutputStream() {
+            @Override
+            public void write(int b) {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public synchronized void write(byte[] b, int off, int len) {
+                entered.countDown();
+                try {
+                    never.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+
+            @Override
+            public synchronized void flush() {}
+        };
+        AccessLog access = AccessLog.writingTo(stuck, new SimpleMeterRegistry());
+        try {
+            access.log(entry("stuck"));
+            assertThat(entered.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            long started = System.nanoTime();
+            access.close();
+            assertThat(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started))
+                    .as("the close waits at most its bound")
+                    .isLessThan(AccessLog.CLOSE_TIMEOUT.toMillis() + 2_000);
+            access.log(entry("late"));
+            assertThat(access.dropped()).as("a line after the close").isEqualTo(1);
+        } finally {
+            never.countDown();
         }
     }
 

@@ -49,6 +49,37 @@ final class AdminListenerTest {
         return "GET " + path + " HTTP/1.1\r\nHost: gw\r\n\r\n";
     }
 
+    /**
+     * Pipelined scrapes share one render a second: 200 {@code HEAD}s and a {@code GET} of {@code
+     * /actuator/prometheus} on one connection are all answered, and the scrape is rendered a few
+     * times at most. Regression (a review): each {@code HEAD} rendered the whole scrape and dropped
+     * it, and its small answers never reached the connection's write limit, so one client kept the
+     * admin thread rendering without pause.
+     */
+    @Test
+    void pipelinedScrapes_shareOneRenderASecond() throws Exception {
+        long before = cell.gateway.localEndpoints().renders();
+        StringBuilder pipelined = new StringBuilder();
+        for (int i = 0; i < 200; i++) {
+            pipelined.append("HEAD /actuator/prometheus HTTP/1.1\r\nHost: gw\r\n\r\n");
+        }
+        pipelined.append(get("/actuator/prometheus"));
+        long started = System.nanoTime();
+        try (WireClient c = new WireClient(admin)) {
+            c.send(pipelined.toString());
+            for (int i = 0; i < 200; i++) {
+                assertThat(c.readForHead().status()).as("HEAD %d", i).isEqualTo(200);
+            }
+            WireClient.Response r = c.read();
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.text()).contains("spector_");
+        }
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
+        assertThat(cell.gateway.localEndpoints().renders() - before)
+                .as("renders for 201 scrapes in about %d s", seconds)
+                .isLessThanOrEqualTo(seconds + 2);
+    }
+
     @Test
     void healthAndMetrics_areAnswered_whileEveryTrafficLoopIsBusy() throws Exception {
         CountDownLatch release = new CountDownLatch(1);

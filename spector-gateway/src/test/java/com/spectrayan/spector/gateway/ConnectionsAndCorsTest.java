@@ -132,6 +132,34 @@ final class ConnectionsAndCorsTest {
         assertThat(seen.header("X-Forwarded-Proto")).isEqualTo("https");
     }
 
+    /**
+     * RFC 9110 §5.3: field lines of one name are one list. A trusted proxy that adds its own
+     * {@code X-Forwarded-For} line behind the client's (HAProxy's {@code option forwardfor} does)
+     * keeps both, in order, and the gateway appends the proxy's address. Regression (a review):
+     * only the first line was kept, so the owner read the client's forged address followed by the
+     * proxy's, and the address the proxy saw was lost.
+     */
+    @Test
+    void forwardedFor_onTwoLinesFromATrustedProxy_keepsBothInOrder() throws Exception {
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send("GET /api/v1/namespaces/twolines/echo HTTP/1.1\r\nHost: x\r\n"
+                            + "X-Forwarded-For: 6.6.6.6\r\nX-Forwarded-For: 203.0.113.7\r\nAuthorization: Bearer "
+                            + Cell.token(Cell.TENANT) + "\r\n\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(200);
+        }
+        var seen = cell.owners.get(0).requests().stream()
+                .filter(q -> "twolines".equals(q.namespace()))
+                .findFirst()
+                .orElseThrow();
+        assertThat(seen.headers().entrySet().stream()
+                        .filter(e -> e.getKey().equalsIgnoreCase("X-Forwarded-For"))
+                        .flatMap(e -> e.getValue().stream())
+                        .toList())
+                .as("one line, every address in order, the proxy's last")
+                .containsExactly("6.6.6.6, 203.0.113.7, 127.0.0.1");
+    }
+
     @Test
     void forwardedResponse_toAnAllowedOrigin_carriesTheCorsHeaders() throws Exception {
         try (RawClient c = new RawClient(cell.gateway.port())) {

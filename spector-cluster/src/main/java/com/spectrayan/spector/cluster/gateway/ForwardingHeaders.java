@@ -32,7 +32,10 @@ public final class ForwardingHeaders {
      */
     public static void set(
             HttpHeaders headers, boolean trustedProxy, String clientAddress, String scheme, @Nullable String host) {
-        String priorFor = trustedProxy ? headers.get(X_FORWARDED_FOR) : null;
+        // Every field line, in order (RFC 9110 §5.3: lines of one name are one list): a proxy
+        // that adds its own line behind a client's (HAProxy's option forwardfor does) must not
+        // have the address it saw replaced by the one the client wrote (found by a review).
+        String priorFor = trustedProxy ? joined(headers.getAll(X_FORWARDED_FOR)) : null;
         if (!trustedProxy) {
             HeaderFilter.dropForwardingFacts(headers);
         }
@@ -43,5 +46,9 @@ public final class ForwardingHeaders {
         if (host != null && !headers.contains(X_FORWARDED_HOST)) {
             headers.set(X_FORWARDED_HOST, host);
         }
+    }
+
+    private static @Nullable String joined(java.util.List<String> lines) {
+        return lines.isEmpty() ? null : lines.size() == 1 ? lines.get(0) : String.join(", ", lines);
     }
 }
