@@ -18,11 +18,11 @@ final class LocalEndpoints {
     private static final String PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
     /**
-     * How long a rendered scrape is served again: requests for {@code /actuator/prometheus} within
-     * it share one render. A client pipelining {@code HEAD}s (each rendered in full, its body then
-     * dropped, so the connection's write limit never stopped it) kept the admin thread, or a
-     * traffic loop on the client port, rendering without pause (found by a review); a scraper every
-     * few seconds sees no difference.
+     * How long a rendered scrape answers a {@code HEAD} again (its length): a client pipelining
+     * {@code HEAD}s, each rendered in full and its body then dropped, so that the connection's
+     * write limit never stopped it, kept the admin thread, or a traffic loop on the client port,
+     * rendering without pause (found by a review). A {@code GET} always renders (its body is what
+     * a scraper wants fresh, and its bytes meet the write limit).
      */
     static final Duration SCRAPE_REUSE = Duration.ofSeconds(1);
 
@@ -51,7 +51,8 @@ final class LocalEndpoints {
             case "/actuator/health" -> health.full();
             case "/actuator/health/liveness" -> health.liveness();
             case "/actuator/health/readiness" -> health.readiness();
-            case "/actuator/prometheus" -> Responses.full(HttpResponseStatus.OK, PROMETHEUS_TYPE, scrape());
+            case "/actuator/prometheus" ->
+                Responses.full(HttpResponseStatus.OK, PROMETHEUS_TYPE, scrape(HttpMethod.HEAD.equals(method)));
             default -> null;
         };
         if (actuator != null) {
@@ -66,11 +67,11 @@ final class LocalEndpoints {
         return null;
     }
 
-    /** Returns the scrape, rendered at most once per {@link #SCRAPE_REUSE}. */
-    private byte[] scrape() {
+    /** Returns the scrape: for a {@code HEAD}, one rendered within {@link #SCRAPE_REUSE} if there is one. */
+    private byte[] scrape(boolean head) {
         long now = System.nanoTime();
         Scrape s = lastScrape;
-        if (s == null || now - s.renderedNanos() >= SCRAPE_REUSE.toNanos()) {
+        if (!head || s == null || now - s.renderedNanos() >= SCRAPE_REUSE.toNanos()) {
             s = new Scrape(metrics.scrape().getBytes(StandardCharsets.UTF_8), now);
             lastScrape = s;
             renders.increment();
