@@ -199,7 +199,6 @@ final class AccessLog implements AutoCloseable {
         return new AccessLog(out, false, "a writer", registry);
     }
 
-
     /** Answers whether lines are written: when not, callers skip building an {@link Entry}. */
     boolean enabled() {
         return queue != null && !closed;
@@ -489,7 +488,8 @@ final class AccessLog implements AutoCloseable {
         if (t.isAlive()) {
             // Blocked in a write (a standard output nobody reads): touching the stream would wait
             // on the same lock, and the stop with it. The daemon thread ends with the process.
-            log.warn("access log: the writer is still blocked in a write after {} ms; its last lines may be lost",
+            log.warn(
+                    "access log: the writer is still blocked in a write after {} ms; its last lines may be lost",
                     CLOSE_TIMEOUT.toMillis());
             return;
         }

@@ -29,7 +29,16 @@ final class LocalEndpoints {
     /** The last rendered scrape; any thread (a benign race renders twice). */
     private volatile @Nullable Scrape lastScrape;
 
-    private record Scrape(byte[] bytes, long renderedNanos) {}
+    /** A rendered scrape and when it was rendered. */
+    private static final class Scrape {
+        final byte[] bytes;
+        final long renderedNanos;
+
+        Scrape(byte[] bytes, long renderedNanos) {
+            this.bytes = bytes;
+            this.renderedNanos = renderedNanos;
+        }
+    }
 
     /** Scrapes rendered (tests). */
     private final java.util.concurrent.atomic.LongAdder renders = new java.util.concurrent.atomic.LongAdder();
@@ -71,12 +80,12 @@ final class LocalEndpoints {
     private byte[] scrape(boolean head) {
         long now = System.nanoTime();
         Scrape s = lastScrape;
-        if (!head || s == null || now - s.renderedNanos() >= SCRAPE_REUSE.toNanos()) {
+        if (!head || s == null || now - s.renderedNanos >= SCRAPE_REUSE.toNanos()) {
             s = new Scrape(metrics.scrape().getBytes(StandardCharsets.UTF_8), now);
             lastScrape = s;
             renders.increment();
         }
-        return s.bytes();
+        return s.bytes;
     }
 
     /** Returns how many scrapes were rendered (tests). */

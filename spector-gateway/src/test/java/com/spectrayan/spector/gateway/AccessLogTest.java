@@ -529,7 +529,9 @@ final class AccessLogTest {
             Waits.until("the failed lines counted", () -> access.dropped() == 2);
             full.set(false);
             access.log(entry("after"));
-            Waits.until("the log resumes", () -> kept.toString(StandardCharsets.UTF_8).contains("\"after\""));
+            Waits.until(
+                    "the log resumes",
+                    () -> kept.toString(StandardCharsets.UTF_8).contains("\"after\""));
             assertThat(kept.toString(StandardCharsets.UTF_8)).doesNotContain("lost-");
             assertThat(access.dropped()).isEqualTo(2);
         } finally {
