@@ -182,7 +182,12 @@ public final class V2FrameCodec {
      *
      * <p>Buffers: {@code message} stays the caller's (read from its reader index to its writer
      * index; neither index moves, nothing is released). A {@link V2Frame.Data} delivered holds a
-     * retained slice of it, which the consumer releases. When a frame breaks a rule, the frames
+     * retained slice of it, which the consumer releases; but when the message's DATA frames are
+     * less than half of it, each is copied into a buffer of its own instead: a slice keeps its
+     * whole message alive, and the windows count only DATA bytes, so a peer packing one DATA byte
+     * with a megabyte of frames of an unknown type (ignored, section 9.2) would have this side hold
+     * a megabyte per window byte (found by a review). The copy is at most the DATA bytes, that is
+     * at most half the message. When a frame breaks a rule, the frames
      * before it have been delivered (and are the consumer's) and nothing of the broken one or
      * those after it was made, so nothing leaks. An exception {@code out} throws goes to the
      * caller as it is; the frame it was handed is the consumer's all the same.
@@ -200,6 +205,7 @@ public final class V2FrameCodec {
                     0,
                     "message: " + (end - at) + " bytes (expected: <= " + V2Limits.MAX_MESSAGE_BYTES + ")");
         }
+        boolean copyData = 2L * dataBytes(message, at, end) < end - at;
         do {
             if (end - at < V2Limits.HEADER_BYTES) {
                 throw V2ProtocolException.connectionError(
@@ -221,7 +227,7 @@ public final class V2FrameCodec {
                         "frame of type 0x" + Integer.toHexString(type) + ": payload " + length + " bytes, "
                                 + (end - payload) + " left in the message (expected: a whole frame)");
             }
-            V2Frame frame = frame(message, type, flags, streamId, payload, length);
+            V2Frame frame = frame(message, type, flags, streamId, payload, length, copyData);
             at = payload + length;
             if (frame != null) {
                 out.accept(frame);
@@ -229,13 +235,34 @@ public final class V2FrameCodec {
         } while (at < end);
     }
 
+    /**
+     * Returns the bytes of the DATA frames (headers and payloads) in {@code message} between {@code
+     * at} and {@code end}, as their headers say, stopping at the first header that does not fit (the decode then
+     * refuses it).
+     */
+    private static long dataBytes(ByteBuf message, int at, int end) {
+        long data = 0;
+        while (end - at >= V2Limits.HEADER_BYTES) {
+            int length = message.getUnsignedMedium(at);
+            if (message.getUnsignedByte(at + 3) == TYPE_DATA) {
+                data += V2Limits.HEADER_BYTES + length;
+            }
+            at += V2Limits.HEADER_BYTES + length;
+        }
+        return data;
+    }
+
     /** Returns the frame of a header and its whole payload, or null for a type this side does not know. */
-    private static @Nullable V2Frame frame(ByteBuf message, int type, int flags, int streamId, int at, int length) {
+    private static @Nullable V2Frame frame(
+            ByteBuf message, int type, int flags, int streamId, int at, int length, boolean copyData) {
         switch (type) {
             case TYPE_DATA -> {
-                // Checked before the slice is made, so a refusal leaves nothing to release.
+                // Checked before the buffer is made, so a refusal leaves nothing to release.
                 V2FrameRules.stream("DATA", streamId);
-                return new V2Frame.Data(streamId, message.retainedSlice(at, length), (flags & FLAG_END_STREAM) != 0);
+                ByteBuf payload = copyData
+                        ? message.alloc().buffer(length).writeBytes(message, at, length)
+                        : message.retainedSlice(at, length);
+                return new V2Frame.Data(streamId, payload, (flags & FLAG_END_STREAM) != 0);
             }
             case TYPE_HEADERS -> {
                 V2FrameRules.stream("HEADERS", streamId);

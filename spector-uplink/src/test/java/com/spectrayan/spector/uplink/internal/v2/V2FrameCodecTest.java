@@ -201,6 +201,47 @@ final class V2FrameCodecTest {
         }
     }
 
+    /**
+     * A DATA frame packed with frames of a type this side ignores (section 9.2), which make most of
+     * its message, gets a buffer of its own: the message is not held by it, so the windows, which
+     * count DATA bytes, bound what a peer can make this side hold. Regression (a review): the
+     * payload was a slice, and one DATA byte beside 1 MiB of ignored frames held the MiB, per byte
+     * of window. A message mostly of DATA (several streams' frames packed) still slices.
+     */
+    @Test
+    void decode_dataPaddedWithIgnoredFrames_isCopied_andHoldsNotItsMessage() {
+        byte[] padded = concat(frame(V2FrameCodec.TYPE_DATA, 0, 1, utf8("a")), frame(0x0f, 0, 0, new byte[64 * 1024]));
+        ByteBuf message = ByteBufAllocator.DEFAULT.directBuffer().writeBytes(padded);
+        List<V2Frame> frames = decode(message);
+        assertThat(frames).hasSize(1);
+        Data data = (Data) frames.get(0);
+        try {
+            assertThat(message.refCnt())
+                    .as("the message is not held by the copy")
+                    .isEqualTo(1);
+            assertThat(data.payload().capacity())
+                    .as("a buffer of the DATA's size")
+                    .isLessThan(1024);
+            assertThat(data.payload().toString(StandardCharsets.US_ASCII)).isEqualTo("a");
+        } finally {
+            data.release();
+            message.release();
+        }
+
+        byte[] packed = concat(
+                frame(V2FrameCodec.TYPE_DATA, 0, 1, new byte[1000]),
+                frame(V2FrameCodec.TYPE_DATA, 0, 3, new byte[1000]),
+                frame(0x0f, 0, 0, new byte[100]));
+        ByteBuf mostlyData = ByteBufAllocator.DEFAULT.directBuffer().writeBytes(packed);
+        List<V2Frame> two = decode(mostlyData);
+        try {
+            assertThat(mostlyData.refCnt()).as("two slices hold the message").isEqualTo(3);
+        } finally {
+            release(two);
+            mostlyData.release();
+        }
+    }
+
     @Test
     void encode_data_composesTheHeaderWithThePayload_notACopy() {
         ByteBuf payload = buffer(utf8("abcd"));
