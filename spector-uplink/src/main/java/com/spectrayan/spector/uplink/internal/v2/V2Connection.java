@@ -283,6 +283,11 @@ public final class V2Connection {
         return !goneAway;
     }
 
+    /** Moves this side's stream ids on to {@code highest}, as if streams up to it had run (tests: the id space's end). */
+    void skipStreamIdsTo(int highest) {
+        highestStreamId = highest;
+    }
+
     /** Returns whether the link closed (or is closing); on the event loop. */
     public boolean isClosed() {
         return closed;
@@ -408,6 +413,13 @@ public final class V2Connection {
         List<WindowCredit> credits = receiveWindows.open(id); // all bookkeeping before the first write
         control(new V2Frame.Headers(id, json, endStream));
         sendCredits(credits, null);
+        if (id + 2L > V2Limits.MAX_STREAM_ID && !goneAway) {
+            // The link's last stream id: it is retired as a drain retires it (its worker dials the
+            // slot again at the GOAWAY), not left to refuse every relay (found by a review).
+            goAwayAbove = Math.min(goAwayAbove, (long) id + 1);
+            goneAway = true;
+            control(new V2Frame.GoAway(id, V2ErrorCode.NO_ERROR, "stream ids exhausted: dial again"));
+        }
         if (endStream) {
             scheduler.reset(id); // nothing to send: the sending side is done at the head
             localEnded(stream);

@@ -302,6 +302,31 @@ final class V2ConnectionTest {
         assertThat(peers.gateway.connection.openStreams()).isZero();
     }
 
+    /**
+     * A link whose stream ids run out is retired: the stream with the last id (2^31 - 1) opens and
+     * is served, a GOAWAY with it as the last id and NO_ERROR goes with it (the worker dials the
+     * slot again, as at a drain), and the link offers no more streams. Regression (a review): the
+     * link refused every later relay and was still offered, with no relay running on it the first
+     * choice, after about 2^30 relays.
+     */
+    @Test
+    void theLastStreamId_opensItsStream_andRetiresTheLink() {
+        peers.gateway.connection.skipStreamIdsTo(V2Limits.MAX_STREAM_ID - 2);
+        RecordingStreamHandler last = peers.gateway.open(true);
+        peers.pump();
+
+        assertThat(last.stream().id()).isEqualTo(V2Limits.MAX_STREAM_ID);
+        assertThat(peers.worker.goAways)
+                .containsExactly(new V2Frame.GoAway(
+                        V2Limits.MAX_STREAM_ID, V2ErrorCode.NO_ERROR, "stream ids exhausted: dial again"));
+        assertThat(peers.gateway.connection.opensStreams())
+                .as("no longer offered")
+                .isFalse();
+        peers.worker.accepted.get(0).stream().sendHeaders(new ResponseHead(204, List.of(), -1), true);
+        peers.pump();
+        assertThat(last.events).as("the last stream is served").containsExactly("head 204 END");
+    }
+
     @Test
     void goAway_fromTheWorker_streamsAboveItsLastIdRefusedAtTheGateway() {
         RecordingStreamHandler one = peers.gateway.open(false);
