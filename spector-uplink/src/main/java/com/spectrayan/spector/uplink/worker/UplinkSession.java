@@ -99,6 +99,13 @@ public final class UplinkSession implements FrameChannel.Receiver {
     private final Set<V2ServedRelay> streamRelays = new HashSet<>();
     /** Calls and v2 streams that arrived before the startup gate settled, in arrival order. */
     private final ArrayDeque<Runnable> held = new ArrayDeque<>();
+    /**
+     * The v2 streams among {@link #held}, each leaving it as it ends (a reset while held): the
+     * link's count of 16 leaves a stream at its reset, so without this a peer opening and
+     * resetting streams before the gate settles grew {@link #held} by a relay and its head each
+     * time (found by a review).
+     */
+    private final java.util.IdentityHashMap<V2ServedRelay, Runnable> heldStreams = new java.util.IdentityHashMap<>();
 
     private boolean gateOpen;
     private @Nullable Throwable gateFailure;
@@ -225,7 +232,9 @@ public final class UplinkSession implements FrameChannel.Receiver {
             return;
         }
         if (!gateOpen) {
-            held.add(() -> handleStream(relay));
+            Runnable run = () -> handleStream(relay);
+            heldStreams.put(relay, run);
+            held.add(run);
             return;
         }
         handleStream(relay);
@@ -239,6 +248,14 @@ public final class UplinkSession implements FrameChannel.Receiver {
             deferred.run();
         }
         held.clear();
+        heldStreams.clear();
+    }
+
+    /** Returns the calls and streams waiting for the startup gate, counted on the session's executor (tests). */
+    java.util.concurrent.CompletionStage<Integer> heldCount() {
+        java.util.concurrent.CompletableFuture<Integer> n = new java.util.concurrent.CompletableFuture<>();
+        serial.execute(() -> n.complete(held.size()));
+        return n;
     }
 
     private void connectionClosed(@Nullable Throwable cause) {
@@ -247,6 +264,7 @@ public final class UplinkSession implements FrameChannel.Receiver {
         }
         closed = true;
         held.clear();
+        heldStreams.clear();
         SpectorException lost = SpectorException.of(
                 ErrorCode.DAEMON_CONNECTION_LOST,
                 "uplink connection closed" + (cause == null ? "" : ": " + cause.getMessage()));
@@ -419,6 +437,10 @@ public final class UplinkSession implements FrameChannel.Receiver {
     void streamEnded(V2ServedRelay relay) {
         serial.execute(() -> {
             streamRelays.remove(relay);
+            Runnable wasHeld = heldStreams.remove(relay);
+            if (wasHeld != null) {
+                held.remove(wasHeld); // reset before the gate settled: nothing of it is kept
+            }
             activeRelays = relayCount();
         });
     }

@@ -503,6 +503,40 @@ final class V2ServedRelayTest {
                 .isEqualTo(204);
     }
 
+    /**
+     * Streams opened and reset before the startup gate settles leave nothing held: 200 of them
+     * (a rapid reset, each within the link's 16) and the worker holds none, and the one stream
+     * still open when the gate opens is served. Regression (a review): each reset stream's relay
+     * and head stayed in the session's held list until the gate settled, without a bound.
+     */
+    @Test
+    void streamsResetBeforeTheGate_areNotHeld() {
+        CompletableFuture<Void> gate = new CompletableFuture<>();
+        V2LinkPair pair = connect(
+                UplinkSession.Role.GATEWAY_UPLINK,
+                options(request -> CompletableFuture.completedFuture(new RelayedResponse(204, List.of(), null)))
+                        .startupGate(gate)
+                        .build());
+        for (int i = 0; i < 200; i++) {
+            GatewayStream reset = pair.open(head("GET"), true);
+            Waits.until("the worker took stream " + i, () -> pair.onWorkerLoop(pair.worker::openStreams) == 1);
+            reset.cancel();
+            Waits.until("the worker let stream " + i + " go", () -> pair.onWorkerLoop(pair.worker::openStreams) == 0);
+        }
+        GatewayStream kept = pair.open(head("GET"), true);
+        Waits.until("the worker took the last stream", () -> pair.onWorkerLoop(pair.worker::openStreams) == 1);
+        Waits.until("only the open stream is held", () -> heldCount(pair) == 1);
+
+        gate.complete(null);
+
+        assertThat(Waits.done(kept.head, "served once the gate opens").status()).isEqualTo(204);
+        assertThat(requests).as("only the open stream reached the target").hasSize(1);
+    }
+
+    private static int heldCount(V2LinkPair pair) {
+        return Waits.done(pair.session.heldCount(), "the session's count", Duration.ofSeconds(5));
+    }
+
     /** A stream held before the gate is answered as v1's held call is when the worker failed to start: INTERNAL. */
     @Test
     void streamBeforeTheGate_gateFails_resetRelayErrorInternal() {
