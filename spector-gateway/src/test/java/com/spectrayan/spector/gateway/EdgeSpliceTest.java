@@ -273,9 +273,12 @@ class EdgeSpliceTest {
                             return still;
                         });
             }
+            // One thread per stalled client (12) is the defect; a healthy ring shows 1 to 6 here
+            // (the kernel starts a worker whenever none is free, so a loaded machine sees a few
+            // more: 6 once in CI, at the old bound of fewer than half).
             assertThat(ringWorkers())
                     .as("the ring's worker threads with %d clients stalled mid-splice", clients)
-                    .isLessThan(clients / 2);
+                    .isLessThanOrEqualTo(clients * 2 / 3);
             for (Wire c : stalled) {
                 assertThat(c.readNBytes(len)).isEqualTo(StagedOwner.body(len));
             }
