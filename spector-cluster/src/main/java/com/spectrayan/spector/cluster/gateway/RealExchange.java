@@ -287,7 +287,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             o = new BodyChunks();
             o.add(chunk);
             overflow = o;
-            body.pause();
+            body.pauseUntimed(); // the attempt has yet to connect: its connect timeout bounds this
             attempt(b.entry(), b.uri());
             return;
         }
@@ -321,7 +321,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             return;
         }
         if (!state.isBuffering()) {
-            body.pause();
+            body.pauseUntimed(); // no owner to time: a connect, a retarget or a hold, each bounded
         }
     }
 
@@ -433,6 +433,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         }
         lastOwner = entry.owner();
         attemptNanos = forwarder.ticker.read();
+        body.stopClock(); // an earlier attempt's wait is not this owner's
         Attempt a = pinned == null
                 ? new Attempt(
                         entry,
@@ -524,6 +525,8 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             body.start(this);
         } else if (a.isWritable()) {
             resumeBody();
+        } else {
+            body.pause(); // the replay copy filled this connection: its stall clock starts now
         }
     }
 
@@ -1199,8 +1202,9 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
 
     /** The owner took no body byte for owner-timeout while the client's body waited. */
     private void onStall() {
-        if (state.isOver() || state.isStreaming()) {
-            return;
+        Attempt a = current;
+        if (state.isOver() || state.isStreaming() || a == null || !a.isSending()) {
+            return; // no owner was waited on (a clock left from an attempt that is gone)
         }
         if (pinned == null) {
             metrics.countOwnerTimeout();

@@ -9,13 +9,23 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The client's request body as one exchange pulls it: started once, paused while no owner
- * connection takes more, resumed when one does, and watched while paused. An owner that takes no
- * more of the body for {@code stallTimeout} (nginx's {@code proxy_send_timeout}) stalls the
- * exchange, so a stalled owner never holds the client forever; the time waited is read from the
- * {@link Ticker}.
+ * connection takes more, resumed when one does. An owner connection that takes no more of the body
+ * for {@code stallTimeout} (nginx's {@code proxy_send_timeout}) stalls the exchange, so a stalled
+ * owner never holds the client forever; the time waited is read from the {@link Ticker}.
+ *
+ * <p>The stall clock times an owner, not the exchange: it runs only while an attempt that is sending
+ * cannot take more ({@link #pause}). A body paused while no attempt sends ({@link #pauseUntimed}: a
+ * connect, a retarget, a hand-off hold) waits on deadlines of their own (the connect timeout, the
+ * hold window), and {@link #stopClock} ends the clock of an attempt that is gone, so a hold or the
+ * next owner's connect is never reported as the last owner's stall (a 504 naming an owner that
+ * had just been asked).
  *
  * <pre>
- *   NOT STARTED --start--> FLOWING <--resume/pause--> PAUSED (stall timer runs)
+ *   NOT STARTED --start--> FLOWING --pause--> PAUSED, clock runs --stall timeout--> onStall
+ *                           |  ^                  |  ^
+ *                pauseUntimed  resume     stopClock  pause
+ *                           v  |                  v  |
+ *                          PAUSED, no clock  <----+
  *        any --end--> ENDED (a pause after it is a no-op)
  * </pre>
  *
@@ -52,13 +62,36 @@ final class RequestBodyPump {
         ended = true;
     }
 
-    /** Stops reading from the client and starts the stall timer (a started body not yet ended). */
+    /**
+     * The sending attempt takes no more: stops reading from the client and starts the stall clock,
+     * unless it runs already (a started body not yet ended).
+     */
     void pause() {
-        if (!paused && started && !ended) {
+        if (started && !ended) {
+            stopReading();
+            if (stallTimer == null) {
+                pausedAtNanos = ticker.read();
+                scheduleStallCheck(stallNanos);
+            }
+        }
+    }
+
+    /** No attempt sends: stops reading from the client, with no stall clock (a started body not yet ended). */
+    void pauseUntimed() {
+        if (started && !ended) {
+            stopReading();
+        }
+    }
+
+    /** The attempt the clock timed is gone: the body stays as it is, its stall clock stopped. */
+    void stopClock() {
+        cancelStall();
+    }
+
+    private void stopReading() {
+        if (!paused) {
             paused = true;
             body.pause();
-            pausedAtNanos = ticker.read();
-            scheduleStallCheck(stallNanos);
         }
     }
 

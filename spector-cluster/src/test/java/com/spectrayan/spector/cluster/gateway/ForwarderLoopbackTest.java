@@ -6,12 +6,15 @@ import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.cluster.routing.OwnershipResolver;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
+import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.testkit.EarlyAnswerUpstream;
+import com.spectrayan.spector.testkit.Waits;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
@@ -262,6 +265,97 @@ final class ForwarderLoopbackTest {
     }
 
     /**
+     * nginx's {@code proxy_send_timeout} times an owner that takes no more of the body; a request
+     * held while its namespace is handed off has no owner sending, and its hold window bounds it.
+     * Regression (a review of the thirtieth stop): the stall clock started when a body chunk
+     * arrived during the hold and ran on through it, so the client got {@code 504 OWNER_TIMEOUT}
+     * naming the old owner after {@code owner-timeout}, where the hold's {@code 503
+     * handoff-hold-expired} (or, had the move ended, the new owner's answer) was due. The owner
+     * here answers the hand-off at once and then stops listening, so the hold's polls find no one
+     * and the body is never resumed by one.
+     */
+    @Test
+    void aBodyArrivingWhileHeld_isNoOwnerStall_theHoldWindowBoundsIt() throws Exception {
+        Duration ownerTimeout = Duration.ofMillis(300);
+        Duration holdWindow = Duration.ofMillis(1500);
+        Channel handingOff = new ServerBootstrap()
+                .group(ownerLoops)
+                .channel(NioServerSocketChannel.class)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new HttpServerCodec()).addLast(new HandingOffOwner());
+                    }
+                })
+                .bind("127.0.0.1", 0)
+                .sync()
+                .channel();
+        HandingOffOwner.listener = handingOff;
+        try {
+            GatewayForwarder holding = new GatewayForwarder(
+                    WaterfallRoutingResolver.builder(
+                                    "cell", new OwnershipResolver(KetamaRing.of(1, List.of("owner-a"))))
+                            .build(),
+                    Map.of(
+                            "owner-a",
+                            URI.create(
+                                    "http://127.0.0.1:" + ((InetSocketAddress) handingOff.localAddress()).getPort())),
+                    transport,
+                    new ForwarderSpec(
+                            2,
+                            10L * 1024 * 1024,
+                            1024,
+                            64L * 1024 * 1024,
+                            ownerTimeout,
+                            Duration.ofSeconds(9),
+                            Duration.ofSeconds(60),
+                            Duration.ofSeconds(300),
+                            ForwarderSpec.DEFAULT_OWNER_DOWN_AFTER,
+                            ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF,
+                            ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF_MAX,
+                            holdWindow,
+                            ForwarderSpec.DEFAULT_HANDOFF_MAX_HELD,
+                            ForwarderSpec.DEFAULT_HANDOFF_MAX_HELD_BYTES,
+                            0), // every body streams: the first attempt goes before any body byte
+                    new ForwarderMetrics());
+            EagerBody body = new EagerBody();
+            RecordingResponseSink sink = new RecordingResponseSink();
+            ForwardRequest request = new ForwardRequest(
+                    HttpMethod.PUT,
+                    "/api/v1/namespaces/orders/held",
+                    new DefaultHttpHeaders(),
+                    KEY,
+                    body,
+                    100,
+                    "127.0.0.1",
+                    false,
+                    "http",
+                    "gateway",
+                    null,
+                    null);
+
+            long start = System.nanoTime();
+            loop.submit(() -> holding.forward(request, sink, loop)).get(5, TimeUnit.SECONDS);
+            Waits.until("the request is held", () -> holding.handoffHeld() == 1);
+            loop.submit(() -> body.deliver("a".repeat(10))).get(5, TimeUnit.SECONDS);
+
+            Object outcome = sink.outcome.get(10, TimeUnit.SECONDS);
+            long tookMs = (System.nanoTime() - start) / 1_000_000;
+
+            assertThat(outcome)
+                    .as("the hold's answer, not the old owner's stall")
+                    .isInstanceOfSatisfying(
+                            SpectorException.class,
+                            e -> assertThat(e.code() + " " + e.details().get("reason"))
+                                    .isEqualTo("GATEWAY_ROUTING_FAILURE " + RetargetPolicy.HANDOFF_HOLD_EXPIRED));
+            assertThat(tookMs).as("held for the window, %d ms", tookMs).isGreaterThanOrEqualTo(holdWindow.toMillis());
+            assertThat(body.paused).as("the body waited, paused, meanwhile").isTrue();
+        } finally {
+            handingOff.close().syncUninterruptibly();
+        }
+    }
+
+    /**
      * A body of {@code parts} parts of {@code size} bytes, handed over on the loop while the
      * forwarder has not paused it, as a client connection's reads would be.
      */
@@ -359,6 +453,30 @@ final class ForwarderLoopbackTest {
 
         @Override
         public void discard() {}
+    }
+
+    /**
+     * Answers its first request's head {@code 503} with {@code X-Spector-Handoff} at once, before
+     * any of the body, and closes its {@link #listener}: a hold's polls are then refused.
+     */
+    private static final class HandingOffOwner extends ChannelInboundHandlerAdapter {
+        static volatile @Nullable Channel listener;
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            boolean head = msg instanceof io.netty.handler.codec.http.HttpRequest;
+            io.netty.util.ReferenceCountUtil.release(msg);
+            if (head) {
+                Channel l = listener;
+                if (l != null) {
+                    l.close();
+                }
+                FullHttpResponse r =
+                        new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.SERVICE_UNAVAILABLE);
+                r.headers().set(HttpHeaderNames.CONTENT_LENGTH, 0).set("X-Spector-Handoff", "owner-b");
+                ctx.writeAndFlush(r);
+            }
+        }
     }
 
     /** Answers each whole request 200 with its body, and echoes two of its fields as X-Seen-*. */

@@ -146,6 +146,63 @@ final class RequestBodyPumpTest {
         assertThat(body.calls).containsExactly("start");
     }
 
+    @Test
+    void pauseUntimed_noAttemptSends_pausesWithNoClock() {
+        pump.start(NO_CONSUMER);
+        pump.pauseUntimed();
+
+        elapse(STALL.multipliedBy(3));
+
+        assertThat(stalls).isEmpty();
+        assertThat(pump.isPaused()).isTrue();
+        assertThat(body.calls).containsExactly("start", "pause");
+    }
+
+    @Test
+    void pause_afterAnUntimedPause_startsTheClockThen() {
+        pump.start(NO_CONSUMER);
+        pump.pauseUntimed();
+        elapse(STALL.multipliedBy(2)); // a hold, a connect: no owner's time
+
+        pump.pause(); // an attempt sends and takes no more
+        elapse(STALL.minusNanos(1));
+        assertThat(stalls).isEmpty();
+
+        elapse(Duration.ofNanos(1));
+        assertThat(stalls).containsExactly("stalled");
+        assertThat(body.calls).as("one pause of the body").containsExactly("start", "pause");
+    }
+
+    @Test
+    void stopClock_theAttemptIsGone_theBodyStaysPaused_andTheNextOwnerGetsAWholeWindow() {
+        pump.start(NO_CONSUMER);
+        pump.pause();
+        elapse(STALL.minusMillis(1));
+
+        pump.stopClock(); // a retarget: the next attempt connects
+        elapse(STALL);
+        assertThat(stalls).isEmpty();
+        assertThat(pump.isPaused()).isTrue();
+
+        pump.pause(); // the next owner takes no more
+        elapse(STALL.minusNanos(1));
+        assertThat(stalls).isEmpty();
+        elapse(Duration.ofNanos(1));
+        assertThat(stalls).containsExactly("stalled");
+    }
+
+    @Test
+    void pause_whileTheClockRuns_keepsItsStart() {
+        pump.start(NO_CONSUMER);
+        pump.pause();
+        elapse(STALL.minusMillis(1));
+
+        pump.pause();
+        elapse(Duration.ofMillis(1));
+
+        assertThat(stalls).containsExactly("stalled");
+    }
+
     private static final RequestBody.Consumer NO_CONSUMER = new RequestBody.Consumer() {
         @Override
         public void onChunk(ByteBuf chunk) {
