@@ -159,10 +159,7 @@ final class V2FrameChannel implements FrameChannel, V2Carrier {
     @Override
     public void goAway(String reason) {
         requireNonNull(reason, "reason");
-        channel.eventLoop().execute(() -> {
-            connection.goAway(connection.highestStreamId(), V2ErrorCode.NO_ERROR, reason);
-            connection.close(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE, reason);
-        });
+        connection.goAwayAndClose(V2ErrorCode.NO_ERROR, WebSocketCloseStatus.ENDPOINT_UNAVAILABLE, reason);
     }
 
     @Override

@@ -364,6 +364,26 @@ public final class V2Connection {
     }
 
     /**
+     * Sends GOAWAY with {@code code}, the highest stream id this side opened and {@code reason}, then
+     * closes the link as {@link #close} does: the drain's last word to a worker. The GOAWAY is
+     * written with the close frame, past the scheduler, so a socket that takes no more for now
+     * (a worker's zero window, a megabyte of DATA ahead) still carries it before the close;
+     * queued behind that DATA it was dropped with the queues at the close (found by a review),
+     * and the worker read a bare 1001.
+     */
+    public void goAwayAndClose(V2ErrorCode code, WebSocketCloseStatus status, String reason) {
+        requireNonNull(code, "code");
+        requireNonNull(status, "status");
+        String text = cut(requireNonNull(reason, "reason"), V2Limits.MAX_GOAWAY_REASON);
+        run(null, () -> {
+            int last = highestStreamId;
+            goAwayAbove = Math.min(goAwayAbove, (long) last + 1);
+            goneAway = true;
+            closeLink(new V2Frame.GoAway(last, code, text), status, reason, null);
+        });
+    }
+
+    /**
      * Closes the link with a WebSocket close of {@code status} (1000, or 1001 for a drain) and
      * {@code reason}: open streams get {@link V2StreamHandler#onLinkClosed}, queued frames are
      * dropped and released.

@@ -480,6 +480,29 @@ final class V2ConnectionTest {
         assertThat(peers.gateway.written()).isEmpty();
     }
 
+    /**
+     * The drain's GOAWAY reaches a worker whose socket takes no more for now (a zero window, DATA
+     * queued ahead): it goes out with the close frame, before it, and the worker learns the last
+     * stream id it may still be answered on. Regression (a review of the thirtieth stop): it was
+     * queued as a control frame, the close dropped the queue, and the worker read only the 1001.
+     */
+    @Test
+    void goAwayAndClose_onASocketThatTakesNoMore_theGoAwayStillPrecedesTheClose() {
+        peers.gateway.open(false);
+        peers.pump();
+        peers.wire();
+        writable(peers.gateway.channel, false);
+
+        peers.gateway.connection.goAwayAndClose(
+                V2ErrorCode.NO_ERROR, WebSocketCloseStatus.ENDPOINT_UNAVAILABLE, "gateway draining: reconnect");
+        List<String> written = peers.gateway.written();
+
+        assertThat(without(written, "PING"))
+                .as("the GOAWAY, then the close")
+                .containsExactly("G>W GOAWAY 1 NO_ERROR", "G>W CLOSE 1001");
+        assertThat(peers.gateway.connection.opensStreams()).isFalse();
+    }
+
     private static void writable(EmbeddedChannel ch, boolean on) {
         ch.unsafe().outboundBuffer().setUserDefinedWritability(1, on);
         ch.runPendingTasks();
