@@ -227,6 +227,11 @@ public final class FrameScheduler {
         run();
     }
 
+    /** Answers whether {@code streamId} still sends: opened, and neither its END_STREAM written nor reset. */
+    public boolean isSending(int streamId) {
+        return streams.containsKey(streamId);
+    }
+
     /**
      * Ends {@code streamId}'s sending here without END_STREAM (it was reset, either way): its
      * queued bytes are released and it takes no more DATA. The caller queues the RESET frame, if

@@ -27,6 +27,7 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.collection.IntObjectHashMap;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
@@ -135,6 +136,15 @@ public final class V2Connection {
 
     /** The streams not yet closed, by id. */
     private final IntObjectHashMap<V2Stream> streams = new IntObjectHashMap<>();
+
+    /**
+     * Worker: the ids of streams closed here whose END_STREAM still waits in the scheduler (for the
+     * gateway's credit). They count against {@link Limits#ACTIVE_RELAYS_PER_CONNECTION} as open
+     * streams do until it is written, so a gateway that grants no credit holds at most that many
+     * responses queued here, not one more for each stream it opens (found by a review). Pruned at
+     * each accept, so never longer than the limit.
+     */
+    private final ArrayDeque<Integer> endsQueued = new ArrayDeque<>();
 
     private @Nullable ChannelHandlerContext ctx;
 
@@ -518,11 +528,23 @@ public final class V2Connection {
         }
     }
 
-    /** The peer sent END_STREAM. */
+    /**
+     * The peer sent END_STREAM. At the gateway, a response that ends while the request's own end
+     * still waits in the scheduler (for the worker's credit) resets the stream {@code NO_ERROR}
+     * and drops that queue: the worker answered and wants no more (RFC 9113 section 8.1), and a
+     * queue kept for credit that may never come outlived the relay and its per-worker slot (found
+     * by a review). A switched stream's directions are independent (section 9.7): never there.
+     */
     private void remoteEnded(V2Stream s) {
         switch (s.state) {
             case OPEN -> s.state = V2Stream.State.HALF_CLOSED_REMOTE;
-            case HALF_CLOSED_LOCAL -> closeStream(s);
+            case HALF_CLOSED_LOCAL -> {
+                if (role == Role.GATEWAY && !s.upgrade() && scheduler.isSending(s.id())) {
+                    resetStream(s, new V2Frame.Reset(s.id(), V2ErrorCode.NO_ERROR), false);
+                } else {
+                    closeStream(s);
+                }
+            }
             default -> throw new IllegalStateException("stream " + s.id() + ": END_STREAM received in " + s.state);
         }
     }
@@ -534,6 +556,9 @@ public final class V2Connection {
         }
         s.state = V2Stream.State.CLOSED;
         streams.remove(s.id());
+        if (role == Role.WORKER && scheduler.isSending(s.id())) {
+            endsQueued.add(s.id());
+        }
         sendCredits(receiveWindows.close(s.id()), null);
     }
 
@@ -779,7 +804,8 @@ public final class V2Connection {
         List<WindowCredit> credits = receiveWindows.open(id);
         scheduler.open(id);
         sendCredits(credits, null);
-        if (id >= goAwayAbove || !Limits.ACTIVE_RELAYS_PER_CONNECTION.allows(streams.size() + 1L)) {
+        endsQueued.removeIf(queued -> !scheduler.isSending(queued));
+        if (id >= goAwayAbove || !Limits.ACTIVE_RELAYS_PER_CONNECTION.allows(streams.size() + endsQueued.size() + 1L)) {
             refuse(id, V2ErrorCode.REFUSED_STREAM);
             return;
         }

@@ -218,6 +218,72 @@ final class V2ConnectionTest {
         assertThat(peers.worker.accepted).hasSize(limit + 1);
     }
 
+    /**
+     * A response whose END_STREAM waits for the gateway's credit still holds its place among the
+     * worker's 16 streams, though both sides sent their ends: a gateway that grants no credit
+     * holds 16 responses queued at the worker, not one more for each stream it opens. Regression
+     * (a review of the thirtieth stop): the stream left the count when its end was queued.
+     */
+    @Test
+    void worker_responsesWhoseEndWaitsForCredit_holdTheirPlacesUntilTheEndIsWritten() {
+        int limit = (int) Limits.ACTIVE_RELAYS_PER_CONNECTION.max();
+        int response = WINDOW + 10; // past the stream's window: 10 bytes and the end wait for credit
+        List<RecordingStreamHandler> opened = new ArrayList<>();
+        for (int i = 0; i < limit; i++) {
+            opened.add(peers.gateway.open(true));
+        }
+        peers.pump();
+        for (RecordingStreamHandler w : peers.worker.accepted) {
+            w.stream().sendHeaders(ok(response), false);
+            w.stream().write(bytes(response), true);
+        }
+        peers.pump();
+        assertThat(opened).as("no response whole: each waits for credit").noneMatch(h -> h.events.contains("END"));
+
+        RecordingStreamHandler past = peers.gateway.open(true);
+        peers.pump();
+        assertThat(past.resetCode()).as("one past the limit").isEqualTo(V2ErrorCode.REFUSED_STREAM);
+        assertThat(peers.worker.accepted).hasSize(limit);
+
+        for (int i = 0; i < 10 && !opened.stream().allMatch(h -> h.events.contains("END")); i++) {
+            opened.forEach(RecordingStreamHandler::consumeAll);
+            peers.pump();
+        }
+        assertThat(opened).allSatisfy(h -> assertThat(h.receivedBytes()).isEqualTo(response));
+        RecordingStreamHandler next = peers.gateway.open(true);
+        peers.pump();
+        assertThat(next.resetCode()).as("the ends written: places free").isNull();
+        assertThat(peers.worker.accepted).hasSize(limit + 1);
+    }
+
+    /**
+     * RFC 9113 section 8.1: the worker answered whole while the gateway's request body, its end
+     * among it, still waits for the worker's credit; the gateway drops that queue and resets the
+     * stream {@code NO_ERROR}, and the stream is closed at both ends. Regression (a review of the
+     * thirtieth stop): the gateway kept the queue for credit that never came (the target had
+     * answered), past the relay and its per-worker slot, and the worker kept the stream open,
+     * among its 16, for the life of the link.
+     */
+    @Test
+    void gateway_aWholeResponseBeforeTheRequestsQueuedEnd_resetsNoErrorAndDropsTheQueue() {
+        RecordingStreamHandler g = peers.gateway.open(false);
+        g.send(WINDOW + 10L, true);
+        peers.pump();
+        RecordingStreamHandler w = peers.worker.accepted.get(0);
+        assertThat(peers.gateway.connection.queuedBytes(1))
+                .as("past the worker's window")
+                .isEqualTo(10);
+
+        w.stream().sendHeaders(new ResponseHead(413, List.of(), -1), true);
+        peers.pump();
+
+        assertThat(g.events).as("the response, whole").containsExactly("head 413 END");
+        assertThat(w.events).endsWith("reset NO_ERROR");
+        assertThat(peers.gateway.connection.queuedBytes(1)).isZero();
+        assertThat(peers.gateway.connection.openStreams()).isZero();
+        assertThat(peers.worker.connection.openStreams()).isZero();
+    }
+
     // ---- scheduling (section 9.6) ----
 
     @Test
