@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.spectrayan.spector.contract.Bound;
 import com.spectrayan.spector.contract.DeclaredLength;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
@@ -92,6 +93,19 @@ public final class UplinkSession implements FrameChannel.Receiver {
     private final WorkerOptions options;
     private final Executor executor;
     private final SerialExecutor serial;
+
+    /**
+     * v1 calls held before the startup gate settles, at most: a request, its {@link
+     * Limits#UNANSWERED_BODIES} bodies and a cancel or status call for each relay the link may hold.
+     * A gateway within its limits never sends more before its first answer; past it a call is
+     * answered {@code BAD_REQUEST} at once, so a peer cannot make a starting worker hold frames
+     * without end (v2 streams are bounded by the link's own count, {@link #heldStreams}).
+     */
+    static final Bound HELD_CALLS = Bound.atMost(
+            "heldCalls",
+            Limits.ACTIVE_RELAYS_PER_CONNECTION.max() * (Limits.UNANSWERED_BODIES + 2L),
+            "calls waiting for the worker to start",
+            ErrorCode.BAD_REQUEST);
 
     // State below is touched only on `serial`.
     private final Map<String, ServedRelay> relays = new HashMap<>();
@@ -220,6 +234,11 @@ public final class UplinkSession implements FrameChannel.Receiver {
             return;
         }
         if (!gateOpen) {
+            long calls = held.size() - heldStreams.size() + 1L;
+            if (!HELD_CALLS.allows(calls)) {
+                send(Frame.ErrorFrame.of(call.id(), HELD_CALLS.refusal(calls)));
+                return;
+            }
             held.add(() -> handle(call));
             return;
         }

@@ -741,6 +741,33 @@ final class UplinkSessionTest {
         assertThat(gw.responseBody(id)).isEqualTo(bytes(9));
     }
 
+    /**
+     * A starting worker holds the calls that arrive before its gate, up to {@link
+     * UplinkSession#HELD_CALLS} (what a gateway within its limits can send); one past is answered
+     * {@code BAD_REQUEST} at once, and the held ones are all served when the gate opens.
+     * Regression (a review): v1 calls were held without a count, a frame each, until the gate.
+     */
+    @Test
+    void callsBeforeTheStartupGate_heldUpToTheBound_onePastAnsweredAtOnce() throws Exception {
+        CompletableFuture<Void> gate = new CompletableFuture<>();
+        FakeGateway gw = connectExact(options("app", hanging()).startupGate(gate));
+        int bound = (int) UplinkSession.HELD_CALLS.max();
+        List<Long> held = new ArrayList<>();
+        for (int i = 0; i < bound; i++) {
+            held.add(gw.call("status.get", JsonNodeFactory.instance.objectNode()));
+        }
+
+        long past = gw.call("status.get", JsonNodeFactory.instance.objectNode());
+
+        gw.error(past, ErrorCode.BAD_REQUEST);
+        tasks.runUntilIdle();
+        assertThat(gw.received).as("the held calls wait for the gate").hasSize(1);
+        gate.complete(null);
+        for (long id : held) {
+            assertThat(StatusReport.parse(gw.result(id)).workerId()).isEqualTo("w1");
+        }
+    }
+
     @Test
     void corruptFrame_withAnId_answersBadRequest_withoutAnId_closesTheChannel() throws Exception {
         InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair = InMemoryFrameChannels.pair(
