@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  *   <li>namespace: the {@code X-Spector-Namespace} header, else the path {@code
  *       /api/v1/namespaces/{ns}/...}, else the token's {@code namespace} claim, else {@code
- *       default};
+ *       default}. A header that names another namespace than the path is BAD_REQUEST;
  *   <li>tenant: the {@code X-Spector-Tenant} header, else the token's {@code tenant} claim, else
  *       none. With a token, a header tenant must be the token's: one that contradicts it, or any
  *       header tenant with a token that names none, is FORBIDDEN: a caller may not route into a
@@ -79,6 +79,12 @@ public final class RoutingKeyExtractor {
         String namespace = headerNamespace;
         if (namespace == null) {
             namespace = pathNamespace(path);
+        } else if (!namespace.equals(Objects.requireNonNullElse(pathNamespace(path), namespace))) {
+            // The path names the data, the header the owner: a request routed by one to the other
+            // namespace's owner would have that owner write data it does not own (single writer).
+            // The reference owner refuses the same; the edge does so before any owner is asked.
+            throw SpectorException.badRequest(
+                    SpectorHeaders.NAMESPACE, "contradicts the path's namespace (expected: the same, or absent)");
         }
         if (namespace == null) {
             namespace = stringClaim(claims, NAMESPACE_CLAIM);

@@ -12,11 +12,31 @@ final class RoutingKeyExtractorTest {
     private final RoutingKeyExtractor extractor = new RoutingKeyExtractor("cell-1");
 
     @Test
-    void extract_headerNamespace_winsOverPathAndClaim() {
-        RoutingKey key =
-                extractor.extract("from-header", null, "/api/v1/namespaces/from-path/x", Map.of("namespace", "claim"));
+    void extract_headerNamespace_winsOverTheClaim_onAPathThatNamesNone() {
+        RoutingKey key = extractor.extract("from-header", null, "/api/v1/commands", Map.of("namespace", "claim"));
 
         assertThat(key.namespace()).isEqualTo("from-header");
+    }
+
+    @Test
+    void extract_headerNamespaceThatAgreesWithThePath_isTheKey() {
+        RoutingKey key = extractor.extract("orders", null, "/api/v1/namespaces/orders/x", Map.of("namespace", "c"));
+
+        assertThat(key.namespace()).isEqualTo("orders");
+    }
+
+    /**
+     * The path names the data, the header the owner: one that contradicts the other would have
+     * the header's owner write the path's namespace, which it does not own (single writer).
+     * Regression (a review): the header won, and only the reference owner refused it.
+     */
+    @Test
+    void extract_headerNamespaceThatContradictsThePath_isBadRequest() {
+        assertThatThrownBy(() -> extractor.extract("a", null, "/api/v1/namespaces/b/objects/k", Map.of()))
+                .isInstanceOfSatisfying(SpectorException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.BAD_REQUEST);
+                    assertThat(e.details()).containsEntry("field", "X-Spector-Namespace");
+                });
     }
 
     @Test
