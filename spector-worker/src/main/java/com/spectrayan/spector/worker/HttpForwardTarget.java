@@ -109,6 +109,12 @@ public final class HttpForwardTarget implements RelayTarget {
      */
     static final int FLUSH_AFTER_FLUSHES = FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES;
 
+    /**
+     * The declared bytes a 205's stray content may have to be read and dropped, keeping its
+     * connection in the pool; a longer one, a chunked one or one read to the close closes it.
+     */
+    static final long STRAY_205_DRAIN_BYTES = 64 * 1024;
+
     private static final Logger log = LoggerFactory.getLogger(HttpForwardTarget.class);
 
     private final URI upstream;
@@ -217,6 +223,9 @@ public final class HttpForwardTarget implements RelayTarget {
         private boolean responseComplete;
         private boolean interim; // between an interim 1xx head and its (empty) end
         private boolean discarding; // a bodyless answer's head is out: drop what follows it
+        /** The upstream keeps the connection after its answer (RFC 9112 §9.3: not a close, not 1.0 without keep-alive). */
+        private boolean upstreamKeepsAlive = true;
+
         private boolean done;
         private @Nullable Throwable failure;
         /** The connection switched protocols: every later event is the splice's. */
@@ -229,7 +238,18 @@ public final class HttpForwardTarget implements RelayTarget {
         }
 
         void start() {
-            request.signal().onAbort(why -> loop.execute(() -> fail(why)));
+            Throwable aborted = request.signal().reason();
+            if (aborted != null) {
+                fail(aborted); // cancelled while this task waited for the loop: nothing goes upstream
+                return;
+            }
+            request.signal().onAbort(why -> {
+                if (loop.inEventLoop()) {
+                    fail(why);
+                } else {
+                    loop.execute(() -> fail(why));
+                }
+            });
             transport.acquire(loop, upstream, this).addListener(this::onAcquired);
         }
 
@@ -475,7 +495,12 @@ public final class HttpForwardTarget implements RelayTarget {
         /** Returns the upstream's end-to-end headers (hop-by-hop and those Connection names dropped). */
         private List<Header> responseHeaders(HttpResponse r) {
             List<Header> out = new ArrayList<>();
-            Set<String> tokens = HeaderPolicy.connectionTokens(r.headers().getAll(HttpHeaderNames.CONNECTION));
+            Set<String> tokens;
+            try {
+                tokens = HeaderPolicy.connectionTokens(r.headers().getAll(HttpHeaderNames.CONNECTION));
+            } catch (SpectorException e) { // the upstream's fault, never the client's 400 (PROTOCOL.md section 3)
+                throw upstreamFailed("sent an unusable Connection field (" + e.getMessage() + ")", null);
+            }
             for (Map.Entry<String, String> h : r.headers()) {
                 if (HeaderPolicy.forwardsToClient(h.getKey(), tokens)) {
                     out.add(new Header(h.getKey(), h.getValue()));
@@ -486,6 +511,15 @@ public final class HttpForwardTarget implements RelayTarget {
 
         /** Completes the head from the upstream's final response. */
         private void answer(HttpResponse r, int status) {
+            String coding = HeaderPolicy.unknownTransferCoding(r.headers().getAll(HttpHeaderNames.TRANSFER_ENCODING));
+            if (coding != null) {
+                // RFC 9112 §6.1: a coding other than chunked leaves the body coded after the
+                // codec's de-chunking, and Transfer-Encoding is hop-by-hop: relayed, it would reach
+                // the client as bytes nothing describes. The gateway refuses the same from an owner.
+                fail(upstreamFailed("used Transfer-Encoding " + coding + " (expected: chunked alone)", null));
+                return;
+            }
+            upstreamKeepsAlive = HttpUtil.isKeepAlive(r);
             List<Header> out = responseHeaders(r);
             BodySource clientSide = request.body();
             if (request.upgrade() != null && clientSide != null) {
@@ -508,6 +542,17 @@ public final class HttpForwardTarget implements RelayTarget {
             discarding = bodyless;
             head.complete(new RelayedResponse(
                     status, out, ResponseFraming.contentLength(status, declared), bodyless ? null : this));
+            if (bodyless
+                    && status == 205
+                    && !"HEAD".equals(request.method())
+                    && (declared < 0 || declared > STRAY_205_DRAIN_BYTES)) {
+                // RFC 9110 §15.3.6: a 205 has no content, yet the codec reads what its framing says
+                // (chunks, or to the close for none), which is no part of the answer and has no
+                // deadline: the connection closes here instead of draining it (found by a review).
+                responseComplete = true;
+                upstreamKeepsAlive = false;
+                releaseChannel();
+            }
         }
 
         @Override
@@ -641,7 +686,18 @@ public final class HttpForwardTarget implements RelayTarget {
             done = true;
             if (ch != null) {
                 ch.config().setAutoClose(true);
-                transport.release(loop, upstream, ch, requestComplete && responseComplete && !requestAbandoned);
+                // Pooled only when both messages ended and the upstream keeps it (not a Connection:
+                // close or an HTTP/1.0 answer: the next request would meet its FIN, found by a
+                // review) and it never carried an upgrade (PROTOCOL.md section 9.7).
+                transport.release(
+                        loop,
+                        upstream,
+                        ch,
+                        requestComplete
+                                && responseComplete
+                                && !requestAbandoned
+                                && upstreamKeepsAlive
+                                && request.upgrade() == null);
             }
         }
 

@@ -73,6 +73,10 @@ final class HttpForwardTargetTest {
     private final ExecutorService rawThreads = Executors.newCachedThreadPool();
     private @Nullable HttpServer server;
     private @Nullable ServerSocket raw;
+    /** Connections the raw upstream accepted. */
+    private final java.util.concurrent.atomic.AtomicInteger rawAccepted =
+            new java.util.concurrent.atomic.AtomicInteger();
+
     private @Nullable RecordingUpstream recording;
 
     @AfterEach
@@ -162,6 +166,7 @@ final class HttpForwardTargetTest {
             while (!socket.isClosed()) {
                 try {
                     Socket connection = socket.accept();
+                    rawAccepted.incrementAndGet();
                     rawThreads.execute(() -> answerOnce(connection, response));
                 } catch (IOException closed) {
                     return;
@@ -750,6 +755,123 @@ final class HttpForwardTargetTest {
         assertThat(transport.openConnections())
                 .as("one upstream connection, reused after the dropped 205 body")
                 .isEqualTo(1);
+    }
+
+    /**
+     * RFC 9112 §9.3, §9.6: an upstream that answers {@code Connection: close}, or HTTP/1.0 without
+     * keep-alive, closes after its answer; its connection is never pooled, so the next exchange
+     * opens another. Regression (a review of the thirty-first stop): it went back to the pool, and
+     * the next request was written to a connection the upstream was closing (here it holds the
+     * socket open and never reads again, so that request had waited for an answer that never came).
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(
+            strings = {
+                "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello",
+                "HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+            })
+    void handle_anUpstreamThatClosesAfterItsAnswer_isNeverAskedAgainOnThatConnection(String answer) throws IOException {
+        HttpForwardTarget target = rawUpstream(answer);
+
+        for (int i = 0; i < 2; i++) {
+            RelayedResponse r = done(target.handle(request("GET", "/x")), "GET " + (i + 1));
+            assertThat(new String(readAll(body(r), "its body"), StandardCharsets.US_ASCII))
+                    .isEqualTo("hello");
+        }
+        assertThat(rawAccepted.get()).as("a connection each").isEqualTo(2);
+    }
+
+    /**
+     * RFC 9112 §6.1: a transfer coding other than chunked would leave the body coded once the codec
+     * de-chunked it, with nothing to say so (Transfer-Encoding is hop-by-hop): INTERNAL, as the
+     * gateway answers such an owner.
+     */
+    @Test
+    void handle_aTransferCodingOtherThanChunked_failsInternal() throws IOException {
+        HttpForwardTarget target =
+                rawUpstream("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+
+        Throwable failure = Waits.failure(target.handle(request("GET", "/x")), "the GET fails");
+
+        assertThat(failure)
+                .isInstanceOfSatisfying(
+                        SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL))
+                .hasMessageContaining("Transfer-Encoding gzip");
+    }
+
+    /**
+     * RFC 9110 §15.3.6: a 205 whose stray content has no end the worker can see (chunked, here
+     * never ended) is not drained: its connection closes, and the next exchange gets another (this
+     * pool holds one). Regression (a review): the connection drained it with no deadline, outside
+     * the relay's count, and the next request waited out the acquire and failed.
+     */
+    @Test
+    void handle_205WithAnEndlessChunkedBody_closesItsConnection() throws IOException {
+        HttpForwardTarget target =
+                rawUpstream("HTTP/1.1 205 Reset Content\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
+
+        for (int i = 0; i < 2; i++) {
+            RelayedResponse r = done(target.handle(request("GET", "/x")), "GET " + (i + 1));
+            assertThat(r.status()).isEqualTo(205);
+            assertThat(r.body()).isNull();
+        }
+        assertThat(rawAccepted.get()).isEqualTo(2);
+    }
+
+    /**
+     * An upstream's {@code Connection} field past its bound is the upstream's fault: INTERNAL
+     * (PROTOCOL.md section 3), never the {@code BAD_REQUEST} a client's would be. Regression (a
+     * review): the client got a 400 for it.
+     */
+    @Test
+    void handle_anUpstreamConnectionFieldPastItsBound_failsInternal() throws IOException {
+        StringBuilder names = new StringBuilder();
+        for (int i = 0; i < 40; i++) {
+            names.append(i == 0 ? "" : ", ").append("x-").append(i);
+        }
+        HttpForwardTarget target =
+                rawUpstream("HTTP/1.1 200 OK\r\nConnection: " + names + "\r\nContent-Length: 0\r\n\r\n");
+
+        Throwable failure = Waits.failure(target.handle(request("GET", "/x")), "the GET fails");
+
+        assertThat(failure)
+                .isInstanceOfSatisfying(
+                        SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL))
+                .hasMessageContaining("Connection field");
+    }
+
+    /**
+     * A request cancelled before its exchange began (the gateway's RESET or {@code relay.cancel}
+     * while the start waited for the loop) sends nothing upstream, though a pooled connection was
+     * ready to take it at once. Regression (a review): the head went out, a whole request for one
+     * without a body, and the upstream acted on what the client had cancelled.
+     */
+    @Test
+    void handle_aRequestCancelledBeforeItsStart_sendsNothingUpstream() throws Exception {
+        HttpForwardTarget target = recordingUpstream();
+        readAll(body(done(target.handle(request("GET", "/warm", null, null)), "GET /warm")), "its answer");
+        recorded().takeRequest(WAIT);
+        AbortSignal signal = new AbortSignal();
+        signal.abort(new java.util.concurrent.CancellationException("the gateway reset the stream"));
+        RelayedRequest cancelled = new RelayedRequest(
+                "DELETE",
+                URI.create("http://app.local/cancelled"),
+                List.of(),
+                "acme",
+                null,
+                null,
+                signal,
+                null,
+                null,
+                0);
+
+        Throwable failure = Waits.failure(target.handle(cancelled), "the cancelled DELETE");
+        readAll(body(done(target.handle(request("GET", "/after", null, null)), "GET /after")), "its answer");
+
+        assertThat(failure).isInstanceOf(java.util.concurrent.CancellationException.class);
+        assertThat(recorded().takeRequest(WAIT).requestLine())
+                .as("the next request the upstream read")
+                .isEqualTo("GET /after HTTP/1.1");
     }
 
     /** RFC 9110 §15.2: interim 1xx responses are skipped; the final response is the relayed one. */
