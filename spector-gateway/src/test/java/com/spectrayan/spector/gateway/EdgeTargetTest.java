@@ -241,6 +241,41 @@ final class EdgeTargetTest {
     }
 
     /**
+     * RFC 9112 §9.3.2: answers go in the order of the requests. An uplink handshake pipelined behind
+     * a forwarded request is no handshake (an uplink is its connection's first request): the owner's
+     * answer comes first, then the {@code /uplink} request's own, in its turn, and the connection
+     * carries on. Regression (a review of the thirty-first stop): the uplink's 400 went out at once,
+     * ahead of the owner's answer, and its close left the forwarded request unanswered though the
+     * owner had served it.
+     */
+    @Test
+    void shouldAnswerAnUplinkHandshakeBehindAnotherRequest_inItsTurn() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        int before = cell.recorded(ns).size();
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            c.send("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\nHost: gw\r\n" + token() + "\r\n"
+                    + "GET /uplink HTTP/1.1\r\nHost: gw\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                    + "GET /actuator/health HTTP/1.1\r\nHost: gw\r\n\r\n");
+
+            RawClient.Response echo = c.read();
+            assertThat(echo.status())
+                    .as("the forwarded request's answer, first")
+                    .isEqualTo(200);
+            assertThat(JSON.readTree(echo.body()).get("path").asText()).isEqualTo("/api/v1/namespaces/" + ns + "/echo");
+            RawClient.Response uplink = c.read();
+            assertThat(uplink.status())
+                    .as("the /uplink request's, in its turn: no handshake")
+                    .isNotEqualTo(101);
+            assertThat(uplink.header("Content-Type")).startsWith("application/problem+json");
+            if (!"close".equalsIgnoreCase(uplink.header("Connection"))) {
+                assertThat(c.read().status()).as("and the next").isEqualTo(200);
+            }
+        }
+        assertThat(cell.recorded(ns)).hasSize(before + 1);
+    }
+
+    /**
      * RFC 9110 §9.3.8: TRACE would echo the request as the owner got it, the gateway's forwarding
      * and routing fields and the client's credential with it; nginx refuses it always. Here a 501
      * (a method served for no resource, §15.6.2), nothing reaches an owner, and the connection

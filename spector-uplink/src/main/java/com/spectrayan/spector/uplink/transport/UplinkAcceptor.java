@@ -318,10 +318,22 @@ public final class UplinkAcceptor {
 
     private final class Handler extends ChannelInboundHandlerAdapter {
         private boolean discarding;
+        /**
+         * A request came before: an uplink's handshake is its connection's first request only. One
+         * pipelined behind another was answered here at once, ahead of the answer to the request
+         * before it (RFC 9112 §9.3.2: in order), and its close left that one unanswered (found by a
+         * review); behind another it is an ordinary request, answered in its turn.
+         */
+        private boolean seenRequest;
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof HttpRequest request && isUplinkPath(request.uri())) {
+            boolean first = msg instanceof HttpRequest && !seenRequest;
+            if (msg instanceof HttpRequest) {
+                seenRequest = true;
+            }
+            if (first && isUplinkPath(((HttpRequest) msg).uri())) {
+                HttpRequest request = (HttpRequest) msg;
                 FullHttpRequest copy = new DefaultFullHttpRequest(
                         request.protocolVersion(), request.method(), request.uri(), Unpooled.EMPTY_BUFFER);
                 copy.headers().set(request.headers());
