@@ -2,6 +2,7 @@ package com.spectrayan.spector.gateway;
 
 import static java.util.Objects.requireNonNull;
 
+import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.gateway.auth.JwtAuthenticator;
 import com.spectrayan.spector.gateway.config.SecuritySettings;
@@ -12,6 +13,8 @@ import io.netty.handler.codec.http.cookie.Cookie;
 import io.netty.handler.codec.http.cookie.ServerCookieDecoder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -59,25 +62,44 @@ final class BearerTokens {
 
     private final @Nullable String cookieName;
     private final boolean allowQueryToken;
+    /** The other origins whose pages may send the token cookie (CORS's, with credentials). */
+    private final Predicate<String> cookieOrigins;
+
+    /**
+     * Creates the rules of one gateway whose token cookie only its own origin's pages may send.
+     *
+     * @param cookieName the cookie that may carry the token, or null for none
+     * @param allowQueryToken whether the {@code access_token} parameter is read
+     */
+    BearerTokens(@Nullable String cookieName, boolean allowQueryToken) {
+        this(cookieName, allowQueryToken, origin -> false);
+    }
 
     /**
      * Creates the rules of one gateway.
      *
      * @param cookieName the cookie that may carry the token, or null for none
      * @param allowQueryToken whether the {@code access_token} parameter is read
+     * @param cookieOrigins the other origins whose pages may send the cookie
      */
-    BearerTokens(@Nullable String cookieName, boolean allowQueryToken) {
+    BearerTokens(@Nullable String cookieName, boolean allowQueryToken, Predicate<String> cookieOrigins) {
         if (cookieName != null && cookieName.isEmpty()) {
             throw new IllegalArgumentException("cookieName: '' (expected: null or a cookie name)");
         }
         this.cookieName = cookieName;
         this.allowQueryToken = allowQueryToken;
+        this.cookieOrigins = requireNonNull(cookieOrigins, "cookieOrigins");
     }
 
-    /** Returns the rules of {@code spector.security.jwt.cookie-name} and {@code allow-query-token}. */
-    static BearerTokens from(SecuritySettings.Jwt s) {
+    /**
+     * Returns the rules of {@code spector.security.jwt.cookie-name} and {@code allow-query-token};
+     * the cookie is taken from pages of the gateway's own origin and of those {@code cors} lets
+     * send credentials.
+     */
+    static BearerTokens from(SecuritySettings.Jwt s, Cors cors) {
         requireNonNull(s, "s");
-        return new BearerTokens(s.cookieName(), s.allowQueryToken());
+        requireNonNull(cors, "cors");
+        return new BearerTokens(s.cookieName(), s.allowQueryToken(), cors::allowsCredentialsFrom);
     }
 
     /** Answers whether the {@code access_token} parameter is read (and so must be stripped before forwarding). */
@@ -113,6 +135,7 @@ final class BearerTokens {
         }
         String cookieToken = cookieName == null ? null : cookieToken(headers, cookieName);
         if (cookieToken != null) {
+            checkCookieOrigin(headers);
             return BEARER + cookieToken;
         }
         return queryToken == null || queryToken.isEmpty() ? null : BEARER + queryToken;
@@ -193,7 +216,14 @@ final class BearerTokens {
             return false;
         }
         int eq = setCookie.indexOf('=');
-        return eq >= 0 && setCookie.substring(0, eq).strip().equals(name);
+        if (eq < 0) {
+            return false;
+        }
+        String named = setCookie.substring(0, eq).strip();
+        // A nameless cookie (RFC 6265bis 5.6: "=NAME=VALUE") goes back as "NAME=VALUE": the token
+        // cookie by another road (found by a review).
+        return named.equals(name)
+                || (named.isEmpty() && setCookie.substring(eq + 1).strip().startsWith(name + "="));
     }
 
     /** Returns where tokens are looked for; it holds no token, so it is safe to log. */
@@ -237,17 +267,83 @@ final class BearerTokens {
         return checked(ACCESS_TOKEN, token);
     }
 
+    /**
+     * The token cookie more than once is 400: one of them was set by someone else (another site
+     * of the parent domain, a {@code Domain=} cookie "tossed" over ours, or a script), and taking
+     * the first (the longest path, RFC 6265 section 5.4) would let that one win, signing the user
+     * in as its owner (found by a review). Its value is never named in the refusal.
+     */
     private static @Nullable String cookieToken(HttpHeaders headers, String name) {
+        String found = null;
+        int seen = 0;
         for (String line : headers.getAll(HttpHeaderNames.COOKIE)) {
             for (Cookie cookie : ServerCookieDecoder.STRICT.decodeAll(line)) {
                 if (cookie.name().equals(name)) {
-                    // the first wins: browsers send the most specific path first (RFC 6265 section 5.4)
-                    String token = checked("cookie " + name, cookie.value());
-                    return token.isEmpty() ? null : token;
+                    seen++;
+                    if (seen > 1) {
+                        throw SpectorException.badRequest(
+                                "cookie " + name,
+                                "sent more than once (expected: once; another site of the domain, or a script,"
+                                        + " may have set a second: clear the cookies of this site)");
+                    }
+                    found = cookie.value();
                 }
             }
         }
-        return null;
+        if (found == null) {
+            return null;
+        }
+        String token = checked("cookie " + name, found);
+        return token.isEmpty() ? null : token;
+    }
+
+    /**
+     * A browser sends the cookie with any request to the gateway, a cross-site page's form post and
+     * WebSocket too (no CORS applies to those): a request whose {@code Origin} is neither the
+     * gateway's own (the {@code Host} it was sent to) nor one allowed to send credentials is 403,
+     * as Spring Security's CSRF check and Envoy's CSRF filter refuse it. A request without {@code
+     * Origin} is no browser's cross-site request (browsers send it on every cross-origin fetch,
+     * every non-GET and every WebSocket).
+     */
+    private void checkCookieOrigin(HttpHeaders headers) {
+        String origin = headers.get(HttpHeaderNames.ORIGIN);
+        if (origin == null || sameOrigin(origin, headers.get(HttpHeaderNames.HOST)) || cookieOrigins.test(origin)) {
+            return;
+        }
+        throw SpectorException.of(
+                ErrorCode.FORBIDDEN,
+                "the token cookie came from a page of another origin (expected: the gateway's own, or one of"
+                        + " spector.cors.allowed-origins with allow-credentials)",
+                Map.of("reason", "cookie-cross-origin"));
+    }
+
+    /**
+     * Answers whether {@code origin} ({@code scheme://host[:port]}) names {@code host}, default ports
+     * aside. The scheme is not compared: a page of the same host and port over the other scheme is
+     * the same site, whose cookies the browser shares anyway (RFC 6265 section 8.5).
+     */
+    static boolean sameOrigin(String origin, @Nullable String host) {
+        if (host == null) {
+            return false;
+        }
+        int sep = origin.indexOf("://");
+        if (sep < 0) {
+            return false; // "null" (a sandboxed or file page), or no origin at all
+        }
+        String scheme = origin.substring(0, sep);
+        String authority = withoutDefaultPort(origin.substring(sep + 3), scheme);
+        String h = host.strip();
+        String hostAuthority = h.endsWith(":443") || h.endsWith(":80")
+                ? withoutDefaultPort(h, h.endsWith(":443") ? "https" : "http")
+                : h;
+        return authority.equalsIgnoreCase(hostAuthority);
+    }
+
+    private static String withoutDefaultPort(String authority, String scheme) {
+        String port = "https".equalsIgnoreCase(scheme) ? ":443" : "http".equalsIgnoreCase(scheme) ? ":80" : null;
+        return port != null && authority.endsWith(port)
+                ? authority.substring(0, authority.length() - port.length())
+                : authority;
     }
 
     private static String checked(String field, String token) {

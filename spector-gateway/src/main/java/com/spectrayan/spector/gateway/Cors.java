@@ -29,4 +29,9 @@ interface Cors {
      * Access-Control-Allow-Origin} (an upstream that answers CORS itself) keeps its own answer.
      */
     void decorate(HttpHeaders request, HttpHeaders response);
+
+    /** Answers whether a page of {@code origin} may send credentials (the token cookie) to the gateway. */
+    default boolean allowsCredentialsFrom(String origin) {
+        return false;
+    }
 }

@@ -222,7 +222,7 @@ public final class GatewayServer implements AutoCloseable {
                         drain,
                         clientConnections::get,
                         forwarder::isOwnerDown),
-                BearerTokens.from(s.security().jwt()),
+                BearerTokens.from(s.security().jwt(), cors),
                 server.headerTimeout(),
                 server.bodyTimeout(),
                 server.sendTimeout(),

@@ -57,6 +57,11 @@ final class Security {
         }
         return new Cors() {
             @Override
+            public boolean allowsCredentialsFrom(String origin) {
+                return policy.allowsCredentials() && policy.allows(origin);
+            }
+
+            @Override
             public @Nullable FullHttpResponse preflight(HttpMethod method, HttpHeaders request) {
                 String origin = request.get(HttpHeaderNames.ORIGIN);
                 String acrm = request.get(HttpHeaderNames.ACCESS_CONTROL_REQUEST_METHOD);

@@ -8,6 +8,7 @@ import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.gateway.config.GatewaySettings;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
+import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
@@ -63,11 +64,9 @@ final class BearerTokensTest {
                 .isNull();
     }
 
-    /** RFC 6265 section 5.4: the first of two same-named cookies is the most specific one. */
+    /** RFC 6265 section 5.4: the cookie is found on any of several {@code Cookie} lines. */
     @Test
-    void find_cookieTwiceOrInTwoLines_returnsTheFirst() {
-        assertThat(ALL.find(headers("Cookie", COOKIE + "=first; " + COOKIE + "=second"), null))
-                .isEqualTo("Bearer first");
+    void find_cookieOnASecondLine_orQuoted_isFound() {
         assertThat(ALL.find(headers("Cookie", "a=1", "Cookie", COOKIE + "=" + JWT), null))
                 .as("HTTP/2 may split Cookie into several lines")
                 .isEqualTo("Bearer " + JWT);
@@ -233,7 +232,7 @@ final class BearerTokensTest {
                         "spector.security.jwt.cookie-name", COOKIE,
                         "spector.security.jwt.allow-query-token", "true"));
 
-        BearerTokens tokens = BearerTokens.from(s.security().jwt());
+        BearerTokens tokens = BearerTokens.from(s.security().jwt(), Cors.OFF);
 
         assertThat(tokens.allowsQueryToken()).isTrue();
         assertThat(tokens.find(headers("Cookie", COOKIE + "=" + JWT), null)).isEqualTo("Bearer " + JWT);
@@ -260,6 +259,75 @@ final class BearerTokensTest {
                 .isFalse();
         assertThat(ALL.setsTokenCookie(COOKIE)).as("no '=': no cookie").isFalse();
         assertThat(new BearerTokens(null, false).setsTokenCookie(COOKIE + "=x")).isFalse();
+    }
+
+    /**
+     * Cookie tossing: a second token cookie (another site of the parent domain sets one with {@code
+     * Domain=}, a script sets one) is 400 whichever comes first, on one {@code Cookie} line or two.
+     * Regression (a review): the first was taken, and the longer path's, the tosser's, comes first.
+     */
+    @Test
+    void find_theTokenCookieTwice_isRefused() {
+        for (HttpHeaders h : List.of(
+                headers("Cookie", COOKIE + "=" + JWT + "; " + COOKIE + "=" + JWT + "x"),
+                headers("Cookie", COOKIE + "=" + JWT, "Cookie", "a=1; " + COOKIE + "=" + JWT))) {
+            assertThat(refused(ALL, h, null).details()).containsEntry("field", "cookie " + COOKIE);
+        }
+    }
+
+    /**
+     * Cross-site request forgery and WebSocket hijacking: a browser sends the cookie with a form post
+     * or a WebSocket from any page; the cookie counts only from the gateway's own origin (its
+     * {@code Host}), from an origin allowed to send credentials, or with no {@code Origin} at all.
+     * Regression (a review): a cookie from any origin was taken.
+     */
+    @Test
+    void find_theTokenCookieFromAPageOfAnotherOrigin_isForbidden() {
+        BearerTokens tokens = new BearerTokens(COOKIE, false, "https://app.example"::equals);
+        String cookie = COOKIE + "=" + JWT;
+
+        for (String origin :
+                List.of("https://evil.example", "null", "https://gw.example:8443", "https://gw.example.evil")) {
+            SpectorException e = catchThrowableOfType(
+                    SpectorException.class,
+                    () -> tokens.find(headers("Cookie", cookie, "Host", "gw.example", "Origin", origin), null));
+            assertThat(e).as(origin).isNotNull();
+            assertThat(e.code()).isEqualTo(ErrorCode.FORBIDDEN);
+            assertThat(e.details()).containsEntry("reason", "cookie-cross-origin");
+        }
+        for (String[] sent : new String[][] {
+            {"https://gw.example", "gw.example"},
+            {"https://gw.example", "gw.example:443"},
+            {"https://GW.example:443", "gw.example"},
+            {"http://gw.example:8080", "gw.example:8080"},
+            {"https://app.example", "gw.example"}
+        }) {
+            assertThat(tokens.find(headers("Cookie", cookie, "Host", sent[1], "Origin", sent[0]), null))
+                    .as("%s to %s", sent[0], sent[1])
+                    .isEqualTo("Bearer " + JWT);
+        }
+        assertThat(tokens.find(headers("Cookie", cookie, "Host", "gw.example"), null))
+                .as("no Origin: no browser's cross-site request")
+                .isEqualTo("Bearer " + JWT);
+        assertThat(tokens.find(
+                        headers(
+                                "Authorization",
+                                "Bearer " + JWT,
+                                "Host",
+                                "gw.example",
+                                "Origin",
+                                "https://evil.example"),
+                        null))
+                .as("a header credential is no browser's ambient one")
+                .isEqualTo("Bearer " + JWT);
+    }
+
+    /** RFC 6265bis §5.6: a nameless cookie "=NAME=VALUE" is sent back as "NAME=VALUE". */
+    @Test
+    void setsTokenCookie_aNamelessCookieCarryingTheName_isTheTokenCookie() {
+        assertThat(ALL.setsTokenCookie("=" + COOKIE + "=x; Path=/api/v1")).isTrue();
+        assertThat(ALL.setsTokenCookie(" = " + COOKIE + "=x")).isTrue();
+        assertThat(ALL.setsTokenCookie("=other=x")).isFalse();
     }
 
     @Test

@@ -56,6 +56,53 @@ final class EdgeBrowserTest {
         assertThat(cell.recorded(ns)).hasSize(1);
     }
 
+    /**
+     * Cross-site request forgery: a browser sends the cookie with a form post or a WebSocket from
+     * any page. From another origin (not the gateway's own, not one allowed credentials) the
+     * cookie is refused, 403 {@code cookie-cross-origin}, and nothing reaches an owner; from the
+     * allowed origin and from the gateway's own it is taken. Regression (a review): any origin's
+     * page could act as the signed-in user.
+     */
+    @Test
+    void shouldRefuseTheCookieFromAPageOfAnotherOrigin() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        String cookie = "Cookie: " + COOKIE + "=" + Cell.token(Cell.TENANT) + "\r\n";
+        String post = "POST /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\nHost: gw.example\r\n"
+                + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n" + cookie;
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r =
+                    c.send(post + "Origin: https://evil.example\r\n\r\na=1").read();
+            assertThat(r.status()).isEqualTo(403);
+            assertThat(JSON.readTree(r.body()).at("/details/reason").asText()).isEqualTo("cookie-cross-origin");
+        }
+        assertThat(cell.recorded(ns)).as("nothing reached the owner").isEmpty();
+        for (String origin : new String[] {ORIGIN, "https://gw.example"}) {
+            try (RawClient c = new RawClient(cell.gateway.port())) {
+                assertThat(c.send(post + "Origin: " + origin + "\r\n\r\na=1")
+                                .read()
+                                .status())
+                        .as(origin)
+                        .isEqualTo(200);
+            }
+        }
+        assertThat(cell.recorded(ns)).hasSize(2);
+    }
+
+    /** Cookie tossing: the token cookie twice is 400, whichever of the two is the user's. */
+    @Test
+    void shouldRefuseTheTokenCookieTwice() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        String token = Cell.token(Cell.TENANT);
+        try (RawClient c = new RawClient(cell.gateway.port())) {
+            RawClient.Response r = c.send("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\nHost: gw\r\n" + "Cookie: "
+                            + COOKIE + "=" + token + "; " + COOKIE + "=" + token + "\r\n\r\n")
+                    .read();
+            assertThat(r.status()).isEqualTo(400);
+            assertThat(r.text()).doesNotContain(token);
+        }
+        assertThat(cell.recorded(ns)).isEmpty();
+    }
+
     /** RFC 6750 §2.3: {@code access_token} authenticates, and it never travels on. */
     @Test
     void shouldTakeTheTokenFromAccessTokenAndNeverForwardIt() throws Exception {
