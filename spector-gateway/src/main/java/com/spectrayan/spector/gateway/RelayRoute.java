@@ -132,7 +132,7 @@ final class RelayRoute {
                             : HttpHeaderNames.CONTENT_LENGTH.toString(),
                     "a relayed " + method + " carries no content (expected: none)");
         }
-        String query = rawQuery == null ? "" : "?" + rawQuery;
+        String query = rawQuery == null ? "" : "?" + RequestTarget.escapeBrowserQueryChars(rawQuery);
         String rest = path.substring(PREFIX.length());
         int slash = rest.indexOf('/');
         if (slash <= 0) {

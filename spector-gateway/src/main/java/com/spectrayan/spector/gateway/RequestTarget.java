@@ -453,14 +453,49 @@ final class RequestTarget {
         return c == '/' || isPchar(c);
     }
 
-    /** Checks a query for RFC 3986 query characters and well-formed escapes; returns it unchanged. */
+    /**
+     * The characters outside RFC 3986's query that browsers send as they are: the WHATWG URL
+     * standard's query percent-encode set leaves them raw, so {@code ?a[]=1} (PHP's arrays), {@code
+     * ?filter={x}} or {@code ?q=a|b} arrive unescaped, and nginx, HAProxy and Envoy pass them. None
+     * can end the target, split a field or change the path; they are forwarded as they came. The
+     * backslash is not among them (a path-confusion character, refused here as before).
+     */
+    static final String BROWSER_QUERY_CHARS = "[]{}|^`";
+
+    /**
+     * Returns {@code query} with each of {@link #BROWSER_QUERY_CHARS} percent-encoded (as RFC 3986
+     * section 2.1 would have had the client send it), the rest unchanged: for a relayed request,
+     * whose URL must be a URI.
+     */
+    static String escapeBrowserQueryChars(String query) {
+        StringBuilder out = null;
+        for (int i = 0; i < query.length(); i++) {
+            char c = query.charAt(i);
+            if (BROWSER_QUERY_CHARS.indexOf(c) >= 0) {
+                if (out == null) {
+                    out = new StringBuilder(query.length() + 8).append(query, 0, i);
+                }
+                out.append('%')
+                        .append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(c & 0xF, 16)));
+            } else if (out != null) {
+                out.append(c);
+            }
+        }
+        return out == null ? query : out.toString();
+    }
+
+    /**
+     * Checks a query for RFC 3986 query characters, {@link #BROWSER_QUERY_CHARS} and well-formed
+     * escapes; returns it unchanged.
+     */
     private static String checkQuery(String query) {
         for (int i = 0; i < query.length(); i++) {
             char c = query.charAt(i);
             if (c == '%') {
                 escape(TARGET, query, i, "query");
                 i += 2;
-            } else if (!isPchar(c) && c != '/' && c != '?') {
+            } else if (!isPchar(c) && c != '/' && c != '?' && BROWSER_QUERY_CHARS.indexOf(c) < 0) {
                 throw refused(TARGET, describe(c) + " in the query: " + quote(query));
             }
         }

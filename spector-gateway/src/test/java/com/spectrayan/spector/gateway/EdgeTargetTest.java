@@ -241,6 +241,19 @@ final class EdgeTargetTest {
     }
 
     /**
+     * WHATWG URL: a browser sends {@code [ ] { } | ^ `} in a query as they are; the owner gets the
+     * query byte for byte, as nginx passes it. Regression (a review): 400 and a close.
+     */
+    @Test
+    void shouldForwardTheQueryCharactersBrowsersLeaveRaw_byteForByte() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        String query = "ids[]=1&ids[]=2&f={x}&q=a|b^c&t=`y`";
+        JsonNode echo = echoed(
+                "GET /api/v1/namespaces/" + ns + "/echo?" + query + " HTTP/1.1\r\nHost: gw\r\n" + token() + "\r\n");
+        assertThat(echo.get("query").asText()).isEqualTo(query);
+    }
+
+    /**
      * RFC 9112 §9.3.2: answers go in the order of the requests. An uplink handshake pipelined behind
      * a forwarded request is no handshake (an uplink is its connection's first request): the owner's
      * answer comes first, then the {@code /uplink} request's own, in its turn, and the connection

@@ -10,6 +10,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpVersion;
+import java.util.List;
 import java.util.stream.Stream;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
@@ -275,6 +276,26 @@ final class RequestTargetTest {
         RequestTarget t = get("/p/./q?" + query);
         assertThat(t.query()).isEqualTo(query);
         assertThat(t.pathAndQuery()).isEqualTo("/p/q?" + query);
+    }
+
+    /**
+     * WHATWG URL (query percent-encode set): browsers send {@code [ ] { } | ^ `} in a query as they
+     * are; they pass byte for byte, as nginx passes them. Regression (a review): a 400 and a close.
+     */
+    @Test
+    void parse_queryWithWhatBrowsersLeaveRaw_keptByteForByte() {
+        String query = "a[]=1&a[]=2&f={\"x\":1}&q=a|b^c&t=`";
+        for (String raw : List.of("a[]=1&a[]=2", "f={x}", "q=a|b^c", "t=`x`")) {
+            assertThat(get("/p?" + raw).query()).as(raw).isEqualTo(raw);
+        }
+        assertThat(query).contains("\"");
+        assertTargetRefused("/p?" + query, "character '\"' in the query");
+        assertTargetRefused("/p{x}", "character '{'");
+        assertThat(RequestTarget.escapeBrowserQueryChars("a[]=1&f={x}|^`&b=%41"))
+                .as("for a relayed URL")
+                .isEqualTo("a%5B%5D=1&f=%7Bx%7D%7C%5E%60&b=%41");
+        assertThat(java.net.URI.create("http://t/p?" + RequestTarget.escapeBrowserQueryChars("a[]={|^`}")))
+                .isNotNull();
     }
 
     static Stream<Arguments> queryOutsideRfc3986() {
