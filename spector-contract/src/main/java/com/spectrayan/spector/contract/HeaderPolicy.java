@@ -57,6 +57,36 @@ public final class HeaderPolicy {
     public static final Set<String> SET_BY_GATEWAY =
             Set.of(lower(SpectorHeaders.REQUEST_ID), "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "via");
 
+    /**
+     * What a client says about itself in a proxy's words, dropped unless the client is a trusted
+     * proxy: the standard forwarding fields, and the ones frameworks read as the client's address,
+     * scheme or original URL when a proxy in front sets them (Go chi's {@code RealIP} prefers
+     * {@code True-Client-IP} and {@code X-Real-IP}; Rails and Spring read {@code X-Forwarded-Ssl}
+     * and {@code -Prefix}; IIS and older Symfony take {@code X-Original-URL} as the request's
+     * path). From anyone else they are forged: an owner or worker must see only what the gateway
+     * saw (its {@code X-Forwarded-For}, {@code -Proto}, {@code -Host}).
+     */
+    public static final Set<String> CLIENT_FACTS = Set.of(
+            "forwarded",
+            "x-forwarded-for",
+            "x-forwarded-proto",
+            "x-forwarded-host",
+            "x-forwarded-port",
+            "x-forwarded-prefix",
+            "x-forwarded-ssl",
+            "x-forwarded-scheme",
+            "x-forwarded-server",
+            "x-real-ip",
+            "true-client-ip",
+            "x-client-ip",
+            "x-cluster-client-ip",
+            "cf-connecting-ip",
+            "fastly-client-ip",
+            "x-original-url",
+            "x-rewrite-url",
+            "front-end-https",
+            "x-url-scheme");
+
     /** The routing names the gateway re-sets from the routing key it resolved. */
     public static final Set<String> ROUTING = Set.of(lower(SpectorHeaders.NAMESPACE), lower(SpectorHeaders.TENANT));
 
@@ -155,8 +185,12 @@ public final class HeaderPolicy {
         all.addAll(GATEWAY_OWNED);
         all.addAll(ROUTING);
         all.addAll(SET_BY_GATEWAY);
-        all.add("x-forwarded-port");
         all.add(lower(SpectorHeaders.LEASE));
+        for (String fact : CLIENT_FACTS) {
+            if (fact.startsWith("x-")) { // the check's first look is at the 'x' (the others: Forwarded, ...)
+                all.add(fact);
+            }
+        }
         return Set.copyOf(all);
     }
 

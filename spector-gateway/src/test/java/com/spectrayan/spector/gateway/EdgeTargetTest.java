@@ -241,6 +241,34 @@ final class EdgeTargetTest {
     }
 
     /**
+     * A client that is no trusted proxy cannot speak for one: the fields frameworks read as the
+     * client's address, scheme or original URL ({@code X-Real-IP}, {@code True-Client-IP}, {@code
+     * X-Original-URL}, {@code X-Forwarded-Prefix}, their underscore spellings) never reach the
+     * owner; it sees the gateway's {@code X-Forwarded-For} alone. Regression (a review): they
+     * passed, so Go chi's {@code RealIP} read the client's claim, and an owner that honours {@code
+     * X-Original-URL} routed by it past its own path checks.
+     */
+    @Test
+    void shouldDropWhatAClientSaysOfItselfInAProxysWords() throws Exception {
+        String ns = cell.namespaceOwnedBy("owner-0");
+        RawClient.Response r = once("GET /api/v1/namespaces/" + ns + "/echo HTTP/1.1\r\nHost: gw\r\n" + token()
+                + "X-Real-IP: 10.0.0.1\r\nTrue-Client-IP: 10.0.0.2\r\nX-Original-URL: /admin\r\n"
+                + "X-Forwarded-Prefix: /evil\r\nX_Real_IP: 10.0.0.3\r\nCF-Connecting-IP: 10.0.0.4\r\n"
+                + "X-Kept: yes\r\n\r\n");
+        assertThat(r.status()).isEqualTo(200);
+        RecordedRequest seen = cell.recorded(ns).get(0);
+        assertThat(seen.headers().keySet().stream().map(k -> k.toLowerCase(java.util.Locale.ROOT)))
+                .doesNotContain(
+                        "x-real-ip",
+                        "true-client-ip",
+                        "x-original-url",
+                        "x-forwarded-prefix",
+                        "x_real_ip",
+                        "cf-connecting-ip")
+                .contains("x-kept", "x-forwarded-for");
+    }
+
+    /**
      * WHATWG URL: a browser sends {@code [ ] { } | ^ `} in a query as they are; the owner gets the
      * query byte for byte, as nginx passes it. Regression (a review): 400 and a close.
      */

@@ -32,9 +32,8 @@ final class HeaderFilter {
             HeaderPolicy.ROUTING,
             Set.of("expect"));
 
-    /** Client-supplied forwarding facts, dropped unless the client is a trusted proxy. */
-    private static final NameSet FORWARDED = new NameSet(
-            Set.of("forwarded", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-port"));
+    /** Client-supplied forwarding facts ({@link HeaderPolicy#CLIENT_FACTS}), dropped unless the client is a trusted proxy. */
+    private static final NameSet FORWARDED = new NameSet(HeaderPolicy.CLIENT_FACTS);
 
     /** Dropped from an owner's response before it goes to the client. */
     private static final NameSet TO_CLIENT = new NameSet(HeaderPolicy.HOP_BY_HOP, HeaderPolicy.FRAMING);
@@ -54,7 +53,7 @@ final class HeaderFilter {
         removeAll(headers, TO_OWNER, true);
     }
 
-    /** Drops a client's forwarding facts ({@code Forwarded}, {@code X-Forwarded-*}). */
+    /** Drops a client's forwarding facts ({@code Forwarded}, {@code X-Forwarded-*}, {@code X-Real-IP}, ...). */
     static void dropForwardingFacts(HttpHeaders headers) {
         removeAll(headers, FORWARDED, false);
     }
