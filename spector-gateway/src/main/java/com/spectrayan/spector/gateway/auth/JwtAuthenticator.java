@@ -16,12 +16,14 @@ import com.nimbusds.jose.crypto.MACVerifier;
 import com.nimbusds.jose.crypto.RSASSAVerifier;
 import com.nimbusds.jose.crypto.factories.DefaultJWSVerifierFactory;
 import com.nimbusds.jose.jwk.Curve;
+import com.nimbusds.jose.jwk.JWK;
 import com.nimbusds.jose.jwk.JWKMatcher;
 import com.nimbusds.jose.jwk.JWKSelector;
+import com.nimbusds.jose.jwk.JWKSet;
+import com.nimbusds.jose.jwk.KeyConverter;
 import com.nimbusds.jose.jwk.source.JWKSource;
 import com.nimbusds.jose.jwk.source.JWKSourceBuilder;
 import com.nimbusds.jose.jwk.source.RateLimitReachedException;
-import com.nimbusds.jose.proc.JWSVerificationKeySelector;
 import com.nimbusds.jose.proc.SecurityContext;
 import com.nimbusds.jose.util.Base64URL;
 import com.nimbusds.jose.util.DefaultResourceRetriever;
@@ -50,8 +52,14 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -76,14 +84,16 @@ import org.slf4j.LoggerFactory;
  * logged or put in a message.
  *
  * <p><b>Blocking.</b> With an HMAC secret or a PEM key, {@link #authenticate} is CPU only (an RSA
- * verification is tens of microseconds) and safe on an event loop. With a JWK set URI it reads a
- * cache; the network is touched on the calling thread only when the cache is empty (the first
- * request before the start-up prefetch lands, or after {@link #JWKS_CACHE_TTL} without requests),
- * or when a token names a key id the cached set lacks. Such a fetch is bounded by {@link
- * #JWKS_CONNECT_TIMEOUT} plus {@link #JWKS_READ_TIMEOUT} (a caller waiting for another thread's
- * fetch waits at most {@link #JWKS_REFRESH_TIMEOUT}), and fetches are rate limited to two per
- * {@link #JWKS_MIN_FETCH_INTERVAL}, so a flood of unknown key ids cannot hammer the issuer. A set
- * close to expiry is refreshed ahead on a background thread while the cached one keeps answering.
+ * verification is tens of microseconds) and safe on an event loop. With a JWK set URI it reads the
+ * last set fetched, which one background thread keeps: fetched at start, again every {@link
+ * #JWKS_CACHE_TTL}, and at once (in the background) when a token names a key id the set lacks;
+ * that token is refused {@code bad-signature} without waiting, and the next one finds the new key.
+ * Fetches are bounded by {@link #JWKS_CONNECT_TIMEOUT} plus {@link #JWKS_READ_TIMEOUT} and rate
+ * limited to two per {@link #JWKS_MIN_FETCH_INTERVAL}, so a flood of unknown key ids can neither
+ * hammer the issuer nor hold an event loop (Envoy's {@code jwt_authn} never fetches on a worker
+ * thread either; this gateway's did, up to 4 s a fetch, found by a review). Only before the first
+ * set ever arrived (a cold start) does a caller wait for the fetch in flight, at most {@link
+ * #JWKS_REFRESH_TIMEOUT}; once a set was fetched no request waits for the network again.
  *
  * <p>Thread-safe. {@link #close()} stops the JWK set refresh thread.
  */
@@ -120,11 +130,8 @@ public final class JwtAuthenticator implements AutoCloseable {
 
     private static final long VERIFIED_CACHE_TTL_MILLIS = VERIFIED_CACHE_TTL.toMillis();
 
-    /** How long a fetched JWK set is used before it is fetched again. */
+    /** How long a fetched JWK set is used before it is fetched again (in the background). */
     static final Duration JWKS_CACHE_TTL = Duration.ofMinutes(5);
-
-    /** How long before expiry a JWK set is refreshed in the background, while the old one answers. */
-    static final Duration JWKS_REFRESH_AHEAD = Duration.ofSeconds(30);
 
     /** The longest a caller waits for a JWK set fetch another thread is running. */
     static final Duration JWKS_REFRESH_TIMEOUT = Duration.ofSeconds(5);
@@ -450,12 +457,8 @@ public final class JwtAuthenticator implements AutoCloseable {
             try {
                 keys = set.keys(header);
             } catch (KeySourceException e) {
-                if (e instanceof RateLimitReachedException && set.hasLoaded()) {
-                    keys = List.of(); // an unknown key id while refreshes are rate limited
-                } else {
-                    log.debug("JWK set unavailable: {}", e.toString());
-                    throw fail(Reason.JWKS_UNAVAILABLE, "the JWK set could not be fetched (expected: retry later)");
-                }
+                log.debug("JWK set unavailable: {}", e.toString());
+                throw fail(Reason.JWKS_UNAVAILABLE, "the JWK set could not be fetched (expected: retry later)");
             }
             for (Key key : keys) {
                 try {
@@ -546,22 +549,40 @@ public final class JwtAuthenticator implements AutoCloseable {
     /** A configured key and the algorithms it verifies. */
     private record KeyVerifier(Set<JWSAlgorithm> algorithms, JWSVerifier verifier) {}
 
-    /** The remote JWK set: Nimbus's cached, rate-limited source and its refresh thread. */
+    /**
+     * The remote JWK set: Nimbus's cached, rate-limited source, read only by one background thread,
+     * which publishes each set it gets ({@link #current}); callers select keys from that.
+     *
+     * <p>Concurrency: {@link #current} is volatile (an immutable set, swapped whole); {@link
+     * #inFlight} is the fetch running or queued on {@link #refresher}, at most one (compare-and-set),
+     * so a flood of unknown key ids queues one fetch, not one each.
+     */
     private static final class Jwks {
-        private final JWKSource<SecurityContext> source;
-        private final JWSVerificationKeySelector<SecurityContext> selector;
-        private final DefaultJWSVerifierFactory factory = new DefaultJWSVerifierFactory();
-        private final ExecutorService refresher;
-        private volatile boolean loaded;
+        private static final JWKSelector ALL = new JWKSelector(new JWKMatcher.Builder().build());
 
-        private Jwks(JWKSource<SecurityContext> source, ExecutorService refresher) {
+        private final JWKSource<SecurityContext> source;
+        private final DefaultJWSVerifierFactory factory = new DefaultJWSVerifierFactory();
+        private final ScheduledExecutorService refresher;
+        private final String where;
+        private volatile @Nullable JWKSet current;
+        private final AtomicReference<@Nullable CompletableFuture<JWKSet>> inFlight = new AtomicReference<>();
+        /**
+         * When an unknown key id last queued a fetch: at most one per half {@link
+         * #JWKS_MIN_FETCH_INTERVAL}, what the source's limiter lets through, so a flood of unknown
+         * key ids queues no more work than that on the refresher.
+         */
+        private volatile long lastKeyedFetchNanos = System.nanoTime() - KEYED_FETCH_INTERVAL_NANOS;
+
+        private static final long KEYED_FETCH_INTERVAL_NANOS = JWKS_MIN_FETCH_INTERVAL.toNanos() / 2;
+
+        private Jwks(JWKSource<SecurityContext> source, ScheduledExecutorService refresher, String where) {
             this.source = source;
-            this.selector = new JWSVerificationKeySelector<>(JWKS_ALGORITHMS, source);
             this.refresher = refresher;
+            this.where = where;
         }
 
         static Jwks start(URI uri) {
-            ExecutorService refresher = Executors.newSingleThreadExecutor(task -> {
+            ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(task -> {
                 Thread t = new Thread(task, "spector-jwks-refresh");
                 t.setDaemon(true);
                 return t;
@@ -572,7 +593,6 @@ public final class JwtAuthenticator implements AutoCloseable {
             try {
                 source = JWKSourceBuilder.<SecurityContext>create(uri.toURL(), retriever)
                         .cache(JWKS_CACHE_TTL.toMillis(), JWKS_REFRESH_TIMEOUT.toMillis())
-                        .refreshAheadCache(JWKS_REFRESH_AHEAD.toMillis(), null, refresher, true, null, false)
                         .rateLimited(JWKS_MIN_FETCH_INTERVAL.toMillis())
                         .retrying(false)
                         .build();
@@ -580,20 +600,36 @@ public final class JwtAuthenticator implements AutoCloseable {
                 refresher.shutdownNow();
                 throw new IllegalArgumentException(KEY_JWKS + ": not a URL (expected: an http(s) URL)", e);
             }
-            Jwks jwks = new Jwks(source, refresher);
-            String where = uri.getHost() + uri.getRawPath();
-            refresher.execute(() -> jwks.prefetch(where));
+            Jwks jwks = new Jwks(source, refresher, uri.getHost() + uri.getRawPath());
+            var unused = jwks.fetch(null);
+            refresher.scheduleWithFixedDelay(
+                    () -> jwks.fetch(null),
+                    JWKS_CACHE_TTL.toMillis(),
+                    JWKS_CACHE_TTL.toMillis(),
+                    TimeUnit.MILLISECONDS);
             return jwks;
         }
 
+        /**
+         * Returns the keys of the last set fetched that match {@code header} (its algorithm, key
+         * id and use), without waiting for the network; none found fetches the set again in the
+         * background (the issuer may have rotated). Before any set arrived, waits for the fetch in
+         * flight (cold start), at most {@link #JWKS_REFRESH_TIMEOUT}.
+         *
+         * @throws KeySourceException when no set has ever been fetched
+         */
         List<Key> keys(JWSHeader header) throws KeySourceException {
-            List<Key> keys = selector.selectJWSKeys(header, null);
-            loaded = true;
-            return keys;
-        }
-
-        boolean hasLoaded() {
-            return loaded;
+            JWKSet set = current;
+            if (set == null) {
+                set = awaitFirst();
+            }
+            List<JWK> matches = new JWKSelector(JWKMatcher.forJWSHeader(header)).select(set);
+            long now = System.nanoTime();
+            if (matches.isEmpty() && now - lastKeyedFetchNanos >= KEYED_FETCH_INTERVAL_NANOS) {
+                lastKeyedFetchNanos = now; // racy by design: at worst two threads queue one fetch each
+                var unused = fetch(header); // the next token with this key id finds it, if the issuer has it
+            }
+            return KeyConverter.toJavaKeys(matches);
         }
 
         void close() {
@@ -607,14 +643,67 @@ public final class JwtAuthenticator implements AutoCloseable {
             refresher.shutdownNow();
         }
 
-        private void prefetch(String where) {
+        private JWKSet awaitFirst() throws KeySourceException {
             try {
-                int n = source.get(new JWKSelector(new JWKMatcher.Builder().build()), null)
-                        .size();
-                loaded = true;
-                log.info("JWK set fetched from {}: {} keys", where, n);
+                return fetch(null).get(JWKS_REFRESH_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (ExecutionException e) {
+                throw new KeySourceException("no JWK set fetched yet: " + e.getCause(), e.getCause());
+            } catch (TimeoutException e) {
+                throw new KeySourceException("no JWK set within " + JWKS_REFRESH_TIMEOUT.toMillis() + " ms", e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new KeySourceException("interrupted waiting for the JWK set", e);
+            }
+        }
+
+        /**
+         * Returns the fetch in flight, or queues one on the refresher: for {@code header}, a look-up
+         * of its key first (Nimbus's source fetches the set again when the cached one lacks it,
+         * rate limited), then the whole set, published to {@link #current}.
+         */
+        private CompletableFuture<JWKSet> fetch(@Nullable JWSHeader header) {
+            CompletableFuture<JWKSet> running = inFlight.get();
+            if (running != null) {
+                return running;
+            }
+            CompletableFuture<JWKSet> mine = new CompletableFuture<>();
+            if (!inFlight.compareAndSet(null, mine)) {
+                CompletableFuture<JWKSet> other = inFlight.get();
+                return other != null ? other : mine;
+            }
+            try {
+                refresher.execute(() -> run(mine, header));
+            } catch (RejectedExecutionException e) { // closed
+                inFlight.set(null);
+                mine.completeExceptionally(e);
+            }
+            return mine;
+        }
+
+        private void run(CompletableFuture<JWKSet> done, @Nullable JWSHeader header) {
+            try {
+                if (header != null) {
+                    var unused = source.get(new JWKSelector(JWKMatcher.forJWSHeader(header)), null);
+                }
+                JWKSet set = new JWKSet(source.get(ALL, null));
+                boolean first = current == null;
+                current = set;
+                if (first) {
+                    log.info(
+                            "JWK set fetched from {}: {} keys",
+                            where,
+                            set.getKeys().size());
+                }
+                inFlight.set(null);
+                done.complete(set);
             } catch (KeySourceException | RuntimeException e) {
-                log.warn("could not fetch the JWK set from {} (retried on demand): {}", where, e.toString());
+                if (e instanceof RateLimitReachedException) {
+                    log.debug("JWK set from {}: not fetched again yet (rate limited)", where);
+                } else {
+                    log.warn("could not fetch the JWK set from {} (tried again later): {}", where, e.toString());
+                }
+                inFlight.set(null);
+                done.completeExceptionally(e);
             }
         }
     }

@@ -7,6 +7,7 @@ import static com.spectrayan.spector.gateway.auth.AuthFixtures.reasonOf;
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.sign;
 import static com.spectrayan.spector.gateway.auth.AuthFixtures.validClaims;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSAlgorithm;
@@ -27,6 +28,8 @@ import java.security.GeneralSecurityException;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.interfaces.RSAPublicKey;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -41,6 +44,13 @@ final class JwkSetTest {
 
     private final AtomicInteger fetches = new AtomicInteger();
     private volatile int status = 200;
+    /** The set the issuer serves now; {@link #rotated} adds k2 (the stranger's key) to k1. */
+    private volatile byte[] serving = new byte[0];
+
+    private byte[] rotated = new byte[0];
+    /** How long the issuer takes to answer a fetch. */
+    private volatile long slowMillis;
+
     private HttpServer server;
     private String jwksUri;
 
@@ -62,10 +72,32 @@ final class JwkSetTest {
                 .toString()
                 .getBytes(StandardCharsets.UTF_8);
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        serving = body;
+        rotated = new JWKSet(List.of(
+                        new RSAKey.Builder((RSAPublicKey) signing.getPublic())
+                                .keyID("k1")
+                                .keyUse(KeyUse.SIGNATURE)
+                                .algorithm(JWSAlgorithm.RS256)
+                                .build(),
+                        new RSAKey.Builder((RSAPublicKey) stranger.getPublic())
+                                .keyID("k2")
+                                .keyUse(KeyUse.SIGNATURE)
+                                .algorithm(JWSAlgorithm.RS256)
+                                .build()))
+                .toString()
+                .getBytes(StandardCharsets.UTF_8);
         server.createContext("/jwks.json", exchange -> {
             fetches.incrementAndGet();
+            long slow = slowMillis;
+            if (slow > 0) {
+                try {
+                    Thread.sleep(slow); // the issuer is slow: the server's own pace, not the test's wait
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             exchange.getResponseHeaders().add("Content-Type", "application/json");
-            byte[] answer = status == 200 ? body : "down".getBytes(StandardCharsets.UTF_8);
+            byte[] answer = status == 200 ? serving : "down".getBytes(StandardCharsets.UTF_8);
             exchange.sendResponseHeaders(status, answer.length);
             try (OutputStream out = exchange.getResponseBody()) {
                 out.write(answer);
@@ -120,9 +152,51 @@ final class JwkSetTest {
                         .isEqualTo("bad-signature");
             }
 
+            await("the background fetch an unknown key id asked for")
+                    .atMost(Duration.ofSeconds(5))
+                    .until(() -> fetches.get() == 2);
+            for (int i = 0; i < 10; i++) {
+                assertThat(reasonOf(auth, "Bearer " + rs256("again-" + i, stranger, "mallory")))
+                        .isEqualTo("bad-signature");
+            }
+            assertThat(auth.authenticate("Bearer " + rs256("k1", signing, "bob"))
+                            .subject())
+                    .isEqualTo("bob");
             assertThat(fetches.get())
                     .as("an unknown key id refreshes the set at most twice per interval, not once per token")
                     .isEqualTo(2);
+        }
+    }
+
+    /**
+     * The issuer rotates: a token with a key id the cached set lacks is refused at once, never
+     * waiting for the fetch (here the issuer takes 1.8 s to answer), and once the background fetch
+     * brought the new set, the next token with that key id is verified. Regression (a review):
+     * the fetch ran on the caller's thread, an event loop, up to 4 s.
+     */
+    @Test
+    void authenticate_aKeyIdTheSetLacks_neverWaitsForTheFetch_andTheNextTokenFindsTheRotatedKey() throws JOSEException {
+        try (JwtAuthenticator auth = jwks(jwksUri)) {
+            assertThat(auth.authenticate("Bearer " + rs256("k1", signing, "alice"))
+                            .subject())
+                    .isEqualTo("alice");
+            serving = rotated;
+            slowMillis = 1800; // within the 2 s read timeout: the fetch succeeds, late
+
+            long start = System.nanoTime();
+            assertThat(reasonOf(auth, "Bearer " + rs256("k2", stranger, "carol")))
+                    .isEqualTo("bad-signature");
+            long tookMs = (System.nanoTime() - start) / 1_000_000;
+
+            assertThat(tookMs)
+                    .as("refused without waiting for the issuer, %d ms", tookMs)
+                    .isLessThan(1000);
+            await("the rotated set fetched in the background")
+                    .atMost(Duration.ofSeconds(10))
+                    .ignoreExceptionsInstanceOf(com.spectrayan.spector.contract.SpectorException.class)
+                    .untilAsserted(() -> assertThat(auth.authenticate("Bearer " + rs256("k2", stranger, "carol"))
+                                    .subject())
+                            .isEqualTo("carol"));
         }
     }
 
