@@ -4,7 +4,6 @@ import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.spectrayan.spector.contract.Bound;
 import com.spectrayan.spector.contract.DeclaredLength;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
@@ -95,17 +94,21 @@ public final class UplinkSession implements FrameChannel.Receiver {
     private final SerialExecutor serial;
 
     /**
-     * v1 calls held before the startup gate settles, at most: a request, its {@link
-     * Limits#UNANSWERED_BODIES} bodies and a cancel or status call for each relay the link may hold.
-     * A gateway within its limits never sends more before its first answer; past it a call is
-     * answered {@code BAD_REQUEST} at once, so a peer cannot make a starting worker hold frames
-     * without end (v2 streams are bounded by the link's own count, {@link #heldStreams}).
+     * {@code relay.body} calls held before the startup gate settles, at most: what a gateway within
+     * its limits has unanswered at once ({@link Limits#UNANSWERED_BODIES} for each of the {@link
+     * Limits#ACTIVE_RELAYS_PER_CONNECTION} relays a link may hold), each up to {@link
+     * Limits#CHUNK_BYTES}. Past it a body is answered {@code WORKER_UNREACHABLE} (503, worth a retry)
+     * at once: a starting worker never holds more than that many chunks.
      */
-    static final Bound HELD_CALLS = Bound.atMost(
-            "heldCalls",
-            Limits.ACTIVE_RELAYS_PER_CONNECTION.max() * (Limits.UNANSWERED_BODIES + 2L),
-            "calls waiting for the worker to start",
-            ErrorCode.BAD_REQUEST);
+    static final long HELD_BODIES = Limits.ACTIVE_RELAYS_PER_CONNECTION.max() * Limits.UNANSWERED_BODIES;
+
+    /**
+     * Other v1 calls held before the startup gate settles, at most ({@code relay.request}, {@code
+     * relay.cancel}, {@code status.get}: small frames). Generous, as relays come and go while a
+     * long start-up runs and the gateway asks for status every 30 s; it exists so that nothing is
+     * held without end. Past it a call is answered {@code WORKER_UNREACHABLE} at once.
+     */
+    static final long HELD_OTHER_CALLS = 1024;
 
     // State below is touched only on `serial`.
     private final Map<String, ServedRelay> relays = new HashMap<>();
@@ -122,6 +125,11 @@ public final class UplinkSession implements FrameChannel.Receiver {
     private final java.util.IdentityHashMap<V2ServedRelay, Runnable> heldStreams = new java.util.IdentityHashMap<>();
 
     private boolean gateOpen;
+    /** The {@code relay.body} calls among {@link #held} (v1), bounded by {@link #HELD_BODIES}. */
+    private long heldBodies;
+    /** The other v1 calls among {@link #held}, bounded by {@link #HELD_OTHER_CALLS}. */
+    private long heldOtherCalls;
+
     private @Nullable Throwable gateFailure;
     private boolean closed;
 
@@ -234,10 +242,23 @@ public final class UplinkSession implements FrameChannel.Receiver {
             return;
         }
         if (!gateOpen) {
-            long calls = held.size() - heldStreams.size() + 1L;
-            if (!HELD_CALLS.allows(calls)) {
-                send(Frame.ErrorFrame.of(call.id(), HELD_CALLS.refusal(calls)));
+            boolean body = RelayBody.OP.equals(call.op());
+            long already = body ? heldBodies : heldOtherCalls;
+            if (already >= (body ? HELD_BODIES : HELD_OTHER_CALLS)) {
+                send(Frame.ErrorFrame.of(
+                        call.id(),
+                        SpectorException.of(
+                                ErrorCode.WORKER_UNREACHABLE,
+                                "worker " + options.workerId() + " is starting: " + already + " "
+                                        + (body ? "relay bodies" : "calls") + " wait for it already (expected: at most "
+                                        + (body ? HELD_BODIES : HELD_OTHER_CALLS) + "); retry",
+                                Map.of("workerId", options.workerId(), "reason", "starting"))));
                 return;
+            }
+            if (body) {
+                heldBodies++;
+            } else {
+                heldOtherCalls++;
             }
             held.add(() -> handle(call));
             return;

@@ -743,25 +743,32 @@ final class UplinkSessionTest {
 
     /**
      * A starting worker holds the calls that arrive before its gate, up to {@link
-     * UplinkSession#HELD_CALLS} (what a gateway within its limits can send); one past is answered
-     * {@code BAD_REQUEST} at once, and the held ones are all served when the gate opens.
+     * UplinkSession#HELD_OTHER_CALLS} (status, requests, cancels) and {@link
+     * UplinkSession#HELD_BODIES} bodies; one past either is answered {@code WORKER_UNREACHABLE} (a
+     * 503, worth a retry) at once, and the held ones are all served when the gate opens.
      * Regression (a review): v1 calls were held without a count, a frame each, until the gate.
      */
     @Test
-    void callsBeforeTheStartupGate_heldUpToTheBound_onePastAnsweredAtOnce() throws Exception {
+    void callsBeforeTheStartupGate_heldUpToTheirBounds_onePastAnsweredAtOnce() throws Exception {
         CompletableFuture<Void> gate = new CompletableFuture<>();
         FakeGateway gw = connectExact(options("app", hanging()).startupGate(gate));
-        int bound = (int) UplinkSession.HELD_CALLS.max();
         List<Long> held = new ArrayList<>();
-        for (int i = 0; i < bound; i++) {
+        for (int i = 0; i < UplinkSession.HELD_OTHER_CALLS; i++) {
             held.add(gw.call("status.get", JsonNodeFactory.instance.objectNode()));
         }
+        long pastCalls = gw.call("status.get", JsonNodeFactory.instance.objectNode());
+        for (int i = 0; i < UplinkSession.HELD_BODIES; i++) {
+            gw.chunk("r-" + i, 0, bytes(1)); // held: no relay is known before the gate
+        }
+        long pastBodies = gw.chunk("r-past", 0, bytes(1));
 
-        long past = gw.call("status.get", JsonNodeFactory.instance.objectNode());
-
-        gw.error(past, ErrorCode.BAD_REQUEST);
+        Frame.ErrorFrame calls = gw.error(pastCalls, ErrorCode.WORKER_UNREACHABLE);
+        Frame.ErrorFrame bodies = gw.error(pastBodies, ErrorCode.WORKER_UNREACHABLE);
         tasks.runUntilIdle();
-        assertThat(gw.received).as("the held calls wait for the gate").hasSize(1);
+
+        assertThat(calls.message()).contains("starting");
+        assertThat(bodies.message()).contains("relay bodies");
+        assertThat(gw.received).as("the held calls wait for the gate").hasSize(2);
         gate.complete(null);
         for (long id : held) {
             assertThat(StatusReport.parse(gw.result(id)).workerId()).isEqualTo("w1");
