@@ -109,12 +109,6 @@ public final class HttpForwardTarget implements RelayTarget {
      */
     static final int FLUSH_AFTER_FLUSHES = FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES;
 
-    /**
-     * The declared bytes a 205's stray content may have to be read and dropped, keeping its
-     * connection in the pool; a longer one, a chunked one or one read to the close closes it.
-     */
-    static final long STRAY_205_DRAIN_BYTES = 64 * 1024;
-
     private static final Logger log = LoggerFactory.getLogger(HttpForwardTarget.class);
 
     private final URI upstream;
@@ -542,13 +536,11 @@ public final class HttpForwardTarget implements RelayTarget {
             discarding = bodyless;
             head.complete(new RelayedResponse(
                     status, out, ResponseFraming.contentLength(status, declared), bodyless ? null : this));
-            if (bodyless
-                    && status == 205
-                    && !"HEAD".equals(request.method())
-                    && (declared < 0 || declared > STRAY_205_DRAIN_BYTES)) {
+            if (bodyless && status == 205 && !"HEAD".equals(request.method()) && declared != 0) {
                 // RFC 9110 §15.3.6: a 205 has no content, yet the codec reads what its framing says
-                // (chunks, or to the close for none), which is no part of the answer and has no
-                // deadline: the connection closes here instead of draining it (found by a review).
+                // (a length, chunks, or to the close for none), which is no part of the answer: its
+                // relay is settled and nothing bounds the wait for those bytes, so the connection
+                // closes here instead of draining it (found by two reviews).
                 responseComplete = true;
                 upstreamKeepsAlive = false;
                 releaseChannel();
