@@ -96,6 +96,9 @@ public final class HeaderPolicy {
      */
     private static final Set<String> OWNED_ANY_SPELLING = owned();
 
+    /** The first chars (both cases) of {@link #OWNED_ANY_SPELLING}'s names, by char: the check's first look. */
+    private static final boolean[] OWNED_FIRST_CHARS = firstChars(OWNED_ANY_SPELLING);
+
     /** How many names one {@code Connection} header may list before the request is refused. */
     public static final int MAX_CONNECTION_TOKENS = 32;
 
@@ -170,8 +173,9 @@ public final class HeaderPolicy {
      */
     public static boolean isGatewayNameInDisguise(CharSequence name) {
         int n = name.length();
-        if (n < 2 || (name.charAt(0) != 'x' && name.charAt(0) != 'X')) {
-            return false; // every owned name starts with "x-": the usual name costs one look
+        char first = n < 2 ? 0 : name.charAt(0);
+        if (first >= OWNED_FIRST_CHARS.length || !OWNED_FIRST_CHARS[first]) {
+            return false; // the owned names start with x, t, c or f (any case): most names cost one look
         }
         boolean underscore = false;
         for (int i = 1; i < n && !underscore; i++) {
@@ -186,12 +190,18 @@ public final class HeaderPolicy {
         all.addAll(ROUTING);
         all.addAll(SET_BY_GATEWAY);
         all.add(lower(SpectorHeaders.LEASE));
-        for (String fact : CLIENT_FACTS) {
-            if (fact.startsWith("x-")) { // the check's first look is at the 'x' (the others: Forwarded, ...)
-                all.add(fact);
-            }
-        }
+        all.addAll(CLIENT_FACTS);
         return Set.copyOf(all);
+    }
+
+    private static boolean[] firstChars(Set<String> names) {
+        boolean[] table = new boolean[128];
+        for (String name : names) {
+            char c = name.charAt(0);
+            table[Character.toLowerCase(c)] = true;
+            table[Character.toUpperCase(c)] = true;
+        }
+        return table;
     }
 
     /** Answers whether a name is hop-by-hop, by itself or because {@code Connection} lists it. */

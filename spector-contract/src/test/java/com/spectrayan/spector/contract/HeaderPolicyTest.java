@@ -45,7 +45,8 @@ final class HeaderPolicyTest {
             strings = {
                 "X_Spector_Tenant", "x_spector_namespace", "X-Spector_Tenant", "X_SPECTOR_EPOCH", "X_Spector_Fence",
                 "X_Forwarded_For", "x-forwarded_host", "X_Forwarded_Proto", "X_Forwarded_Port", "X_Request_Id",
-                "X_Spector_Lease", "X_Spector_Peer_Mac"
+                "X_Spector_Lease", "X_Spector_Peer_Mac", "X_Real_IP", "True_Client_IP", "CF_Connecting_IP",
+                "Fastly_Client_IP", "Front_End_Https", "x_original_url"
             })
     void anUnderscoreSpellingOfAGatewayName_isOneInDisguise(String name) {
         assertThat(HeaderPolicy.isGatewayNameInDisguise(name)).isTrue();
@@ -61,7 +62,10 @@ final class HeaderPolicyTest {
                 "x_",
                 "x",
                 "",
-                "Y_Spector_Tenant"
+                "Y_Spector_Tenant",
+                "True-Client-IP",
+                "Content_Type",
+                "Cache_Control"
             })
     void otherNames_areNot(String name) {
         assertThat(HeaderPolicy.isGatewayNameInDisguise(name)).isFalse();

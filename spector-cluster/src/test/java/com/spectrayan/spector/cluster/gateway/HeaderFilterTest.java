@@ -45,7 +45,7 @@ final class HeaderFilterTest {
         all.addAll(HeaderPolicy.GATEWAY_OWNED);
         all.addAll(HeaderPolicy.ROUTING);
         all.addAll(HeaderPolicy.SET_BY_GATEWAY);
-        all.addAll(HeaderPolicy.CLIENT_FACTS);
+        all.addAll(List.of("x-real-ip", "true-client-ip", "cf-connecting-ip", "x-original-url", "x-forwarded-ssl"));
         all.addAll(List.of("expect", "forwarded", "x-forwarded-port", "accept", "authorization", "idempotency-key"));
         all.addAll(List.of("user-agent", "x-custom", "cookie", "x-a", "te-x", "hostx", "content-lengt"));
         List<String> sorted = new ArrayList<>(all);
@@ -151,7 +151,26 @@ final class HeaderFilterTest {
     @Property(tries = 200)
     void dropForwardingFacts_dropsTheClientFacts_andNothingElse(@ForAll("heads") List<Field> fields) {
         HttpHeaders h = decoded(fields);
-        Set<String> facts = HeaderPolicy.CLIENT_FACTS;
+        Set<String> facts = Set.of( // written out, not the policy's own set: a name left out of it fails here
+                "forwarded",
+                "x-forwarded-for",
+                "x-forwarded-proto",
+                "x-forwarded-host",
+                "x-forwarded-port",
+                "x-forwarded-prefix",
+                "x-forwarded-ssl",
+                "x-forwarded-scheme",
+                "x-forwarded-server",
+                "x-real-ip",
+                "true-client-ip",
+                "x-client-ip",
+                "x-cluster-client-ip",
+                "cf-connecting-ip",
+                "fastly-client-ip",
+                "x-original-url",
+                "x-rewrite-url",
+                "front-end-https",
+                "x-url-scheme");
         List<Map.Entry<String, String>> expected = kept(h, n -> !facts.contains(n.toLowerCase(Locale.ROOT)));
 
         HeaderFilter.dropForwardingFacts(h);
