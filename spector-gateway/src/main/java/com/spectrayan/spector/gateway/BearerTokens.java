@@ -54,6 +54,8 @@ final class BearerTokens {
     /** The query parameter of RFC 6750 section 2.3. */
     static final String ACCESS_TOKEN = "access_token";
 
+    private static final String X_FORWARDED_HOST = "X-Forwarded-Host";
+
     /** How a found token is returned: as an {@code Authorization} value of this scheme. */
     private static final String BEARER = "Bearer ";
 
@@ -307,7 +309,10 @@ final class BearerTokens {
      */
     private void checkCookieOrigin(HttpHeaders headers) {
         String origin = headers.get(HttpHeaderNames.ORIGIN);
-        if (origin == null || sameOrigin(origin, headers.get(HttpHeaderNames.HOST)) || cookieOrigins.test(origin)) {
+        if (origin == null
+                || sameOrigin(origin, headers.get(HttpHeaderNames.HOST))
+                || sameOrigin(origin, forwardedHost(headers))
+                || cookieOrigins.test(origin)) {
             return;
         }
         throw SpectorException.of(
@@ -315,6 +320,37 @@ final class BearerTokens {
                 "the token cookie came from a page of another origin (expected: the gateway's own, or one of"
                         + " spector.cors.allowed-origins with allow-credentials)",
                 Map.of("reason", "cookie-cross-origin"));
+    }
+
+    /**
+     * Returns the host a proxy in front says the client asked for: the first {@code
+     * X-Forwarded-Host}, else the first {@code host=} of {@code Forwarded} (RFC 7239); null when
+     * neither. A proxy that rewrites {@code Host} (nginx's {@code proxy_pass} sends the upstream's
+     * name by default) keeps the public one there, and a page of the gateway's own origin behind it
+     * is still its own (found by a review). A browser cannot set either field on a cross-site
+     * request without a CORS preflight, which names no such header, so trusting it here lets no
+     * other site in.
+     */
+    static @Nullable String forwardedHost(HttpHeaders headers) {
+        String xfh = headers.get(X_FORWARDED_HOST);
+        if (xfh != null) {
+            int comma = xfh.indexOf(',');
+            return (comma < 0 ? xfh : xfh.substring(0, comma)).strip();
+        }
+        String forwarded = headers.get("Forwarded");
+        if (forwarded == null) {
+            return null;
+        }
+        int end = forwarded.indexOf(',');
+        String first = end < 0 ? forwarded : forwarded.substring(0, end);
+        for (String pair : first.split(";", -1)) {
+            int eq = pair.indexOf('=');
+            if (eq > 0 && pair.substring(0, eq).strip().equalsIgnoreCase("host")) {
+                String v = pair.substring(eq + 1).strip();
+                return v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"") ? v.substring(1, v.length() - 1) : v;
+            }
+        }
+        return null;
     }
 
     /**

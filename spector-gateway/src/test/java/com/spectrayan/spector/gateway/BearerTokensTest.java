@@ -306,6 +306,24 @@ final class BearerTokensTest {
                     .as("%s to %s", sent[0], sent[1])
                     .isEqualTo("Bearer " + JWT);
         }
+        assertThat(tokens.find(
+                        headers(
+                                "Cookie", cookie,
+                                "Host", "gateway-internal:8080",
+                                "X-Forwarded-Host", "gw.example, proxy2",
+                                "Origin", "https://gw.example"),
+                        null))
+                .as("a proxy in front rewrote Host; X-Forwarded-Host names the page's origin")
+                .isEqualTo("Bearer " + JWT);
+        assertThat(tokens.find(
+                        headers(
+                                "Cookie", cookie,
+                                "Host", "gateway-internal:8080",
+                                "Forwarded", "for=1.2.3.4;host=\"gw.example\";proto=https",
+                                "Origin", "https://gw.example"),
+                        null))
+                .as("RFC 7239 Forwarded host=")
+                .isEqualTo("Bearer " + JWT);
         assertThat(tokens.find(headers("Cookie", cookie, "Host", "gw.example"), null))
                 .as("no Origin: no browser's cross-site request")
                 .isEqualTo("Bearer " + JWT);
