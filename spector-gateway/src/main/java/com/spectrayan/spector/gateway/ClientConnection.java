@@ -911,6 +911,7 @@ final class ClientConnection {
         ctx.write(r, ctx.voidPromise());
         if (flush) {
             ctx.flush();
+            watchHeldBytes();
         }
         return !bodyless;
     }
@@ -1025,6 +1026,11 @@ final class ClientConnection {
                 client.pipeline().remove(name);
             }
         }
+        // The switched connection's send clock: a client that only writes and never reads would
+        // keep a splice's idle timer (bytes read either way) alive for ever, the owner connection
+        // or a worker's relay slot with it (found by a review). nginx arms send_timeout on an
+        // upgraded connection's blocked write the same way. Watched for the connection's life.
+        armSendClock();
         return fromClient;
     }
 
@@ -1075,6 +1081,7 @@ final class ClientConnection {
     /** Writes out what {@link #chunk} queued. */
     void flush() {
         ctx.flush();
+        watchHeldBytes();
     }
 
     /** Answers whether the client connection takes more bytes now. */
@@ -1118,6 +1125,7 @@ final class ClientConnection {
                 closeAfterFlush(f.isSuccess());
             }
         });
+        watchHeldBytes();
     }
 
     /** Resets a connection whose response began and cannot be completed honestly. */
@@ -1175,6 +1183,7 @@ final class ClientConnection {
                 closeAfterFlush(f.isSuccess());
             }
         });
+        watchHeldBytes();
     }
 
     private boolean reusable() {
@@ -1217,9 +1226,6 @@ final class ClientConnection {
     }
 
     void onWritable() {
-        if (!splicing) {
-            cancelSendTimer();
-        }
         Exchange e = exchange;
         if (e != null && state == State.EXCHANGE) {
             e.onWritable();
@@ -1237,15 +1243,33 @@ final class ClientConnection {
     }
 
     /**
-     * Runs the send clock while the connection is not writable or a response is spliced to it.
-     * Checked once per timeout: any progress of the outbound buffer's first message since the last
-     * check (the socket took bytes of it, or all of it and the next one is first) starts a new
-     * period, as Netty's {@code IdleStateHandler} observes output; so a client that takes nothing
-     * while bytes wait for it is reset between one and two timeouts after it stopped. One timer
-     * per stall, none on a response that never fills the buffer.
+     * After a flush: bytes the socket did not take at once start the send clock, however few. A
+     * client that stops reading with less than the high-water mark waiting (a small answer, the
+     * end of a large one, an event stream's heartbeats once the kernel's buffers are full) was
+     * held for ever: no timer ran until the buffer passed the mark, and the connection, mid
+     * exchange, was neither idle nor reusable (found by a review). nginx arms {@code send_timeout}
+     * on every write that blocks. On the usual flush the socket takes everything: one look.
+     */
+    private void watchHeldBytes() {
+        if (sendTimer == null) {
+            ChannelOutboundBuffer out = ctx.channel().unsafe().outboundBuffer();
+            if (out != null && !out.isEmpty()) {
+                armSendClock();
+            }
+        }
+    }
+
+    /**
+     * Runs the send clock while response bytes wait for the client (a flush left some, the
+     * connection is not writable, or a response is spliced to it). Checked once per timeout: any
+     * progress of the outbound buffer's first message since the last check (the socket took bytes
+     * of it, or all of it and the next one is first) starts a new period, as Netty's {@code
+     * IdleStateHandler} observes output; so a client that takes nothing while bytes wait for it is
+     * reset between one and two timeouts after it stopped, whatever the buffer's writability. The
+     * clock stops once nothing waits; one timer per stall.
      */
     private void armSendClock() {
-        if (sendTimer == null && state != State.CLOSED && state != State.UPGRADED) {
+        if (sendTimer == null && state != State.CLOSED) {
             observeOutput();
             sendTimer = ctx.executor().schedule(this::checkSend, sendTimeoutNanos, TimeUnit.NANOSECONDS);
         }
@@ -1254,15 +1278,15 @@ final class ClientConnection {
     private void checkSend() {
         sendTimer = null;
         Channel ch = ctx.channel();
-        if (state == State.CLOSED || state == State.UPGRADED || !ch.isActive()) {
+        if (state == State.CLOSED || !ch.isActive()) {
             return;
         }
         ChannelOutboundBuffer out = ch.unsafe().outboundBuffer();
         // io_uring's spliced bytes wait in the splice's pipe, not in the outbound buffer (UringSplice).
         boolean held = (out != null && !out.isEmpty()) || (splicing && ResponseSplice.holdsBytesFor(ch));
         boolean moved = observeOutput();
-        if (!held || moved || (ch.isWritable() && !splicing)) {
-            if (splicing || !ch.isWritable()) {
+        if (!held || moved) {
+            if (held || splicing || !ch.isWritable() || state == State.UPGRADED) {
                 sendTimer = ctx.executor().schedule(this::checkSend, sendTimeoutNanos, TimeUnit.NANOSECONDS);
             }
             return;
@@ -1275,6 +1299,11 @@ final class ClientConnection {
                 out == null ? 0 : out.totalPendingWriteBytes(),
                 requestId);
         context.metrics().sendTimeout();
+        if (state == State.UPGRADED) {
+            ch.config().setOption(ChannelOption.SO_LINGER, 0);
+            ch.close(); // the splice ends the other side with it
+            return;
+        }
         if (error == null) {
             error = SEND_TIMEOUT;
         }

@@ -10,6 +10,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.spectrayan.spector.cluster.gateway.ForwarderMetrics;
 import com.spectrayan.spector.gateway.EdgeSpliceTest.Wire;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -152,6 +159,95 @@ final class EdgeSendTimeoutTest {
     }
 
     /**
+     * A client that stops reading with less than the connection's high-water mark waiting: it
+     * pipelines small requests (the gateway's own 404s) behind a tiny receive window and reads
+     * nothing, so once the kernel's buffers are full one small answer waits in the gateway, the
+     * buffer never unwritable. It is reset within the send timeout's bounds all the same.
+     * Regression (a review): no clock ran below the mark, and the connection, mid exchange, was
+     * held for ever (neither idle nor reusable), a slot of {@code max-connections} each.
+     */
+    @Test
+    void clientStopsReading_withFewBytesWaiting_isResetAfterTheSendTimeout() throws Exception {
+        Cell cell = requireNonNull(spliceOff);
+        long timeouts = sendTimeouts(cell);
+        byte[] request = "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+        try (Socket s = new Socket()) {
+            s.setReceiveBufferSize(1024); // before the connect: the window the client offers
+            s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), cell.gateway.port()), 5000);
+            Thread writer = new Thread(
+                    () -> {
+                        try {
+                            OutputStream out = s.getOutputStream();
+                            for (int i = 0; i < 50_000; i++) {
+                                out.write(request); // blocks once the gateway stops reading: the pipeline waits
+                            }
+                        } catch (IOException e) {
+                            // the reset ends the writes
+                        }
+                    },
+                    "pipelining-client");
+            writer.setDaemon(true);
+            writer.start();
+
+            await().atMost(BOUND).until(() -> sendTimeouts(cell) > timeouts);
+
+            s.setSoTimeout((int) BOUND.toMillis());
+            assertThat(drainsToTheEnd(s.getInputStream()))
+                    .as("the gateway ended the connection")
+                    .isTrue();
+        }
+        assertThat(sendTimeouts(cell) - timeouts).isEqualTo(1);
+    }
+
+    /**
+     * A switched connection (a WebSocket to the reference owner's echo) whose client writes and
+     * never reads: the echo fills the gateway's buffer toward it, and the send timeout ends the
+     * connection, where the splice's idle timer (a byte read either way) never would while the
+     * client keeps writing. Regression (a review): the send clock was off once upgraded, and the
+     * owner connection (or a worker's relay slot) was held for as long as the client wrote.
+     */
+    @Test
+    void clientStopsReading_onAWebSocket_isClosedAfterTheSendTimeout() throws Exception {
+        Cell cell = requireNonNull(spliceOff);
+        String ns = cell.namespaceOwnedBy("owner-0");
+        long timeouts = sendTimeouts(cell);
+        try (Socket s = new Socket()) {
+            s.setReceiveBufferSize(1024);
+            s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), cell.gateway.port()), 5000);
+            s.setSoTimeout((int) BOUND.toMillis());
+            OutputStream out = s.getOutputStream();
+            out.write(("GET /api/v1/namespaces/" + ns + "/ws HTTP/1.1\r\nHost: gw\r\nUpgrade: websocket\r\n"
+                            + "Connection: Upgrade\r\nSec-WebSocket-Key: " + RawWebSocket.KEY + "\r\n"
+                            + "Sec-WebSocket-Version: 13\r\nAuthorization: Bearer " + Cell.token(Cell.TENANT)
+                            + "\r\n\r\n")
+                    .getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
+            InputStream in = s.getInputStream();
+            assertThat(RawClient.line(in)).startsWith("HTTP/1.1 101");
+            byte[] frame = RawWebSocket.frame(0x2, new byte[60 * 1024]);
+            Thread writer = new Thread(
+                    () -> {
+                        try {
+                            for (int i = 0; i < 2_000; i++) { // 120 MB at most: far past every buffer
+                                out.write(frame); // blocks once the echo backs up: the client never reads
+                            }
+                        } catch (IOException e) {
+                            // the close ends the writes
+                        }
+                    },
+                    "websocket-writer");
+            writer.setDaemon(true);
+            writer.start();
+
+            await().atMost(BOUND).until(() -> sendTimeouts(cell) > timeouts);
+            assertThat(drainsToTheEnd(in))
+                    .as("the gateway ended the connection")
+                    .isTrue();
+        }
+        assertThat(sendTimeouts(cell) - timeouts).isEqualTo(1);
+    }
+
+    /**
      * At the limit's other side: a client that pauses for less than the timeout between reads, for
      * several timeouts in all, gets the whole body and keeps its connection.
      */
@@ -185,6 +281,21 @@ final class EdgeSendTimeoutTest {
     }
 
     // ---- helpers ----
+
+    /** Reads {@code in} to its end or reset; false when it neither ends nor resets within its timeout. */
+    private static boolean drainsToTheEnd(InputStream in) {
+        byte[] buf = new byte[64 * 1024];
+        try {
+            while (in.read(buf) >= 0) {
+                // what was sent before the end
+            }
+            return true;
+        } catch (java.net.SocketTimeoutException e) {
+            return false;
+        } catch (IOException reset) {
+            return true;
+        }
+    }
 
     /**
      * Sends {@code request}, reads the head and the first bytes, releases the owner and reads no
