@@ -11,6 +11,7 @@ import com.spectrayan.spector.cluster.gateway.ResponseSink;
 import com.spectrayan.spector.cluster.routing.UplinkHolders;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.HeaderPolicy;
+import com.spectrayan.spector.contract.LogGate;
 import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.contract.SpectorHeaders;
 import com.spectrayan.spector.uplink.gateway.WorkerDirectory;
@@ -68,6 +69,15 @@ import org.slf4j.LoggerFactory;
  */
 final class PeerHop {
     private static final Logger log = LoggerFactory.getLogger(PeerHop.class);
+
+    /** How often a hop's fallback or failure, which any client can cause per request, is logged at most. */
+    static final Duration LOG_INTERVAL = Duration.ofSeconds(10);
+
+    /** Fallbacks to another replica: a line per {@link #LOG_INTERVAL} at most, counting the rest. */
+    private final LogGate retriedLog = new LogGate(LOG_INTERVAL, System.nanoTime());
+
+    /** Hops no replica carried: a line per {@link #LOG_INTERVAL} at most, counting the rest. */
+    private final LogGate unreachableLog = new LogGate(LOG_INTERVAL, System.nanoTime());
 
     /** The longest wait for the registry's answer; past it the relay is 503 and the miss counted. */
     static final Duration LOOKUP_TIMEOUT = Duration.ofMillis(500);
@@ -203,32 +213,40 @@ final class PeerHop {
                                 count("retried");
                                 String address = refused.uri().getRawAuthority();
                                 tried.add(address);
-                                log.info(
-                                        "worker {}: gateway replica {} did not take the relay ({}); looking again,"
-                                                + " request id {}",
-                                        workerId,
-                                        address,
-                                        why,
-                                        requestId);
+                                long events = retriedLog.event(System.nanoTime());
+                                if (events > 0) { // a client can cause one per request: at most a line per interval
+                                    log.info(
+                                            "worker {}: gateway replica {} did not take the relay ({}); looking again,"
+                                                    + " request id {} ({} such since the last line)",
+                                            workerId,
+                                            address,
+                                            why,
+                                            requestId,
+                                            events);
+                                }
                                 return holder(workerId, tried, waitUntil, executor)
                                         .thenApply(PeerHop::target);
                             });
-                    PinnedTarget.Next first = target(holder);
-                    ForwardRequest pinned = ForwardRequest.pinned(
-                            request.method(),
-                            pathAndQuery,
-                            headers,
-                            hasBody ? exchange : RequestBody.EMPTY,
-                            HttpUtil.getContentLength(request, -1L),
-                            String.valueOf(ctx.channel().remoteAddress()),
-                            new PinnedTarget(
-                                    first.name(),
-                                    first.uri(),
-                                    requireNonNull(mac).sign(request.method().name(), pathAndQuery, tenant, lease),
-                                    deadline,
-                                    CONNECT_TIMEOUT,
-                                    fallback));
                     try {
+                        PinnedTarget.Next first = target(holder);
+                        PeerMac signer = requireNonNull(mac);
+                        String method = request.method().name();
+                        ForwardRequest pinned = ForwardRequest.pinned(
+                                request.method(),
+                                pathAndQuery,
+                                headers,
+                                hasBody ? exchange : RequestBody.EMPTY,
+                                HttpUtil.getContentLength(request, -1L),
+                                String.valueOf(ctx.channel().remoteAddress()),
+                                new PinnedTarget(
+                                        first.name(),
+                                        first.uri(),
+                                        // Signed as each attempt starts: a body read first, or a fallback
+                                        // after a slow replica, may start it past the MAC's window.
+                                        () -> signer.sign(method, pathAndQuery, tenant, lease),
+                                        deadline,
+                                        CONNECT_TIMEOUT,
+                                        fallback));
                         exchange.attach(requireNonNull(forwarder)
                                 .forward(
                                         pinned,
@@ -236,6 +254,13 @@ final class PeerHop {
                                         ctx.channel().eventLoop()));
                     } catch (SpectorException e) {
                         exchange.onError(e, false);
+                    } catch (RuntimeException e) { // a holder's address that is no URI: answered, never a hang
+                        log.warn(
+                                "worker {}: cannot hand the relay to its holder: {}, request id {}",
+                                workerId,
+                                e.toString(),
+                                requestId);
+                        exchange.onError(spector(e), false);
                     }
                 }));
     }
@@ -456,11 +481,16 @@ final class PeerHop {
                             || code == ErrorCode.OWNER_TIMEOUT
                             || code == ErrorCode.GATEWAY_ROUTING_FAILURE)) {
                 hop.count("holder-unreachable");
-                log.info(
-                        "worker {}: the peer hop did not carry the relay: {}, request id {}",
-                        workerId,
-                        error.getMessage(),
-                        requestId);
+                long events = hop.unreachableLog.event(System.nanoTime());
+                if (events > 0) { // one per request a client sends: at most a line per interval
+                    log.info(
+                            "worker {}: the peer hop did not carry the relay: {}, request id {} ({} such since the"
+                                    + " last line)",
+                            workerId,
+                            error.getMessage(),
+                            requestId,
+                            events);
+                }
                 exchange.onError(
                         unreachable(
                                 workerId,

@@ -80,7 +80,7 @@ final class OwnerRequestHeaders {
         out.set(HttpHeaderNames.HOST, hostOf(owner));
         PinnedTarget pinned = request.pinned();
         if (pinned != null) {
-            out.setAll(pinned.headers()); // set, each: a client's copy was dropped by the filter
+            out.setAll(pinned.headers().get()); // made per attempt; set, each: a client's copy was dropped
             framing(out);
             return out;
         }

@@ -6,6 +6,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -58,7 +59,7 @@ import org.jspecify.annotations.Nullable;
 public record PinnedTarget(
         String name,
         URI uri,
-        HttpHeaders headers,
+        Supplier<HttpHeaders> headers,
         Duration deadline,
         Duration connectTimeout,
         @Nullable Fallback fallback) {
@@ -119,9 +120,25 @@ public record PinnedTarget(
         };
     }
 
+    /** A target whose headers are the same on every attempt. */
+    public PinnedTarget(
+            String name,
+            URI uri,
+            HttpHeaders headers,
+            Duration deadline,
+            Duration connectTimeout,
+            @Nullable Fallback fallback) {
+        this(name, uri, constant(headers), deadline, connectTimeout, fallback);
+    }
+
     /** A target with no fallback: its 421 or failure is the answer. */
     public PinnedTarget(String name, URI uri, HttpHeaders headers, Duration deadline, Duration connectTimeout) {
-        this(name, uri, headers, deadline, connectTimeout, null);
+        this(name, uri, constant(headers), deadline, connectTimeout, null);
+    }
+
+    private static Supplier<HttpHeaders> constant(HttpHeaders headers) {
+        requireNonNull(headers, "headers");
+        return () -> headers;
     }
 
     public PinnedTarget {

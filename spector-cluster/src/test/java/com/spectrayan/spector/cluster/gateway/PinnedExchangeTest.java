@@ -248,6 +248,32 @@ final class PinnedExchangeTest {
                 .isEmpty();
     }
 
+    /**
+     * A pinned target's headers are made as each attempt starts: a peer hop's MAC carries the
+     * attempt's time, so a fallback after a slow replica, or a body read first, is not refused
+     * {@code stale} by the next replica. Regression (a review): signed once, before the body was
+     * read, and sent along unchanged.
+     */
+    @Test
+    void fallback_theNextAttemptGetsHeadersMadeForIt() throws Exception {
+        URI refusing = serve((ctx, req) -> ctx.writeAndFlush(refusal()));
+        URI holding = serve((ctx, req) -> ctx.writeAndFlush(full(HttpResponseStatus.CREATED, "took")));
+        java.util.concurrent.atomic.AtomicInteger made = new java.util.concurrent.atomic.AtomicInteger();
+
+        RecordingResponseSink sink = forward(
+                HttpMethod.GET,
+                "/relay/w/app/x",
+                new DefaultHttpHeaders(),
+                null,
+                refusing,
+                fallingBackTo(holding),
+                () -> new DefaultHttpHeaders().set("X-Peer", "attempt-" + made.incrementAndGet()));
+
+        assertThat(sink.outcome.get(5, TimeUnit.SECONDS)).isEqualTo(201);
+        assertThat(take().headers().get("X-Peer")).isEqualTo("attempt-1");
+        assertThat(take().headers().get("X-Peer")).isEqualTo("attempt-2");
+    }
+
     @Test
     void fallback_afterA421_sendsTheWholeBodyToTheNextTarget_andOnlyItsAnswerReachesTheClient() throws Exception {
         URI refusing = serve((ctx, req) -> ctx.writeAndFlush(refusal()));
@@ -366,8 +392,20 @@ final class PinnedExchangeTest {
             URI to,
             PinnedTarget.@Nullable Fallback fallback)
             throws Exception {
-        RecordingResponseSink sink = new RecordingResponseSink();
         HttpHeaders target = new DefaultHttpHeaders().set("X-Peer", "one");
+        return forward(method, uri, headers, body, to, fallback, () -> target);
+    }
+
+    private RecordingResponseSink forward(
+            HttpMethod method,
+            String uri,
+            HttpHeaders headers,
+            byte @Nullable [] body,
+            URI to,
+            PinnedTarget.@Nullable Fallback fallback,
+            java.util.function.Supplier<HttpHeaders> target)
+            throws Exception {
+        RecordingResponseSink sink = new RecordingResponseSink();
         RequestBody requestBody = body == null ? RequestBody.EMPTY : RecordingRequestBody.delivering(body);
         ForwardRequest request = ForwardRequest.pinned(
                 method,
