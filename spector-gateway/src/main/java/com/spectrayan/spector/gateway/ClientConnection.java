@@ -1214,7 +1214,15 @@ final class ClientConnection {
 
     void onReadComplete() {
         if (state == State.AWAITING_HEAD && headStartNanos != 0 && headTimer == null) {
-            armHeadTimer();
+            ClientCodec.Decoder d = decoder();
+            if (d != null && !d.isPaused() && !d.holdsPartialHead()) {
+                // Only the empty lines a client may send between requests (RFC 9112 §2.2, e.g. a
+                // CRLF after a POST's body): no head begun, the idle clock goes on, no 408 (found
+                // by a review: the head clock ran, and a 408 could race the client's next request).
+                headStartNanos = 0;
+            } else {
+                armHeadTimer();
+            }
         }
         Exchange e = exchange;
         if (e != null && state == State.EXCHANGE) {

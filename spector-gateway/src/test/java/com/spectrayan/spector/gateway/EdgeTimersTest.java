@@ -391,6 +391,34 @@ final class EdgeTimersTest {
     }
 
     /**
+     * RFC 9112 §2.2: a client may send empty lines before a request line (some send a CRLF after a
+     * POST's body). They begin no head: the connection stays idle and is closed at the idle
+     * timeout without a byte, never answered 408 at the header timeout, which the client could
+     * read as the answer to its next request (RFC 9112 §9.5). Regression (a review): any byte
+     * started the head clock.
+     */
+    @Test
+    void shouldKeepAConnectionIdle_afterOnlyEmptyLinesBetweenRequests() {
+        Duration bound = IDLE_TIMEOUT.plus(MARGIN);
+        String echo = "/api/v1/namespaces/" + cell.namespaceOwnedBy("owner-0") + "/echo";
+        try (WireClient used = client().timeout(bound)) {
+            Response r = used.send(WireClient.head("GET", echo, token)).read();
+            assertThat(r.status()).as("%s", r).isEqualTo(200);
+            long sent = System.nanoTime();
+            used.send("\r\n\r\n");
+
+            assertThat(used.closesSilently())
+                    .as("closed with no byte sent: no 408")
+                    .isTrue();
+            assertThat(millisSince(sent))
+                    .as(
+                            "by the idle timer (%d ms), not the header timer (%d ms)",
+                            IDLE_TIMEOUT.toMillis(), HEADER_TIMEOUT.toMillis())
+                    .isGreaterThan(HEADER_TIMEOUT.plus(Duration.ofMillis(500)).toMillis());
+        }
+    }
+
+    /**
      * The idle clock counts from the end of the last response, as nginx's {@code
      * keepalive_timeout}: a keep-alive connection whose exchange outlasted the idle timeout (a slow
      * upload) is kept for a whole idle timeout after its response, then closed without a byte.
