@@ -85,7 +85,11 @@ final class PeerHop {
     /** The longest wait for a connection to the holding replica's peer listener. */
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
 
-    /** What the bounds here promise: a relay nobody can carry is answered within this. */
+    /**
+     * What the bounds here promise: a relay nobody can carry is answered within this when one
+     * holder is tried; each fallback (at most {@link PinnedTarget#MAX_FALLBACKS}) adds a lookup and
+     * a connect, a moving worker's wait {@link #HOLDER_WAIT} (5.25 s at worst; PROTOCOL.md section 8).
+     */
     static final Duration UNREACHABLE_WITHIN = Duration.ofSeconds(2);
 
     /**
