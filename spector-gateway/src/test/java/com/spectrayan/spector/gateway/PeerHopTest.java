@@ -458,6 +458,23 @@ final class PeerHopTest {
         assertThat(took).isLessThan(PeerHop.UNREACHABLE_WITHIN);
     }
 
+    /**
+     * A holder's address that is no URI host (a replica configured with {@code 10.0.0.256}) is
+     * answered, a problem the client can read, never a hang. Regression (a review): the URI check
+     * threw inside the lookup's callback, nothing answered, and the client waited for ever.
+     */
+    @Test
+    void shouldAnswerARelayWhoseHoldersAddressIsNoHost() throws Exception {
+        claim("badhost", "10.0.0.256:7070", 1, System.currentTimeMillis() + 60_000);
+
+        HttpResponse<String> r = Waits.done(
+                http.sendAsync(relay(b, "/relay/badhost/app/x").GET().build(), HttpResponse.BodyHandlers.ofString()),
+                "the relay's answer");
+
+        assertThat(r.statusCode()).as(r.body()).isGreaterThanOrEqualTo(500);
+        assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+    }
+
     /** A worker cannot make its own 421 look like a holder's refusal: the peer names never leave it. */
     @Test
     void shouldPassAWorkers421OnAndDropThePeerNamesItSent() throws Exception {
