@@ -93,12 +93,17 @@ final class ForwarderLoopbackTest {
 
     /** A forwarder whose one owner, owner-a, listens on {@code port} of the loopback. */
     private GatewayForwarder forwarderTo(int port) {
+        return forwarderTo(port, TestSpecs.forwarder(1024, BUFFER));
+    }
+
+    /** As {@link #forwarderTo(int)}, with {@code spec}. */
+    private GatewayForwarder forwarderTo(int port, ForwarderSpec spec) {
         return new GatewayForwarder(
                 WaterfallRoutingResolver.builder("cell", new OwnershipResolver(KetamaRing.of(1, List.of("owner-a"))))
                         .build(),
                 Map.of("owner-a", URI.create("http://127.0.0.1:" + port)),
                 transport,
-                TestSpecs.forwarder(1024, BUFFER),
+                spec,
                 new ForwarderMetrics());
     }
 
@@ -292,32 +297,10 @@ final class ForwarderLoopbackTest {
                 .channel();
         HandingOffOwner.listener = handingOff;
         try {
-            GatewayForwarder holding = new GatewayForwarder(
-                    WaterfallRoutingResolver.builder(
-                                    "cell", new OwnershipResolver(KetamaRing.of(1, List.of("owner-a"))))
-                            .build(),
-                    Map.of(
-                            "owner-a",
-                            URI.create(
-                                    "http://127.0.0.1:" + ((InetSocketAddress) handingOff.localAddress()).getPort())),
-                    transport,
-                    new ForwarderSpec(
-                            2,
-                            10L * 1024 * 1024,
-                            1024,
-                            64L * 1024 * 1024,
-                            ownerTimeout,
-                            Duration.ofSeconds(9),
-                            Duration.ofSeconds(60),
-                            Duration.ofSeconds(300),
-                            ForwarderSpec.DEFAULT_OWNER_DOWN_AFTER,
-                            ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF,
-                            ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF_MAX,
-                            holdWindow,
-                            ForwarderSpec.DEFAULT_HANDOFF_MAX_HELD,
-                            ForwarderSpec.DEFAULT_HANDOFF_MAX_HELD_BYTES,
-                            0), // every body streams: the first attempt goes before any body byte
-                    new ForwarderMetrics());
+            GatewayForwarder holding = forwarderTo(
+                    ((InetSocketAddress) handingOff.localAddress()).getPort(),
+                    // every body streams (request buffer 0): the first attempt goes before any body byte
+                    TestSpecs.forwarder(1024, 0, ownerTimeout, holdWindow));
             EagerBody body = new EagerBody();
             RecordingResponseSink sink = new RecordingResponseSink();
             ForwardRequest request = new ForwardRequest(

@@ -11,19 +11,25 @@ final class TestSpecs {
      * requestBufferBytes} first (0: bodies stream, the first attempt goes before any body byte).
      */
     static ForwarderSpec forwarder(int replayBytes, int requestBufferBytes) {
+        return forwarder(replayBytes, requestBufferBytes, Duration.ofSeconds(3), ForwarderSpec.DEFAULT_HANDOFF_HOLD);
+    }
+
+    /** As {@link #forwarder(int, int)}, with this owner timeout and hand-off hold window. */
+    static ForwarderSpec forwarder(
+            int replayBytes, int requestBufferBytes, Duration ownerTimeout, Duration handoffHold) {
         return new ForwarderSpec(
                 2,
                 10L * 1024 * 1024,
                 replayBytes,
                 64L * 1024 * 1024,
-                Duration.ofSeconds(3),
+                ownerTimeout,
                 Duration.ofSeconds(9),
                 Duration.ofSeconds(60),
                 Duration.ofSeconds(300),
                 ForwarderSpec.DEFAULT_OWNER_DOWN_AFTER,
                 ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF,
                 ForwarderSpec.DEFAULT_OWNER_DOWN_BACKOFF_MAX,
-                ForwarderSpec.DEFAULT_HANDOFF_HOLD,
+                handoffHold,
                 ForwarderSpec.DEFAULT_HANDOFF_MAX_HELD,
                 ForwarderSpec.DEFAULT_HANDOFF_MAX_HELD_BYTES,
                 requestBufferBytes);
