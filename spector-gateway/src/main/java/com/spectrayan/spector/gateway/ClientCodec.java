@@ -103,6 +103,15 @@ final class ClientCodec {
             return !messageOpen && (headBegun || internalBuffer().isReadable());
         }
 
+        /**
+         * Answers whether requests were decoded whose answers' heads are not yet encoded: once a
+         * response's head is written, those are pipelined requests behind it, perhaps held
+         * downstream (the flow handler's queue) where the connection does not see them.
+         */
+        boolean hasUnansweredRequests() {
+            return !methods.isEmpty();
+        }
+
         /** Answers whether the decoder is stopped ({@link #pause}). */
         boolean isPaused() {
             return paused;

@@ -197,6 +197,11 @@ final class ClientConnection {
     private ClientCodec.@Nullable Decoder decoder;
     /** A closing connection reads and discards what still arrives (closeAfterFlush). */
     private boolean lingering;
+    /**
+     * A request head arrived behind a running exchange or a closing answer: the client pipelines,
+     * and more of it may wait unread in the socket when the connection closes.
+     */
+    private boolean pipelined;
     /** The current request asked for an upgrade: reading stops when it has arrived. */
     private boolean upgradeRequest;
     /**
@@ -377,6 +382,9 @@ final class ClientConnection {
         // Bytes during an exchange whose body has arrived can only be the next head (pipelined):
         // its clock starts now, and its timer when the exchange ends (exchangeEnded).
         boolean nextHead = state == State.AWAITING_HEAD || (state == State.EXCHANGE && body != Body.READING);
+        if ((nextHead && state != State.AWAITING_HEAD) || state == State.CLOSING) {
+            pipelined = true; // bytes behind a whole request: a close lingers (closeAfterFlush)
+        }
         if (nextHead && headStartNanos == 0) {
             headStartNanos = System.nanoTime() | 1; // never 0 while running
         }
@@ -660,6 +668,9 @@ final class ClientConnection {
             return true;
         }
         if (msg instanceof HttpRequest) {
+            if (state == State.EXCHANGE || state == State.CLOSING) {
+                pipelined = true; // more may follow in the socket: a close lingers (closeAfterFlush)
+            }
             if (state == State.EXCHANGE) {
                 w = new ArrayDeque<>(4);
                 w.add(msg);
@@ -707,6 +718,15 @@ final class ClientConnection {
             decoder = d;
         }
         return d;
+    }
+
+    /**
+     * Answers whether the decoder holds bytes of a request behind this one (paused or not), or
+     * decoded requests behind it that are not answered (called once this one's answer is written).
+     */
+    private boolean holdsPipelinedBytes() {
+        ClientCodec.Decoder d = decoder();
+        return d != null && (d.holdsPartialHead() || d.hasUnansweredRequests());
     }
 
     /** Answers whether the decoder holds the start of a head read with the request before it. */
@@ -1390,7 +1410,12 @@ final class ClientConnection {
      */
     private void closeAfterFlush(boolean flushed) {
         Channel ch = ctx.channel();
-        if (!flushed || body == Body.COMPLETE || !(ch instanceof DuplexChannel duplex) || !ch.isActive()) {
+        // Unread bytes at the close make the kernel answer with a reset, which can destroy the
+        // response just written (RFC 9112 §9.6): a body not read whole, and also pipelined
+        // requests behind this one, held decoded or as bytes (found by a review; nginx lingers
+        // when its pipeline buffer holds data too).
+        boolean unread = body != Body.COMPLETE || waiting != null || pipelined || holdsPipelinedBytes();
+        if (!flushed || !unread || !(ch instanceof DuplexChannel duplex) || !ch.isActive()) {
             ctx.close();
             return;
         }

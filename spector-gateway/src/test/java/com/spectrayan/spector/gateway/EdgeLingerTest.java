@@ -3,6 +3,7 @@ package com.spectrayan.spector.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -34,6 +35,46 @@ final class EdgeLingerTest {
     @AfterAll
     static void stop() {
         cell.close();
+    }
+
+    /**
+     * RFC 9112 §9.6: a request answered with a close (a malformed target: 400) that has pipelined
+     * requests behind it, read or still arriving: the gateway lingers, as for a body it did not
+     * read, and the client reads the whole 400 before the end. Regression (a review): it closed at
+     * once with those bytes unread, and the kernel's reset could destroy the 400 on its way.
+     */
+    @Test
+    void shouldLetAPipeliningClientReadTheAnswerThatClosesItsConnection() throws Exception {
+        byte[] refused = "GET /a%zz HTTP/1.1\r\nHost: gw\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1);
+        byte[] next =
+                "GET /actuator/health HTTP/1.1\r\nHost: gw\r\n\r\n".repeat(1000).getBytes(StandardCharsets.ISO_8859_1);
+        for (int round = 0; round < 5; round++) {
+            try (Socket s = new Socket()) {
+                s.connect(
+                        new InetSocketAddress(InetAddress.getLoopbackAddress(), cell.gateway.port()),
+                        RawClient.TIMEOUT_MS);
+                s.setSoTimeout(RawClient.TIMEOUT_MS);
+                OutputStream out = s.getOutputStream();
+                out.write(refused);
+                CompletableFuture<Void> pipelining = CompletableFuture.runAsync(() -> {
+                    try {
+                        for (int i = 0; i < 50; i++) { // 2 MB behind the refused request, still arriving at the close
+                            out.write(next);
+                        }
+                    } catch (IOException e) {
+                        // the gateway closes after lingering: the rest is refused
+                    }
+                });
+                InputStream in = s.getInputStream();
+                String status = RawClient.line(in);
+                assertThat(status).as("round %d", round).startsWith("HTTP/1.1 400");
+                String body = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+                assertThat(body)
+                        .as("round %d: the whole answer, then the end", round)
+                        .contains("\"code\":\"BAD_REQUEST\"");
+                pipelining.cancel(true);
+            }
+        }
     }
 
     /** The client keeps uploading after the 413 (no Expect): it still reads the whole 413. */
