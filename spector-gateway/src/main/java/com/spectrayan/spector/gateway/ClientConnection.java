@@ -197,6 +197,8 @@ final class ClientConnection {
     private ClientCodec.@Nullable Decoder decoder;
     /** A closing connection reads and discards what still arrives (closeAfterFlush). */
     private boolean lingering;
+    /** The client's request asked to keep the connection (HTTP/1.1 without {@code Connection: close}). */
+    private boolean clientKeepsAlive;
     /**
      * A request head arrived behind a running exchange or a closing answer: the client pipelines,
      * and more of it may wait unread in the socket when the connection closes.
@@ -404,7 +406,8 @@ final class ClientConnection {
         traceId = RequestIds.traceId(requestHeaders);
         method = request.method().name();
         http10 = request.protocolVersion().equals(HttpVersion.HTTP_1_0);
-        keepAlive = HttpUtil.isKeepAlive(request) && !context.drain().isDraining();
+        clientKeepsAlive = HttpUtil.isKeepAlive(request);
+        keepAlive = clientKeepsAlive && !context.drain().isDraining();
         headRequest = HttpMethod.HEAD.equals(request.method());
         upgradeRequest = requestHeaders.contains(HttpHeaderNames.UPGRADE);
         passedUpgrade = Upgrades.isUpgrade(request);
@@ -1411,10 +1414,12 @@ final class ClientConnection {
     private void closeAfterFlush(boolean flushed) {
         Channel ch = ctx.channel();
         // Unread bytes at the close make the kernel answer with a reset, which can destroy the
-        // response just written (RFC 9112 §9.6): a body not read whole, and also pipelined
-        // requests behind this one, held decoded or as bytes (found by a review; nginx lingers
-        // when its pipeline buffer holds data too).
-        boolean unread = body != Body.COMPLETE || waiting != null || pipelined || holdsPipelinedBytes();
+        // response just written (RFC 9112 §9.6): a body not read whole, and also requests a
+        // client that keeps its connection may have pipelined behind this one, decoded, held or
+        // still in the socket where no one sees them (found by a review; nginx lingers when its
+        // pipeline buffer holds data or the socket is readable, which Netty does not tell).
+        boolean unread =
+                body != Body.COMPLETE || clientKeepsAlive || waiting != null || pipelined || holdsPipelinedBytes();
         if (!flushed || !unread || !(ch instanceof DuplexChannel duplex) || !ch.isActive()) {
             ctx.close();
             return;
