@@ -199,11 +199,6 @@ final class ClientConnection {
     private boolean lingering;
     /** The client's request asked to keep the connection (HTTP/1.1 without {@code Connection: close}). */
     private boolean clientKeepsAlive;
-    /**
-     * A request head arrived behind a running exchange or a closing answer: the client pipelines,
-     * and more of it may wait unread in the socket when the connection closes.
-     */
-    private boolean pipelined;
     /** The current request asked for an upgrade: reading stops when it has arrived. */
     private boolean upgradeRequest;
     /**
@@ -384,9 +379,6 @@ final class ClientConnection {
         // Bytes during an exchange whose body has arrived can only be the next head (pipelined):
         // its clock starts now, and its timer when the exchange ends (exchangeEnded).
         boolean nextHead = state == State.AWAITING_HEAD || (state == State.EXCHANGE && body != Body.READING);
-        if ((nextHead && state != State.AWAITING_HEAD) || state == State.CLOSING) {
-            pipelined = true; // bytes behind a whole request: a close lingers (closeAfterFlush)
-        }
         if (nextHead && headStartNanos == 0) {
             headStartNanos = System.nanoTime() | 1; // never 0 while running
         }
@@ -671,9 +663,6 @@ final class ClientConnection {
             return true;
         }
         if (msg instanceof HttpRequest) {
-            if (state == State.EXCHANGE || state == State.CLOSING) {
-                pipelined = true; // more may follow in the socket: a close lingers (closeAfterFlush)
-            }
             if (state == State.EXCHANGE) {
                 w = new ArrayDeque<>(4);
                 w.add(msg);
@@ -1418,8 +1407,7 @@ final class ClientConnection {
         // client that keeps its connection may have pipelined behind this one, decoded, held or
         // still in the socket where no one sees them (found by a review; nginx lingers when its
         // pipeline buffer holds data or the socket is readable, which Netty does not tell).
-        boolean unread =
-                body != Body.COMPLETE || clientKeepsAlive || waiting != null || pipelined || holdsPipelinedBytes();
+        boolean unread = body != Body.COMPLETE || clientKeepsAlive || waiting != null || holdsPipelinedBytes();
         if (!flushed || !unread || !(ch instanceof DuplexChannel duplex) || !ch.isActive()) {
             ctx.close();
             return;
