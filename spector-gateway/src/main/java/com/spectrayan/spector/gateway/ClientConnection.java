@@ -13,7 +13,6 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelOutboundBuffer;
-import io.netty.channel.EventLoop;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
@@ -273,11 +272,22 @@ final class ClientConnection {
 
     /** When the connection last became idle: opened, or a response ended on it. */
     private long idleSinceNanos;
+    /** Its listener's idle connections, which a full listener closes longest idle first; and its place there. */
+    private final ReusableConnections idleConnections;
+
+    private final ReusableConnections.Entry reusableEntry;
     /** The one idle check of the connection, re-armed as it finds the connection busy; null once it closed. */
     private @Nullable ScheduledFuture<?> idleTimer;
 
-    ClientConnection(ChannelHandlerContext ctx, GatewayContext context, long idleNanos, Consumer<Object> dispatch) {
+    ClientConnection(
+            ChannelHandlerContext ctx,
+            GatewayContext context,
+            long idleNanos,
+            ReusableConnections reusable,
+            Consumer<Object> dispatch) {
         this.ctx = ctx;
+        this.idleConnections = reusable;
+        this.reusableEntry = reusable.register(ctx.channel(), this::reusableSince);
         this.context = context;
         this.idleNanos = idleNanos;
         this.dispatch = dispatch;
@@ -289,34 +299,11 @@ final class ClientConnection {
     /**
      * Returns since when ({@code System.nanoTime}) the connection has waited for a head with no byte
      * of it read, no request waiting and no exchange: one the gateway may close when it runs out
-     * of connections, as nginx closes its "reusable" ones ({@code ngx_drain_connections}); -1
+     * of connections ({@link ReusableConnections}), as nginx closes its "reusable" ones; -1
      * otherwise. On the connection's loop only.
      */
     long reusableSince() {
         return state == State.AWAITING_HEAD && headStartNanos == 0 && waiting == null ? idleSinceNanos : -1;
-    }
-
-    /**
-     * Returns the connection among {@code connections} on {@code loop} that has waited longest
-     * between requests with nothing read ({@link #reusableSince}), or null. Called on {@code
-     * loop}: only its own connections are looked at, so each is read on its own thread.
-     * O(connections), run only at a listener's connection limit.
-     */
-    static @Nullable Channel longestReusable(Iterable<Channel> connections, EventLoop loop) {
-        Channel oldest = null;
-        long since = Long.MAX_VALUE;
-        for (Channel c : connections) {
-            if (c.eventLoop() != loop || !c.isActive()) {
-                continue;
-            }
-            GatewayHandler h = c.pipeline().get(GatewayHandler.class);
-            long s = h == null ? -1 : h.connection().reusableSince();
-            if (s >= 0 && (oldest == null || s - since < 0)) { // nanoTime order, overflow-safe
-                since = s;
-                oldest = c;
-            }
-        }
-        return oldest;
     }
 
     /** Where this gateway finds a request's bearer token (its cookie's name, for one). */
@@ -336,6 +323,7 @@ final class ClientConnection {
      */
     void startIdleClock() {
         idleSinceNanos = System.nanoTime();
+        idleConnections.idle(reusableEntry);
         idleTimer = ctx.executor().schedule(this::checkIdle, idleNanos, TimeUnit.NANOSECONDS);
     }
 
@@ -1364,6 +1352,7 @@ final class ClientConnection {
         cancelSendTimer();
         releaseWaiting();
         releaseUpgradeBytes();
+        idleConnections.remove(reusableEntry);
         state = State.CLOSED;
         Exchange e = exchange;
         exchange = null;
@@ -1384,6 +1373,7 @@ final class ClientConnection {
         cancelSendTimer();
         releaseWaiting();
         releaseUpgradeBytes();
+        idleConnections.remove(reusableEntry);
         if (state == State.AWAITING_HEAD) {
             state = State.CLOSED;
         }
@@ -1440,6 +1430,7 @@ final class ClientConnection {
         if (reuse && state == State.EXCHANGE) {
             state = State.AWAITING_HEAD;
             idleSinceNanos = System.nanoTime();
+            idleConnections.idle(reusableEntry);
             if (waiting != null) {
                 dispatchWaiting(); // the next request, pipelined: its exchange may start (or end) here
             } else if (headStartNanos != 0 && headTimer == null) {

@@ -1,7 +1,6 @@
 package com.spectrayan.spector.gateway;
 
 import io.netty.channel.Channel;
-import io.netty.channel.EventLoop;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.Future;
@@ -11,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The gateway's graceful stop. Counts the client exchanges in flight (forwarded and relayed) and
@@ -37,10 +35,11 @@ final class Drain {
         }
     }
 
-    /** Returns the longest idle client connection on {@code loop} ({@link ClientConnection#longestReusable}), or null. */
-    @Nullable
-    Channel longestReusable(EventLoop loop) {
-        return ClientConnection.longestReusable(connections, loop);
+    private final ReusableConnections reusable = new ReusableConnections();
+
+    /** Returns the idle client connections, per loop, that a full client listener may close ({@code max-connections}). */
+    ReusableConnections reusable() {
+        return reusable;
     }
 
     /**

@@ -66,6 +66,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     private final long idleNanos;
     private final String scheme;
     private final @Nullable PeerRelay peer;
+    private final ReusableConnections reusable;
     private @Nullable ClientConnection connection;
     private @Nullable Boolean trusted; // the connection's client, decided at its first request
 
@@ -73,10 +74,18 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
      * A handler for a connection of the plain listener ({@code tls} false) or the TLS one, on the
      * client port ({@code peer} null) or on the peer listener: there every checked request goes to
      * {@code peer}, and no client route is served. A connection that sits between requests for
-     * {@code idleTimeout} ({@code spector.server.idle-timeout}) is closed.
+     * {@code idleTimeout} ({@code spector.server.idle-timeout}) is closed. The connection is among
+     * {@code reusable} whenever it is idle: its listener's, which closes the longest idle one to make
+     * room at its connection limit.
      */
-    GatewayHandler(GatewayContext context, boolean tls, @Nullable PeerRelay peer, Duration idleTimeout) {
+    GatewayHandler(
+            GatewayContext context,
+            boolean tls,
+            @Nullable PeerRelay peer,
+            Duration idleTimeout,
+            ReusableConnections reusable) {
         this.context = context;
+        this.reusable = reusable;
         this.idleNanos = idleTimeout.toNanos();
         this.scheme = tls ? "https" : "http";
         this.peer = peer;
@@ -84,7 +93,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
-        ClientConnection c = new ClientConnection(ctx, context, idleNanos, msg -> dispatch(ctx, msg));
+        ClientConnection c = new ClientConnection(ctx, context, idleNanos, reusable, msg -> dispatch(ctx, msg));
         connection = c;
         c.startIdleClock();
     }

@@ -349,16 +349,16 @@ public final class GatewayServer implements AutoCloseable {
         }
 
         /**
-         * Makes room for {@code newcomer} at {@code max-connections}: closes the connection of its
-         * event loop that has waited longest between requests with nothing read (an idle keep-alive, a
+         * Makes room for a new connection at {@code max-connections}, on its event loop: closes the
+         * connection of that loop that has waited longest between requests with nothing read (an idle keep-alive, a
          * client that never sent a byte, a TLS handshake that stalls), as nginx closes its reusable
          * connections when it runs out ({@code ngx_drain_connections}). Without it, idle keep-alives
          * refreshed before the idle timeout kept every new client out. Returns false when the loop
          * has none: every connection on it is in an exchange or mid-head. The count stays as it is:
          * the closed one's close takes it back.
          */
-        private boolean evictLongestIdle(SocketChannel newcomer) {
-            Channel victim = drain.longestReusable(newcomer.eventLoop());
+        private boolean evictLongestIdle() {
+            Channel victim = drain.reusable().longest(); // on the newcomer's loop (initChannel): its list
             if (victim == null) {
                 return false;
             }
@@ -415,7 +415,7 @@ public final class GatewayServer implements AutoCloseable {
             if (addressLimit.enabled() && !admitAddress(ch)) {
                 return;
             }
-            if (clientConnections.incrementAndGet() > maxConnections && !evictLongestIdle(ch)) {
+            if (clientConnections.incrementAndGet() > maxConnections && !evictLongestIdle()) {
                 clientConnections.decrementAndGet();
                 metrics.connectionRefused();
                 long refused = refusedLog.event(System.nanoTime());
@@ -442,7 +442,7 @@ public final class GatewayServer implements AutoCloseable {
             } else {
                 HeadBuffers.apply(ch); // response heads encoded on the heap (issue 14)
             }
-            GatewayHandler gateway = new GatewayHandler(context, t != null, null, idleTimeout);
+            GatewayHandler gateway = new GatewayHandler(context, t != null, null, idleTimeout, drain.reusable());
             ClientCodec codec = new ClientCodec(decoder);
             ch.pipeline()
                     .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))

@@ -77,6 +77,7 @@ record PeerListener(Channel server, ChannelGroup connections, AtomicBoolean clos
         // stayClosed: a connection accepted while the listener closes is closed as it joins, not kept
         ChannelGroup open = new DefaultChannelGroup("peers", GlobalEventExecutor.INSTANCE, true);
         AtomicBoolean closing = new AtomicBoolean();
+        ReusableConnections reusable = new ReusableConnections(); // this port's own, apart from the client port's
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(workers)
                 .channel(serverClass)
@@ -91,7 +92,7 @@ record PeerListener(Channel server, ChannelGroup connections, AtomicBoolean clos
                         // client port is (max-connections, an idle one making room first), so
                         // idle sockets cannot take every file the process has.
                         if (count.incrementAndGet() > maxConnections) {
-                            Channel idle = ClientConnection.longestReusable(open, ch.eventLoop());
+                            Channel idle = reusable.longest();
                             if (idle == null) {
                                 count.decrementAndGet();
                                 log.debug("peer port: refused a connection, {} open", maxConnections);
@@ -106,7 +107,7 @@ record PeerListener(Channel server, ChannelGroup connections, AtomicBoolean clos
                             ch.close(); // accepted as the listener closed, after the group's close
                             return;
                         }
-                        GatewayHandler gateway = new GatewayHandler(context, false, relay, idleTimeout);
+                        GatewayHandler gateway = new GatewayHandler(context, false, relay, idleTimeout, reusable);
                         ClientCodec codec = new ClientCodec(decoder);
                         ch.pipeline()
                                 .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))

@@ -54,6 +54,11 @@ final class RawClient implements AutoCloseable {
         }
     }
 
+    /** Returns the connection's local port: the gateway's remote port for it. */
+    int localPort() {
+        return socket.getLocalPort();
+    }
+
     /** Bounds each later read by {@code millis} instead of {@link #TIMEOUT_MS}. */
     void setTimeoutMillis(int millis) throws IOException {
         socket.setSoTimeout(millis);
