@@ -545,8 +545,15 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             forwarder.health.failed(owner, owner.equals(probe));
             probe = null;
         }
-        if (polling && !a.responseStarted() && !(cause instanceof HeadTimeoutException)) {
-            // A poll that got no answer: the hold goes on (its window still bounds it).
+        if (polling
+                && !a.responseStarted()
+                && !(cause instanceof HeadTimeoutException)
+                && (a.state() == Attempt.State.CONNECTING || maySendAgain())) {
+            // A poll that got no answer: the hold goes on (its window still bounds it). Only when
+            // the request may be sent again: a poll is the whole request, and an old owner that
+            // took it and then closed (the move called off, then a crash) may have acted on it, so
+            // a POST without an Idempotency-Key is not sent once more (nginx's proxy_next_upstream
+            // never passes a non-idempotent request on once sent); it fails as any attempt would.
             polling = false;
             current = null;
             a.finish(false);

@@ -7,6 +7,7 @@ import com.spectrayan.spector.cluster.routing.OwnershipResolver;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.contract.SpectorHeaders;
 import com.spectrayan.spector.testkit.EarlyAnswerUpstream;
 import com.spectrayan.spector.testkit.Waits;
 import io.netty.bootstrap.ServerBootstrap;
@@ -335,6 +336,93 @@ final class ForwarderLoopbackTest {
             assertThat(body.paused).as("the body waited, paused, meanwhile").isTrue();
         } finally {
             handingOff.close().syncUninterruptibly();
+        }
+    }
+
+    /**
+     * A hold's poll is the whole request sent to the old owner again. An old owner that took a poll
+     * and closed without an answer (the move called off, the command run, then a crash) may have
+     * acted on it: a POST without an Idempotency-Key is not polled again (it fails as any sent
+     * attempt that lost its connection does), where it was re-sent every poll interval for the
+     * whole hold window (found by a review). With a key, or for an idempotent method, the hold goes
+     * on. RFC 9110 section 9.2.2.
+     */
+    @Test
+    void aPollThatTheOldOwnerTookWithoutAnswer_isNotSentAgain_withoutAnIdempotencyKey() throws Exception {
+        assertThat(requestsSeenWhileHeld(HttpMethod.POST, new DefaultHttpHeaders()))
+                .as("the first request (its 503 hand-off) and one poll, never a second")
+                .isEqualTo(2);
+    }
+
+    @Test
+    void aPollThatTheOldOwnerTookWithoutAnswer_isSentAgain_withAnIdempotencyKey() throws Exception {
+        assertThat(requestsSeenWhileHeld(
+                        HttpMethod.POST, new DefaultHttpHeaders().set(SpectorHeaders.IDEMPOTENCY_KEY, "k-1")))
+                .as("the hold goes on polling through its window")
+                .isGreaterThan(2);
+    }
+
+    /**
+     * Forwards a bodyless {@code method} to an owner that answers its first request with a 503
+     * hand-off and takes every later one whole, then closes without an answer; returns how many
+     * requests the owner saw by the exchange's end.
+     */
+    private int requestsSeenWhileHeld(HttpMethod method, HttpHeaders headers) throws Exception {
+        java.util.concurrent.atomic.AtomicInteger seen = new java.util.concurrent.atomic.AtomicInteger();
+        Channel owner = new ServerBootstrap()
+                .group(ownerLoops)
+                .channel(NioServerSocketChannel.class)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new HttpServerCodec()).addLast(new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                boolean end = msg instanceof io.netty.handler.codec.http.LastHttpContent;
+                                io.netty.util.ReferenceCountUtil.release(msg);
+                                if (!end) {
+                                    return;
+                                }
+                                if (seen.incrementAndGet() == 1) {
+                                    FullHttpResponse r = new DefaultFullHttpResponse(
+                                            HttpVersion.HTTP_1_1, HttpResponseStatus.SERVICE_UNAVAILABLE);
+                                    r.headers()
+                                            .set(HttpHeaderNames.CONTENT_LENGTH, 0)
+                                            .set("X-Spector-Handoff", "owner-b");
+                                    ctx.writeAndFlush(r);
+                                } else {
+                                    ctx.close(); // took it whole, then gone
+                                }
+                            }
+                        });
+                    }
+                })
+                .bind("127.0.0.1", 0)
+                .sync()
+                .channel();
+        try {
+            GatewayForwarder holding = forwarderTo(
+                    ((InetSocketAddress) owner.localAddress()).getPort(),
+                    TestSpecs.forwarder(1024, 1024, Duration.ofSeconds(3), Duration.ofMillis(800)));
+            RecordingResponseSink sink = new RecordingResponseSink();
+            ForwardRequest request = new ForwardRequest(
+                    method,
+                    "/api/v1/namespaces/orders/commands",
+                    headers,
+                    KEY,
+                    RequestBody.EMPTY,
+                    0,
+                    "127.0.0.1",
+                    false,
+                    "http",
+                    "gateway",
+                    null,
+                    null);
+            loop.submit(() -> holding.forward(request, sink, loop)).get(5, TimeUnit.SECONDS);
+            assertThat(sink.outcome.get(10, TimeUnit.SECONDS)).isInstanceOf(SpectorException.class);
+            return seen.get();
+        } finally {
+            owner.close().syncUninterruptibly();
         }
     }
 
