@@ -72,7 +72,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Concurrency: {@link #current} is written only by the reload thread and read by every event
  * loop (a volatile reference to an immutable pair: a handshake sees the old or the new one, whole).
- * What was tried last ({@code lastCertificate}, {@code lastKey}, {@code lastUnreadable}) is
+ * What was tried last ({@code lastCertificate}, {@code lastKey}, {@code lastUnreadable}, {@code
+ * lastNotValidNow}) is
  * confined to the reload thread; {@code lastRefusal} is volatile. The counters are {@link
  * LongAdder}s.
  */
@@ -152,9 +153,13 @@ final class ServerTls implements AutoCloseable {
     private final LongAdder reloadsRefused = new LongAdder();
 
     // Confined to the reload thread: the bytes last tried, good or bad, or that the files were unreadable.
-    private byte[] lastCertificate = new byte[0];
-    private byte[] lastKey = new byte[0];
+    private byte[] lastCertificate = NOT_TRIED;
+    private byte[] lastKey = NOT_TRIED;
     private boolean lastUnreadable;
+    /** The certificate last refused as not valid now (reported once while it stays). */
+    private byte[] lastNotValidNow = NOT_TRIED;
+
+    private static final byte[] NOT_TRIED = new byte[0];
 
     /** The last refusal's log line; written by the reload thread, read by tests and status. */
     private volatile @Nullable String lastRefusal;
@@ -328,10 +333,20 @@ final class ServerTls implements AutoCloseable {
         if (!pair.validAt(now) && in.pair().validAt(now)) {
             // An expired or not-yet-valid chain would fail every client that verifies it: the
             // valid pair in use stays (the third review; cert-manager writes a pair valid now).
-            refuse(certificateFile + " (expected: a chain valid now; " + pair.describe()
-                    + " is not, or one of its issuers is not)");
+            // Time changes what this refusal says, the bytes do not: these files are looked at
+            // again at every check (a chain valid from a minute ahead, put in place early or
+            // issued by a CA whose clock runs ahead, is applied once valid; it was remembered as
+            // tried and never applied, found by a review), and reported once.
+            lastCertificate = NOT_TRIED;
+            lastKey = NOT_TRIED;
+            if (!Arrays.equals(cert, lastNotValidNow)) {
+                lastNotValidNow = cert;
+                refuse(certificateFile + " (expected: a chain valid now; " + pair.describe()
+                        + " is not, or one of its issuers is not; looked at again at every check)");
+            }
             return;
         }
+        lastNotValidNow = NOT_TRIED;
         try {
             context = newContext(pair, provider);
         } catch (SSLException e) {

@@ -84,6 +84,11 @@ public final class TestPki {
         return server(commonName, true, Instant.now().minus(1, ChronoUnit.HOURS));
     }
 
+    /** Issues a server certificate valid from {@code from} (one not valid yet, when ahead of now). */
+    public Issued serverValidFrom(String commonName, Instant from) {
+        return server(commonName, false, from);
+    }
+
     /** Issues a server certificate that expired a day ago. */
     public Issued expiredServer(String commonName) {
         return server(commonName, false, Instant.now().minus(VALID_DAYS + 1, ChronoUnit.DAYS));

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -304,6 +305,43 @@ final class TlsRotationTest {
             replace(cert, after.chainPem());
             replace(key, after.keyPem());
             awaitPresented(cell, after.certificate());
+        }
+    }
+
+    /**
+     * A pair valid from a few seconds ahead (put in place early, or issued by a CA whose clock runs
+     * ahead of this host's, as cert-manager's CA issuer may) is refused while not valid, reported
+     * once, and applied as soon as it is valid. It was remembered as tried and never looked at
+     * again: the old pair was served past the new one's start, and past its own expiry (found by
+     * a review).
+     */
+    @ParameterizedTest
+    @MethodSource("providers")
+    void shouldApplyAPairThatWasNotValidYet_onceItIs(TlsProvider provider) throws Exception {
+        TestPki.Issued before = first.server("before.test");
+        // whole seconds: a certificate's validity is written in them
+        java.time.Instant from = java.time.Instant.now().plusSeconds(3).truncatedTo(ChronoUnit.SECONDS);
+        TestPki.Issued early = second.serverValidFrom("early.test", from);
+        Path cert = written(before);
+        Path key = dir.resolve("tls.key");
+
+        try (RecordingLog log = RecordingLog.start();
+                Cell cell = start(provider, cert, key)) {
+            replace(key, early.keyPem());
+            replace(cert, early.chainPem());
+            log.awaitLine(
+                    "a WARN for the pair not valid yet",
+                    WITHIN,
+                    l -> l.contains("WARN") && l.contains("TLS reload refused") && l.contains("CN=early.test"));
+            assertThat(TlsWire.presented(cell.tlsPort(), trustingBoth)).isEqualTo(before.certificate());
+
+            awaitPresented(cell, early.certificate());
+            assertThat(java.time.Instant.now())
+                    .as("applied once valid, not before")
+                    .isAfterOrEqualTo(from);
+            assertThat(tls(cell).reloadsRefused())
+                    .as("refused once, not at every check while it was not valid")
+                    .isEqualTo(1);
         }
     }
 }
