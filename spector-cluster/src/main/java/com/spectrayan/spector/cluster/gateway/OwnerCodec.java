@@ -1,5 +1,6 @@
 package com.spectrayan.spector.cluster.gateway;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -13,6 +14,7 @@ import io.netty.handler.codec.http.HttpRequestEncoder;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseDecoder;
 import io.netty.handler.codec.http.HttpStatusClass;
+import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.AsciiString;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -60,9 +62,15 @@ final class OwnerCodec extends CombinedChannelDuplexHandler<OwnerCodec.Decoder, 
         ctx.pipeline().remove(this);
     }
 
-    /** Answers whether the decoder holds bytes it made no message of: bytes past the last response. */
+    /**
+     * Answers whether the decoder holds bytes it made no message of, or took bytes it made no
+     * message of yet: bytes past the last response. Netty's decoder takes a head's lines out of its
+     * buffer as it parses them, so a status line and whole header lines sent after a response left
+     * an empty buffer and a decoder mid-head; only its own count says so (found by a review).
+     */
     boolean holdsBytes() {
-        return inboundHandler().held() > 0;
+        Decoder d = inboundHandler();
+        return d.held() > 0 || d.headBegun;
     }
 
     /**
@@ -76,8 +84,34 @@ final class OwnerCodec extends CombinedChannelDuplexHandler<OwnerCodec.Decoder, 
 
     /** The response decoder: pairs each final answer with its request's method. */
     final class Decoder extends HttpResponseDecoder {
+        /** A response was handed on and its last content not yet. */
+        private boolean messageOpen;
+        /** Bytes were taken outside any response handed on: a next head's start (any byte, even a line end). */
+        private boolean headBegun;
+
         Decoder(HttpDecoderConfig config) {
             super(config);
+        }
+
+        @Override
+        protected void decode(ChannelHandlerContext ctx, ByteBuf buffer, List<Object> out) throws Exception {
+            int from = out.size();
+            int readFrom = buffer.readerIndex();
+            super.decode(ctx, buffer, out);
+            int n = out.size();
+            for (int i = from; i < n; i++) {
+                Object m = out.get(i);
+                if (m instanceof HttpResponse) {
+                    messageOpen = true;
+                    headBegun = false;
+                }
+                if (m instanceof LastHttpContent) {
+                    messageOpen = false;
+                }
+            }
+            if (n == from && !messageOpen && buffer.readerIndex() > readFrom) {
+                headBegun = true;
+            }
         }
 
         int held() {
