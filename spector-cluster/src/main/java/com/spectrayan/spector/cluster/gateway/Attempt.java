@@ -489,8 +489,14 @@ final class Attempt implements UpstreamHttpTransport.Listener {
             }
 
             @Override
-            public void onEnded() {
+            public void onEnded(boolean bytesPastTheBody) {
                 splice = null;
+                if (bytesPastTheBody) {
+                    ownerKeepsAlive = false; // closed, not pooled: see ResponseSplice's notes
+                    log.warn(
+                            "owner {} sent bytes past the end of its response: its connection is closed, not reused",
+                            entry.owner());
+                }
                 spliceEnded();
             }
 

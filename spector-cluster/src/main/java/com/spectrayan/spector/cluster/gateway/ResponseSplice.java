@@ -72,13 +72,14 @@ import org.jspecify.annotations.Nullable;
  *       {@link Events#onClientGone} (the exchange is cancelled, as when a client goes during a
  *       copied body). Either way the owner connection is closed (its splice queue with it), never
  *       reused.
- *   <li><b>Bytes past the length.</b> The splice reads exactly the body's length. Bytes an owner
- *       sends after it meet the new codec when they are read, as bytes after any answer do: the
- *       connection closes when no exchange holds it ({@code OwnerChannelHandler}); an exchange that
- *       took it first (a pipelined request, dispatched in the task that ends the answer) reads them
- *       as the start of its answer. The copy path has the same window (the decoder reaches such
- *       bytes after the answer ended and the connection went back to its pool); nginx instead
- *       drops an upstream connection that sent more than its length.
+ *   <li><b>Bytes past the length.</b> The splice reads exactly the body's length, so bytes an
+ *       owner sent after it stay in its socket, where the pool's look at the codec cannot see
+ *       them. At the end the splice reads one byte of the socket, without waiting ({@link
+ *       #sentPastTheBody}): anything there (or bytes Netty read into buffers past the body) and
+ *       the connection is closed, never pooled, as nginx drops an upstream connection that sent
+ *       more than its length. It was pooled before (found by a review): a pipelined request, or
+ *       another client's waiting for a connection, took it in the same task and read those bytes
+ *       as its answer. Bytes that arrive after that look meet the new codec, as after any answer.
  *   <li><b>The pipe's descriptors.</b> The pipe belongs to the client channel and is closed with
  *       it; its descriptor numbers may then be reused by the process at once. Netty's queued
  *       splice would still write into that number, so the client's close closes the owner
@@ -122,8 +123,12 @@ public final class ResponseSplice implements KernelSplice {
         /** {@code bytes} more body bytes reached the client's socket. */
         void onSliced(int bytes);
 
-        /** Every byte of the body reached the client's socket. */
-        void onEnded();
+        /**
+         * Every byte of the body reached the client's socket. {@code bytesPastTheBody}: the owner
+         * sent more after it (read, held, or waiting in its socket): its connection must not carry
+         * another exchange.
+         */
+        void onEnded(boolean bytesPastTheBody);
 
         /** The splice failed: the owner closed or failed, or a write to the client failed. */
         void onFailed(Throwable cause);
@@ -243,8 +248,39 @@ public final class ResponseSplice implements KernelSplice {
         if (left > 0) {
             next();
         } else {
+            boolean past = heldBytes > 0 || sentPastTheBody(owner);
             end();
-            events.onEnded();
+            events.onEnded(past);
+        }
+    }
+
+    /**
+     * Answers whether {@code owner}'s socket holds a byte after a spliced body, or its end: reads at
+     * most one byte, without waiting (the socket is non-blocking), and what it read is dropped, as
+     * the connection is then closed. A splice moves exactly the body's length, so an owner's bytes
+     * past it stay in the kernel, where the pool's look at the codec cannot see them; pooled, the
+     * next exchange on the connection (a pipelined request, another client's waiting for one)
+     * read them as the start of its answer (a response desync, found by a review). Bytes that
+     * arrive later meet the codec, as after any answer ({@link OwnerCodec}'s notes).
+     */
+    static boolean sentPastTheBody(Channel owner) {
+        if (!(owner instanceof io.netty.channel.unix.UnixChannel u) || !owner.isOpen()) {
+            return true;
+        }
+        ByteBuf one = owner.alloc().directBuffer(1);
+        try {
+            int n;
+            if (one.hasMemoryAddress()) {
+                n = u.fd().readAddress(one.memoryAddress(), 0, 1);
+            } else {
+                java.nio.ByteBuffer nio = one.internalNioBuffer(0, 1);
+                n = u.fd().read(nio, nio.position(), nio.limit());
+            }
+            return n != 0; // 0: nothing there (EAGAIN); a byte, or the input's end (-1)
+        } catch (IOException e) {
+            return true;
+        } finally {
+            one.release();
         }
     }
 
@@ -285,7 +321,7 @@ public final class ResponseSplice implements KernelSplice {
         }
         if (left == 0) {
             end();
-            events.onEnded();
+            events.onEnded(false); // its input ended: the connection is closed after it all the same
             return;
         }
         ByteBuf chunk = held.poll();

@@ -178,6 +178,8 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
     private boolean draining;
     /** Netty read the owner's input to its end. */
     private boolean inputEnded;
+    /** Netty read bytes past the body into a buffer held here: the connection must not be reused. */
+    private boolean pastTheBody;
     /** A held buffer is on its way to the client. */
     private boolean writingHeld;
 
@@ -360,6 +362,7 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
         }
         if (b.readableBytes() > left) {
             b.writerIndex(b.readerIndex() + (int) left); // bytes past the length: dropped
+            pastTheBody = true; // and the connection with them
         }
         int n = b.readableBytes();
         writingHeld = true;
@@ -387,8 +390,9 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
         left -= n;
         events.onSliced(n);
         if (active && left == 0) {
+            boolean past = pastTheBody || !held.isEmpty() || (!draining && ResponseSplice.sentPastTheBody(owner));
             end();
-            events.onEnded();
+            events.onEnded(past);
         }
     }
 

@@ -165,6 +165,24 @@ final class ResponseSpliceTest {
         assertThat(run.failure.get()).isNull();
     }
 
+    /**
+     * An owner that stays open and sends more than the length, in one write: the splice moves the
+     * length exactly and says the owner sent past it, so the connection is closed, not pooled. The
+     * bytes past it stayed in the socket, unseen by the codec, and the connection was pooled: the
+     * next exchange on it read them as its answer (a response desync, found by a review).
+     */
+    @ParameterizedTest
+    @EnumSource(Io.class)
+    void ownerThatStaysOpen_andSendsPastTheLength_isSaidToHaveSentPastIt(Io io) throws Exception {
+        int length = 512 * 1024;
+        byte[] more = body(length + 38);
+        Run run = splice(io, length, more, false);
+        assertThat(run.readN(length)).isEqualTo(Arrays.copyOf(more, length));
+        await().atMost(BOUND).until(() -> run.ended.isDone() || run.failure.get() != null);
+        assertThat(run.failure.get()).isNull();
+        assertThat(run.ended.get()).as("bytes past the body").isTrue();
+    }
+
     @ParameterizedTest
     @EnumSource(Io.class)
     void ownerThatStaysOpen_isSplicedWithoutDraining_andKeepsItsInput(Io io) throws Exception {
@@ -174,6 +192,9 @@ final class ResponseSpliceTest {
         await().atMost(BOUND).until(() -> run.ended.isDone());
         assertThat(run.drained.get()).isZero();
         assertThat(run.sliced.get()).isEqualTo(length);
+        assertThat(run.ended.get())
+                .as("nothing past the body: the connection may be pooled")
+                .isFalse();
         assertThat(((DuplexChannel) run.owner).isInputShutdown()).isFalse();
         assertThat(run.owner.config().getOption(ChannelOption.ALLOW_HALF_CLOSURE))
                 .isFalse();
@@ -396,7 +417,9 @@ final class ResponseSpliceTest {
         final Socket reader;
         final AtomicLong sliced = new AtomicLong();
         final AtomicLong drained = new AtomicLong();
-        final CompletableFuture<Void> ended = new CompletableFuture<>();
+        /** Completes at the splice's end: whether the owner sent bytes past the body. */
+        final CompletableFuture<Boolean> ended = new CompletableFuture<>();
+
         final AtomicReference<Throwable> failure = new AtomicReference<>();
 
         @Nullable
@@ -448,8 +471,8 @@ final class ResponseSpliceTest {
                     }
 
                     @Override
-                    public void onEnded() {
-                        run.ended.complete(null);
+                    public void onEnded(boolean bytesPastTheBody) {
+                        run.ended.complete(bytesPastTheBody);
                     }
 
                     @Override
