@@ -626,6 +626,14 @@ final class Attempt implements UpstreamHttpTransport.Listener {
             interimEnd = true;
             return;
         }
+        if (code < 100 || code > 599 || !validReason(response.status().reasonPhrase())) {
+            // RFC 9110 §15: a status is three digits, 1xx-5xx; RFC 9112 §4: a reason phrase is
+            // HTAB, SP, VCHAR and obs-text. Netty parses any number and lets control bytes through
+            // (found by a review): neither is sent on to a client.
+            onMalformed("status line " + code + " "
+                    + response.status().reasonPhrase().replaceAll("\\p{Cntrl}", "?"));
+            return;
+        }
         String coding = unknownTransferCoding(response);
         if (coding != null) {
             onMalformed("Transfer-Encoding '" + coding + "' (only chunked is undone)");
@@ -651,6 +659,17 @@ final class Attempt implements UpstreamHttpTransport.Listener {
         responseStarted = true;
         cancelHeadTimer();
         onFailure(new MalformedResponseException(entry.owner(), why));
+    }
+
+    /** Answers whether {@code reason} holds only what RFC 9112 §4 allows: HTAB, SP, VCHAR, obs-text. */
+    static boolean validReason(String reason) {
+        for (int i = 0; i < reason.length(); i++) {
+            char c = reason.charAt(i);
+            if ((c < 0x20 && c != '\t') || c == 0x7f) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Returns the first transfer coding of {@code response} other than chunked, or null. */

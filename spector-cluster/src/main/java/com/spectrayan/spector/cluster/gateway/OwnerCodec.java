@@ -1,5 +1,6 @@
 package com.spectrayan.spector.cluster.gateway;
 
+import com.spectrayan.spector.contract.ResponseFraming;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
@@ -7,6 +8,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.CombinedChannelDuplexHandler;
 import io.netty.handler.codec.http.HttpClientUpgradeHandler;
 import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
@@ -43,6 +45,8 @@ import java.util.List;
  */
 final class OwnerCodec extends CombinedChannelDuplexHandler<OwnerCodec.Decoder, OwnerCodec.Encoder>
         implements HttpClientUpgradeHandler.SourceCodec {
+    private static final int CONTENT_LENGTH_CHARS = HttpHeaderNames.CONTENT_LENGTH.length();
+
     /** The methods of the requests whose final answers have not begun, oldest first. */
     private final ArrayDeque<HttpMethod> methods = new ArrayDeque<>(2);
 
@@ -88,6 +92,8 @@ final class OwnerCodec extends CombinedChannelDuplexHandler<OwnerCodec.Decoder, 
         private boolean messageOpen;
         /** Bytes were taken outside any response handed on: a next head's start (any byte, even a line end). */
         private boolean headBegun;
+        /** The Content-Length fields of the head being read. */
+        private int lengthFields;
 
         Decoder(HttpDecoderConfig config) {
             super(config);
@@ -122,16 +128,42 @@ final class OwnerCodec extends CombinedChannelDuplexHandler<OwnerCodec.Decoder, 
         @Override
         protected AsciiString splitHeaderName(byte[] sb, int start, int length) {
             AsciiString known = FieldNames.known(sb, start, length);
-            return known != null ? known : super.splitHeaderName(sb, start, length);
+            AsciiString name = known != null ? known : super.splitHeaderName(sb, start, length);
+            if (length == CONTENT_LENGTH_CHARS && name.contentEqualsIgnoreCase(HttpHeaderNames.CONTENT_LENGTH)) {
+                lengthFields++;
+            }
+            return name;
         }
 
         @Override
+        protected HttpMessage createMessage(String[] initialLine) {
+            lengthFields = 0;
+            return super.createMessage(initialLine);
+        }
+
+        /**
+         * Called once a head's fields are read, before its body: pairs a final answer with its
+         * request's method, and says which answers have no body. A 205 has none (RFC 9110
+         * §15.3.6, {@link ResponseFraming}): what an owner sends as its content is bytes past the
+         * answer, so the connection is closed, not pooled, and the client's exchange ends with the
+         * head (it waited for that content to end: a trickled chunk held a finished 205 and the
+         * requests pipelined behind it, found by a review). An HTTP/1.0 answer with two
+         * Content-Length fields is refused, as Netty refuses one of HTTP/1.1 (it frames a 1.0
+         * answer by the first and drops the other: a body cut and passed as whole, RFC 9112 §6.3).
+         */
+        @Override
         protected boolean isContentAlwaysEmpty(HttpMessage msg) {
-            if (((HttpResponse) msg).status().codeClass() == HttpStatusClass.INFORMATIONAL) {
+            if (lengthFields > 1) {
+                throw new IllegalArgumentException("Content-Length " + lengthFields + " times");
+            }
+            HttpResponse response = (HttpResponse) msg;
+            if (response.status().codeClass() == HttpStatusClass.INFORMATIONAL) {
                 return super.isContentAlwaysEmpty(msg); // interim: its request's final answer follows
             }
             HttpMethod method = methods.poll();
-            return HttpMethod.HEAD.equals(method) || super.isContentAlwaysEmpty(msg);
+            return ResponseFraming.bodyless(
+                            HttpMethod.HEAD.equals(method), response.status().code())
+                    || super.isContentAlwaysEmpty(msg);
         }
     }
 
