@@ -1140,6 +1140,19 @@ final class ClientConnection {
         ctx.close();
     }
 
+    /**
+     * Closes the connection as the gateway stops or fails it: with a reset when a response is under
+     * way ({@link #reset}; the client learns its body was cut, whatever its framing, a
+     * close-delimited one included), else with a close after what is written.
+     */
+    void closeCutting() {
+        if (responseStarted && !responseEnded) {
+            reset();
+        } else {
+            ctx.close();
+        }
+    }
+
     /** Answers a failure before any response started, with the edge headers; resets after a start. */
     void problem(SpectorException error, @Nullable String path) {
         if (responseStarted) {

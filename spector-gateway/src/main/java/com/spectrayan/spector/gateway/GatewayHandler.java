@@ -511,7 +511,12 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         log.debug("client connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
-        ctx.close();
+        ClientConnection c = connection;
+        if (c != null) {
+            c.closeCutting(); // a response under way is reset, never ended by a FIN as if whole
+        } else {
+            ctx.close();
+        }
     }
 
     /** Answers, once per connection, whether its client may set X-Forwarded-* and X-Request-Id. */

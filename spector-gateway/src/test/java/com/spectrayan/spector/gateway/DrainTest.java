@@ -219,6 +219,43 @@ final class DrainTest {
         }
     }
 
+    /**
+     * An HTTP/1.0 client reads a body of unknown length to the connection's close (RFC 9112 §6.3
+     * item 8). An event stream still running at the drain timeout is cut with a reset, so that
+     * client learns its body was cut: a FIN ended it as a whole body (found by a review).
+     */
+    @Test
+    void drain_cutsAClosedDelimitedResponseWithAReset_notAnEnd() throws Exception {
+        Cell c = start("300ms");
+        try (Socket client = new Socket(InetAddress.getLoopbackAddress(), c.gateway.port())) {
+            client.setSoTimeout((int) WAIT.toMillis());
+            client.getOutputStream()
+                    .write(("GET /api/v1/events HTTP/1.0\r\nHost: x\r\nAccept: text/event-stream\r\n"
+                                    + "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n\r\n")
+                            .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            java.io.InputStream in = client.getInputStream();
+            String statusLine = RawClient.line(in);
+            assertThat(statusLine).startsWith("HTTP/1.1 200");
+            boolean framed = false;
+            for (String f = RawClient.line(in); !f.isEmpty(); f = RawClient.line(in)) {
+                String name = f.toLowerCase(java.util.Locale.ROOT);
+                framed |= name.startsWith("content-length:") || name.startsWith("transfer-encoding:");
+            }
+            assertThat(framed)
+                    .as("to an HTTP/1.0 client, the stream is close-delimited")
+                    .isFalse();
+
+            c.gateway.close();
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> {
+                        while (in.read() != -1) {
+                            // the stream's events until the cut
+                        }
+                    })
+                    .as("the cut body ends in a reset, never an end the client takes for whole")
+                    .isInstanceOf(java.net.SocketException.class);
+        }
+    }
+
     /** Answers whether the cut exchange ended in a 503 (the lost uplink) or a closed connection. */
     private static boolean endedWithout200(RawClient client) {
         try {
