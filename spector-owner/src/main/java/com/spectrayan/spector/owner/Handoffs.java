@@ -49,7 +49,10 @@ final class Handoffs {
         return to;
     }
 
-    /** An admitted write of {@code key} ended (answered, or its connection closed). */
+    /**
+     * An admitted write of {@code key} ended: answered, or its connection closed with nothing of it
+     * left to run (a delayed command leaves only once it has run).
+     */
     void left(RoutingKey key) {
         writes.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
     }
