@@ -1,20 +1,28 @@
 package com.spectrayan.spector.owner;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.spectrayan.spector.cluster.routing.CellRing;
 import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.cluster.routing.OwnershipResolver;
+import com.spectrayan.spector.cluster.routing.PublishedRing;
 import com.spectrayan.spector.cluster.routing.RedisRouting;
 import com.spectrayan.spector.cluster.routing.RouteEntry;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
 import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
+import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
+import com.spectrayan.spector.contract.SpectorException;
 import com.spectrayan.spector.testkit.RedisServerExtension;
+import java.net.URI;
 import java.net.http.HttpResponse;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -81,6 +89,42 @@ final class RedisOwnershipTest {
         await("the gateway received the invalidation")
                 .atMost(WAIT)
                 .until(() -> resolver.metrics().invalidationsReceived() == 1);
+    }
+
+    /**
+     * Defends review finding 2 end to end: after a namespace moved (here an override at epoch 2,
+     * stored in L2 by the owner), a ring published at epoch 2 that maps the namespace elsewhere was
+     * taken, and both the override's owner and the ring's served it. The publish is now refused, so
+     * the override keeps the key; a ring at 3 is taken and outranks it.
+     */
+    @Test
+    void shouldRefuseARingPublishedAtTheEpochOfAnOverride() throws Exception {
+        HttpResponse<byte[]> r = new OwnerClient(owner)
+                .postJson(
+                        "/admin/ownership",
+                        "{\"tenant\":\"acme\",\"namespace\":\"orders\",\"owner\":\"owner-1\",\"epoch\":2}");
+        assertThat(OwnerClient.json(r).path("published").asBoolean()).isTrue();
+        CellRing tie = CellRing.of(
+                2,
+                Map.of("owner-0", URI.create("http://127.0.0.1:1"), "owner-3", URI.create("http://127.0.0.1:3")),
+                CellRing.Source.REDIS);
+
+        assertThatThrownBy(() -> PublishedRing.publish(redis.uri(), CELL, tie, Clock.systemUTC()))
+                .isInstanceOfSatisfying(
+                        SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.BAD_REQUEST))
+                .hasMessageContaining("expected: > 2, the epoch a namespace move or ownership override took");
+        assertThat(owner.guard().viewOf(RoutingKey.of(CELL, "acme", "orders")))
+                .as("the override still decides")
+                .isEqualTo(new RouteEntry("owner-1", 2, 2));
+
+        CellRing above = CellRing.of(3, tie.urls(), CellRing.Source.REDIS);
+        PublishedRing.publish(redis.uri(), CELL, above, Clock.systemUTC());
+        await("the owner took the ring above the floor")
+                .atMost(WAIT)
+                .until(() -> owner.guard().snapshot().epoch() == 3);
+        assertThat(owner.guard().viewOf(RoutingKey.of(CELL, "acme", "orders")).epoch())
+                .as("a ring above the floor outranks the override")
+                .isEqualTo(3);
     }
 
     @Test
