@@ -109,6 +109,12 @@ final class OwnerLimits {
     /** The largest import a move sends (objects in base64 and idempotency records): one request, in memory. */
     static final Bound IMPORT_BYTES = Bound.atMost("importBytes", 16 * MIB, "bytes", ErrorCode.PAYLOAD_TOO_LARGE);
 
+    /**
+     * Bytes of the ownership file ({@link OwnershipFile}) read at start: far above any real set (an
+     * override is about 100 bytes), so a larger file is damage, refused before it is read.
+     */
+    static final long OWNERSHIP_FILE_BYTES = 64 * MIB;
+
     /** The most objects one move copies: past it the move is refused and the namespace stays. */
     static final int MOVE_MAX_OBJECTS = 10_000;
 

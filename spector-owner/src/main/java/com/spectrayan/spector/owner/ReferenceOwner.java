@@ -129,8 +129,9 @@ public final class ReferenceOwner implements AutoCloseable {
     /**
      * Starts an owner and returns once it listens.
      *
-     * @throws UncheckedIOException when the data directory cannot be made or the port cannot be
-     *     bound (within {@link OwnerLimits#BIND_TIMEOUT})
+     * @throws UncheckedIOException when the data directory cannot be made, its ownership file
+     *     ({@link OwnershipFile}) cannot be read whole, or the port cannot be bound (within {@link
+     *     OwnerLimits#BIND_TIMEOUT})
      */
     public static ReferenceOwner start(OwnerSpec spec) {
         requireNonNull(spec, "spec");
@@ -154,6 +155,15 @@ public final class ReferenceOwner implements AutoCloseable {
                 redis = RedisRouting.connect(redisUri, spec.cellId(), Limits.L2_TTL, Limits.L2_TIMEOUT);
             }
             OwnerNode node = new OwnerNode(spec, objects, Clock.systemUTC(), redis);
+            // before the port is bound: a node that forgot its moves would serve what it handed away
+            int restored = node.restoreOverrides();
+            if (restored > 0) {
+                log.info(
+                        "{}: restored {} ownership overrides from {}",
+                        spec.nodeId(),
+                        restored,
+                        node.ownershipFile.path());
+            }
             if (redis != null) {
                 // the cell's published ring, as the gateways read it, for this node's 421s
                 redis.watchRing(node.guard::offerRing, node.ringMetrics);
