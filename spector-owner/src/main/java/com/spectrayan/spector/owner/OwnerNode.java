@@ -13,6 +13,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The state one reference owner's connections share. Every member is thread-safe; the handlers of
@@ -24,6 +26,8 @@ import org.jspecify.annotations.Nullable;
  * loads the file at start, before the node binds its port.
  */
 final class OwnerNode {
+    private static final Logger log = LoggerFactory.getLogger(OwnerNode.class);
+
     final OwnerSpec spec;
     final String nodeId;
     final OwnershipGuard guard;
@@ -140,6 +144,36 @@ final class OwnerNode {
                 throw new UnsavedOverride(taken, e);
             }
             return taken;
+        }
+    }
+
+    /**
+     * Stores in L2 again the route of every key this node took by an override that still decides
+     * (the ring has not moved past it), with the entry's TTL renewed: without it the entry lapses
+     * 30 s after the move and gateways fall back to the ring's owner, the old one, which may be
+     * gone (review finding 3). Asynchronous; a failure is logged at DEBUG and the next tick tries
+     * again. Called every {@link OwnerSpec#routeRefresh()} on an event loop.
+     */
+    void refreshOwnRoutes() {
+        RedisRouting r = redis;
+        if (r == null) {
+            return;
+        }
+        for (Map.Entry<RoutingKey, RouteEntry> e : guard.overrides().entrySet()) {
+            RoutingKey key = e.getKey();
+            RouteEntry own = e.getValue();
+            if (!own.owner().equals(nodeId) || !guard.viewOf(key).equals(own)) {
+                continue; // another's key, or one the ring has taken over
+            }
+            try {
+                r.cache().putIfNotOlder(key, own).whenComplete((stored, error) -> {
+                    if (error != null) {
+                        log.debug("{}: could not refresh the route of {}: {}", nodeId, key, error.toString());
+                    }
+                });
+            } catch (RuntimeException error) {
+                log.debug("{}: could not refresh the route of {}: {}", nodeId, key, error.toString());
+            }
         }
     }
 

@@ -104,6 +104,7 @@ public final class ReferenceOwner implements AutoCloseable {
     private final Channel serverChannel;
     private final ChannelGroup channels;
     private final ScheduledFuture<?> ticker;
+    private final @Nullable ScheduledFuture<?> routeRefresher;
     private final @Nullable Path ownedDataDir;
     private final int port;
     private boolean closed; // Guarded by this.
@@ -115,6 +116,7 @@ public final class ReferenceOwner implements AutoCloseable {
             Channel serverChannel,
             ChannelGroup channels,
             ScheduledFuture<?> ticker,
+            @Nullable ScheduledFuture<?> routeRefresher,
             @Nullable Path ownedDataDir) {
         this.node = node;
         this.boss = boss;
@@ -122,6 +124,7 @@ public final class ReferenceOwner implements AutoCloseable {
         this.serverChannel = serverChannel;
         this.channels = channels;
         this.ticker = ticker;
+        this.routeRefresher = routeRefresher;
         this.ownedDataDir = ownedDataDir;
         this.port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
     }
@@ -209,8 +212,16 @@ public final class ReferenceOwner implements AutoCloseable {
             long tickMillis = OwnerLimits.TICK_INTERVAL.toMillis();
             ScheduledFuture<?> ticker =
                     workers.next().scheduleAtFixedRate(() -> tick(node), tickMillis, tickMillis, TimeUnit.MILLISECONDS);
-            ReferenceOwner owner =
-                    new ReferenceOwner(node, boss, workers, bound.channel(), channels, ticker, ownedDataDir);
+            ScheduledFuture<?> routeRefresher = null;
+            if (redis != null) {
+                // the routes of the keys this node took, kept in L2 for as long as it holds them
+                long refreshMillis = spec.routeRefresh().toMillis();
+                routeRefresher = workers.next()
+                        .scheduleAtFixedRate(
+                                node::refreshOwnRoutes, refreshMillis, refreshMillis, TimeUnit.MILLISECONDS);
+            }
+            ReferenceOwner owner = new ReferenceOwner(
+                    node, boss, workers, bound.channel(), channels, ticker, routeRefresher, ownedDataDir);
             log.info(
                     "{} listening on {}:{} ({}, ring {} at epoch {}, data {})",
                     spec.nodeId(),
@@ -328,6 +339,10 @@ public final class ReferenceOwner implements AutoCloseable {
         }
         long timeout = OwnerLimits.CLOSE_TIMEOUT.toMillis();
         ticker.cancel(false);
+        ScheduledFuture<?> refresher = routeRefresher;
+        if (refresher != null) {
+            refresher.cancel(false);
+        }
         serverChannel.close().awaitUninterruptibly(timeout, TimeUnit.MILLISECONDS);
         channels.close().awaitUninterruptibly(timeout, TimeUnit.MILLISECONDS);
         shutdown(boss, workers);

@@ -16,6 +16,7 @@ import com.spectrayan.spector.cluster.routing.WaterfallRoutingResolver;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.testkit.RedisCommands;
 import com.spectrayan.spector.testkit.RedisServerExtension;
 import java.net.URI;
 import java.net.http.HttpResponse;
@@ -39,6 +40,10 @@ final class RedisOwnershipTest {
     static final RedisServerExtension redis = new RedisServerExtension();
 
     private static final Duration WAIT = Duration.ofSeconds(10);
+
+    /** How often the owners store their own routes in L2 again here, instead of 10 s. */
+    private static final Duration ROUTE_REFRESH = Duration.ofMillis(100);
+
     private static final String CELL = "cell-a";
     private static final List<String> MEMBERS = List.of("owner-0", "owner-1");
 
@@ -125,6 +130,58 @@ final class RedisOwnershipTest {
         assertThat(owner.guard().viewOf(RoutingKey.of(CELL, "acme", "orders")).epoch())
                 .as("a ring above the floor outranks the override")
                 .isEqualTo(3);
+    }
+
+    /**
+     * Defends review finding 3: a moved namespace's L2 entry was written once, with the L2 TTL, so
+     * once it lapsed gateways routed by the ring to the old owner, and with the old owner stopped
+     * the namespace was down though its new owner was healthy. The new owner now stores the entry
+     * again while it holds the key: here the entry is deleted (as its TTL would end it) after the
+     * old owner stopped, and comes back naming the new owner.
+     */
+    @Test
+    void shouldKeepAMovedNamespacesRouteInL2AfterItsOldOwnerStops() throws Exception {
+        try (ReferenceOwner newOwner = ReferenceOwner.start(OwnerSpec.builder("owner-1")
+                .cellId(CELL)
+                .ringMembers(MEMBERS)
+                .redisUri(redis.uri())
+                .routeRefresh(ROUTE_REFRESH)
+                .build())) {
+            await("the new owner connected to Redis").atMost(WAIT).until(newOwner::isRedisConnected);
+            String ns = namespaceOf("owner-0");
+            RoutingKey key = RoutingKey.of(CELL, "acme", ns);
+            HttpResponse<byte[]> moved = new OwnerClient(owner)
+                    .postJson(
+                            "/admin/move",
+                            "{\"tenant\":\"acme\",\"namespace\":\"" + ns + "\",\"to\":\"owner-1\",\"toUrl\":\""
+                                    + newOwner.baseUri() + "\"}");
+            assertThat(moved.statusCode())
+                    .as(new String(moved.body(), java.nio.charset.StandardCharsets.UTF_8))
+                    .isEqualTo(200);
+            owner.close(); // the old owner is gone (drained away, or dead)
+
+            assertThat(RedisCommands.send(redis.server().port(), "DEL spector:" + CELL + ":route:" + key.ringKey()))
+                    .as("the entry lapses, as its TTL ends it")
+                    .isEqualTo(":1");
+
+            await("the new owner stored its route again")
+                    .atMost(WAIT)
+                    .until(
+                            () -> gateway.cache()
+                                    .get(key)
+                                    .toCompletableFuture()
+                                    .get(WAIT.toMillis(), TimeUnit.MILLISECONDS),
+                            l2 -> l2.equals(Optional.of(new RouteEntry("owner-1", 2, 2))));
+        }
+    }
+
+    private static String namespaceOf(String node) {
+        KetamaRing ring = KetamaRing.of(1, MEMBERS);
+        for (int i = 0; ; i++) {
+            if (ring.ownerOf("acme/ns-" + i).equals(node)) {
+                return "ns-" + i;
+            }
+        }
     }
 
     @Test
