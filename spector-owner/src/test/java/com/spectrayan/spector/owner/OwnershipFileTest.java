@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.spectrayan.spector.cluster.routing.RouteEntry;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,6 +43,19 @@ final class OwnershipFileTest {
     @Test
     void load_noFile_isEmpty() throws IOException {
         assertThat(new OwnershipFile(dir).load(CELL)).isEmpty();
+    }
+
+    @Test
+    void load_onePastTheSizeBound_isRefusedBeforeItIsRead() throws IOException {
+        try (RandomAccessFile f =
+                new RandomAccessFile(dir.resolve(OwnershipFile.NAME).toFile(), "rw")) {
+            f.setLength(OwnerLimits.OWNERSHIP_FILE_BYTES + 1); // sparse: no 64 MiB written
+        }
+
+        assertThatThrownBy(() -> new OwnershipFile(dir).load(CELL))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining((OwnerLimits.OWNERSHIP_FILE_BYTES + 1) + " bytes (expected: <= "
+                        + OwnerLimits.OWNERSHIP_FILE_BYTES + " bytes)");
     }
 
     @Test
