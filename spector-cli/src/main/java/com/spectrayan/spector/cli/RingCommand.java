@@ -79,7 +79,8 @@ final class RingCommand implements Callable<Integer> {
             name = "publish",
             mixinStandardHelpOptions = true,
             description = {
-                "Publish the cell's ring: refused unless --epoch is higher than the published one.",
+                "Publish the cell's ring: refused unless --epoch is higher than the published one",
+                "and than every epoch a namespace move took (the cell's epoch floor).",
                 "Gateways and owners of the cell swap to it within a second."
             })
     static final class Publish extends Target implements Callable<Integer> {
@@ -87,7 +88,7 @@ final class RingCommand implements Callable<Integer> {
                 names = "--epoch",
                 required = true,
                 paramLabel = "N",
-                description = "The ring's epoch: higher than the published one (and >= 1).")
+                description = "The ring's epoch: higher than the published one and the epoch floor (and >= 1).")
         long epoch;
 
         @Option(

@@ -66,6 +66,29 @@ final class RingCommandTest {
                 .isEqualTo("$1");
     }
 
+    /**
+     * Defends review finding 2 at the CLI: a publish refused because its epoch is not above the
+     * cell's epoch floor (raised by a namespace move's L2 put) exits 2 and prints why and what to
+     * publish instead, and writes nothing.
+     */
+    @Test
+    void publish_notAboveTheEpochFloor_exitsWithBadRequestsCodeAndNamesTheFloor() {
+        assertThat(publish(1, MEMBERS)).isZero();
+        assertThat(RedisCommands.send(redis.server().port(), "SET " + PublishedRing.floorKey("c1") + " 2"))
+                .isEqualTo("+OK");
+
+        assertThat(publish(2, MEMBERS)).isEqualTo(ErrorCode.BAD_REQUEST.cliExit());
+        assertThat(err.toString())
+                .contains("BAD_REQUEST: epoch: 2 (expected: > 2, the epoch a namespace move or ownership override took"
+                        + " in cell c1 (spector:c1:epoch-floor)")
+                .contains("publish at 3 or higher")
+                .doesNotContain("\tat ");
+        assertThat(RedisCommands.send(redis.server().port(), "HGET " + PublishedRing.key("c1") + " epoch"))
+                .as("the stored ring is unchanged")
+                .isEqualTo("$1");
+        assertThat(publish(3, MEMBERS)).as(err.toString()).isZero();
+    }
+
     @Test
     void publish_epochZero_isRefused() {
         assertThat(publish(0, MEMBERS)).isEqualTo(2);

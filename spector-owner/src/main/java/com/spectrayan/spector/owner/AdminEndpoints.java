@@ -12,6 +12,7 @@ import com.spectrayan.spector.contract.ProblemJson;
 import com.spectrayan.spector.contract.SpectorException;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.ArrayList;
@@ -41,7 +42,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@code POST /admin/ownership} {@code {"tenant", "namespace", "owner", "epoch"?, "fence"?}}
  *       sets this node's view of a key (epoch defaults to the key's current epoch + 1, fence to
- *       the epoch); with Redis, stores it in L2 and publishes an invalidation before answering;
+ *       the epoch), saved to the node's {@link OwnershipFile} first (a failed save is a 500 and
+ *       changes nothing); with Redis, stores it in L2 and publishes an invalidation before answering;
  *   <li>{@code GET /admin/ownership?tenant=&namespace=}: this node's view of a key ({@code owner,
  *       epoch, fence}), the node it is handing the key to, if any ({@code handingTo}), and the
  *       key's writes running now ({@code writesRunning});
@@ -129,7 +131,7 @@ final class AdminEndpoints {
                 && inet.getAddress().isLoopbackAddress();
     }
 
-    private static void ownership(Exchange ex, byte[] body) {
+    private static void ownership(Exchange ex, byte[] body) throws IOException {
         OwnerNode node = ex.node;
         JsonNode json = Json.object(body);
         String tenant = optionalText(json, "tenant");
@@ -145,7 +147,7 @@ final class AdminEndpoints {
         long current = node.guard.viewOf(key).epoch();
         long epoch = optionalLong(json, "epoch", current + 1);
         long fence = optionalLong(json, "fence", epoch);
-        RouteEntry view = node.guard.setOverride(key, owner, epoch, fence);
+        RouteEntry view = node.takeOverride(key, owner, epoch, fence); // saved before the answer
         node.handoffs.end(key); // an operator's word ends a hand-off left held (NamespaceMove)
         log.info("{}: {} now owned by {} at epoch {}, fence {}", node.nodeId, key, owner, epoch, fence);
 

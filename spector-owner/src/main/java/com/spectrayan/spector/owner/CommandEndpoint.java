@@ -93,7 +93,17 @@ final class CommandEndpoint {
             }
         }
         node.commandsInFlight.incrementAndGet();
-        Runnable execute = () -> execute(ex, tenant, namespace, idempotencyKey, fingerprint, body, bodySha);
+        // The command is a write of its key until it has run, not until its exchange ends: a
+        // client that leaves while it is scheduled must not let a move copy the key before it
+        // runs (review finding 4). So the command, not the exchange, ends the write.
+        Runnable settled = ex.takeFinished();
+        Runnable execute = () -> {
+            try {
+                execute(ex, tenant, namespace, idempotencyKey, fingerprint, body, bodySha);
+            } finally {
+                settled.run();
+            }
+        };
         if (delayMs > 0) {
             ex.ctx.executor().schedule(execute, delayMs, TimeUnit.MILLISECONDS);
         } else {

@@ -144,6 +144,18 @@ final class Exchange {
     }
 
     /**
+     * Takes the {@link #onFinished} action away from the exchange and returns it (a no-op when
+     * there is none): for work that outlives the exchange (a delayed command still scheduled after
+     * its client left), which runs the action itself once it is done, so that a move waits for it.
+     * Event loop only.
+     */
+    Runnable takeFinished() {
+        Runnable f = finished;
+        finished = null;
+        return f == null ? () -> {} : f;
+    }
+
+    /**
      * Writes the {@code 503} of a key being handed to {@code to}: {@code X-Spector-Handoff}, {@code
      * Retry-After: 1} (for a client calling this node directly) and a problem+json body.
      */

@@ -4,7 +4,6 @@ import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.cluster.routing.RoutingKey;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -17,13 +16,20 @@ import org.jspecify.annotations.Nullable;
  *   serving --start(to)--> handing off (new writes refused; running ones drain) --end--> serving
  * </pre>
  *
- * <p>Concurrency: thread-safe, lock-free. {@link #admit} counts a write before it reads the
- * hand-off mark and {@link #start} sets the mark before the mover reads the count, so a write
- * either sees the mark (and is refused) or is counted (and waited for): never neither.
+ * <p>Concurrency: thread-safe, lock-free (each map's atomic per-key operations). {@link #admit}
+ * counts a write before it reads the hand-off mark and {@link #start} sets the mark before the
+ * mover reads the count, so a write either sees the mark (and is refused) or is counted (and
+ * waited for): never neither.
+ *
+ * <p>Memory: a key has a write count only while a write of it runs; the last write to leave
+ * removes the entry, so the map holds the keys being written now, not every key ever written.
  */
 final class Handoffs {
+    /** The node each key is being handed to; a key is here only during its move. */
     private final ConcurrentHashMap<RoutingKey, String> handingTo = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<RoutingKey, AtomicInteger> writes = new ConcurrentHashMap<>();
+
+    /** The writes running per key, always >= 1: a count that drops to 0 is removed. */
+    private final ConcurrentHashMap<RoutingKey, Integer> writes = new ConcurrentHashMap<>();
 
     /**
      * Admits a request of {@code key}: returns the node the key is being handed to (the request is
@@ -35,27 +41,30 @@ final class Handoffs {
         if (!write) {
             return handingTo.get(key);
         }
-        AtomicInteger n = writes.computeIfAbsent(key, k -> new AtomicInteger());
-        n.incrementAndGet();
+        writes.merge(key, 1, Integer::sum); // counted before the mark is read (see the notes)
         String to = handingTo.get(key);
         if (to != null) {
-            n.decrementAndGet();
+            left(key);
         }
         return to;
     }
 
-    /** An admitted write of {@code key} ended (answered, or its connection closed). */
+    /**
+     * An admitted write of {@code key} ended: answered, or its connection closed with nothing of it
+     * left to run (a delayed command leaves only once it has run).
+     */
     void left(RoutingKey key) {
-        AtomicInteger n = writes.get(key);
-        if (n != null) {
-            n.decrementAndGet();
-        }
+        writes.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
     }
 
     /** Returns the writes of {@code key} running now. */
     int writesRunning(RoutingKey key) {
-        AtomicInteger n = writes.get(key);
-        return n == null ? 0 : n.get();
+        return writes.getOrDefault(key, 0);
+    }
+
+    /** Returns how many keys have a write running now (each holds one entry). */
+    int keysWritten() {
+        return writes.size();
     }
 
     /** Marks {@code key} handing off to {@code to}; answers false when a hand-off of it runs already. */

@@ -37,9 +37,11 @@ import org.slf4j.LoggerFactory;
  *   3. copy: the key's objects (base64) and answered idempotency records, in one import request
  *      of at most {@link OwnerLimits#IMPORT_BYTES} ({@link OwnerLimits#MOVE_IMPORT_TIMEOUT}), with
  *      this node's admin token if it has one (the cell's owners share it); the new owner stores
- *      them and takes the key at the new epoch (an ownership override);
- *   4. take this node's override naming the new owner at that epoch: its requests are now 421
- *      moved; end the mark;
+ *      them and takes the key at the new epoch (an ownership override, saved to its
+ *      {@link OwnershipFile} before it answers);
+ *   4. take this node's override naming the new owner at that epoch, and save it: its requests
+ *      are now 421 moved, after a restart too; end the mark (a failed save still takes the
+ *      override, and the move answers 500 saying a restart would forget it);
  *   5. store the entry in L2 and publish the invalidation: gateways send their held requests on.
  * </pre>
  *
@@ -245,8 +247,29 @@ final class NamespaceMove {
 
         /** Steps 4 and 5, once the new owner holds the key. */
         private void handedOver(int objects, int records, int importBytes) {
-            RouteEntry moved = node.guard.setOverride(key, to, epoch, epoch);
+            RouteEntry moved;
+            String unsaved = null;
+            try {
+                moved = node.handOverride(key, to, epoch, epoch);
+            } catch (OwnerNode.UnsavedOverride e) {
+                moved = e.entry(); // taken all the same: the new owner holds the key
+                unsaved = String.valueOf(e.getCause());
+                log.error(
+                        "{}: {} is handed to {} at epoch {}, but {} could not be saved ({}): a restart of this"
+                                + " owner would forget the move and serve its stale copy; fix the disk, then POST"
+                                + " /admin/ownership {} at epoch {} here again",
+                        node.nodeId,
+                        key,
+                        to,
+                        epoch,
+                        node.ownershipFile.path(),
+                        unsaved,
+                        to,
+                        epoch);
+            }
             node.handoffs.end(key); // its requests are 421 moved from now on
+            String notSaved = unsaved;
+            RouteEntry view = moved;
             AdminEndpoints.publish(node, key, moved).whenComplete((published, e) -> {
                 long handoffMs = (System.nanoTime() - startNanos) / 1_000_000;
                 log.info(
@@ -263,13 +286,23 @@ final class NamespaceMove {
                 out.put("namespace", key.namespace());
                 out.put("from", node.nodeId);
                 out.put("to", to);
-                out.put("epoch", moved.epoch());
-                out.put("fence", moved.fence());
+                out.put("epoch", view.epoch());
+                out.put("fence", view.fence());
                 out.put("objects", objects);
                 out.put("idempotencyRecords", records);
                 out.put("importBytes", importBytes);
                 out.put("handoffMs", handoffMs);
                 out.put("published", e == null && Boolean.TRUE.equals(published));
+                if (notSaved != null) {
+                    ex.respondProblem(SpectorException.of(
+                            ErrorCode.INTERNAL,
+                            key + " is handed to " + to + " at epoch " + view.epoch() + ", but " + node.nodeId
+                                    + " could not save it to " + node.ownershipFile.path() + " (" + notSaved
+                                    + "): a restart would forget the move; fix the disk and POST /admin/ownership"
+                                    + " naming " + to + " at epoch " + view.epoch() + " on " + node.nodeId,
+                            Map.of("owner", to)));
+                    return;
+                }
                 ex.respondJson(HttpResponseStatus.OK, out);
             });
         }
@@ -396,7 +429,8 @@ final class NamespaceMove {
                             b64.decode(r.path("body").asText(""))));
             records++;
         }
-        RouteEntry view = node.guard.setOverride(key, node.nodeId, epoch, fence);
+        // saved before the answer: a restart must not forget a key it said it took
+        RouteEntry view = node.takeOverride(key, node.nodeId, epoch, fence);
         log.info(
                 "{}: took {} at epoch {} ({} objects, {} idempotency records)",
                 node.nodeId,

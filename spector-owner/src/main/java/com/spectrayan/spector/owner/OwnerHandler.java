@@ -48,7 +48,9 @@ import org.slf4j.LoggerFactory;
  *       messages are then handled in order. At most one socket read's worth is ever parked.
  *   <li><b>Hand-offs.</b> A key this node is handing to another owner ({@link Handoffs}) is
  *       answered {@code 503} with {@code X-Spector-Handoff} after the guard; a write admitted
- *       before is counted until its exchange ends, so a move copies only settled state.
+ *       before is counted until its exchange ends, or, for a command still scheduled when its
+ *       client leaves, until the command has run ({@link Exchange#takeFinished}), so a move copies
+ *       only settled state.
  *   <li><b>Guard first.</b> Every {@code /api/v1} request is routed by its {@link RoutingKey} and
  *       decided by the {@link OwnershipGuard} before any endpoint sees it. A refusal (and every
  *       other early answer: 400, 403, 404, 413) is written at once; the rest of its body is read
@@ -217,7 +219,9 @@ final class OwnerHandler extends ChannelInboundHandlerAdapter {
             return Sinks.drain(ex);
         }
         if (write) {
-            ex.onFinished(() -> node.handoffs.left(key)); // a move waits for the writes it admitted
+            // a move waits for the writes it admitted; an endpoint whose work outlives the exchange
+            // takes this over (CommandEndpoint)
+            ex.onFinished(() -> node.handoffs.left(key));
         }
         String path = ex.path;
         if (path.equals("/api/v1/events") && ex.method.equals("GET")) {

@@ -109,6 +109,20 @@ final class OwnerLimits {
     /** The largest import a move sends (objects in base64 and idempotency records): one request, in memory. */
     static final Bound IMPORT_BYTES = Bound.atMost("importBytes", 16 * MIB, "bytes", ErrorCode.PAYLOAD_TOO_LARGE);
 
+    /**
+     * Bytes of the ownership file ({@link OwnershipFile}) read at start: far above any real set (an
+     * override is about 100 bytes), so a larger file is damage, refused before it is read.
+     */
+    static final long OWNERSHIP_FILE_BYTES = 64 * MIB;
+
+    /**
+     * How often a node stores in L2 again the route of each key it took by an override (a move's
+     * new owner): a third of the L2 TTL ({@link com.spectrayan.spector.contract.Limits#L2_TTL}, 30
+     * s), so the entry never lapses while the node holds the key, and gateways whose L1 expired
+     * still find the new owner in L2 instead of the ring's old owner, which may be gone.
+     */
+    static final Duration ROUTE_REFRESH_INTERVAL = com.spectrayan.spector.contract.Limits.L2_TTL.dividedBy(3);
+
     /** The most objects one move copies: past it the move is refused and the namespace stays. */
     static final int MOVE_MAX_OBJECTS = 10_000;
 

@@ -4,8 +4,10 @@ import static java.util.Objects.requireNonNull;
 
 import com.spectrayan.spector.cluster.routing.KetamaRing;
 import com.spectrayan.spector.cluster.routing.RoutingKey;
+import com.spectrayan.spector.contract.Limits;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -43,6 +45,7 @@ public final class OwnerSpec {
     private final byte[] hmacSecret;
     private final @Nullable String redisUri;
     private final @Nullable String adminToken;
+    private final Duration routeRefresh;
 
     private OwnerSpec(Builder b) {
         this.nodeId = OwnershipGuard.checkNode("nodeId", b.nodeId);
@@ -55,6 +58,7 @@ public final class OwnerSpec {
         this.hmacSecret = b.hmacSecret == null ? randomSecret() : b.hmacSecret.clone();
         this.redisUri = b.redisUri;
         this.adminToken = b.adminToken;
+        this.routeRefresh = b.routeRefresh;
         // Validates the members (labels, duplicates, count) now rather than at start.
         KetamaRing.of(ringEpoch, ringMembers);
     }
@@ -131,6 +135,14 @@ public final class OwnerSpec {
         return AdminToken.problemOf(token);
     }
 
+    /**
+     * Returns how often the node stores in L2 again the routes of the keys it took by an override
+     * ({@link OwnerLimits#ROUTE_REFRESH_INTERVAL} unless a test set a shorter one).
+     */
+    Duration routeRefresh() {
+        return routeRefresh;
+    }
+
     /** Returns the ring this spec describes. */
     public KetamaRing ring() {
         return KetamaRing.of(ringEpoch, ringMembers);
@@ -161,6 +173,7 @@ public final class OwnerSpec {
         private byte @Nullable [] hmacSecret;
         private @Nullable String redisUri;
         private @Nullable String adminToken;
+        private Duration routeRefresh = OwnerLimits.ROUTE_REFRESH_INTERVAL;
 
         private Builder(String nodeId) {
             this.nodeId = requireNonNull(nodeId, "nodeId");
@@ -238,6 +251,22 @@ public final class OwnerSpec {
          */
         public Builder adminToken(String adminToken) {
             this.adminToken = AdminToken.check(adminToken);
+            return this;
+        }
+
+        /**
+         * Sets how often the node's own routes are stored in L2 again: for tests, which cannot wait
+         * {@link OwnerLimits#ROUTE_REFRESH_INTERVAL}.
+         *
+         * @throws IllegalArgumentException unless it is above 0 and below the L2 TTL
+         */
+        Builder routeRefresh(Duration routeRefresh) {
+            requireNonNull(routeRefresh, "routeRefresh");
+            if (routeRefresh.isNegative() || routeRefresh.isZero() || routeRefresh.compareTo(Limits.L2_TTL) >= 0) {
+                throw new IllegalArgumentException(
+                        "routeRefresh: " + routeRefresh + " (expected: > 0 and < " + Limits.L2_TTL + ")");
+            }
+            this.routeRefresh = routeRefresh;
             return this;
         }
 

@@ -189,23 +189,39 @@ public final class OwnershipGuard {
             throw SpectorException.badRequest("fence", fence + " (expected: >= 0)");
         }
         RouteEntry next = new RouteEntry(owner, epoch, fence);
-        return overrides.compute(key, (k, held) -> {
-            RouteEntry current = view(held, k);
-            if (next.isOlderThan(current)) {
-                throw SpectorException.badRequest(
-                        "epoch",
-                        "(" + epoch + ", " + fence + ") is older than the view (" + current.epoch() + ", "
-                                + current.fence() + ") of " + k + " (expected: not older; overrides only move"
-                                + " forward)");
-            }
-            if (!current.isOlderThan(next) && !current.owner().equals(owner)) {
-                throw SpectorException.badRequest(
-                        "epoch",
-                        "(" + epoch + ", " + fence + ") already names " + current.owner() + " for " + k
-                                + " (expected: a newer epoch or fence to move it to " + owner + ")");
-            }
-            return next;
-        });
+        return overrides.compute(key, (k, held) -> checked(view(held, k), next, k));
+    }
+
+    /**
+     * Returns the override {@link #setOverride} would take now, without taking it: for a caller
+     * that saves it before it applies (the reference owner's ownership file).
+     *
+     * @throws SpectorException BAD_REQUEST as {@link #setOverride} would
+     */
+    RouteEntry checkOverride(RoutingKey key, String owner, long epoch, long fence) {
+        requireNonNull(key, "key");
+        checkNode("owner", owner);
+        if (epoch < 0 || fence < 0) {
+            throw SpectorException.badRequest("epoch", "(" + epoch + ", " + fence + ") (expected: >= 0)");
+        }
+        return checked(viewOf(key), new RouteEntry(owner, epoch, fence), key);
+    }
+
+    private static RouteEntry checked(RouteEntry current, RouteEntry next, RoutingKey k) {
+        if (next.isOlderThan(current)) {
+            throw SpectorException.badRequest(
+                    "epoch",
+                    "(" + next.epoch() + ", " + next.fence() + ") is older than the view (" + current.epoch() + ", "
+                            + current.fence() + ") of " + k + " (expected: not older; overrides only move"
+                            + " forward)");
+        }
+        if (!current.isOlderThan(next) && !current.owner().equals(next.owner())) {
+            throw SpectorException.badRequest(
+                    "epoch",
+                    "(" + next.epoch() + ", " + next.fence() + ") already names " + current.owner() + " for " + k
+                            + " (expected: a newer epoch or fence to move it to " + next.owner() + ")");
+        }
+        return next;
     }
 
     /** Returns the overrides set so far, a snapshot. */

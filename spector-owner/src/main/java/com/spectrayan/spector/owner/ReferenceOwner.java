@@ -104,6 +104,7 @@ public final class ReferenceOwner implements AutoCloseable {
     private final Channel serverChannel;
     private final ChannelGroup channels;
     private final ScheduledFuture<?> ticker;
+    private final @Nullable ScheduledFuture<?> routeRefresher;
     private final @Nullable Path ownedDataDir;
     private final int port;
     private boolean closed; // Guarded by this.
@@ -115,6 +116,7 @@ public final class ReferenceOwner implements AutoCloseable {
             Channel serverChannel,
             ChannelGroup channels,
             ScheduledFuture<?> ticker,
+            @Nullable ScheduledFuture<?> routeRefresher,
             @Nullable Path ownedDataDir) {
         this.node = node;
         this.boss = boss;
@@ -122,6 +124,7 @@ public final class ReferenceOwner implements AutoCloseable {
         this.serverChannel = serverChannel;
         this.channels = channels;
         this.ticker = ticker;
+        this.routeRefresher = routeRefresher;
         this.ownedDataDir = ownedDataDir;
         this.port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
     }
@@ -129,8 +132,9 @@ public final class ReferenceOwner implements AutoCloseable {
     /**
      * Starts an owner and returns once it listens.
      *
-     * @throws UncheckedIOException when the data directory cannot be made or the port cannot be
-     *     bound (within {@link OwnerLimits#BIND_TIMEOUT})
+     * @throws UncheckedIOException when the data directory cannot be made, its ownership file
+     *     ({@link OwnershipFile}) cannot be read whole, or the port cannot be bound (within {@link
+     *     OwnerLimits#BIND_TIMEOUT})
      */
     public static ReferenceOwner start(OwnerSpec spec) {
         requireNonNull(spec, "spec");
@@ -154,6 +158,15 @@ public final class ReferenceOwner implements AutoCloseable {
                 redis = RedisRouting.connect(redisUri, spec.cellId(), Limits.L2_TTL, Limits.L2_TIMEOUT);
             }
             OwnerNode node = new OwnerNode(spec, objects, Clock.systemUTC(), redis);
+            // before the port is bound: a node that forgot its moves would serve what it handed away
+            int restored = node.restoreOverrides();
+            if (restored > 0) {
+                log.info(
+                        "{}: restored {} ownership overrides from {}",
+                        spec.nodeId(),
+                        restored,
+                        node.ownershipFile.path());
+            }
             if (redis != null) {
                 // the cell's published ring, as the gateways read it, for this node's 421s
                 redis.watchRing(node.guard::offerRing, node.ringMetrics);
@@ -199,8 +212,16 @@ public final class ReferenceOwner implements AutoCloseable {
             long tickMillis = OwnerLimits.TICK_INTERVAL.toMillis();
             ScheduledFuture<?> ticker =
                     workers.next().scheduleAtFixedRate(() -> tick(node), tickMillis, tickMillis, TimeUnit.MILLISECONDS);
-            ReferenceOwner owner =
-                    new ReferenceOwner(node, boss, workers, bound.channel(), channels, ticker, ownedDataDir);
+            ScheduledFuture<?> routeRefresher = null;
+            if (redis != null) {
+                // the routes of the keys this node took, kept in L2 for as long as it holds them
+                long refreshMillis = spec.routeRefresh().toMillis();
+                routeRefresher = workers.next()
+                        .scheduleAtFixedRate(
+                                node::refreshOwnRoutes, refreshMillis, refreshMillis, TimeUnit.MILLISECONDS);
+            }
+            ReferenceOwner owner = new ReferenceOwner(
+                    node, boss, workers, bound.channel(), channels, ticker, routeRefresher, ownedDataDir);
             log.info(
                     "{} listening on {}:{} ({}, ring {} at epoch {}, data {})",
                     spec.nodeId(),
@@ -318,6 +339,10 @@ public final class ReferenceOwner implements AutoCloseable {
         }
         long timeout = OwnerLimits.CLOSE_TIMEOUT.toMillis();
         ticker.cancel(false);
+        ScheduledFuture<?> refresher = routeRefresher;
+        if (refresher != null) {
+            refresher.cancel(false);
+        }
         serverChannel.close().awaitUninterruptibly(timeout, TimeUnit.MILLISECONDS);
         channels.close().awaitUninterruptibly(timeout, TimeUnit.MILLISECONDS);
         shutdown(boss, workers);

@@ -37,6 +37,14 @@ final class NamespaceMoveTest {
     private static final String TOKEN = "cell-m-admin-token-0123456789";
     private static final String OTHER_TOKEN = "another-admin-token-9876543210";
 
+    /**
+     * How long the delayed command of a client that leaves stays scheduled, in ms: well under the
+     * move's drain bound ({@link OwnerLimits#MOVE_DRAIN_TIMEOUT}, 5 s), so the move can wait for it.
+     */
+    private static final int DELAYED_COMMAND_MS = 1500;
+
+    private static final String COMMAND_BODY = "{\"op\":\"add\"}";
+
     private ReferenceOwner a;
     private ReferenceOwner b;
 
@@ -105,6 +113,62 @@ final class NamespaceMoveTest {
                 .as(new String(replayed.body(), StandardCharsets.UTF_8))
                 .hasValue("true");
         assertThat(replayed.body()).isEqualTo(command.body());
+    }
+
+    /**
+     * Defends review finding 4: a delayed command whose client left stopped counting as a running
+     * write when its connection closed, while it was still scheduled; a move then copied the
+     * namespace without its idempotency record, the old owner ran the command after losing the
+     * namespace, and the client's retry with the same Idempotency-Key ran it a second time at the
+     * new owner. Now the command counts until it has run: the move waits for it, copies its record,
+     * and the retry at the new owner is a replay.
+     */
+    @Test
+    void shouldWaitForADelayedCommandWhoseClientLeft_andCopyItsRecord() throws Exception {
+        String ns = namespaceOf("owner-a");
+        OwnerClient toA = new OwnerClient(a);
+        OwnerClient toB = new OwnerClient(b);
+        String target = "/api/v1/namespaces/" + ns + "/commands?delayMs=" + DELAYED_COMMAND_MS;
+        try (RawHttp client = new RawHttp(a)) {
+            client.write("POST " + target + " HTTP/1.1\r\nHost: a\r\nX-Spector-Tenant: acme\r\n"
+                    + "Idempotency-Key: k-delayed\r\nContent-Length: " + COMMAND_BODY.length() + "\r\n\r\n"
+                    + COMMAND_BODY);
+            Waits.until(
+                    "the command is scheduled",
+                    () -> OwnerClient.json(uncheckedGet(toA, "/admin/stats"))
+                                    .path("commandsInFlight")
+                                    .asInt()
+                            == 1);
+        } // the client leaves while its command is scheduled
+
+        HttpResponse<byte[]> move = toA.send(moveRequest(toA, ns));
+
+        assertThat(move.statusCode())
+                .as(new String(move.body(), StandardCharsets.UTF_8))
+                .isEqualTo(200);
+        assertThat(a.commandExecutions()).as("the move waited for the command").isEqualTo(1);
+        assertThat(OwnerClient.json(move).path("idempotencyRecords").asInt())
+                .as("the command's record is in the copy")
+                .isEqualTo(1);
+        HttpResponse<byte[]> retry = toB.send(toB.request(target)
+                .header("X-Spector-Tenant", "acme")
+                .header("X-Spector-Fence", "2") // the fence a gateway learned from the move
+                .header("Idempotency-Key", "k-delayed")
+                .POST(HttpRequest.BodyPublishers.ofString(COMMAND_BODY))
+                .build());
+        assertThat(retry.statusCode()).isEqualTo(200);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed"))
+                .as("the retry at the new owner replays, it does not run again")
+                .hasValue("true");
+        assertThat(b.commandExecutions()).isZero();
+    }
+
+    private static HttpResponse<byte[]> uncheckedGet(OwnerClient c, String path) {
+        try {
+            return c.get(path);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Test

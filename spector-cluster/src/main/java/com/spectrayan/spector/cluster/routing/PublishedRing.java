@@ -31,11 +31,16 @@ import org.jspecify.annotations.Nullable;
  * <pre>
  * spector:{cell}:ring                  hash: epoch, members (see RingCodec), published-at (epoch ms)
  * spector:{cell}:ring-announcements    channel: the epoch just published, as text
+ * spector:{cell}:epoch-floor           string: the highest epoch an owner gave a key (a move, an
+ *                                      override), written with the key's L2 entry (RedisRoutingCache)
  * </pre>
  *
- * <p>A publish is one Lua script, so it is atomic against every other publisher: it refuses an
- * epoch not higher than the stored one, writes the three fields, and announces the epoch on the
- * channel. Subscribers treat an announcement as a hint and read the hash again ({@code
+ * <p>A publish is one Lua script, so it is atomic against every other publisher and every L2
+ * write: it refuses an epoch not higher than the stored one or than the epoch floor, writes the
+ * three fields, and announces the epoch on the channel. The floor exists because an owner's
+ * override outranks a ring at its own epoch ({@code OwnershipGuard}, and gateways use an L2 entry
+ * not older than their ring): a ring published at a moved key's epoch, mapping it elsewhere, would
+ * leave the key two owners that both serve it. A ring above the floor outranks every override. Subscribers treat an announcement as a hint and read the hash again ({@code
  * RingWatcher}); the hash is the truth, so a lost or forged announcement costs at most a read.
  *
  * <p>Thread-safe: the methods share nothing; each opens and closes its own client.
@@ -45,17 +50,23 @@ public final class PublishedRing {
     public static final Duration TIMEOUT = Duration.ofSeconds(5);
 
     /**
-     * Writes the ring unless the stored epoch is not lower; announces it. Returns {@code {1,
-     * receivers}}, {@code {0, heldEpoch}}, or {@code {-1, heldEpoch}} for a stored epoch that is
-     * not a canonical decimal. Epochs are compared as text (length, then chars), never as Lua
-     * numbers, which are doubles and lose epochs above 2^53.
+     * Writes the ring (KEYS[1]) unless the stored epoch or the epoch floor (KEYS[2]) is not lower;
+     * announces it. Returns {@code {1, receivers}}, {@code {0, heldEpoch}}, {@code {2, floor}}, or
+     * {@code {-1, value}} for a stored epoch or floor that is not a canonical decimal. Epochs are
+     * compared as text (length, then chars), never as Lua numbers, which are doubles and lose
+     * epochs above 2^53.
      */
     static final String PUBLISH_SCRIPT = """
+            local n = ARGV[1]
             local held = redis.call('HGET', KEYS[1], 'epoch')
             if held then
               if not string.match(held, '^[1-9]%d*$') and held ~= '0' then return {-1, held} end
-              local n = ARGV[1]
               if #n < #held or (#n == #held and n <= held) then return {0, held} end
+            end
+            local floor = redis.call('GET', KEYS[2])
+            if floor then
+              if not string.match(floor, '^[1-9]%d*$') and floor ~= '0' then return {-1, floor} end
+              if #n < #floor or (#n == #floor and n <= floor) then return {2, floor} end
             end
             redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'members', ARGV[2], 'published-at', ARGV[3])
             return {1, redis.call('PUBLISH', ARGV[4], ARGV[1])}
@@ -66,6 +77,14 @@ public final class PublishedRing {
     /** Returns the key of the cell's ring hash: {@code spector:{cell}:ring}. */
     public static String key(String cellId) {
         return "spector:" + RoutingKey.checkName("cellId", cellId) + ":ring";
+    }
+
+    /**
+     * Returns the key of the cell's epoch floor: {@code spector:{cell}:epoch-floor}, the highest
+     * epoch an owner gave one of the cell's keys; a ring is published only above it.
+     */
+    public static String floorKey(String cellId) {
+        return "spector:" + RoutingKey.checkName("cellId", cellId) + ":epoch-floor";
     }
 
     /** Returns the cell's announcement channel: {@code spector:{cell}:ring-announcements}. */
@@ -87,8 +106,9 @@ public final class PublishedRing {
      * Publishes a ring for a cell and returns how many subscribers received the announcement.
      *
      * @param uri {@code redis://host:port}
-     * @throws SpectorException BAD_REQUEST when the stored epoch is not lower than the ring's (the
-     *     message names both) or is not a decimal; GATEWAY_ROUTING_FAILURE when Redis does not
+     * @throws SpectorException BAD_REQUEST when the stored epoch, or the epoch floor a namespace
+     *     move or override raised ({@link #floorKey}), is not lower than the ring's (the message
+     *     names both), or either is not a decimal; GATEWAY_ROUTING_FAILURE when Redis does not
      *     answer within {@link #TIMEOUT}
      */
     public static long publish(String uri, String cellId, CellRing ring, Clock clock) {
@@ -101,7 +121,7 @@ public final class PublishedRing {
                         .eval(
                                 PUBLISH_SCRIPT,
                                 ScriptOutputType.MULTI,
-                                new String[] {key},
+                                new String[] {key, floorKey(cellId)},
                                 RingCodec.epoch(ring),
                                 RingCodec.members(ring),
                                 Long.toString(clock.millis()),
@@ -117,13 +137,30 @@ public final class PublishedRing {
                     ring.epoch() + " (expected: > " + detail + ", the epoch of the ring published for cell " + cellId
                             + "; epochs only move forward)");
         }
+        if (outcome == 2) {
+            throw SpectorException.badRequest(
+                    "epoch",
+                    ring.epoch() + " (expected: > " + detail + ", the epoch a namespace move or ownership override"
+                            + " took in cell " + cellId + " (" + floorKey(cellId) + "): a ring at an epoch no higher"
+                            + " would leave a moved namespace two owners; publish at " + above(detail) + " or higher)");
+        }
         if (outcome == -1) {
             throw SpectorException.badRequest(
                     "epoch",
-                    "the stored epoch of " + key + " is '" + detail + "', not a decimal (expected: a ring written by"
-                            + " spector ring publish; delete the key to start over)");
+                    "the stored epoch of " + key + " or " + floorKey(cellId) + " is '" + detail
+                            + "', not a decimal (expected: a ring written by spector ring publish; delete the key to"
+                            + " start over)");
         }
         throw SpectorException.of(ErrorCode.INTERNAL, "unexpected reply to the publish script: " + reply);
+    }
+
+    /** Returns the epoch one above a stored decimal, as text ("a higher epoch" past the long range). */
+    private static String above(Object decimal) {
+        try {
+            return Long.toString(Math.addExact(Long.parseLong(String.valueOf(decimal)), 1));
+        } catch (RuntimeException e) {
+            return "a higher epoch";
+        }
     }
 
     /**

@@ -18,7 +18,8 @@ import java.util.concurrent.CompletionStage;
  * L2 on Redis through Lettuce's asynchronous API. An entry is a hash {@code
  * spector:{cell}:route:{ringKey}} with fields {@code owner}, {@code epoch} and {@code fence} and a
  * time to live; writes go through a script that refuses an entry older than the one held, so the
- * forward-only rule holds across every gateway of the cell. Invalidations are published on {@code
+ * forward-only rule holds across every gateway of the cell, and that raises the cell's epoch floor
+ * ({@link PublishedRing}) to the entry's epoch. Invalidations are published on {@code
  * spector:{cell}:route-invalidations}.
  *
  * <p>Every command is bounded by the client's command timeout ({@link RedisRouting}); while the
@@ -26,7 +27,12 @@ import java.util.concurrent.CompletionStage;
  * without waiting.
  */
 final class RedisRoutingCache implements RoutingCache, AutoCloseable {
-    /** Refuses an entry older than the held one; stores it with a TTL otherwise. Returns 1 or 0. */
+    /**
+     * Refuses an entry (KEYS[1]) older than the held one; stores it with a TTL otherwise and raises
+     * the cell's epoch floor (KEYS[2], {@link PublishedRing#floorKey}, no TTL) to its epoch, in the
+     * same call, so no ring can be published at an epoch that does not outrank the entry. Returns 1
+     * or 0. The floor is compared as text (length, then chars), as the publish compares it.
+     */
     static final String PUT_IF_NOT_OLDER = """
             local held = redis.call('HMGET', KEYS[1], 'epoch', 'fence')
             if held[1] then
@@ -36,10 +42,16 @@ final class RedisRoutingCache implements RoutingCache, AutoCloseable {
             end
             redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'epoch', ARGV[2], 'fence', ARGV[3])
             redis.call('PEXPIRE', KEYS[1], ARGV[4])
+            local floor = redis.call('GET', KEYS[2])
+            local n = ARGV[2]
+            if not floor or #n > #floor or (#n == #floor and n > floor) then
+              redis.call('SET', KEYS[2], n)
+            end
             return 1
             """;
 
     private final String keyPrefix;
+    private final String floorKey;
     private final String channel;
     private final long ttlMillis;
     private final RedisConnectLoop<StatefulRedisConnection<String, String>> loop;
@@ -50,6 +62,7 @@ final class RedisRoutingCache implements RoutingCache, AutoCloseable {
             throw new IllegalArgumentException("ttl: " + ttl + " (expected: > 0)");
         }
         this.keyPrefix = "spector:" + cellId + ":route:";
+        this.floorKey = PublishedRing.floorKey(cellId);
         this.channel = channel(cellId);
         this.ttlMillis = ttl.toMillis();
         this.loop = RedisConnectLoop.commands("routing-cache", client, uri);
@@ -95,7 +108,7 @@ final class RedisRoutingCache implements RoutingCache, AutoCloseable {
                 .<Long>eval(
                         PUT_IF_NOT_OLDER,
                         ScriptOutputType.INTEGER,
-                        new String[] {keyPrefix + key.ringKey()},
+                        new String[] {keyPrefix + key.ringKey(), floorKey},
                         entry.owner(),
                         Long.toString(entry.epoch()),
                         Long.toString(entry.fence()),

@@ -76,6 +76,62 @@ final class PublishedRingTest {
                 .hasSize(3);
     }
 
+    /**
+     * Defends review finding 2: a ring published at the epoch a namespace move gave its key (an L2
+     * entry at that epoch) was taken, and the moved key then had two owners serving it (the
+     * override's, which a ring at its own epoch does not outrank, and the new ring's).
+     */
+    @Test
+    void publish_notAboveAnL2EntrysEpoch_isRefusedNamingTheFloor() {
+        PublishedRing.publish(redis.uri(), CELL, ring(1, CellRing.Source.REDIS, 3), Clock.systemUTC());
+        await("the routing cache is connected").atMost(WAIT).until(routing::isConnected);
+        assertThat(routing.cache()
+                        .putIfNotOlder(KEY, new RouteEntry("owner-1", 2, 2))
+                        .toCompletableFuture()
+                        .join())
+                .isTrue();
+        assertThat(floor()).as("the put raised the floor").isEqualTo(":2");
+
+        assertThatThrownBy(() ->
+                        PublishedRing.publish(redis.uri(), CELL, ring(2, CellRing.Source.REDIS, 4), Clock.systemUTC()))
+                .isInstanceOfSatisfying(
+                        SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.BAD_REQUEST))
+                .hasMessageContaining("epoch: 2 (expected: > 2, the epoch a namespace move or ownership override")
+                .hasMessageContaining("publish at 3 or higher");
+        assertThat(PublishedRing.read(redis.uri(), CELL).orElseThrow().ring().epoch())
+                .as("nothing written")
+                .isEqualTo(1);
+
+        PublishedRing.publish(redis.uri(), CELL, ring(3, CellRing.Source.REDIS, 4), Clock.systemUTC());
+        assertThat(PublishedRing.read(redis.uri(), CELL).orElseThrow().ring().epoch())
+                .isEqualTo(3);
+    }
+
+    @Test
+    void putIfNotOlder_anOlderEntry_neverLowersTheFloor() {
+        await("the routing cache is connected").atMost(WAIT).until(routing::isConnected);
+        RoutingKey other = RoutingKey.of(CELL, "acme", "invoices");
+        assertThat(routing.cache()
+                        .putIfNotOlder(KEY, new RouteEntry("owner-1", 12, 12))
+                        .toCompletableFuture()
+                        .join())
+                .isTrue();
+        assertThat(routing.cache()
+                        .putIfNotOlder(other, new RouteEntry("owner-2", 9, 9))
+                        .toCompletableFuture()
+                        .join())
+                .isTrue();
+
+        assertThat(floor()).as("compared as numbers, not as 9 > 12 in text").isEqualTo(":12");
+    }
+
+    /** Returns the cell's epoch floor as Redis answers an integer: {@code :N}. */
+    private static String floor() {
+        return RedisCommands.send(
+                redis.server().port(),
+                "EVAL \"return tonumber(redis.call('GET', KEYS[1]))\" 1 " + PublishedRing.floorKey(CELL));
+    }
+
     @Test
     void publish_epochsAboveTwoToThe53_compareExactly() {
         long big = (1L << 53) + 1;
