@@ -7,7 +7,6 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -36,7 +35,6 @@ final class SettingsReader {
     static final String DURATION_EXAMPLES = "e.g. 200ms, 10s, 5m, 1h or PT10S";
 
     private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
-    private static final Pattern USERINFO = Pattern.compile("//[^/?#@]*@");
 
     private final SmallRyeConfig config;
     private final List<String> problems = new ArrayList<>();
@@ -191,9 +189,22 @@ final class SettingsReader {
         return TOKEN.matcher(value).matches();
     }
 
-    /** Returns a URI with its user info, which may hold a password, replaced by {@link #REDACTED}. */
+    /**
+     * Returns a URI with its user info, which may hold a password, replaced by {@link #REDACTED}:
+     * everything between the scheme's {@code //} (or its {@code :}) and the last {@code @}. A
+     * password is not always written as RFC 3986 asks: {@code openssl rand -base64} gives {@code /}
+     * and {@code +}, and an unencoded {@code /}, {@code ?}, {@code #} or {@code @} in it made the
+     * URI one with no host, refused, and printed whole in the refusal (found by a review). An
+     * {@code @} later in the URI redacts more than the user info: never less.
+     */
     static String redactUserInfo(String uri) {
-        return USERINFO.matcher(uri).replaceFirst(Matcher.quoteReplacement("//" + REDACTED + "@"));
+        int at = uri.lastIndexOf('@');
+        if (at < 0) {
+            return uri;
+        }
+        int slashes = uri.indexOf("//");
+        int from = slashes >= 0 && slashes < at ? slashes + 2 : uri.indexOf(':') + 1;
+        return uri.substring(0, Math.min(from, at)) + REDACTED + uri.substring(at);
     }
 
     private static long fallback(String key, long min) {

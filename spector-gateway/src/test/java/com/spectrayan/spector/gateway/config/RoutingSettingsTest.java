@@ -127,4 +127,25 @@ final class RoutingSettingsTest {
                 .isEqualTo("redis://<redacted>@redis.internal:6379/0");
         assertThat(withProps(Map.of()).routing().redis().redactedUri()).isEqualTo("redis://localhost:6379");
     }
+
+    /**
+     * A password written as {@code openssl rand -base64} gives it ({@code /}, {@code +}, {@code =}),
+     * or with an {@code @}, is never printed: not in the refusal of a URI it made hostless, not in
+     * the redacted form. The old pattern stopped at the first {@code /} or {@code @} and printed
+     * the URI whole (found by a review).
+     */
+    @Test
+    void aPasswordWithSlashesOrAts_isNeverPrinted() {
+        SettingsException e = refused(Map.of("spector.routing.redis.uri", "redis://:ab/cd+ef==@redis:6379"));
+        assertThat(e.getMessage())
+                .doesNotContain("ab/cd")
+                .doesNotContain("ef==")
+                .contains("<redacted>@redis:6379");
+
+        assertThat(SettingsReader.redactUserInfo("redis://:p@ss@redis.internal:6379/0"))
+                .isEqualTo("redis://<redacted>@redis.internal:6379/0");
+        assertThat(SettingsReader.redactUserInfo("redis:user:secret@host")).isEqualTo("redis:<redacted>@host");
+        assertThat(SettingsReader.redactUserInfo("redis://redis.internal:6379/0"))
+                .isEqualTo("redis://redis.internal:6379/0");
+    }
 }
