@@ -13,6 +13,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -128,11 +129,11 @@ final class DemoCommand extends DaemonCommand {
     static Running start(Path stateDir, @Nullable String redis, boolean ephemeralPorts, String accessLog, boolean v2)
             throws IOException {
         Files.createDirectories(stateDir);
-        byte[] random = new byte[48];
-        new SecureRandom().nextBytes(random);
-        String secret = Base64.getUrlEncoder().withoutPadding().encodeToString(random);
+        ownerOnly(stateDir, "rwx------");
+        SecureRandom random = new SecureRandom();
+        String secret = randomText(random, 48);
         Path secretFile = stateDir.resolve("secret");
-        Files.writeString(secretFile, secret, StandardCharsets.UTF_8);
+        writeOwnerOnly(secretFile, secret);
 
         Running demo = new Running();
         List<String> ids = new ArrayList<>();
@@ -172,8 +173,7 @@ final class DemoCommand extends DaemonCommand {
         if (redis != null) {
             settings.put("spector.routing.redis.uri", redis);
         }
-        String workerToken =
-                Base64.getUrlEncoder().withoutPadding().encodeToString(random).substring(0, 32);
+        String workerToken = randomText(random, 24); // its own bytes: no part of the secret that signs tokens
         settings.put("spector.uplink.tokens", DEMO_WORKER + "=" + TokenHashes.sha256Hex(workerToken));
         GatewayServer gateway = GatewayServer.start(GatewaySettings.load(null, Map.of(), settings));
         demo.gatewayPort = gateway.port();
@@ -199,8 +199,34 @@ final class DemoCommand extends DaemonCommand {
         // The demo's one token also reads the status views: the demo is its own operator.
         String token = TokenCommand.mint(secret, "demo", Duration.ofHours(24), List.of(Claims.ADMIN_SCOPE));
         demo.tokenFile = stateDir.resolve("token");
-        Files.writeString(demo.tokenFile, token, StandardCharsets.UTF_8);
+        writeOwnerOnly(demo.tokenFile, token);
         return demo;
+    }
+
+    private static String randomText(SecureRandom random, int bytes) {
+        byte[] b = new byte[bytes];
+        random.nextBytes(b);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+    }
+
+    /**
+     * Writes {@code text} to {@code file}, readable by its owner only: the secret signs any token
+     * (the admin scope's too) and the token is a day's admin credential, so another user of the
+     * machine must not read them (they were 0644 under the usual umask, found by a review).
+     */
+    private static void writeOwnerOnly(Path file, String text) throws IOException {
+        Files.deleteIfExists(file); // a file left by an older demo keeps its old mode: made anew
+        if (file.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+            Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        }
+        Files.writeString(file, text, StandardCharsets.UTF_8);
+    }
+
+    /** Sets {@code path}'s POSIX permissions to {@code mode} where the file system has them. */
+    private static void ownerOnly(Path path, String mode) throws IOException {
+        if (path.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+            Files.setPosixFilePermissions(path, PosixFilePermissions.fromString(mode));
+        }
     }
 
     static void printWelcome(PrintWriter out, Running demo) {

@@ -69,6 +69,30 @@ final class DemoCommandTest {
         }
     }
 
+    /**
+     * The secret that signs every token and the day's admin token are the user's alone: the state
+     * folder 0700, both files 0600, even over files an older demo left 0644 (they were 0644 under
+     * the usual umask: any user of the machine could mint an admin token; found by a review).
+     */
+    @Test
+    void demo_keepsItsSecretAndTokenFromOtherUsers(@TempDir Path parent) throws Exception {
+        Path state = parent.resolve("state");
+        Files.createDirectories(state);
+        Files.writeString(state.resolve("secret"), "old");
+        Files.setPosixFilePermissions(
+                state.resolve("secret"), java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        try (DemoCommand.Running demo = DemoCommand.start(state, null, true)) {
+            assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(state)))
+                    .isEqualTo("rwx------");
+            for (Path f : List.of(state.resolve("secret"), demo.tokenFile)) {
+                assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(f)))
+                        .as("%s", f.getFileName())
+                        .isEqualTo("rw-------");
+            }
+            assertThat(Files.readString(state.resolve("secret"))).isNotEqualTo("old");
+        }
+    }
+
     /** Waits (bounded) until the demo worker's uplink answers a relay. */
     private void awaitWorker(DemoCommand.Running demo, String token) {
         HttpRequest relay = HttpRequest.newBuilder(
