@@ -218,6 +218,27 @@ final class LauncherTest {
         assertThat(archives(root.resolve("spector-cli/target"))).isEmpty();
     }
 
+    /**
+     * A checkout, or an archive folder, whose path holds a space: the launcher finds the jar and the
+     * gateway starts, without an archive and with one note (the archive's options reach java split
+     * on white space). Before, the jar was never found in such a checkout, and an archive made
+     * there made every later start fail, the JVM taking the path's rest for its main class (found
+     * by a review).
+     */
+    @Test
+    void pathsWithASpace_theGatewayStillStarts(@TempDir Path dir) throws Exception {
+        Path root = tree(dir.resolve("a tree"));
+
+        Started started = start(
+                root, dir, Map.of("SPECTOR_CDS_DIR", dir.resolve("cds dir").toString()));
+
+        assertThat(started.output()).doesNotContain(TRAINING_NOTE).doesNotContain("building the command line");
+        assertThat(started.output().lines().filter(l -> l.startsWith("spector: no class-data archive")))
+                .singleElement()
+                .asString()
+                .contains("holds white space");
+    }
+
     @Test
     void cds_off_noArchiveNoNote(@TempDir Path dir) throws Exception {
         Path root = tree(dir.resolve("tree"));
