@@ -571,6 +571,68 @@ final class AccessLogTest {
     }
 
     /**
+     * Lines still queued when a write fails during the stop are counted as dropped, every one: the
+     * writer stopped at the failure, and what the queue held was lost uncounted (found by a review).
+     */
+    @Test
+    void aFailedWriteDuringTheStop_countsEveryLineLeftInTheQueue() {
+        java.io.OutputStream full = new java.io.OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                throw new IOException("No space left on device (a test's)");
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) throws IOException {
+                throw new IOException("No space left on device (a test's)");
+            }
+        };
+        AccessLog access = AccessLog.writingTo(full, new SimpleMeterRegistry());
+        access.log(entry("first"));
+        Waits.until("the first failure counted; the writer waits before it writes again", () -> access.dropped() == 1);
+        int queued = 1_000; // more than the output buffer takes: a write fails with lines still queued
+        for (int i = 0; i < queued; i++) {
+            access.log(entry("queued-" + i + "-" + "x".repeat(200)));
+        }
+        access.close();
+        assertThat(access.dropped()).isEqualTo(1 + queued);
+    }
+
+    /** A path longer than a line carries is cut, marked, and the line stays one JSON object. */
+    @Test
+    void aLongPath_isCutInItsLine() throws Exception {
+        String path = "/api/v1/namespaces/n/" + "p".repeat(60_000);
+        AccessLog.Entry e = new AccessLog.Entry(
+                0, "id", "c", "GET", path, 404, 0, 0, 0, -1, "r", null, 0, null, null, "completed", null, null);
+        assertThat(e.path())
+                .hasSize(AccessLog.FIELD_CHARS)
+                .endsWith(AccessLog.CUT)
+                .startsWith("/api/v1/namespaces/n/p");
+        JsonNode line = new com.fasterxml.jackson.databind.ObjectMapper().readTree(AccessLog.format(e));
+        assertThat(line.get("path").asText()).isEqualTo(e.path());
+        AccessLog.Entry atTheLimit = new AccessLog.Entry(
+                0,
+                "id",
+                "c",
+                "GET",
+                "p".repeat(AccessLog.FIELD_CHARS),
+                404,
+                0,
+                0,
+                0,
+                -1,
+                "r",
+                null,
+                0,
+                null,
+                null,
+                "completed",
+                null,
+                null);
+        assertThat(atTheLimit.path()).isEqualTo("p".repeat(AccessLog.FIELD_CHARS));
+    }
+
+    /**
      * A writer blocked in a write (a standard output nobody reads) does not hold the gateway's stop:
      * the close returns within its bound, and a line offered after it is counted as dropped.
      * Regression (a review): the close's final flush waited on the blocked writer's lock for good.
