@@ -854,7 +854,7 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
                     requestId);
         } else if (owner != null && hint.reportable() && !ask) {
             var unused = forwarder.resolver.reportMisdirected(request.routingKey(), owner, hint.epoch(), hint.fence());
-            learnedOwner = true;
+            learnedOwner = forwarder.resolver.names(request.routingKey(), owner); // Retry-After 0 only then
             forwarder.holds.wake(request.routingKey()); // this gateway's held requests of the key go on
         }
         retarget(ask ? "ask" : "moved");

@@ -169,6 +169,20 @@ public final class WaterfallRoutingResolver {
         return text.length() > 64 ? text.substring(0, 64) + "..." : text;
     }
 
+    /**
+     * Answers whether the next {@link #resolve} of {@code key} names {@code owner} from L1: after a
+     * {@link #reportMisdirected}, whether it took (L1 bypassed while Redis is away, or holding a
+     * newer entry, it did not). A client told to retry at once ({@code Retry-After: 0}) must find
+     * the owner it was turned away for; else it met the same 421 again (found by a review).
+     */
+    public boolean names(RoutingKey key, String owner) {
+        if (l1Bypassed) {
+            return false;
+        }
+        Resolution r = l1.getIfPresent(key);
+        return r != null && r.entry().owner().equals(owner);
+    }
+
     /** Returns the L1 answer for a key without any I/O, or null on a miss or while L1 is bypassed. */
     public @Nullable Resolution peek(RoutingKey key) {
         if (l1Bypassed) {

@@ -220,6 +220,30 @@ final class WaterfallRoutingResolverTest {
         assertThat(resolver.peek(KEY)).as("nothing is filled while bypassed").isNull();
     }
 
+    /**
+     * Whether a report took in L1, which decides a client's {@code Retry-After}: not while L1 is
+     * bypassed (Redis away), not when L1 holds a newer entry naming another owner; yes otherwise.
+     */
+    @Test
+    void names_saysWhetherAReportTookInL1() {
+        RecordingRoutingCache l2 = new RecordingRoutingCache();
+        WaterfallRoutingResolver resolver =
+                WaterfallRoutingResolver.builder("cell", ring).l2(l2).build();
+        resolver.reportMisdirected(KEY, "owner-2", 4, 11);
+        assertThat(resolver.names(KEY, "owner-2"))
+                .as("bypassed: nothing learned")
+                .isFalse();
+
+        resolver.subscriptionRestored();
+        resolver.reportMisdirected(KEY, "owner-2", 4, 11);
+        assertThat(resolver.names(KEY, "owner-2")).isTrue();
+        resolver.reportMisdirected(KEY, "owner-1", 3, 0);
+        assertThat(resolver.names(KEY, "owner-1"))
+                .as("older than what L1 holds")
+                .isFalse();
+        assertThat(resolver.names(KEY, "owner-2")).isTrue();
+    }
+
     @Test
     void reportMisdirected_writesL2AndPublishesTheNewOwner() {
         RecordingRoutingCache l2 = new RecordingRoutingCache();
