@@ -13,6 +13,7 @@ import com.spectrayan.spector.uplink.wire.Header;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.concurrent.EventExecutor;
@@ -455,6 +456,30 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
 
     // ---- the response, written as the client takes it ----
 
+    /**
+     * The field that lets a service worker control pages outside its script's path: a worker's page
+     * could register one for the whole gateway origin, every other relay's pages and the owners'
+     * answers included. Dropped from every relayed answer.
+     */
+    static final String SERVICE_WORKER_ALLOWED = "service-worker-allowed";
+
+    /**
+     * The policy a relayed answer runs under in a browser: its own opaque origin (a sandbox without
+     * {@code allow-same-origin}), so a worker's page, served on the gateway's origin by path, can
+     * neither read the token cookie ({@code document.cookie} throws) nor set one, nor register a
+     * service worker, nor read another relay's answers or the owners' with the user's cookie (its
+     * requests carry {@code Origin: null}, which the cookie's origin rule refuses). A worker is a
+     * peer the gateway does not vouch for: GitHub and GitLab serve user content under the same
+     * kind of sandbox. Added beside any policy of the worker's (a browser enforces both).
+     */
+    static final String RELAY_SANDBOX = "sandbox allow-scripts allow-forms allow-popups allow-downloads allow-modals";
+
+    /** Adds what keeps a worker's answer from acting as the gateway's origin ({@link #RELAY_SANDBOX}). */
+    static void isolate(HttpHeaders headers) {
+        headers.add(HttpHeaderNames.CONTENT_SECURITY_POLICY, RELAY_SANDBOX);
+        headers.set("X-Content-Type-Options", "nosniff"); // no script made of a worker's "image"
+    }
+
     private void respond(RelayedResponse response) {
         if (!replaying()) {
             dropCopies(); // a head: the relay is never sent again
@@ -479,7 +504,13 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
                 if (h.name().equalsIgnoreCase("set-cookie") && tokens.setsTokenCookie(h.value())) {
                     continue; // nor plants the gateway's credential
                 }
+                if (h.name().equalsIgnoreCase(SERVICE_WORKER_ALLOWED)) {
+                    continue; // nor widens a service worker's scope past its own path
+                }
                 headers.add(h.name(), h.value());
+            }
+            if (!response.isSwitching()) {
+                isolate(headers);
             }
         } catch (IllegalArgumentException e) {
             // The wire's check lets through only what HTTP/1.1 carries; should a head get past it,
