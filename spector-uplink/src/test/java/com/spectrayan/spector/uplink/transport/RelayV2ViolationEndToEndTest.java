@@ -261,6 +261,45 @@ final class RelayV2ViolationEndToEndTest {
     }
 
     /**
+     * Section 9.2 (HTTP/2's empty-frame flood, CVE-2019-9518): {@link
+     * V2Limits#MAX_CONSECUTIVE_EMPTY_DATA_FRAMES} empty DATA frames without END_STREAM in a row
+     * are taken and the body still arrives whole; one more closes the link, GOAWAY {@code
+     * PROTOCOL_ERROR}, and the relay in flight fails.
+     */
+    @Test
+    void emptyDataFramesUpToTheBudgetPass_andOnePastIsAConnectionProtocolError() {
+        int budget = V2Limits.MAX_CONSECUTIVE_EMPTY_DATA_FRAMES;
+        CompletionStage<RelayedResponse> atStage = h.relay().relay(W1, call("GET", "/at", null));
+        int at = opened("at the budget");
+        write(empties(at, head(at, HEAD_200, false), data(at, utf8("A"), false), budget));
+        write(data(at, utf8("B"), true));
+        assertThat(text(done(readAll(body(done(atStage, "the head at the budget", WAIT), "at")), "the body", WAIT)))
+                .isEqualTo("AB");
+        assertThat(wire.v2().seen(f -> f.sent() && f.type() == V2FrameCodec.TYPE_GOAWAY))
+                .as("no GOAWAY at the budget")
+                .isEmpty();
+
+        CompletionStage<RelayedResponse> pastStage = h.relay().relay(W1, call("GET", "/past", null));
+        int past = opened("past the budget");
+        write(empties(past, head(past, HEAD_200, false), data(past, utf8("A"), false), budget + 1));
+        Throwable f =
+                failure(pastStage.thenCompose(r -> readAll(body(r, "past"))), "the relay on the closed link", WAIT);
+        assertThat(f).isNotNull();
+        goAwayByTheGateway(V2ErrorCode.PROTOCOL_ERROR);
+    }
+
+    /** Returns {@code first}, {@code second}, then {@code n} empty DATA frames without END_STREAM on {@code stream}. */
+    private static V2Frame[] empties(int stream, V2Frame first, V2Frame second, int n) {
+        V2Frame[] frames = new V2Frame[n + 2];
+        frames[0] = first;
+        frames[1] = second;
+        for (int i = 0; i < n; i++) {
+            frames[i + 2] = data(stream, new byte[0], false);
+        }
+        return frames;
+    }
+
+    /**
      * Section 9.1 (RFC 6455 §7.4.1): a WebSocket frame whose header declares more than the largest
      * message, with 16 MiB of it behind the header, is a connection error: the gateway sends
      * GOAWAY {@code FRAME_SIZE_ERROR} and closes 1009, lingering while the rest arrives
