@@ -742,7 +742,7 @@ final class RelayExchange implements RelayHooks {
             source.next().whenComplete(this::partRead);
             return false;
         }
-        c.relayBody(part).whenComplete((v, error) -> bodyAnswered(error));
+        c.relayBody(part, this).whenComplete((v, error) -> bodyAnswered(error));
         return true;
     }
 
@@ -1048,7 +1048,7 @@ final class RelayExchange implements RelayHooks {
                     if (cancel && e.requestSent() && s != null) {
                         s.reset(V2ErrorCode.CANCEL, null); // section 9.4: the worker aborts the target
                     } else if (cancel && e.requestSent() && c != null && relay == null) {
-                        c.relayCancel(relayId);
+                        c.relayCancel(relayId, this); // forgotten below, with the relay's other calls
                     }
                     ResponseBody b = e.body();
                     if (e.beforeHead()) {
@@ -1108,6 +1108,10 @@ final class RelayExchange implements RelayHooks {
         }
         call.request().signal().removeOnAbort(onCallerAbort);
         settle.run();
+        RealGatewayWorkerClient c = e.client();
+        if (c != null && e.v2Relay() == null) {
+            c.forget(this); // a v1 worker that never answers holds nothing of this relay
+        }
         WorkerLink l = e.link();
         if (l != null) {
             l.relayEnded();
