@@ -84,8 +84,8 @@ import org.slf4j.LoggerFactory;
  *       upstream's, never replacing them: {@code Vary} is merged, and an upstream's own CORS
  *       answer is kept.
  *   <li><b>Ending.</b> Complete (the last chunk, then reuse or close), reset (the response began
- *       and cannot be finished honestly: RST), or a problem answer and, unless the request was
- *       read whole, the close.
+ *       and cannot be finished honestly: RST, over TLS with no close_notify before it, {@link
+ *       #abort}), or a problem answer and, unless the request was read whole, the close.
  *   <li><b>Request body.</b> A body that ends badly (a decode failure: bad chunk size, bare LF,
  *       missing CRLF, an oversized chunk line; or the body timeout) reaches the exchange as {@link
  *       Exchange#onBodyFailed}, never as an end: the upstream request is aborted, not completed.
@@ -1136,8 +1136,24 @@ final class ClientConnection {
         state = State.CLOSING;
         wasReset = true;
         exchangeEnded(false);
-        ctx.channel().config().setOption(ChannelOption.SO_LINGER, 0);
-        ctx.close();
+        abort(ctx.channel());
+    }
+
+    /**
+     * Closes a client connection with a TCP reset (SO_LINGER 0), and over TLS without a
+     * close_notify: the close starts at the {@link SslHandler}'s own context, below it, as a close
+     * through it would send close_notify first (Netty's {@code SslHandler.close}), the clean end of
+     * the stream (RFC 8446 §6.1), and an HTTP/1.0 client reading a close-delimited body would take
+     * a cut one for whole (found by a review). Call it on the channel's event loop.
+     */
+    static void abort(Channel ch) {
+        ch.config().setOption(ChannelOption.SO_LINGER, 0);
+        ChannelHandlerContext tls = ch.pipeline().context(SslHandler.class);
+        if (tls != null) {
+            tls.close();
+        } else {
+            ch.close();
+        }
     }
 
     /**
@@ -1321,8 +1337,7 @@ final class ClientConnection {
                 requestId);
         context.metrics().sendTimeout();
         if (state == State.UPGRADED) {
-            ch.config().setOption(ChannelOption.SO_LINGER, 0);
-            ch.close(); // the splice ends the other side with it
+            abort(ch); // the splice ends the other side with it
             return;
         }
         if (error == null) {

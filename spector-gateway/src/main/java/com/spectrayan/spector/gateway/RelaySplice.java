@@ -341,8 +341,7 @@ final class RelaySplice extends ChannelInboundHandlerAdapter implements BodySour
         if (error != null) {
             log.debug("relayed upgrade on {} failed: {}", ch.remoteAddress(), error.toString());
             fromWorker = null; // it failed: nothing to cancel
-            ch.config().setOption(ChannelOption.SO_LINGER, 0); // a RESET is not an end: the client sees RST
-            ch.close();
+            ClientConnection.abort(ch); // a RESET is not an end: the client sees RST, and no close_notify
             return;
         }
         if (part == null) {

@@ -37,6 +37,15 @@ public interface FrameChannel {
         close(reason);
     }
 
+    /**
+     * Closes the connection because the peer broke a bound of this side (e.g. it leaves too many
+     * calls unanswered): over WebSocket the close status is 1008 Policy Violation. The default is
+     * {@link #close}.
+     */
+    default void closeForPolicy(String reason) {
+        close(reason);
+    }
+
     /** Answers whether the connection is open. */
     boolean isOpen();
 

@@ -162,6 +162,12 @@ final class V2FrameChannel implements FrameChannel, V2Carrier {
         connection.goAwayAndClose(V2ErrorCode.NO_ERROR, WebSocketCloseStatus.ENDPOINT_UNAVAILABLE, reason);
     }
 
+    /** Closes with 1008 Policy Violation and the reason. */
+    @Override
+    public void closeForPolicy(String reason) {
+        connection.close(WebSocketCloseStatus.POLICY_VIOLATION, requireNonNull(reason, "reason"));
+    }
+
     @Override
     public boolean isOpen() {
         return !closed && channel.isActive();

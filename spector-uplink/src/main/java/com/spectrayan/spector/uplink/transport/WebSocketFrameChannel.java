@@ -218,6 +218,12 @@ public final class WebSocketFrameChannel implements FrameChannel {
         closeWith(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE.code(), reason, null);
     }
 
+    /** Closes with 1008 Policy Violation and the reason, and logs it. */
+    @Override
+    public void closeForPolicy(String reason) {
+        closeForProtocol(WebSocketCloseStatus.POLICY_VIOLATION, reason);
+    }
+
     @Override
     public boolean isOpen() {
         return open && channel.isActive();

@@ -174,6 +174,11 @@ class RecordingChannel implements FrameChannel {
     }
 
     @Override
+    public void closeForPolicy(String reason) {
+        inner.closeForPolicy(reason);
+    }
+
+    @Override
     public boolean isOpen() {
         return inner.isOpen();
     }

@@ -155,6 +155,15 @@ final class RelayHarness implements AutoCloseable {
         return dial(workerId, Protocol.V2, -1, receiver);
     }
 
+    /**
+     * Connects worker {@code workerId} over v1 with a receiver of the test's own (a raw worker that
+     * answers what it wants on its {@link #workerEnd}); returns the gateway's end.
+     */
+    RecordingChannel connectRawV1(
+            String workerId, java.util.function.Function<FrameChannel, FrameChannel.Receiver> receiver) {
+        return dial(workerId, Protocol.V1, -1, receiver);
+    }
+
     /** Dials worker {@code workerId}'s uplink; {@code slot} -1: none named (the worker's one link). */
     private RecordingChannel dial(
             String workerId,

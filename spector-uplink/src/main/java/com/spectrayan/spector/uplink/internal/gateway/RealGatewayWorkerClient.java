@@ -39,12 +39,28 @@ import org.jspecify.annotations.Nullable;
  * not part of the public client: other modules relay through {@code GatewayRelay}, which keeps the
  * windows, deadlines and limits.
  *
+ * <p>Pending calls: each call waits in a map for its answer, with the relay that made it (its
+ * owner). A relay that ends forgets its calls ({@link #forget}): a worker that never answers them
+ * holds nothing of it (found by a review: a v1 worker that answered only {@code status.get} kept
+ * two entries, and through their hooks each relay's request and client connection, per aborted
+ * relay for the life of the link); the {@code relay.cancel} it sends as it ends is forgotten
+ * with them, so in effect one way. At most {@link #MAX_PENDING_CALLS} wait at once; the call past it closes the link with
+ * 1008 Policy Violation, and every call waiting fails {@code WORKER_UNREACHABLE}.
+ *
  * <p>It is the receiver of its channel: the transport that handed the channel over delivers the
  * frames and the close to it ({@link FrameChannel.Receiver}), so return it from the hand-over.
  *
  * <p>Thread-safe. Frames are received on the channel's thread; hooks run there.
  */
 public final class RealGatewayWorkerClient implements GatewayWorkerClient {
+    /**
+     * The most calls that wait for the worker's answer on one link: 256. The gateway runs at most
+     * {@code Limits.RELAYS_PER_WORKER} (8) relays on a worker, each with a {@code relay.request}
+     * and at most one {@code relay.body} waiting, beside the {@code status.get} reads; more means
+     * the worker does not answer, and the link is closed (1008) rather than the map grown.
+     */
+    public static final int MAX_PENDING_CALLS = 256;
+
     private final String workerId;
     private final FrameChannel channel;
 
@@ -52,12 +68,17 @@ public final class RealGatewayWorkerClient implements GatewayWorkerClient {
     private final @Nullable V2Connection v2;
 
     private final AtomicLong ids = new AtomicLong();
+    /** The calls waiting for their answer, by frame id; thread-safe itself (no lock guards it). */
     private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
+
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private volatile @Nullable SpectorException shut;
 
+    /** A call's answer, the hooks its pushes go to, and the relay that made it (null: none). */
     private record Pending(
-            CompletableFuture<ObjectNode> answer, @Nullable RelayHooks hooks) {}
+            CompletableFuture<ObjectNode> answer,
+            @Nullable RelayHooks hooks,
+            @Nullable Object owner) {}
 
     private RealGatewayWorkerClient(String workerId, FrameChannel channel) {
         this.workerId = requireNonNull(workerId, "workerId");
@@ -95,7 +116,7 @@ public final class RealGatewayWorkerClient implements GatewayWorkerClient {
 
     @Override
     public CompletionStage<StatusReport> statusGet() {
-        return call(StatusGet.OP, new StatusGet().toJson(), null)
+        return call(StatusGet.OP, new StatusGet().toJson(), null, null)
                 .thenApply(out -> parsed(() -> StatusReport.parse(out)));
     }
 
@@ -105,17 +126,47 @@ public final class RealGatewayWorkerClient implements GatewayWorkerClient {
      */
     public CompletionStage<RelayOutcome> relayRequest(RelayRequest request, RelayHooks hooks) {
         requireNonNull(hooks, "hooks");
-        return call(RelayRequest.OP, request.toJson(), hooks).thenApply(out -> parsed(() -> RelayOutcome.parse(out)));
+        return call(RelayRequest.OP, request.toJson(), hooks, hooks)
+                .thenApply(out -> parsed(() -> RelayOutcome.parse(out)));
     }
 
-    /** Sends the next part, or the end, of a relay's request body ({@code relay.body}). */
+    /** Sends the next part, or the end, of a relay's request body ({@code relay.body}), owned by no relay. */
     public CompletionStage<Void> relayBody(RelayBody body) {
-        return call(RelayBody.OP, body.toJson(), null).thenApply(out -> null);
+        return call(RelayBody.OP, body.toJson(), null, null).thenApply(out -> null);
     }
 
-    /** Cancels a relay ({@code relay.cancel}). */
+    /**
+     * Sends the next part, or the end, of a relay's request body ({@code relay.body}); {@code owner}
+     * is the relay's hooks, as given to {@link #relayRequest}, so {@link #forget} drops the call.
+     */
+    public CompletionStage<Void> relayBody(RelayBody body, RelayHooks owner) {
+        requireNonNull(owner, "owner");
+        return call(RelayBody.OP, body.toJson(), null, owner).thenApply(out -> null);
+    }
+
+    /** Cancels a relay ({@code relay.cancel}); the stage completes with the worker's answer. */
     public CompletionStage<Void> relayCancel(String relayId) {
-        return call(RelayCancel.OP, new RelayCancel(relayId).toJson(), null).thenApply(out -> null);
+        return call(RelayCancel.OP, new RelayCancel(relayId).toJson(), null, null)
+                .thenApply(out -> null);
+    }
+
+    /**
+     * Cancels the relay {@code owner} runs ({@code relay.cancel}) as it ends, which then {@link
+     * #forget}s it: in effect one way, its answer ignored when it comes.
+     */
+    public void relayCancel(String relayId, RelayHooks owner) {
+        requireNonNull(owner, "owner");
+        call(RelayCancel.OP, new RelayCancel(relayId).toJson(), null, owner);
+    }
+
+    /**
+     * Forgets the calls {@code owner} made that still wait (a relay that ended): their answers and
+     * pushes, should they come, are ignored, and their stages never complete. Bounded by {@link
+     * #MAX_PENDING_CALLS}.
+     */
+    public void forget(RelayHooks owner) {
+        requireNonNull(owner, "owner");
+        pending.values().removeIf(p -> p.owner() == owner);
     }
 
     @Override
@@ -161,13 +212,22 @@ public final class RealGatewayWorkerClient implements GatewayWorkerClient {
         }
     }
 
-    private CompletableFuture<ObjectNode> call(String op, ObjectNode input, @Nullable RelayHooks hooks) {
+    private CompletableFuture<ObjectNode> call(
+            String op, ObjectNode input, @Nullable RelayHooks hooks, @Nullable Object owner) {
         long id = ids.incrementAndGet();
         CompletableFuture<ObjectNode> answer = new CompletableFuture<>();
-        pending.put(id, new Pending(answer, hooks));
+        pending.put(id, new Pending(answer, hooks, owner));
         SpectorException down = shut;
         if (down != null) {
             fail(id, down);
+            return answer;
+        }
+        int waiting = pending.size();
+        if (waiting > MAX_PENDING_CALLS) {
+            String reason = waiting + " calls wait for the worker's answer (expected: <= " + MAX_PENDING_CALLS
+                    + ", RealGatewayWorkerClient.MAX_PENDING_CALLS)";
+            shutDown(Failures.unreachable(workerId, "worker " + workerId + " uplink closed: " + reason, null));
+            channel.closeForPolicy(reason);
             return answer;
         }
         channel.send(new Frame.Call(id, op, input)).whenComplete((sent, error) -> {

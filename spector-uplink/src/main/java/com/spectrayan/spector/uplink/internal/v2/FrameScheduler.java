@@ -8,6 +8,7 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.collection.IntObjectHashMap;
 import java.util.ArrayDeque;
 import java.util.function.IntConsumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Writes one link's frames in v2's order (docs/PROTOCOL.md section 9.6): control frames first, in
@@ -34,10 +35,16 @@ import java.util.function.IntConsumer;
  *       stalled reader holds back only its stream). When the connection's window is 0 the streams
  *       stay in the ring in their order and only END_STREAMs with no bytes left (which need no
  *       credit) go out until the connection's WINDOW_UPDATE.
- *   <li><b>Slices, never copies.</b> A slice is {@code readRetainedSlice} of the queued buffer
- *       (never spanning two buffers), its length {@code min(DATA_SLICE, the buffer's readable
- *       bytes, the stream's credit)}; the queued buffer is released once read to its end. The sink
- *       owns each slice it is handed.
+ *   <li><b>Slices, never copies, but of small parts.</b> A slice is {@code readRetainedSlice} of
+ *       the queued buffer (never spanning two buffers), its length {@code min(DATA_SLICE, the
+ *       buffer's readable bytes, the stream's credit)}; the queued buffer is released once read to
+ *       its end. The sink owns each slice it is handed. A part of fewer than {@link
+ *       #MIN_KEPT_PART_BYTES} is copied into the stream's gather buffer (of {@link
+ *       #GATHER_BUFFER_BYTES}, the queue's last) and released at once: a small part is mostly a
+ *       slice of a socket read buffer many times its size, and the queue counts readable bytes,
+ *       so a client trickling a byte a write to a stream without credit pinned a read buffer per
+ *       byte queued (found by a review). What a queue holds is then at most its bytes rounded up
+ *       to gather buffers, or a kept part's own buffer.
  *   <li><b>Bounded.</b> Each stream queues at most {@link V2Limits#STREAM_QUEUE_MAX_BYTES}; its
  *       producer asks {@link #isWritable(int)} (false from {@link
  *       V2Limits#STREAM_QUEUE_HIGH_WATER}) and is called back when the queue drains to {@link
@@ -63,6 +70,15 @@ public final class FrameScheduler {
         /** END_STREAM is queued: the bytes before it go out, then the stream is gone. */
         ENDING
     }
+
+    /**
+     * Bytes from which a queued part is kept as it is (4 KiB, BodyChunks' rule for the same
+     * reads); a smaller one is copied into a gather buffer and released.
+     */
+    static final int MIN_KEPT_PART_BYTES = 4 * 1024;
+
+    /** Bytes of a gather buffer small parts are copied into: one DATA slice, 16 KiB. */
+    static final int GATHER_BUFFER_BYTES = V2Limits.DATA_SLICE;
 
     private final FrameSink sink;
     private final IntConsumer onStreamWritable;
@@ -161,7 +177,7 @@ public final class FrameScheduler {
         if (n == 0) {
             data.release();
         } else {
-            s.queue.add(data);
+            s.add(data);
             s.queued = (int) after;
         }
         if (s.queued >= V2Limits.STREAM_QUEUE_HIGH_WATER) {
@@ -342,7 +358,7 @@ public final class FrameScheduler {
             int n = Math.min(Math.min(head.readableBytes(), credit), V2Limits.DATA_SLICE);
             ByteBuf slice = head.readRetainedSlice(n);
             if (!head.isReadable()) {
-                s.queue.remove().release();
+                s.removeHead();
             }
             s.queued -= n;
             windows.consume(s.id, n);
@@ -378,6 +394,13 @@ public final class FrameScheduler {
         /** The buffers queued, in order; none empty. */
         final ArrayDeque<ByteBuf> queue = new ArrayDeque<>();
 
+        /**
+         * The queue's last buffer when it is a gather buffer this scheduler made (small parts are
+         * copied to its end, past the bytes slices were taken of); null when the last is not one.
+         */
+        @Nullable
+        ByteBuf gather;
+
         /** The readable bytes of {@link #queue}: at most {@link V2Limits#STREAM_QUEUE_MAX_BYTES}. */
         int queued;
 
@@ -393,11 +416,41 @@ public final class FrameScheduler {
             this.id = id;
         }
 
+        /** Queues a part it now owns: kept, or copied into the gather buffer and released. */
+        void add(ByteBuf data) {
+            int n = data.readableBytes();
+            if (n >= MIN_KEPT_PART_BYTES) {
+                queue.add(data);
+                gather = null;
+                return;
+            }
+            ByteBuf g = gather;
+            try {
+                if (g == null || g.maxWritableBytes() < n) {
+                    g = data.alloc().directBuffer(GATHER_BUFFER_BYTES, GATHER_BUFFER_BYTES);
+                    queue.add(g);
+                    gather = g;
+                }
+                g.writeBytes(data);
+            } finally {
+                data.release();
+            }
+        }
+
+        /** Drops the head buffer, read to its end. */
+        void removeHead() {
+            queue.remove().release();
+            if (queue.isEmpty()) {
+                gather = null; // the gather buffer, always the last, was that head
+            }
+        }
+
         void release() {
             ByteBuf b;
             while ((b = queue.poll()) != null) {
                 b.release();
             }
+            gather = null;
             queued = 0;
         }
     }

@@ -64,7 +64,10 @@ import org.slf4j.LoggerFactory;
  *       FlowControlException} of the connection, found here or in the codec) sends GOAWAY with its
  *       code and the last stream processed, then a WebSocket close 1002 (1009 for a message too
  *       long); a stream error resets that stream (RESET with its code) and tells its handler. A
- *       text message closes the link with 1003 (section 9.1).
+ *       text message closes the link with 1003 (section 9.1). More than {@link
+ *       V2Limits#MAX_CONSECUTIVE_EMPTY_DATA_FRAMES} empty DATA frames without END_STREAM in a row
+ *       is a connection error {@code PROTOCOL_ERROR}: they cost no window, so nothing else bounds
+ *       the work a flood of them makes.
  *   <li><b>The end.</b> At the close, whatever closes it, each open stream's handler gets {@link
  *       V2StreamHandler#onLinkClosed} once, the scheduler releases every queued buffer and frame,
  *       and the listener gets {@link Listener#onClosed} once; frames read after it are released.
@@ -159,6 +162,13 @@ public final class V2Connection {
      * refused on the loop all the same.
      */
     private volatile boolean goneAway;
+
+    /**
+     * Empty DATA frames without END_STREAM read in a row, on any stream; past {@link
+     * V2Limits#MAX_CONSECUTIVE_EMPTY_DATA_FRAMES} the link closes. A DATA frame with bytes or
+     * END_STREAM sets it back to 0.
+     */
+    private int emptyDataRun;
 
     private boolean closeSent;
     private boolean closed;
@@ -725,6 +735,17 @@ public final class V2Connection {
 
     private void onData(V2Frame.Data data) {
         int id = data.streamId();
+        if (data.length() > 0 || data.endStream()) {
+            emptyDataRun = 0;
+        } else if (++emptyDataRun > V2Limits.MAX_CONSECUTIVE_EMPTY_DATA_FRAMES) {
+            data.release();
+            throw V2ProtocolException.connectionError(
+                    V2ErrorCode.PROTOCOL_ERROR,
+                    id,
+                    emptyDataRun + " empty DATA frames in a row (expected: <= "
+                            + V2Limits.MAX_CONSECUTIVE_EMPTY_DATA_FRAMES
+                            + ", V2Limits.MAX_CONSECUTIVE_EMPTY_DATA_FRAMES)");
+        }
         List<WindowCredit> credits;
         try {
             credits = receiveWindows.onData(id, data.length());

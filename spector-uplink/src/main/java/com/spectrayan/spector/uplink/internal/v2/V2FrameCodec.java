@@ -46,8 +46,8 @@ import org.jspecify.annotations.Nullable;
  * RESET's error object that is not v1's). No other exception leaves the decoder, whatever the
  * bytes.
  *
- * <p>Buffers: the decoder never copies a DATA payload (it is a retained slice of the message) and
- * the encoder never copies one (the header is a small buffer composed with it). Thread-safe and
+ * <p>Buffers: the decoder copies no large DATA payload (it is a retained slice of the message;
+ * only one small beside its message is copied, {@link #decodeAll}) and the encoder never copies one (the header is a small buffer composed with it). Thread-safe and
  * stateless.
  */
 public final class V2FrameCodec {
@@ -86,6 +86,14 @@ public final class V2FrameCodec {
 
     /** Bytes of a WINDOW_UPDATE payload. */
     static final int WINDOW_UPDATE_BYTES = 4;
+
+    /**
+     * The most message bytes a DATA payload may keep alive per byte of its own: 8. A payload at
+     * least an eighth of its message is a slice of it (a full 16 KiB slice in a packed 64 KiB
+     * message is); a smaller one is copied, so what a peer makes this side hold is at most eight
+     * times the window it was granted (the windows count DATA bytes only).
+     */
+    static final int MAX_MESSAGE_BYTES_PER_SLICED_BYTE = 8;
 
     private V2FrameCodec() {}
 
@@ -182,12 +190,15 @@ public final class V2FrameCodec {
      *
      * <p>Buffers: {@code message} stays the caller's (read from its reader index to its writer
      * index; neither index moves, nothing is released). A {@link V2Frame.Data} delivered holds a
-     * retained slice of it, which the consumer releases; but when the message's DATA frames are
-     * less than half of it, each is copied into a buffer of its own instead: a slice keeps its
-     * whole message alive, and the windows count only DATA bytes, so a peer packing one DATA byte
-     * with a megabyte of frames of an unknown type (ignored, section 9.2) would have this side hold
-     * a megabyte per window byte (found by a review). The copy is at most the DATA bytes, that is
-     * at most half the message. When a frame breaks a rule, the frames
+     * retained slice of it, which the consumer releases, only when its own payload is at least
+     * {@code 1/}{@link #MAX_MESSAGE_BYTES_PER_SLICED_BYTE} of the message; a smaller one is copied
+     * into a buffer of its own (an empty one too). A slice keeps its whole
+     * message alive and the windows count only DATA bytes, so the decision is the frame's own: a
+     * peer packing one DATA byte with a megabyte of frames of an unknown type (ignored, section
+     * 9.2), or of empty DATA frames, which cost no window, would otherwise have this side hold a
+     * megabyte per window byte (found by two reviews). So at most {@value
+     * #MAX_MESSAGE_BYTES_PER_SLICED_BYTE} bytes are held per byte of window, and what is copied is
+     * small beside its message. When a frame breaks a rule, the frames
      * before it have been delivered (and are the consumer's) and nothing of the broken one or
      * those after it was made, so nothing leaks. An exception {@code out} throws goes to the
      * caller as it is; the frame it was handed is the consumer's all the same.
@@ -205,7 +216,7 @@ public final class V2FrameCodec {
                     0,
                     "message: " + (end - at) + " bytes (expected: <= " + V2Limits.MAX_MESSAGE_BYTES + ")");
         }
-        boolean copyData = 2L * dataBytes(message, at, end) < end - at;
+        int messageBytes = end - at;
         do {
             if (end - at < V2Limits.HEADER_BYTES) {
                 throw V2ProtocolException.connectionError(
@@ -227,7 +238,7 @@ public final class V2FrameCodec {
                         "frame of type 0x" + Integer.toHexString(type) + ": payload " + length + " bytes, "
                                 + (end - payload) + " left in the message (expected: a whole frame)");
             }
-            V2Frame frame = frame(message, type, flags, streamId, payload, length, copyData);
+            V2Frame frame = frame(message, type, flags, streamId, payload, length, messageBytes);
             at = payload + length;
             if (frame != null) {
                 out.accept(frame);
@@ -235,33 +246,16 @@ public final class V2FrameCodec {
         } while (at < end);
     }
 
-    /**
-     * Returns the bytes of the DATA frames (headers and payloads) in {@code message} between {@code
-     * at} and {@code end}, as their headers say, stopping at the first header that does not fit (the decode then
-     * refuses it).
-     */
-    private static long dataBytes(ByteBuf message, int at, int end) {
-        long data = 0;
-        while (end - at >= V2Limits.HEADER_BYTES) {
-            int length = message.getUnsignedMedium(at);
-            if (message.getUnsignedByte(at + 3) == TYPE_DATA) {
-                data += V2Limits.HEADER_BYTES + length;
-            }
-            at += V2Limits.HEADER_BYTES + length;
-        }
-        return data;
-    }
-
     /** Returns the frame of a header and its whole payload, or null for a type this side does not know. */
     private static @Nullable V2Frame frame(
-            ByteBuf message, int type, int flags, int streamId, int at, int length, boolean copyData) {
+            ByteBuf message, int type, int flags, int streamId, int at, int length, int messageBytes) {
         switch (type) {
             case TYPE_DATA -> {
                 // Checked before the buffer is made, so a refusal leaves nothing to release.
                 V2FrameRules.stream("DATA", streamId);
-                ByteBuf payload = copyData
-                        ? message.alloc().buffer(length).writeBytes(message, at, length)
-                        : message.retainedSlice(at, length);
+                ByteBuf payload = (long) MAX_MESSAGE_BYTES_PER_SLICED_BYTE * length >= messageBytes
+                        ? message.retainedSlice(at, length)
+                        : message.alloc().buffer(length).writeBytes(message, at, length);
                 return new V2Frame.Data(streamId, payload, (flags & FLAG_END_STREAM) != 0);
             }
             case TYPE_HEADERS -> {

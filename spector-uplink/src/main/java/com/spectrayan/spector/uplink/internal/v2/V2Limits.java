@@ -90,6 +90,15 @@ public final class V2Limits {
     public static final int MAX_QUEUED_CONTROL_FRAMES = 1024;
 
     /**
+     * The most DATA frames in a row, on any streams of a link, that are empty and do not end their
+     * stream: 16. One more is a connection error {@code PROTOCOL_ERROR}. Such a frame carries
+     * nothing and costs no window, so a flood of them costs the reader work for free (HTTP/2's
+     * CVE-2019-9518; Netty's {@code Http2EmptyDataFrameListener} allows 2); no sender of this
+     * protocol makes one (an empty DATA frame only ever carries END_STREAM).
+     */
+    public static final int MAX_CONSECUTIVE_EMPTY_DATA_FRAMES = 16;
+
+    /**
      * The most flushes a link consolidates before it writes at once, outside a read batch of its
      * own: Netty's default for {@code FlushConsolidationHandler}, 256. Not on the wire: how often
      * this side writes, never what.

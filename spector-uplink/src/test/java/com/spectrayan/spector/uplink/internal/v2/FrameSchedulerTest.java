@@ -298,6 +298,69 @@ final class FrameSchedulerTest {
         assertThat(ByteBufUtil.getBytes(slices.get(2))).isEqualTo(pattern(2 * SLICE, 8192));
     }
 
+    /**
+     * A client trickling a byte a write to a stream without credit: each part is a one-byte slice
+     * of a socket read buffer of its own (2 KiB here). Each is copied into the stream's gather
+     * buffer and its read buffer released at once, so the queue holds its bytes, not a read buffer
+     * per byte; the bytes go out in order. Regression (a review): each part was kept, its read
+     * buffer with it.
+     */
+    @Test
+    void enqueue_oneBytePartsOfBigReadBuffers_areGathered_andTheReadBuffersReleasedAtOnce() {
+        sink.allow(0);
+        scheduler.open(1);
+        int parts = 20_000;
+        List<ByteBuf> reads = new ArrayList<>();
+        for (int i = 0; i < parts; i++) {
+            ByteBuf read = buf(2048).writerIndex(0).writeByte(i);
+            reads.add(read);
+            scheduler.enqueue(1, read.readRetainedSlice(1), false);
+            read.release(); // the decoder's own reference: only the part holds the read buffer now
+        }
+
+        assertThat(reads)
+                .as("no read buffer is held by its queued byte")
+                .allSatisfy(read -> assertThat(read.refCnt()).isZero());
+        assertThat(scheduler.queuedBytes(1)).isEqualTo(parts);
+
+        sink.slices(RecordingFrameSink.Slices.KEEP);
+        sink.allow(RecordingFrameSink.UNLIMITED);
+        scheduler.writabilityChanged();
+        byte[] sent = new byte[parts];
+        int at = 0;
+        for (ByteBuf slice : sink.kept()) {
+            int n = slice.readableBytes();
+            slice.readBytes(sent, at, n);
+            at += n;
+        }
+        assertThat(at).isEqualTo(parts);
+        for (int i = 0; i < parts; i++) {
+            assertThat(sent[i]).as("byte %d", i).isEqualTo((byte) i);
+        }
+    }
+
+    /** A part of {@link FrameScheduler#MIN_KEPT_PART_BYTES} is kept as it is; one byte smaller is copied. */
+    @Test
+    void enqueue_partAtMinKeptPartBytes_isKept_andOneByteSmaller_isCopied() {
+        sink.allow(0);
+        scheduler.open(1);
+        int bound = FrameScheduler.MIN_KEPT_PART_BYTES;
+        ByteBuf atRead = buf(4 * bound);
+        ByteBuf belowRead = buf(4 * bound);
+
+        scheduler.enqueue(1, atRead.readRetainedSlice(bound), false);
+        scheduler.enqueue(1, belowRead.readRetainedSlice(bound - 1), false);
+
+        assertThat(atRead.refCnt())
+                .as("at the bound: the part holds its read buffer")
+                .isEqualTo(2);
+        assertThat(belowRead.refCnt())
+                .as("one byte below: copied, the read buffer not held")
+                .isOne();
+        atRead.release();
+        belowRead.release();
+    }
+
     @Test
     void slice_neverSpansTwoQueuedBuffers() {
         sink.allow(0);

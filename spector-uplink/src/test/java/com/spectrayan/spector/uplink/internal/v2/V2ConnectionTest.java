@@ -493,6 +493,42 @@ final class V2ConnectionTest {
         peers.worker.inject(new V2Frame.Data(1, bytes(half + 1 + past), false));
     }
 
+    /**
+     * Empty DATA frames without END_STREAM cost no window: {@link
+     * V2Limits#MAX_CONSECUTIVE_EMPTY_DATA_FRAMES} of them in a row are taken, one more is a
+     * connection error. A DATA frame with a byte, or an empty one with END_STREAM, starts the count
+     * again.
+     */
+    @Test
+    void data_emptyWithoutEndStream_upToTheBudgetTaken_onePastGoAwayProtocolErrorAndClose1002() {
+        int budget = V2Limits.MAX_CONSECUTIVE_EMPTY_DATA_FRAMES;
+        peers.worker.inject(post().toFrame(1, false));
+        peers.worker.inject(post().toFrame(3, false));
+        peers.worker.inject(empties(1, budget));
+        peers.worker.inject(new V2Frame.Data(1, bytes(1), false));
+        peers.worker.inject(empties(1, budget));
+        peers.worker.inject(new V2Frame.Data(1, bytes(0), true));
+        peers.worker.inject(empties(3, budget));
+        assertThat(without(peers.worker.written(), "PING"))
+                .as("at the budget, each time")
+                .isEmpty();
+        assertThat(peers.worker.connection.isClosed()).isFalse();
+
+        peers.worker.inject(new V2Frame.Data(3, bytes(0), false));
+
+        assertThat(without(peers.worker.written(), "PING"))
+                .containsExactly("W>G GOAWAY 3 PROTOCOL_ERROR", "W>G CLOSE 1002");
+        assertThat(peers.worker.closes).containsExactly("V2ProtocolException");
+    }
+
+    private static V2Frame[] empties(int stream, int n) {
+        V2Frame[] frames = new V2Frame[n];
+        for (int i = 0; i < n; i++) {
+            frames[i] = new V2Frame.Data(stream, bytes(0), false);
+        }
+        return frames;
+    }
+
     @Test
     void textMessage_closesTheLink1003() {
         RecordingStreamHandler g = peers.gateway.open(false);

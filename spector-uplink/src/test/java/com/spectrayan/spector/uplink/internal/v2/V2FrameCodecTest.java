@@ -242,6 +242,61 @@ final class V2FrameCodecTest {
         }
     }
 
+    /**
+     * A DATA payload is a slice of its message only when it is at least an eighth of it ({@link
+     * V2FrameCodec#MAX_MESSAGE_BYTES_PER_SLICED_BYTE}), whatever the rest of the message is: at
+     * the bound a slice, one message byte past it a copy.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1})
+    void decode_dataAnEighthOfItsMessage_slices_oneBytePastIsCopied(int past) {
+        int length = 100;
+        int messageBytes = V2FrameCodec.MAX_MESSAGE_BYTES_PER_SLICED_BYTE * length + past;
+        byte[] padding = new byte[messageBytes - 2 * V2Limits.HEADER_BYTES - length];
+        ByteBuf message = ByteBufAllocator.DEFAULT
+                .directBuffer()
+                .writeBytes(concat(frame(V2FrameCodec.TYPE_DATA, 0, 1, new byte[length]), frame(0x0f, 0, 0, padding)));
+        assertThat(message.readableBytes()).isEqualTo(messageBytes);
+        List<V2Frame> frames = decode(message);
+        try {
+            assertThat(((Data) frames.get(0)).length()).isEqualTo(length);
+            assertThat(message.refCnt())
+                    .as(past == 0 ? "at the bound: a slice holds the message" : "past it: a copy, the message not held")
+                    .isEqualTo(past == 0 ? 2 : 1);
+        } finally {
+            release(frames);
+            message.release();
+        }
+    }
+
+    /**
+     * One DATA byte followed by a message's worth of empty DATA frames (the review's sequence:
+     * 116 508 of them, 1 MiB in all): neither the byte nor the empty frames hold the message.
+     * Regression (a review): the message-wide rule counted every empty frame's header as DATA,
+     * so the byte was a slice and held 1 MiB per byte of window.
+     */
+    @Test
+    void decode_oneDataBytePaddedWithEmptyDataFrames_holdsNotItsMessage() {
+        int empties = (V2Limits.MAX_MESSAGE_BYTES - V2Limits.HEADER_BYTES - 1) / V2Limits.HEADER_BYTES;
+        assertThat(empties).isEqualTo(116_508);
+        ByteBuf message =
+                ByteBufAllocator.DEFAULT.directBuffer().writeBytes(frame(V2FrameCodec.TYPE_DATA, 0, 1, utf8("A")));
+        byte[] empty = header(0, V2FrameCodec.TYPE_DATA, 0, 1);
+        for (int i = 0; i < empties; i++) {
+            message.writeBytes(empty);
+        }
+        List<V2Frame> frames = decode(message);
+        try {
+            assertThat(frames).hasSize(1 + empties);
+            Data one = (Data) frames.get(0);
+            assertThat(one.payload().toString(StandardCharsets.US_ASCII)).isEqualTo("A");
+            assertThat(message.refCnt()).as("no frame holds the 1 MiB message").isEqualTo(1);
+        } finally {
+            release(frames);
+            message.release();
+        }
+    }
+
     @Test
     void encode_data_composesTheHeaderWithThePayload_notACopy() {
         ByteBuf payload = buffer(utf8("abcd"));
