@@ -177,7 +177,7 @@ final class AdminEndpoints {
                 node.nodeId, key.tenant(), key.namespace(), view.owner(), view.epoch(), view.fence());
         try {
             return redis.cache()
-                    .putIfNotOlder(key, view)
+                    .putOwned(key, view)
                     .thenCompose(stored -> redis.cache().publish(invalidation))
                     .thenApply(receivers -> true)
                     .toCompletableFuture();

@@ -166,7 +166,7 @@ final class OwnerNode {
                 continue; // another's key, or one the ring has taken over
             }
             try {
-                r.cache().putIfNotOlder(key, own).whenComplete((stored, error) -> {
+                r.cache().putOwned(key, own).whenComplete((stored, error) -> {
                     if (error != null) {
                         log.debug("{}: could not refresh the route of {}: {}", nodeId, key, error.toString());
                     }

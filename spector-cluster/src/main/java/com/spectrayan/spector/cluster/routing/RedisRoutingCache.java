@@ -18,8 +18,8 @@ import java.util.concurrent.CompletionStage;
  * L2 on Redis through Lettuce's asynchronous API. An entry is a hash {@code
  * spector:{cell}:route:{ringKey}} with fields {@code owner}, {@code epoch} and {@code fence} and a
  * time to live; writes go through a script that refuses an entry older than the one held, so the
- * forward-only rule holds across every gateway of the cell, and that raises the cell's epoch floor
- * ({@link PublishedRing}) to the entry's epoch. Invalidations are published on {@code
+ * forward-only rule holds across every gateway of the cell; an owner's own write also raises the
+ * cell's epoch floor ({@link PublishedRing}) to the entry's epoch ({@link #putOwned}). Invalidations are published on {@code
  * spector:{cell}:route-invalidations}.
  *
  * <p>Every command is bounded by the client's command timeout ({@link RedisRouting}); while the
@@ -28,12 +28,30 @@ import java.util.concurrent.CompletionStage;
  */
 final class RedisRoutingCache implements RoutingCache, AutoCloseable {
     /**
-     * Refuses an entry (KEYS[1]) older than the held one; stores it with a TTL otherwise and raises
-     * the cell's epoch floor (KEYS[2], {@link PublishedRing#floorKey}, no TTL) to its epoch, in the
-     * same call, so no ring can be published at an epoch that does not outrank the entry. Returns 1
-     * or 0. The floor is compared as text (length, then chars), as the publish compares it.
+     * Refuses an entry (KEYS[1]) older than the held one; stores it with a TTL otherwise. Returns 1
+     * or 0. A gateway's write of what an owner's 421 told it.
      */
     static final String PUT_IF_NOT_OLDER = """
+            local held = redis.call('HMGET', KEYS[1], 'epoch', 'fence')
+            if held[1] then
+              local e, f = tonumber(held[1]), tonumber(held[2] or '0')
+              local ne, nf = tonumber(ARGV[2]), tonumber(ARGV[3])
+              if ne < e or (ne == e and nf < f) then return 0 end
+            end
+            redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'epoch', ARGV[2], 'fence', ARGV[3])
+            redis.call('PEXPIRE', KEYS[1], ARGV[4])
+            return 1
+            """;
+
+    /**
+     * {@link #PUT_IF_NOT_OLDER}, and, when stored, raises the cell's epoch floor (KEYS[2], {@link
+     * PublishedRing#floorKey}, no TTL) to the entry's epoch in the same call, so no ring can be
+     * published at an epoch that does not outrank it. An owner's write of its own route (a move's,
+     * an override's) only: a gateway never raises the floor, so no owner's 421 (a buggy one's
+     * epoch of 2^63-1) can stop every later ring publish (found by a review). The floor is
+     * compared as text (length, then chars), as the publish compares it.
+     */
+    static final String PUT_OWNED = """
             local held = redis.call('HMGET', KEYS[1], 'epoch', 'fence')
             if held[1] then
               local e, f = tonumber(held[1]), tonumber(held[2] or '0')
@@ -100,13 +118,22 @@ final class RedisRoutingCache implements RoutingCache, AutoCloseable {
 
     @Override
     public CompletionStage<Boolean> putIfNotOlder(RoutingKey key, RouteEntry entry) {
+        return put(PUT_IF_NOT_OLDER, key, entry);
+    }
+
+    @Override
+    public CompletionStage<Boolean> putOwned(RoutingKey key, RouteEntry entry) {
+        return put(PUT_OWNED, key, entry);
+    }
+
+    private CompletionStage<Boolean> put(String script, RoutingKey key, RouteEntry entry) {
         StatefulRedisConnection<String, String> c = loop.connection();
         if (c == null) {
             return notConnected();
         }
         return c.async()
                 .<Long>eval(
-                        PUT_IF_NOT_OLDER,
+                        script,
                         ScriptOutputType.INTEGER,
                         new String[] {keyPrefix + key.ringKey(), floorKey},
                         entry.owner(),

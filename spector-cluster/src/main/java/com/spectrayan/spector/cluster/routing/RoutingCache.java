@@ -18,6 +18,16 @@ public interface RoutingCache {
      */
     CompletionStage<Boolean> putIfNotOlder(RoutingKey key, RouteEntry entry);
 
+    /**
+     * {@link #putIfNotOlder} for an owner's own route (a namespace move's, an ownership
+     * override's): where the cache keeps the cell's epoch floor ({@link PublishedRing}), it is
+     * raised to the entry's epoch too, so no ring is published that does not outrank it. Only an
+     * owner calls it; a gateway's write of an owner's 421 hint never raises the floor.
+     */
+    default CompletionStage<Boolean> putOwned(RoutingKey key, RouteEntry entry) {
+        return putIfNotOlder(key, entry);
+    }
+
     /** Publishes an invalidation to every gateway of the cell; completes with how many received it. */
     CompletionStage<Long> publish(RouteInvalidation invalidation);
 }

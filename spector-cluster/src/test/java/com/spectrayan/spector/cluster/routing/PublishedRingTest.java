@@ -86,7 +86,7 @@ final class PublishedRingTest {
         PublishedRing.publish(redis.uri(), CELL, ring(1, CellRing.Source.REDIS, 3), Clock.systemUTC());
         await("the routing cache is connected").atMost(WAIT).until(routing::isConnected);
         assertThat(routing.cache()
-                        .putIfNotOlder(KEY, new RouteEntry("owner-1", 2, 2))
+                        .putOwned(KEY, new RouteEntry("owner-1", 2, 2))
                         .toCompletableFuture()
                         .join())
                 .isTrue();
@@ -108,21 +108,45 @@ final class PublishedRingTest {
     }
 
     @Test
-    void putIfNotOlder_anOlderEntry_neverLowersTheFloor() {
+    void putOwned_anOlderEntry_neverLowersTheFloor() {
         await("the routing cache is connected").atMost(WAIT).until(routing::isConnected);
         RoutingKey other = RoutingKey.of(CELL, "acme", "invoices");
         assertThat(routing.cache()
-                        .putIfNotOlder(KEY, new RouteEntry("owner-1", 12, 12))
+                        .putOwned(KEY, new RouteEntry("owner-1", 12, 12))
                         .toCompletableFuture()
                         .join())
                 .isTrue();
         assertThat(routing.cache()
-                        .putIfNotOlder(other, new RouteEntry("owner-2", 9, 9))
+                        .putOwned(other, new RouteEntry("owner-2", 9, 9))
                         .toCompletableFuture()
                         .join())
                 .isTrue();
 
         assertThat(floor()).as("compared as numbers, not as 9 > 12 in text").isEqualTo(":12");
+    }
+
+    /**
+     * A gateway's write of what an owner's 421 said never raises the floor: a buggy or hostile
+     * owner naming epoch 2^63-1 would otherwise refuse every later ring publish, the one that takes
+     * it out of the ring included (found by a review).
+     */
+    @Test
+    void putIfNotOlder_aGatewaysWrite_neverRaisesTheFloor() {
+        String cell = "cell-hinted"; // a cell of its own: the other tests raise CELL's floor
+        try (RedisRouting own = RedisRouting.connect(redis.uri(), cell, Limits.L2_TTL, Limits.L2_TIMEOUT)) {
+            await("the routing cache is connected").atMost(WAIT).until(own::isConnected);
+            assertThat(own.cache()
+                            .putIfNotOlder(
+                                    RoutingKey.of(cell, "acme", "orders"), new RouteEntry("owner-2", Long.MAX_VALUE, 0))
+                            .toCompletableFuture()
+                            .join())
+                    .isTrue();
+        }
+        assertThat(RedisCommands.send(redis.server().port(), "EXISTS " + PublishedRing.floorKey(cell)))
+                .isEqualTo(":0");
+        PublishedRing.publish(redis.uri(), cell, ring(2, CellRing.Source.REDIS, 3), Clock.systemUTC());
+        assertThat(PublishedRing.read(redis.uri(), cell).orElseThrow().ring().epoch())
+                .isEqualTo(2);
     }
 
     /** Returns the cell's epoch floor as Redis answers an integer: {@code :N}. */
