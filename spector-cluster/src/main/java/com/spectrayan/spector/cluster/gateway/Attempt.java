@@ -489,10 +489,12 @@ final class Attempt implements UpstreamHttpTransport.Listener {
             }
 
             @Override
-            public void onEnded(boolean bytesPastTheBody) {
+            public void onEnded(int after) {
                 splice = null;
-                if (bytesPastTheBody) {
+                if (after != ResponseSplice.NOTHING) {
                     ownerKeepsAlive = false; // closed, not pooled: see ResponseSplice's notes
+                }
+                if (after == ResponseSplice.BYTES) {
                     log.warn(
                             "owner {} sent bytes past the end of its response: its connection is closed, not reused",
                             entry.owner());

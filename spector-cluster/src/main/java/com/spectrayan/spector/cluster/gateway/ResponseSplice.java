@@ -75,7 +75,7 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Bytes past the length.</b> The splice reads exactly the body's length, so bytes an
  *       owner sent after it stay in its socket, where the pool's look at the codec cannot see
  *       them. At the end the splice reads one byte of the socket, without waiting ({@link
- *       #sentPastTheBody}): anything there (or bytes Netty read into buffers past the body) and
+ *       #afterTheBody}): anything there (or bytes Netty read into buffers past the body) and
  *       the connection is closed, never pooled, as nginx drops an upstream connection that sent
  *       more than its length. It was pooled before (found by a review): a pipelined request, or
  *       another client's waiting for a connection, took it in the same task and read those bytes
@@ -124,11 +124,12 @@ public final class ResponseSplice implements KernelSplice {
         void onSliced(int bytes);
 
         /**
-         * Every byte of the body reached the client's socket. {@code bytesPastTheBody}: the owner
-         * sent more after it (read, held, or waiting in its socket): its connection must not carry
-         * another exchange.
+         * Every byte of the body reached the client's socket. {@code after}: what the owner's
+         * socket held behind it ({@link #NOTHING}, {@link #BYTES}: it sent more, read, held or
+         * waiting, {@link #END}: its input ended); the connection carries another exchange only
+         * after {@link #NOTHING}.
          */
-        void onEnded(boolean bytesPastTheBody);
+        void onEnded(int after);
 
         /** The splice failed: the owner closed or failed, or a write to the client failed. */
         void onFailed(Throwable cause);
@@ -248,24 +249,35 @@ public final class ResponseSplice implements KernelSplice {
         if (left > 0) {
             next();
         } else {
-            boolean past = heldBytes > 0 || sentPastTheBody(owner);
+            int after = heldBytes > 0 ? BYTES : afterTheBody(owner);
             end();
-            events.onEnded(past);
+            events.onEnded(after);
         }
     }
 
+    /** What an owner's socket held after a spliced body: nothing ({@link #afterTheBody}). */
+    static final int NOTHING = 0;
+
+    /** What an owner's socket held after a spliced body: bytes, which belong to no answer. */
+    static final int BYTES = 1;
+
+    /** What an owner's socket held after a spliced body: its input's end (a close after the answer). */
+    static final int END = -1;
+
     /**
-     * Answers whether {@code owner}'s socket holds a byte after a spliced body, or its end: reads at
-     * most one byte, without waiting (the socket is non-blocking), and what it read is dropped, as
-     * the connection is then closed. A splice moves exactly the body's length, so an owner's bytes
-     * past it stay in the kernel, where the pool's look at the codec cannot see them; pooled, the
-     * next exchange on the connection (a pipelined request, another client's waiting for one)
-     * read them as the start of its answer (a response desync, found by a review). Bytes that
-     * arrive later meet the codec, as after any answer ({@link OwnerCodec}'s notes).
+     * Returns what {@code owner}'s socket holds after a spliced body: {@link #NOTHING}, {@link
+     * #BYTES} or {@link #END}. Reads at most one byte, without waiting (the socket is
+     * non-blocking), and what it read is dropped, as the connection is then closed. A splice moves
+     * exactly the body's length, so an owner's bytes past it stay in the kernel, where the pool's
+     * look at the codec cannot see them; pooled, the next exchange on the connection (a pipelined
+     * request, another client's waiting for one) read them as the start of its answer (a response
+     * desync, found by a review). A FIN (an owner that closes after its answer) is no such bytes,
+     * only no reuse. Bytes that arrive later meet the codec, as after any answer ({@link
+     * OwnerCodec}'s notes).
      */
-    static boolean sentPastTheBody(Channel owner) {
+    static int afterTheBody(Channel owner) {
         if (!(owner instanceof io.netty.channel.unix.UnixChannel u) || !owner.isOpen()) {
-            return true;
+            return END;
         }
         ByteBuf one = owner.alloc().directBuffer(1);
         try {
@@ -276,9 +288,9 @@ public final class ResponseSplice implements KernelSplice {
                 java.nio.ByteBuffer nio = one.internalNioBuffer(0, 1);
                 n = u.fd().read(nio, nio.position(), nio.limit());
             }
-            return n != 0; // 0: nothing there (EAGAIN); a byte, or the input's end (-1)
+            return n > 0 ? BYTES : n < 0 ? END : NOTHING; // 0: EAGAIN
         } catch (IOException e) {
-            return true;
+            return END;
         } finally {
             one.release();
         }
@@ -321,7 +333,7 @@ public final class ResponseSplice implements KernelSplice {
         }
         if (left == 0) {
             end();
-            events.onEnded(false); // its input ended: the connection is closed after it all the same
+            events.onEnded(END); // its input ended: the connection is closed after it
             return;
         }
         ByteBuf chunk = held.poll();

@@ -390,9 +390,11 @@ final class UringSplice implements KernelSplice, IoUringIoHandle {
         left -= n;
         events.onSliced(n);
         if (active && left == 0) {
-            boolean past = pastTheBody || !held.isEmpty() || (!draining && ResponseSplice.sentPastTheBody(owner));
+            int after = pastTheBody || !held.isEmpty()
+                    ? ResponseSplice.BYTES
+                    : draining ? ResponseSplice.END : ResponseSplice.afterTheBody(owner);
             end();
-            events.onEnded(past);
+            events.onEnded(after);
         }
     }
 

@@ -131,6 +131,9 @@ final class ResponseSpliceTest {
         Run run = splice(io, length, body(length), true);
         assertThat(run.readN(length)).isEqualTo(body(length));
         await().atMost(BOUND).until(() -> run.ended.isDone());
+        assertThat(run.ended.get())
+                .as("the owner's close, no bytes past the body")
+                .isEqualTo(ResponseSplice.END);
         assertThat(run.sliced.get()).isEqualTo(length);
         assertThat(run.drained.get()).isEqualTo(1);
         assertThat(run.failure.get()).isNull();
@@ -180,7 +183,7 @@ final class ResponseSpliceTest {
         assertThat(run.readN(length)).isEqualTo(Arrays.copyOf(more, length));
         await().atMost(BOUND).until(() -> run.ended.isDone() || run.failure.get() != null);
         assertThat(run.failure.get()).isNull();
-        assertThat(run.ended.get()).as("bytes past the body").isTrue();
+        assertThat(run.ended.get()).as("bytes past the body").isEqualTo(ResponseSplice.BYTES);
     }
 
     @ParameterizedTest
@@ -194,7 +197,7 @@ final class ResponseSpliceTest {
         assertThat(run.sliced.get()).isEqualTo(length);
         assertThat(run.ended.get())
                 .as("nothing past the body: the connection may be pooled")
-                .isFalse();
+                .isEqualTo(ResponseSplice.NOTHING);
         assertThat(((DuplexChannel) run.owner).isInputShutdown()).isFalse();
         assertThat(run.owner.config().getOption(ChannelOption.ALLOW_HALF_CLOSURE))
                 .isFalse();
@@ -417,8 +420,8 @@ final class ResponseSpliceTest {
         final Socket reader;
         final AtomicLong sliced = new AtomicLong();
         final AtomicLong drained = new AtomicLong();
-        /** Completes at the splice's end: whether the owner sent bytes past the body. */
-        final CompletableFuture<Boolean> ended = new CompletableFuture<>();
+        /** Completes at the splice's end: what the owner's socket held behind the body (ResponseSplice.NOTHING...). */
+        final CompletableFuture<Integer> ended = new CompletableFuture<>();
 
         final AtomicReference<Throwable> failure = new AtomicReference<>();
 
@@ -471,8 +474,8 @@ final class ResponseSpliceTest {
                     }
 
                     @Override
-                    public void onEnded(boolean bytesPastTheBody) {
-                        run.ended.complete(bytesPastTheBody);
+                    public void onEnded(int after) {
+                        run.ended.complete(after);
                     }
 
                     @Override
