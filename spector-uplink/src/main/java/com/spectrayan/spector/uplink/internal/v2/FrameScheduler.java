@@ -3,6 +3,7 @@ package com.spectrayan.spector.uplink.internal.v2;
 import static java.util.Objects.requireNonNull;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.collection.IntObjectHashMap;
@@ -416,10 +417,16 @@ public final class FrameScheduler {
             this.id = id;
         }
 
-        /** Queues a part it now owns: kept, or copied into the gather buffer and released. */
+        /**
+         * Queues a part it now owns: kept, or, when small and behind other bytes that wait, copied
+         * into the gather buffer and released. A small part into an empty queue is kept: it goes
+         * out at the next turn when the stream has credit (no copy, no gather buffer per SSE event
+         * or WebSocket message, found by a review), and it alone waits when the stream has none,
+         * so at most one small part's buffer is held per stream.
+         */
         void add(ByteBuf data) {
             int n = data.readableBytes();
-            if (n >= MIN_KEPT_PART_BYTES) {
+            if (n >= MIN_KEPT_PART_BYTES || queue.isEmpty()) {
                 queue.add(data);
                 gather = null;
                 return;
@@ -427,7 +434,8 @@ public final class FrameScheduler {
             ByteBuf g = gather;
             try {
                 if (g == null || g.maxWritableBytes() < n) {
-                    g = data.alloc().directBuffer(GATHER_BUFFER_BYTES, GATHER_BUFFER_BYTES);
+                    // the default (pooled) allocator: a part's own may be unpooled (a wrapped array)
+                    g = ByteBufAllocator.DEFAULT.directBuffer(GATHER_BUFFER_BYTES, GATHER_BUFFER_BYTES);
                     queue.add(g);
                     gather = g;
                 }
