@@ -99,13 +99,25 @@ final class AccessLog implements AutoCloseable {
     static final AccessLog NONE = new AccessLog();
 
     /**
+     * The longest path or method a line carries: a longer one is cut to this and ends with {@link
+     * #CUT}. Each queued entry holds its path until written, so the queue's memory is bounded by
+     * its entries times this, whatever {@code max-initial-line-length} allows (8 192 entries of
+     * 64 KiB paths were 512 MiB behind a slow destination, found by a review).
+     */
+    static final int FIELD_CHARS = 1024;
+
+    /** What ends a field cut to {@link #FIELD_CHARS}. */
+    static final String CUT = "...";
+
+    /**
      * What one exchange was, as its line shows it.
      *
      * @param startMillis when its head arrived, epoch milliseconds
      * @param requestId its {@code X-Request-Id}
      * @param client the client's address ({@code ip:port})
-     * @param method the request method
-     * @param path the normalized path, no query ({@code -} when the target could not be read)
+     * @param method the request method (cut to {@link #FIELD_CHARS})
+     * @param path the normalized path, no query ({@code -} when the target could not be read), cut to
+     *     {@link #FIELD_CHARS}
      * @param status the status answered, 0 when none was
      * @param bytesIn request body bytes read
      * @param bytesOut response body bytes written
@@ -122,17 +134,6 @@ final class AccessLog implements AutoCloseable {
      * @param error the problem's code when the gateway answered one, else null
      * @param traceId the W3C trace id from {@code traceparent}, or null
      */
-    /**
-     * The longest path or method a line carries: a longer one is cut to this and ends with {@link
-     * #CUT}. Each queued entry holds its path until written, so the queue's memory is bounded by
-     * its entries times this, whatever {@code max-initial-line-length} allows (8 192 entries of
-     * 64 KiB paths were 512 MiB behind a slow destination, found by a review).
-     */
-    static final int FIELD_CHARS = 1024;
-
-    /** What ends a field cut to {@link #FIELD_CHARS}. */
-    static final String CUT = "...";
-
     record Entry(
             long startMillis,
             String requestId,

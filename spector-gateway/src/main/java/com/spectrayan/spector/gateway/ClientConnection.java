@@ -1158,11 +1158,15 @@ final class ClientConnection {
 
     /**
      * Closes the connection as the gateway stops or fails it: with a reset when a response is under
-     * way ({@link #reset}; the client learns its body was cut, whatever its framing, a
-     * close-delimited one included), else with a close after what is written.
+     * way, its last bytes written or not ({@link #reset}; the client learns its body was cut,
+     * whatever its framing, a close-delimited one included), else with a close after what is
+     * written.
      */
     void closeCutting() {
-        if (responseStarted && !responseEnded) {
+        // counted: the exchange has not ended, so the response's last write, even if queued,
+        // has not reached the socket, and a close would drop what is still in the outbound
+        // buffer before a FIN (found by a review).
+        if (responseStarted && (!responseEnded || counted)) {
             reset();
         } else {
             ctx.close();
