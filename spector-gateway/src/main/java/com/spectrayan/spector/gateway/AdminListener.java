@@ -328,8 +328,7 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
                             HttpResponseStatus.METHOD_NOT_ALLOWED);
                     r.headers().set(HttpHeaderNames.ALLOW, ALLOW); // RFC 9110 §15.5.6
                 } else {
-                    r = requireNonNull(
-                            local.answer(request.method(), path, request.headers(), false), path); // a route's
+                    r = requireNonNull(local.answer(request.method(), path, request.headers()), path); // a route's
                 }
             }
             if (!keepAlive) {

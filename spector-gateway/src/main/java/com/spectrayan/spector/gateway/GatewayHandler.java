@@ -243,7 +243,7 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             c.answer(methodNotAllowed(path, c.requestId()));
             return;
         }
-        FullHttpResponse local = context.local().answer(request.method(), path, request.headers(), true);
+        FullHttpResponse local = context.local().answer(request.method(), path, request.headers());
         if (local != null) {
             c.route(context.local().routeName(path));
             c.answer(local);

@@ -53,23 +53,15 @@ final class LocalEndpoints {
         this.cors = cors;
     }
 
-    /**
-     * Returns the local answer for a request, or null when it is forwarded. {@code clientPort}: the
-     * request came on the client port, served by a traffic loop, where a scrape rendered within
-     * {@link #SCRAPE_REUSE} answers a {@code GET} too: a render costs about a millisecond of the
-     * loop (50 forwarded requests' worth, measured by a review), so a client looping on {@code GET
-     * /actuator/prometheus} stalled every connection of its loop. A scraper, every 15 s or so, gets
-     * a fresh one; the admin port's renders are its own thread's.
-     */
+    /** Returns the local answer for a request, or null when it is forwarded. */
     @Nullable
-    FullHttpResponse answer(HttpMethod method, String path, HttpHeaders headers, boolean clientPort) {
+    FullHttpResponse answer(HttpMethod method, String path, HttpHeaders headers) {
         FullHttpResponse actuator = switch (path) {
             case "/actuator/health" -> health.full();
             case "/actuator/health/liveness" -> health.liveness();
             case "/actuator/health/readiness" -> health.readiness();
             case "/actuator/prometheus" ->
-                Responses.full(
-                        HttpResponseStatus.OK, PROMETHEUS_TYPE, scrape(clientPort || HttpMethod.HEAD.equals(method)));
+                Responses.full(HttpResponseStatus.OK, PROMETHEUS_TYPE, scrape(HttpMethod.HEAD.equals(method)));
             default -> null;
         };
         if (actuator != null) {
@@ -84,11 +76,11 @@ final class LocalEndpoints {
         return null;
     }
 
-    /** Returns the scrape: when {@code reuse}, one rendered within {@link #SCRAPE_REUSE} if there is one. */
-    private byte[] scrape(boolean reuse) {
+    /** Returns the scrape: for a {@code HEAD}, one rendered within {@link #SCRAPE_REUSE} if there is one. */
+    private byte[] scrape(boolean head) {
         long now = System.nanoTime();
         Scrape s = lastScrape;
-        if (!reuse || s == null || now - s.renderedNanos >= SCRAPE_REUSE.toNanos()) {
+        if (!head || s == null || now - s.renderedNanos >= SCRAPE_REUSE.toNanos()) {
             s = new Scrape(metrics.scrape().getBytes(StandardCharsets.UTF_8), now);
             lastScrape = s;
             renders.increment();

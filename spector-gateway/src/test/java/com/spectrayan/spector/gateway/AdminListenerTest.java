@@ -80,29 +80,6 @@ final class AdminListenerTest {
                 .isLessThanOrEqualTo(seconds + 3);
     }
 
-    /**
-     * On the client port, a traffic loop's, a {@code GET} of the scrape within a second of the last
-     * render gets that render: three in a row cost one render at most. Each rendered anew (about a
-     * millisecond of the loop, 50 forwarded requests' worth, measured by a review), so a client
-     * looping on it stalled every connection of its loop.
-     */
-    @Test
-    void scrapesOnTheClientPort_shareOneRenderASecond() throws Exception {
-        long before = cell.gateway.localEndpoints().renders();
-        long started = System.nanoTime();
-        try (RawClient c = new RawClient(cell.gateway.port())) {
-            for (int i = 0; i < 3; i++) {
-                RawClient.Response r = c.send(get("/actuator/prometheus")).read();
-                assertThat(r.status()).isEqualTo(200);
-                assertThat(r.text()).contains("spector_");
-            }
-        }
-        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
-        assertThat(cell.gateway.localEndpoints().renders() - before)
-                .as("renders for 3 scrapes in about %d s", seconds)
-                .isLessThanOrEqualTo(seconds + 1);
-    }
-
     @Test
     void healthAndMetrics_areAnswered_whileEveryTrafficLoopIsBusy() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
