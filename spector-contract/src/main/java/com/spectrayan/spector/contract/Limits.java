@@ -107,12 +107,11 @@ public final class Limits {
     public static final long UNREAD_RELAY_BYTES = 64 * MIB;
 
     /**
-     * Response bytes every relay of a gateway buffers unread, together, v1 and v2; past it, a
-     * relay whose reader fell behind fails as one past {@link #UNREAD_RELAY_BYTES} does. Without
-     * it, eight relays per worker of {@code UNREAD_RELAY_BYTES} each ran a 256 MiB gateway out of
-     * heap (the uplink review; v1 has no window); and v2's windows stop bounding a relay's bytes
-     * once its stream ended, so non-reading clients each held a window's worth, without bound
-     * together (a later review).
+     * Response bytes every v1 relay of a gateway buffers unread, together (v1 has no window: a
+     * worker pushes as fast as it reads its target); past it, a relay whose reader fell behind
+     * fails as one past {@link #UNREAD_RELAY_BYTES} does. Without it, eight relays per worker of
+     * {@code UNREAD_RELAY_BYTES} each ran a 256 MiB gateway out of heap (the uplink review). v2's
+     * windows bound its relays instead.
      */
     public static final long UNREAD_RELAY_BYTES_ALL = 64 * MIB;
 

@@ -28,7 +28,7 @@ public final class GatewayRelay {
     private final int maxPerWorker;
     private final long maxUnreadBytes;
     private final long maxUnreadAll;
-    /** The response bytes every relay (v1 and v2) holds unread now, together; bounded by {@link #maxUnreadAll}. */
+    /** The response bytes every v1 relay holds unread now, together; bounded by {@link #maxUnreadAll}. */
     private final AtomicLong unreadAll = new AtomicLong();
 
     private final ScheduledExecutorService scheduler;
@@ -74,10 +74,10 @@ public final class GatewayRelay {
 
     /**
      * Creates a relay with bounds on the response bytes buffered for callers that do not read: one
-     * relay's, and every relay's together, v1 and v2 ({@link Limits#UNREAD_RELAY_BYTES_ALL} in the other
+     * relay's, and every v1 relay's together ({@link Limits#UNREAD_RELAY_BYTES_ALL} in the other
      * constructors).
      *
-     * @param maxUnreadAll the response bytes every relay together buffers unread before the one
+     * @param maxUnreadAll the response bytes every v1 relay together buffers unread before the one
      *     whose reader fell behind fails
      */
     public GatewayRelay(
@@ -147,7 +147,7 @@ public final class GatewayRelay {
         return exchange.result();
     }
 
-    /** Returns the response bytes every relay (v1 and v2) holds unread now, together. */
+    /** Returns the response bytes every v1 relay holds unread now, together. */
     public long unreadBytes() {
         return unreadAll.get();
     }

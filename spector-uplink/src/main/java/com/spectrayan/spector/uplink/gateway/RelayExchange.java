@@ -98,7 +98,7 @@ final class RelayExchange implements RelayHooks {
     private final CompletableFuture<Void> permit;
     private final Duration deadline;
     private final long maxUnreadBytes;
-    /** Every relay's unread response bytes together (the gateway's, both versions), and their bound. */
+    /** Every v1 relay's unread response bytes together (the gateway's), and their bound. */
     private final AtomicLong unreadAll;
 
     private final long maxUnreadAll;
@@ -817,7 +817,9 @@ final class RelayExchange implements RelayHooks {
                 boolean switching = status == RelayedResponse.SWITCHING_PROTOCOLS;
                 boolean noBody = !switching
                         && ResponseFraming.bodyless(call.request().method().equals("HEAD"), status);
-                ResponseBody b = noBody ? null : new ResponseBody(reason -> fail(reason, true), onTaken, unreadAll);
+                ResponseBody b = noBody
+                        ? null
+                        : new ResponseBody(reason -> fail(reason, true), onTaken, v2Relay == null ? unreadAll : null);
                 body = b;
                 responseLength = new DeclaredLength(length);
                 if (switching && b != null) {
@@ -867,38 +869,21 @@ final class RelayExchange implements RelayHooks {
                                     + maxUnreadBytes + " bytes unread",
                             Map.of("limitBytes", maxUnreadBytes)),
                     true);
-        } else {
-            SpectorException behind = behindTogether(unread);
-            if (behind != null) {
-                fail(behind, true);
-            }
+        } else if (unread > 0 && unreadAll.get() > maxUnreadAll) {
+            fail(
+                    SpectorException.of(
+                            ErrorCode.PAYLOAD_TOO_LARGE,
+                            "the reader of the relayed response from worker " + workerId + " fell behind while the"
+                                    + " gateway's v1 relays together held more than " + maxUnreadAll + " bytes unread",
+                            Map.of("limitBytes", maxUnreadAll)),
+                    true);
         }
-    }
-
-    /**
-     * The failure of a relay whose reader fell behind ({@code unread} bytes of its own wait) while
-     * every relay's unread bytes together (both versions') passed their bound, or null.
-     */
-    private @Nullable SpectorException behindTogether(long unread) {
-        if (unread == 0 || unreadAll.get() <= maxUnreadAll) {
-            return null;
-        }
-        return SpectorException.of(
-                ErrorCode.PAYLOAD_TOO_LARGE,
-                "the reader of the relayed response from worker " + workerId + " fell behind while the"
-                        + " gateway's relays together held more than " + maxUnreadAll + " bytes unread",
-                Map.of("limitBytes", maxUnreadAll));
     }
 
     /**
      * A DATA frame's bytes (v2), owned from here: queued for the caller, or released. Answers
-     * whether the relay goes on. The stream's window bounds what may queue while the stream is
-     * open, so unlike v1 a reader that falls behind holds the worker back instead of failing; but
-     * the window no longer holds bytes back once the stream ended (its credit returns to the
-     * connection, and the relay's slot to the worker), so every relay's unread bytes count in the
-     * gateway-wide bound as v1's do, and a relay whose reader fell behind while they pass it fails
-     * (found by a review: non-reading clients each held a window's worth for the send timeout,
-     * without bound together).
+     * whether the relay goes on. The stream's window bounds what may queue, so unlike v1 a reader
+     * that falls behind holds the worker back instead of failing.
      */
     private boolean dataArrived(ByteBuf data) {
         Admission a = admit(data.readableBytes(), "DATA");
@@ -912,11 +897,7 @@ final class RelayExchange implements RelayHooks {
             }
             return false;
         }
-        SpectorException behind = behindTogether(b.offer(data));
-        if (behind != null) {
-            fail(behind, true); // the stream is reset CANCEL, unless it already ended both ways
-            return false;
-        }
+        b.offer(data);
         return true;
     }
 

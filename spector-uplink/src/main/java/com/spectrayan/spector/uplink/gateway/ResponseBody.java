@@ -41,7 +41,7 @@ final class ResponseBody implements BodySource {
     private final IntConsumer onTaken;
     private final ArrayDeque<ByteBuf> parts = new ArrayDeque<>(); // Guarded by this.
     private long buffered; // Guarded by this.
-    /** Every relay's unread bytes together (GatewayRelay's), kept with {@link #buffered}; null: not counted. */
+    /** Every v1 relay's unread bytes together (GatewayRelay's), kept with {@link #buffered}; null: not counted. */
     private final @Nullable AtomicLong unreadAll;
 
     private boolean ended; // Guarded by this.
@@ -57,7 +57,7 @@ final class ResponseBody implements BodySource {
         this(onReaderCancel, onTaken, null);
     }
 
-    /** A body whose unread bytes also count in {@code unreadAll} (every relay's together). */
+    /** A body whose unread bytes also count in {@code unreadAll} (v1: every relay's together). */
     ResponseBody(Consumer<Throwable> onReaderCancel, IntConsumer onTaken, @Nullable AtomicLong unreadAll) {
         this.onReaderCancel = onReaderCancel;
         this.onTaken = onTaken;
