@@ -87,6 +87,14 @@ public final class HeaderPolicy {
             "front-end-https",
             "x-url-scheme");
 
+    /**
+     * The client facts that name a path in place of the request's own ({@link #CLIENT_FACTS}): IIS,
+     * older Symfony and Zend route by them. A worker's {@code http-forward} never sends them to its
+     * upstream: the target's base path bounds what a relay reaches, whoever set them (a trusted
+     * proxy in front of the gateway passes them on; found by a review).
+     */
+    public static final Set<String> PATH_OVERRIDES = Set.of("x-original-url", "x-rewrite-url");
+
     /** The routing names the gateway re-sets from the routing key it resolved. */
     public static final Set<String> ROUTING = Set.of(lower(SpectorHeaders.NAMESPACE), lower(SpectorHeaders.TENANT));
 

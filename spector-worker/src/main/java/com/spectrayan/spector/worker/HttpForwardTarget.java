@@ -271,8 +271,9 @@ public final class HttpForwardTarget implements RelayTarget {
             HttpHeaders headers = new DefaultHttpHeaders();
             Set<String> none = Set.of();
             for (Header h : request.headers()) {
-                if (HeaderPolicy.forwardsToOwner(h.name(), none)) {
-                    headers.add(h.name(), h.value());
+                if (HeaderPolicy.forwardsToOwner(h.name(), none)
+                        && !HeaderPolicy.PATH_OVERRIDES.contains(h.name().toLowerCase(Locale.ROOT))) {
+                    headers.add(h.name(), h.value()); // no path in place of the base's (PATH_OVERRIDES)
                 }
             }
             headers.set(HttpHeaderNames.HOST, upstream.getHost() + ":" + upstream.getPort());

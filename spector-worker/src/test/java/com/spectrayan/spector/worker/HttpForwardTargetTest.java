@@ -538,6 +538,36 @@ final class HttpForwardTargetTest {
     }
 
     /**
+     * A relayed request never names a path in place of its own toward the upstream: {@code
+     * X-Original-URL} and {@code X-Rewrite-URL} (IIS, older Symfony and Zend route by them; a
+     * trusted proxy in front of the gateway passes them on) are dropped, the other fields kept.
+     * The target's base path bounds what a relay reaches (found by a review).
+     */
+    @Test
+    void handle_neverSendsAPathOverrideUpstream() throws Exception {
+        HttpForwardTarget target = recordingUpstream();
+        RelayedRequest get = new RelayedRequest(
+                "GET",
+                URI.create("http://app.local/x"),
+                List.of(
+                        new Header("X-Original-URL", "/admin"),
+                        new Header("x-rewrite-url", "/admin"),
+                        new Header("X-Kept", "yes")),
+                "acme",
+                null,
+                null,
+                new AbortSignal());
+
+        readAll(body(done(target.handle(get), "the GET")), "its answer");
+
+        RecordingUpstream.Recorded seen = recorded().takeRequest(WAIT);
+        assertThat(seen.requestLine()).isEqualTo("GET /x HTTP/1.1");
+        assertThat(seen.headers("X-Original-URL")).isEmpty();
+        assertThat(seen.headers("X-Rewrite-URL")).isEmpty();
+        assertThat(seen.headers("X-Kept")).containsExactly("yes");
+    }
+
+    /**
      * RFC 9112 §6.2, §6.3: a relayed request that declares its length goes upstream with exactly
      * {@code Content-Length: <length>} and its bytes as they are, no Transfer-Encoding and no chunk
      * framing; one of unknown length is chunked (§7.1). Either way the upstream reads the whole
