@@ -2,6 +2,8 @@ package com.spectrayan.spector.uplink;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
@@ -27,6 +29,38 @@ public final class AbortSignal {
         }
         for (Consumer<Throwable> l : run) {
             l.accept(why);
+        }
+    }
+
+    /**
+     * Aborts with a reason at once, so {@link #reason} says so from this call on, and runs the
+     * listeners on {@code executor} (here when it refuses them): a worker settles a relay on its
+     * link's event loop and runs a target's work on its executor, and a target that checks the
+     * signal before it sends its request must see the cancel then, not when the executor got to
+     * it (a cancelled DELETE was still sent upstream, found by a review).
+     */
+    public void abortVia(Executor executor, Throwable why) {
+        List<Consumer<Throwable>> run;
+        synchronized (this) {
+            if (reason != null) {
+                return;
+            }
+            reason = why;
+            run = new ArrayList<>(listeners);
+            listeners.clear();
+        }
+        if (run.isEmpty()) {
+            return;
+        }
+        Runnable listen = () -> {
+            for (Consumer<Throwable> l : run) {
+                l.accept(why);
+            }
+        };
+        try {
+            executor.execute(listen);
+        } catch (RejectedExecutionException e) {
+            listen.run(); // the executor is gone: here rather than never
         }
     }
 

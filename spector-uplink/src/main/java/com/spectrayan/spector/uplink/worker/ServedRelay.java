@@ -319,8 +319,7 @@ final class ServedRelay {
             body.close(reason);
         }
         if (abort != null) {
-            AbortSignal s = signal;
-            executor.execute(() -> s.abort(abort));
+            signal.abortVia(executor, abort); // its reason at once, its listeners on the executor
             BodySource b = responseBody;
             responseBody = null;
             if (b != null) {

@@ -278,7 +278,15 @@ final class V2ServedRelay implements V2StreamHandler {
                 loop,
                 head.length());
         try {
-            CompletableFuture.supplyAsync(() -> target.handle(request), executor)
+            CompletableFuture.supplyAsync(
+                            () -> {
+                                Throwable cancelled = signal.reason(); // settled while this waited
+                                if (cancelled != null) {
+                                    throw new java.util.concurrent.CompletionException(cancelled);
+                                }
+                                return target.handle(request);
+                            },
+                            executor)
                     .thenCompose(Function.identity())
                     .whenComplete((response, failure) -> {
                         if (!onLoop(() -> responded(response, failure)) && response != null) {
@@ -534,11 +542,7 @@ final class V2ServedRelay implements V2StreamHandler {
             p.release();
         }
         if (abort != null) {
-            try {
-                executor.execute(() -> signal.abort(abort));
-            } catch (RejectedExecutionException e) {
-                signal.abort(abort); // the pool is gone: abort here rather than never
-            }
+            signal.abortVia(executor, abort); // its reason at once, its listeners on the executor
             BodySource source = responseBody;
             responseBody = null;
             cancelAsync(source, abort);
