@@ -27,11 +27,8 @@ import java.util.concurrent.CompletionStage;
  * without waiting.
  */
 final class RedisRoutingCache implements RoutingCache, AutoCloseable {
-    /**
-     * Refuses an entry (KEYS[1]) older than the held one; stores it with a TTL otherwise. Returns 1
-     * or 0. A gateway's write of what an owner's 421 told it.
-     */
-    static final String PUT_IF_NOT_OLDER = """
+    /** Refuses an entry (KEYS[1]) older than the held one (returns 0); stores it with a TTL otherwise. */
+    private static final String PUT_ENTRY = """
             local held = redis.call('HMGET', KEYS[1], 'epoch', 'fence')
             if held[1] then
               local e, f = tonumber(held[1]), tonumber(held[2] or '0')
@@ -40,26 +37,20 @@ final class RedisRoutingCache implements RoutingCache, AutoCloseable {
             end
             redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'epoch', ARGV[2], 'fence', ARGV[3])
             redis.call('PEXPIRE', KEYS[1], ARGV[4])
-            return 1
             """;
 
+    /** {@link #PUT_ENTRY}, returning 1 when stored: a gateway's write of what an owner's 421 told it. */
+    static final String PUT_IF_NOT_OLDER = PUT_ENTRY + "return 1\n";
+
     /**
-     * {@link #PUT_IF_NOT_OLDER}, and, when stored, raises the cell's epoch floor (KEYS[2], {@link
+     * {@link #PUT_ENTRY}, and, when stored, raises the cell's epoch floor (KEYS[2], {@link
      * PublishedRing#floorKey}, no TTL) to the entry's epoch in the same call, so no ring can be
      * published at an epoch that does not outrank it. An owner's write of its own route (a move's,
      * an override's) only: a gateway never raises the floor, so no owner's 421 (a buggy one's
      * epoch of 2^63-1) can stop every later ring publish (found by a review). The floor is
-     * compared as text (length, then chars), as the publish compares it.
+     * compared as text (length, then chars), as the publish compares it. Returns 1 when stored.
      */
-    static final String PUT_OWNED = """
-            local held = redis.call('HMGET', KEYS[1], 'epoch', 'fence')
-            if held[1] then
-              local e, f = tonumber(held[1]), tonumber(held[2] or '0')
-              local ne, nf = tonumber(ARGV[2]), tonumber(ARGV[3])
-              if ne < e or (ne == e and nf < f) then return 0 end
-            end
-            redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'epoch', ARGV[2], 'fence', ARGV[3])
-            redis.call('PEXPIRE', KEYS[1], ARGV[4])
+    static final String PUT_OWNED = PUT_ENTRY + """
             local floor = redis.call('GET', KEYS[2])
             local n = ARGV[2]
             if not floor or #n > #floor or (#n == #floor and n > floor) then
