@@ -18,18 +18,23 @@ public final class AbortSignal {
 
     /** Aborts with a reason (once; later calls are ignored) and runs the listeners. */
     public void abort(Throwable why) {
-        List<Consumer<Throwable>> run;
-        synchronized (this) {
-            if (reason != null) {
-                return;
+        List<Consumer<Throwable>> run = take(why);
+        if (run != null) {
+            for (Consumer<Throwable> l : run) {
+                l.accept(why);
             }
-            reason = why;
-            run = new ArrayList<>(listeners);
-            listeners.clear();
         }
-        for (Consumer<Throwable> l : run) {
-            l.accept(why);
+    }
+
+    /** Sets the reason and takes the listeners to run, or returns null when it aborted before. */
+    private synchronized @Nullable List<Consumer<Throwable>> take(Throwable why) {
+        if (reason != null) {
+            return null;
         }
+        reason = why;
+        List<Consumer<Throwable>> run = new ArrayList<>(listeners);
+        listeners.clear();
+        return run;
     }
 
     /**
@@ -40,16 +45,8 @@ public final class AbortSignal {
      * it (a cancelled DELETE was still sent upstream, found by a review).
      */
     public void abortVia(Executor executor, Throwable why) {
-        List<Consumer<Throwable>> run;
-        synchronized (this) {
-            if (reason != null) {
-                return;
-            }
-            reason = why;
-            run = new ArrayList<>(listeners);
-            listeners.clear();
-        }
-        if (run.isEmpty()) {
+        List<Consumer<Throwable>> run = take(why);
+        if (run == null || run.isEmpty()) {
             return;
         }
         Runnable listen = () -> {
