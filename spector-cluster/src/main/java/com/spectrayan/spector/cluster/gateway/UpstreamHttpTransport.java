@@ -71,6 +71,11 @@ import org.slf4j.LoggerFactory;
  *   <li>Each channel carries one permanent {@link OwnerChannelHandler} whose {@link Listener} is
  *       set while an exchange holds the channel; anything an owner sends while no exchange holds
  *       it is released and the connection closed.
+ *   <li>Pools are retired: one left with no connection, stream or waiter for {@link
+ *       TransportSpec#maxIdleTime()} leaves the map, so the pools of addresses that went away (a
+ *       rollout's old pods, a peer replica that left) do not pile up for the process's life. An
+ *       acquire that reaches a retired pool (it looked it up just before) asks the map again, on
+ *       the loop, where no retirement can come between.
  * </ul>
  *
  * <p>Concurrency: pools are created lazily and concurrently; each pool's work runs on its loop.
@@ -141,7 +146,7 @@ public final class UpstreamHttpTransport implements AutoCloseable {
         Pool last = onLoop ? lastPool.getIfExists() : null;
         Pool pool;
         if (last != null && last.loop == loop && last.owner.equals(owner)) { // equals: identity first
-            pool = last;
+            pool = last; // a retired one sends its acquire back to the map (Pool.acquire)
         } else {
             pool = pools.computeIfAbsent(new PoolKey(loop, owner), this::newPool);
             if (onLoop) {
@@ -372,6 +377,18 @@ public final class UpstreamHttpTransport implements AutoCloseable {
                 .remoteAddress(InetSocketAddress.createUnresolved(owner.getHost(), port(owner)));
     }
 
+    /** On {@code loop}: an acquire that reached a retired pool takes (or makes) the map's current one. */
+    private void acquireAgain(PoolKey key, Promise<Channel> out) {
+        Pool pool = pools.computeIfAbsent(key, this::newPool);
+        lastPool.set(pool);
+        pool.acquire(out);
+    }
+
+    /** Returns the pools in the map now (tests: retired pools leave it). */
+    int pools() {
+        return pools.size();
+    }
+
     private Pool newPool(PoolKey key) {
         PoolHandler handler = new PoolHandler();
         Bootstrap bootstrap = bootstrap(key.loop(), key.owner()).handler(new ChannelInitializer<Channel>() {
@@ -380,7 +397,7 @@ public final class UpstreamHttpTransport implements AutoCloseable {
                 handler.channelCreated(ch);
             }
         });
-        return new Pool(key.loop(), key.owner(), bootstrap, handler);
+        return new Pool(key, bootstrap, handler);
     }
 
     /**
@@ -390,6 +407,7 @@ public final class UpstreamHttpTransport implements AutoCloseable {
     private final class Pool {
         final EventLoop loop;
         private final URI owner;
+        private final PoolKey key;
         private final Bootstrap bootstrap;
         private final PoolHandler handler;
         /** Open connections nobody holds, the most recently given back first. */
@@ -408,12 +426,18 @@ public final class UpstreamHttpTransport implements AutoCloseable {
         /** The idle eviction's timer: armed while {@link #idle} holds a connection, for its oldest. */
         @Nullable
         private ScheduledFuture<?> eviction;
+        /** The retirement's timer: armed when the pool was left empty ({@link #leftEmpty}). */
+        @Nullable
+        private ScheduledFuture<?> retirement;
+        /** Out of the map ({@link #retire}): an acquire that still reaches it asks the map again. */
+        private boolean retired;
 
-        Pool(EventLoop loop, URI owner, Bootstrap bootstrap, PoolHandler handler) {
+        Pool(PoolKey key, Bootstrap bootstrap, PoolHandler handler) {
             this.handler = handler;
             this.bootstrap = bootstrap;
-            this.loop = loop;
-            this.owner = owner;
+            this.key = key;
+            this.loop = key.loop();
+            this.owner = key.owner();
         }
 
         /** Returns an idle open connection, taken (in use), or null when there is none. */
@@ -434,6 +458,10 @@ public final class UpstreamHttpTransport implements AutoCloseable {
         }
 
         void acquire(Promise<Channel> out) {
+            if (retired) {
+                acquireAgain(key, out);
+                return;
+            }
             if (closed) {
                 out.tryFailure(new ClosedChannelException());
                 return;
@@ -483,6 +511,7 @@ public final class UpstreamHttpTransport implements AutoCloseable {
                 open--;
                 out.tryFailure(f.cause());
                 connectForAWaiter(); // it may fare better, and must not wait for a free one forever
+                leftEmpty();
                 return;
             }
             Channel ch = f.channel();
@@ -508,6 +537,38 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             }
             idle.remove(ch);
             connectForAWaiter();
+            leftEmpty();
+        }
+
+        /**
+         * Arms the retirement when nothing is left in the pool (no connection open, connecting or
+         * streaming, no waiter): it leaves the map {@link TransportSpec#maxIdleTime()} later if it is
+         * empty then. A pool used and left again in between may be retired early; that costs its
+         * next acquire a new pool, nothing more, since an empty pool holds nothing.
+         */
+        private void leftEmpty() {
+            if (closed || retirement != null || !isEmpty()) {
+                return;
+            }
+            retirement = loop.schedule(
+                    () -> {
+                        retirement = null;
+                        if (!closed && isEmpty()) {
+                            retire();
+                        }
+                    },
+                    spec.maxIdleTime().toNanos(),
+                    TimeUnit.NANOSECONDS);
+        }
+
+        private boolean isEmpty() {
+            return open == 0 && streamsOpen == 0 && idle.isEmpty() && waiters.isEmpty();
+        }
+
+        private void retire() {
+            retired = true;
+            closed = true; // nothing is handed out or connected any more; acquire() goes to the map
+            pools.remove(key, this);
         }
 
         /** {@link UpstreamHttpTransport#stream}: on the loop, for a connection this pool connected. */
@@ -624,6 +685,11 @@ public final class UpstreamHttpTransport implements AutoCloseable {
             if (e != null) {
                 e.cancel(false);
                 eviction = null;
+            }
+            ScheduledFuture<?> r = retirement;
+            if (r != null) {
+                r.cancel(false);
+                retirement = null;
             }
             Channel ch;
             while ((ch = idle.pollFirst()) != null) {

@@ -1,6 +1,7 @@
 package com.spectrayan.spector.cluster.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
@@ -56,6 +57,10 @@ final class UpstreamHttpTransportTest {
                 Duration.ofSeconds(30),
                 16 * 1024,
                 8192);
+    }
+
+    private static TransportSpec idleFor(Duration maxIdleTime) {
+        return new TransportSpec(Duration.ofSeconds(2), 2, 0, Duration.ofSeconds(2), maxIdleTime, 16 * 1024, 8192);
     }
 
     private URI ownerUri() {
@@ -410,6 +415,82 @@ final class UpstreamHttpTransportTest {
         } finally {
             held.countDown();
             NoSocket.failing = false;
+        }
+    }
+
+    // ---- retirement: the pools of addresses that went away leave the map ----
+
+    /**
+     * A pool whose connection went idle and was evicted leaves the map once it stayed empty for the
+     * idle time, and the next acquire of that owner, on the same loop (whose last pool was the
+     * retired one), gets a connection from a new pool. Regression: a pool per address stayed for the
+     * process's life, so a rollout's old pod addresses and peer replicas that left piled up.
+     */
+    @Test
+    void pool_leftEmpty_isRetiredAndTheNextAcquireMakesANewOne() throws Exception {
+        try (UpstreamHttpTransport t = new UpstreamHttpTransport(
+                idleFor(Duration.ofMillis(200)), NioSocketChannel.class, NioDatagramChannel.class)) {
+            EventLoop loop = group.next();
+            Future<Channel> f =
+                    loop.submit(() -> t.acquire(loop, ownerUri())).get().await();
+            assertThat(f.isSuccess()).as("acquired: %s", f.cause()).isTrue();
+            loop.submit(() -> t.release(loop, ownerUri(), f.getNow(), true)).get();
+            assertThat(t.pools()).isEqualTo(1);
+
+            await().atMost(Duration.ofMillis(WAIT_MS)).until(() -> t.pools() == 0);
+
+            Future<Channel> again =
+                    loop.submit(() -> t.acquire(loop, ownerUri())).get().await();
+            assertThat(again.isSuccess())
+                    .as("acquired after the retirement: %s", again.cause())
+                    .isTrue();
+            assertThat(t.pools()).isEqualTo(1);
+            loop.submit(() -> t.release(loop, ownerUri(), again.getNow(), false))
+                    .get();
+        }
+    }
+
+    /**
+     * A pool with a connection in use stays when its other connection closes: only an empty pool is
+     * retired.
+     */
+    @Test
+    void pool_withAConnectionInUse_isNotRetired() throws Exception {
+        try (UpstreamHttpTransport t = new UpstreamHttpTransport(
+                idleFor(Duration.ofMillis(100)), NioSocketChannel.class, NioDatagramChannel.class)) {
+            EventLoop loop = group.next();
+            Future<Channel> f =
+                    loop.submit(() -> t.acquire(loop, ownerUri())).get().await();
+            assertThat(f.isSuccess()).as("acquired: %s", f.cause()).isTrue();
+            Future<Channel> other =
+                    loop.submit(() -> t.acquire(loop, ownerUri())).get().await();
+            assertThat(other.isSuccess()).as("acquired: %s", other.cause()).isTrue();
+            loop.submit(() -> t.release(loop, ownerUri(), other.getNow(), false))
+                    .get(); // closed
+
+            await().during(Duration.ofMillis(600))
+                    .atMost(Duration.ofMillis(WAIT_MS))
+                    .until(() -> t.pools() == 1);
+            loop.submit(() -> t.release(loop, ownerUri(), f.getNow(), false)).get();
+        }
+    }
+
+    /** The pool of an owner that is down (every connect failed) is retired too. */
+    @Test
+    void pool_ofAnOwnerThatIsDown_isRetired() throws Exception {
+        int closedPort;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closedPort = s.getLocalPort();
+        }
+        try (UpstreamHttpTransport t = new UpstreamHttpTransport(
+                idleFor(Duration.ofMillis(200)), NioSocketChannel.class, NioDatagramChannel.class)) {
+            EventLoop loop = group.next();
+            URI down = URI.create("http://127.0.0.1:" + closedPort);
+            Future<Channel> f = loop.submit(() -> t.acquire(loop, down)).get();
+            assertThat(f.await(WAIT_MS)).isTrue();
+            assertThat(f.isSuccess()).isFalse();
+
+            await().atMost(Duration.ofMillis(WAIT_MS)).until(() -> t.pools() == 0);
         }
     }
 }
