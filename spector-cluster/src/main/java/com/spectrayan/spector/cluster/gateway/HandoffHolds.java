@@ -24,7 +24,10 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  *   <li><b>Admission.</b> {@link #tryHold} reserves one slot and the request's kept body bytes, or
  *       nothing; a refused request is answered 503 at once (fail closed, never grow the buffer).
- *       A held body that grows ({@link Hold#grow}) reserves its new bytes the same way.
+ *       A held body that grows ({@link Hold#grow}) reserves its new bytes the same way. Holds for
+ *       an owner behind the ring ({@code owner-lagging}) may take at most a {@link #LAGGING_SHARE}
+ *       of the slots: an owner that stops following the ring would otherwise fill every slot, and
+ *       the real moves of every other namespace would be answered 503 (a review found that).
  *   <li><b>Drain.</b> {@link #wake} (a route invalidation for the key, or another request of the
  *       key that learned the new owner) takes the key's holds out of the index, gives back their
  *       slots and bytes, and runs each hold's wake-up once, on the caller's thread: the exchange
@@ -61,20 +64,38 @@ final class HandoffHolds {
     /**
      * Keys whose last wake-up is remembered: past it the ones older than {@link #RECENT_WAKE} are
      * forgotten. A wake-up that raced a hand-off 503 (the move ended while the 503 was on its way)
-     * is then still seen, so that request goes on at once instead of at the next poll.
+     * is then still seen, so that request goes on at once instead of at the next poll. The next
+     * pruning comes when the map has doubled what the last one left (at least this many), so a
+     * burst of wake-ups (a ring change invalidates thousands of keys a second) costs each wake-up
+     * a constant share of the scans, not a scan of the map each (a review found that: above 1 024
+     * keys woken within a second, every wake-up scanned them all).
      */
     static final int MAX_RECENT_WAKES = 1024;
 
     /** How long a wake-up is remembered at least: ten poll intervals. */
     static final Duration RECENT_WAKE = POLL_INTERVAL.multipliedBy(10);
 
+    /** The share of the slots that holds for a lagging owner may take: one in four. */
+    static final int LAGGING_SHARE = 4;
+
     private final int maxHeld;
+    /** The slots holds for a lagging owner may take: {@code maxHeld / LAGGING_SHARE}, at least 1. */
+    private final int maxLagging;
+
     private final long maxHeldBytes;
     private final AtomicInteger held = new AtomicInteger();
+    private final AtomicInteger laggingHeld = new AtomicInteger();
     private final AtomicLong heldBytes = new AtomicLong();
     private final ConcurrentHashMap<RoutingKey, KeyHolds> byKey = new ConcurrentHashMap<>();
-    /** When each key was last woken ({@link #wokenSince}); pruned past {@link #MAX_RECENT_WAKES}. */
+    /** When each key was last woken ({@link #wokenSince}); pruned past {@link #pruneAt}. */
     private final ConcurrentHashMap<RoutingKey, Long> lastWake = new ConcurrentHashMap<>();
+    /**
+     * The size of {@link #lastWake} that starts its next pruning: twice what the last one left, at
+     * least {@link #MAX_RECENT_WAKES}; {@code Integer.MAX_VALUE} while one runs (one at a time).
+     */
+    private final AtomicInteger pruneAt = new AtomicInteger(MAX_RECENT_WAKES);
+    /** The prunings run (tests: bursts of wake-ups prune a logarithmic number of times). */
+    private final AtomicInteger prunings = new AtomicInteger();
 
     private final Ticker ticker;
 
@@ -91,29 +112,40 @@ final class HandoffHolds {
             throw new IllegalArgumentException("maxHeldBytes: " + maxHeldBytes + " (expected: >= 0)");
         }
         this.maxHeld = maxHeld;
+        this.maxLagging = maxHeld == 0 ? 0 : Math.max(1, maxHeld / LAGGING_SHARE);
         this.maxHeldBytes = maxHeldBytes;
     }
 
     /**
      * Holds a request of {@code key} whose kept body is {@code bytes} long, or answers null when the
-     * count or the bytes bound would be passed. {@code wake} runs once when the key's move ends
+     * count or the bytes bound would be passed, or, for a {@code lagging} owner's request, its
+     * share of the count ({@link #LAGGING_SHARE}). {@code wake} runs once when the key's move ends
      * ({@link #wake}), on that caller's thread; it does not run after {@link Hold#release}.
      */
     @Nullable
-    Hold tryHold(RoutingKey key, long bytes, Runnable wake) {
+    Hold tryHold(RoutingKey key, long bytes, boolean lagging, Runnable wake) {
         requireNonNull(key, "key");
         requireNonNull(wake, "wake");
         if (bytes < 0) {
             throw new IllegalArgumentException("bytes: " + bytes + " (expected: >= 0)");
         }
-        if (!reserveSlot()) {
+        if (lagging && !reserve(laggingHeld, maxLagging)) {
+            return null;
+        }
+        if (!reserve(held, maxHeld)) {
+            if (lagging) {
+                laggingHeld.decrementAndGet();
+            }
             return null;
         }
         if (!reserveBytes(bytes)) {
             held.decrementAndGet();
+            if (lagging) {
+                laggingHeld.decrementAndGet();
+            }
             return null;
         }
-        Hold h = new Hold(key, bytes, wake);
+        Hold h = new Hold(key, bytes, lagging, wake);
         byKey.compute(key, (k, holds) -> {
             KeyHolds kh = holds != null ? holds : new KeyHolds();
             kh.holds.add(h);
@@ -126,8 +158,11 @@ final class HandoffHolds {
     void wake(RoutingKey key) {
         long now = ticker.read();
         lastWake.put(key, now);
-        if (lastWake.size() > MAX_RECENT_WAKES) {
+        int at = pruneAt.get();
+        if (lastWake.size() > at && pruneAt.compareAndSet(at, Integer.MAX_VALUE)) {
+            prunings.incrementAndGet();
             lastWake.values().removeIf(t -> now - t > RECENT_WAKE.toNanos());
+            pruneAt.set((int) Math.min(Integer.MAX_VALUE - 1L, Math.max(MAX_RECENT_WAKES, 2L * lastWake.size())));
         }
         KeyHolds kh = byKey.remove(key);
         if (kh == null) {
@@ -172,6 +207,11 @@ final class HandoffHolds {
         return t != null && t - sinceNanos >= 0;
     }
 
+    /** Returns the prunings of the remembered wake-ups so far. */
+    int prunings() {
+        return prunings.get();
+    }
+
     /** Returns the requests held now. */
     int held() {
         return held.get();
@@ -182,14 +222,14 @@ final class HandoffHolds {
         return heldBytes.get();
     }
 
-    private boolean reserveSlot() {
+    private static boolean reserve(AtomicInteger count, int max) {
         int n;
         do {
-            n = held.get();
-            if (n >= maxHeld) {
+            n = count.get();
+            if (n >= max) {
                 return false;
             }
-        } while (!held.compareAndSet(n, n + 1));
+        } while (!count.compareAndSet(n, n + 1));
         return true;
     }
 
@@ -215,13 +255,17 @@ final class HandoffHolds {
     final class Hold {
         private final RoutingKey key;
         private final Runnable wake;
+        /** Taken for a lagging owner: gives back a {@link #laggingHeld} slot too. */
+        private final boolean lagging;
+
         private final AtomicBoolean over = new AtomicBoolean();
         /** The bytes reserved; changed only by the owning exchange's loop, read by {@link #giveBack}. */
         private final AtomicLong bytes;
 
-        private Hold(RoutingKey key, long bytes, Runnable wake) {
+        private Hold(RoutingKey key, long bytes, boolean lagging, Runnable wake) {
             this.key = key;
             this.wake = wake;
+            this.lagging = lagging;
             this.bytes = new AtomicLong(bytes);
         }
 
@@ -257,6 +301,9 @@ final class HandoffHolds {
                 return false;
             }
             held.decrementAndGet();
+            if (lagging) {
+                laggingHeld.decrementAndGet();
+            }
             heldBytes.addAndGet(-bytes.getAndSet(0));
             return true;
         }

@@ -741,8 +741,8 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
                 resendAfterHold();
                 return;
             }
-            HandoffHolds.Hold h =
-                    forwarder.holds.tryHold(request.routingKey(), replay.bytes(), () -> onLoop(this::onHandoffOver));
+            HandoffHolds.Hold h = forwarder.holds.tryHold(
+                    request.routingKey(), replay.bytes(), LAGGING.equals(cause), () -> onLoop(this::onHandoffOver));
             if (h == null) {
                 metrics.countHandoffRefused();
                 fail(handoffProblem(RetargetPolicy.HANDOFF_HOLDS_FULL, "no hold is free"), false);

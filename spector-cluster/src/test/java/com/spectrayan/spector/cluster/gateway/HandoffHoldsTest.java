@@ -24,11 +24,13 @@ final class HandoffHoldsTest {
     void tryHold_atTheCountBound_holds_onePast_isRefused() {
         HandoffHolds holds = new HandoffHolds(2, 1000);
 
-        assertThat(holds.tryHold(ORDERS, 0, () -> {})).isNotNull();
-        assertThat(holds.tryHold(CARTS, 0, () -> {}))
+        assertThat(holds.tryHold(ORDERS, 0, false, () -> {})).isNotNull();
+        assertThat(holds.tryHold(CARTS, 0, false, () -> {}))
                 .as("the second: at the bound")
                 .isNotNull();
-        assertThat(holds.tryHold(ORDERS, 0, () -> {})).as("the third: one past").isNull();
+        assertThat(holds.tryHold(ORDERS, 0, false, () -> {}))
+                .as("the third: one past")
+                .isNull();
 
         assertThat(holds.held()).isEqualTo(2);
     }
@@ -37,11 +39,11 @@ final class HandoffHoldsTest {
     void tryHold_atTheBytesBound_holds_oneBytePast_isRefusedAndTakesNoSlot() {
         HandoffHolds holds = new HandoffHolds(10, 100);
 
-        assertThat(holds.tryHold(ORDERS, 60, () -> {})).isNotNull();
-        assertThat(holds.tryHold(ORDERS, 41, () -> {}))
+        assertThat(holds.tryHold(ORDERS, 60, false, () -> {})).isNotNull();
+        assertThat(holds.tryHold(ORDERS, 41, false, () -> {}))
                 .as("101 bytes: one past")
                 .isNull();
-        assertThat(holds.tryHold(ORDERS, 40, () -> {}))
+        assertThat(holds.tryHold(ORDERS, 40, false, () -> {}))
                 .as("100 bytes: at the bound")
                 .isNotNull();
 
@@ -65,9 +67,9 @@ final class HandoffHoldsTest {
         HandoffHolds holds = new HandoffHolds(10, 1000);
         AtomicInteger orders = new AtomicInteger();
         AtomicInteger carts = new AtomicInteger();
-        holds.tryHold(ORDERS, 10, orders::incrementAndGet);
-        holds.tryHold(ORDERS, 20, orders::incrementAndGet);
-        holds.tryHold(CARTS, 30, carts::incrementAndGet);
+        holds.tryHold(ORDERS, 10, false, orders::incrementAndGet);
+        holds.tryHold(ORDERS, 20, false, orders::incrementAndGet);
+        holds.tryHold(CARTS, 30, false, carts::incrementAndGet);
 
         holds.wake(ORDERS);
         holds.wake(ORDERS);
@@ -107,8 +109,8 @@ final class HandoffHoldsTest {
     @Test
     void claimPoll_letsOneTickPerKeyPerIntervalThrough() {
         HandoffHolds holds = new HandoffHolds(10, 1000);
-        holds.tryHold(ORDERS, 0, () -> {});
-        holds.tryHold(ORDERS, 0, () -> {});
+        holds.tryHold(ORDERS, 0, false, () -> {});
+        holds.tryHold(ORDERS, 0, false, () -> {});
 
         assertThat(holds.claimPoll(ORDERS, 1_000, INTERVAL))
                 .as("the first tick")
@@ -127,7 +129,7 @@ final class HandoffHoldsTest {
     @Test
     void claimPoll_ofALaggingOwner_usesTheShorterInterval() {
         HandoffHolds holds = new HandoffHolds(10, 1000);
-        holds.tryHold(ORDERS, 0, () -> {});
+        holds.tryHold(ORDERS, 0, false, () -> {});
         long first = HandoffHolds.LAGGING_FIRST_POLL.toNanos();
 
         assertThat(holds.claimPoll(ORDERS, 1_000, first)).isTrue();
@@ -166,11 +168,12 @@ final class HandoffHoldsTest {
 
     @Test
     void zeroBounds_holdNothing() {
-        assertThat(new HandoffHolds(0, 1000).tryHold(ORDERS, 0, () -> {})).isNull();
+        assertThat(new HandoffHolds(0, 1000).tryHold(ORDERS, 0, false, () -> {}))
+                .isNull();
     }
 
     private static HandoffHolds.Hold held(HandoffHolds holds, long bytes, Runnable wake) {
-        HandoffHolds.Hold h = holds.tryHold(ORDERS, bytes, wake);
+        HandoffHolds.Hold h = holds.tryHold(ORDERS, bytes, false, wake);
         assertThat(h).isNotNull();
         return java.util.Objects.requireNonNull(h);
     }
@@ -206,6 +209,84 @@ final class HandoffHoldsTest {
                 .as("old: forgotten")
                 .isFalse();
         assertThat(holds.wokenSince(ORDERS, 0)).isTrue();
+    }
+
+    /**
+     * A burst of wake-ups of distinct keys within {@link HandoffHolds#RECENT_WAKE} (a ring change)
+     * prunes the remembered ones a logarithmic number of times, not once per wake-up past {@link
+     * HandoffHolds#MAX_RECENT_WAKES}; each key is still remembered, and the old ones go once the
+     * time passed. Regression: above 1 024 keys woken within a second every wake-up scanned them all.
+     */
+    @Test
+    void wake_aBurstOfDistinctKeys_prunesLogarithmically() {
+        FakeTickerHolder t = new FakeTickerHolder();
+        HandoffHolds holds = new HandoffHolds(10, 1000, t::read);
+        int keys = 16 * HandoffHolds.MAX_RECENT_WAKES;
+        for (int i = 0; i < keys; i++) {
+            holds.wake(RoutingKey.of("cell", "acme", "ns-" + i));
+        }
+
+        assertThat(holds.prunings())
+                .as("one per doubling: 1 024, 2 048, ... 8 192")
+                .isEqualTo(4);
+        assertThat(holds.wokenSince(RoutingKey.of("cell", "acme", "ns-0"), 0))
+                .as("recent: kept")
+                .isTrue();
+
+        t.now = HandoffHolds.RECENT_WAKE.toNanos() + 1;
+        for (int i = 0; i < keys; i++) {
+            holds.wake(RoutingKey.of("cell", "acme", "later-" + i));
+        }
+        assertThat(holds.wokenSince(RoutingKey.of("cell", "acme", "ns-0"), 0))
+                .as("old: forgotten")
+                .isFalse();
+        assertThat(holds.prunings())
+                .as("the second burst: the old keys went at its first pruning, then one per doubling again")
+                .isEqualTo(4 + 1 + 4);
+    }
+
+    /**
+     * Holds for an owner behind the ring take at most a quarter of the slots ({@link
+     * HandoffHolds#LAGGING_SHARE}), at the share and one past it; the rest stay for real moves,
+     * and a lagging hold given back frees its share. Regression: one owner that stopped following
+     * the ring could fill every slot, and every other namespace's move was answered 503.
+     */
+    @Test
+    void tryHold_forALaggingOwner_takesAtMostItsShare() {
+        HandoffHolds holds = new HandoffHolds(8, 1000);
+        HandoffHolds.Hold first = holds.tryHold(ORDERS, 0, true, () -> {});
+        assertThat(first).as("the first lagging hold").isNotNull();
+        assertThat(holds.tryHold(CARTS, 0, true, () -> {}))
+                .as("the second: at the share of 8")
+                .isNotNull();
+        assertThat(holds.tryHold(CARTS, 0, true, () -> {}))
+                .as("the third: one past")
+                .isNull();
+        for (int i = 0; i < 6; i++) {
+            assertThat(holds.tryHold(CARTS, 0, false, () -> {}))
+                    .as("a move's hold %s", i)
+                    .isNotNull();
+        }
+        assertThat(holds.held()).isEqualTo(8);
+
+        java.util.Objects.requireNonNull(first).release();
+        assertThat(holds.tryHold(ORDERS, 0, true, () -> {}))
+                .as("a lagging hold given back makes room for another")
+                .isNotNull();
+        assertThat(new HandoffHolds(1, 1000).tryHold(ORDERS, 0, true, () -> {}))
+                .as("one slot: a lagging hold may take it")
+                .isNotNull();
+    }
+
+    /** A lagging hold refused for its bytes gives its share back. */
+    @Test
+    void tryHold_forALaggingOwner_refusedForItsBytes_givesItsShareBack() {
+        HandoffHolds holds = new HandoffHolds(4, 100);
+        assertThat(holds.tryHold(ORDERS, 101, true, () -> {})).isNull();
+        assertThat(holds.tryHold(ORDERS, 100, true, () -> {}))
+                .as("the one lagging slot is free")
+                .isNotNull();
+        assertThat(holds.held()).isEqualTo(1);
     }
 
     /** A settable clock for the holds' ticker. */
