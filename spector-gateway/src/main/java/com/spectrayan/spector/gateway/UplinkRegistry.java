@@ -35,7 +35,8 @@ import org.slf4j.LoggerFactory;
  * </pre>
  *
  * <p>A write that fails (Redis down) is not retried on its own: the next refresh writes every
- * worker again, so the registry is right again at most one interval after Redis is back.
+ * worker again, and tries every failed removal again (the worker stays in {@code published} until
+ * its removal succeeded), so the registry is right again at most one interval after Redis is back.
  *
  * <p>Threading: every decision runs on one {@link EventExecutor}, which confines {@code published}
  * (the workers this replica has a field for); Lettuce keeps one connection's commands in order,
@@ -101,7 +102,24 @@ final class UplinkRegistry implements WorkerDirectory.Listener, AutoCloseable {
             published.add(workerId);
             holders.put(workerId, self, links).whenComplete((v, e) -> failed("write", workerId, e));
         } else if (published.remove(workerId)) {
-            holders.remove(workerId, self).whenComplete((v, e) -> failed("remove", workerId, e));
+            holders.remove(workerId, self).whenComplete((v, e) -> {
+                if (e != null) {
+                    failed("remove", workerId, e);
+                    executor.execute(() -> removeAgain(workerId));
+                }
+            });
+        }
+    }
+
+    /**
+     * A removal failed (Redis down, or refused it): the worker is published again, so the next
+     * refresh tries the removal once more (or writes its links, if one came back meanwhile).
+     * Regression: the worker was forgotten before the removal succeeded, and its stale field stood
+     * until its own expiry, {@link UplinkHolders#FIELD_TTL}.
+     */
+    private void removeAgain(String workerId) {
+        if (!closed) {
+            published.add(workerId);
         }
     }
 

@@ -691,6 +691,48 @@ final class PeerHopTest {
                 .isLessThanOrEqualTo(UplinkHolders.MOVING_TTL.toMillis());
     }
 
+    /**
+     * A removal Redis refused is tried again by the next refresh, so the field of a worker whose
+     * last link here closed goes within an interval of Redis taking removals again, not at its own
+     * expiry ({@link UplinkHolders#FIELD_TTL}). Regression: the replica forgot the worker before its
+     * removal succeeded, and a hop to it met a stale holder for up to ten seconds.
+     */
+    @Test
+    void shouldTryAFailedRemovalAgainAtTheNextRefresh() throws Exception {
+        assertThat(holders("w1")).as("A alone holds w1").containsExactly(address(a));
+        long refusedBefore = rejectedRemovals();
+        RedisCommands.send(redis.server().port(), "ACL SETUSER default -hdel");
+        try {
+            w1.close();
+            Waits.until("A's removal of w1's field is refused", () -> rejectedRemovals() > refusedBefore);
+        } finally {
+            RedisCommands.send(redis.server().port(), "ACL SETUSER default +hdel");
+        }
+        assertThat(holds(a, "w1")).as("the refused removal left the field").isTrue();
+        long allowed = System.nanoTime();
+
+        Waits.until("the next refresh removes w1's field", () -> holders("w1").isEmpty());
+
+        assertThat(elapsed(allowed))
+                .as("within one refresh interval, and a margin")
+                .isLessThan(UplinkHolders.REFRESH_INTERVAL.plusSeconds(1));
+    }
+
+    /** Redis's count of HDEL commands it refused (INFO commandstats, rejected_calls). */
+    private static long rejectedRemovals() {
+        String stats = String.valueOf(RedisReply.bulk(redis.server().port(), "INFO commandstats"));
+        for (String line : stats.lines().toList()) {
+            if (line.startsWith("cmdstat_hdel:")) {
+                for (String part : line.substring("cmdstat_hdel:".length()).split(",", -1)) {
+                    if (part.startsWith("rejected_calls=")) {
+                        return Long.parseLong(part.substring("rejected_calls=".length()));
+                    }
+                }
+            }
+        }
+        return 0;
+    }
+
     @Test
     void shouldRelayToOwnLinksAndAnswer503QuicklyWhenRedisIsDown() throws Exception {
         redis.stop();
