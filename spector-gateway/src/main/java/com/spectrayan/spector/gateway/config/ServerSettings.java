@@ -300,12 +300,12 @@ public record ServerSettings(
     /**
      * Records a problem when {@code spector.server.peer-port} names the client port or the TLS
      * port: before, the second bind failed with an anonymous "Address already in use" and exit 1
-     * (the third review). Its default (7090) is not checked: the listener binds only with the peer
-     * hop on (Redis and a peer secret), and a client port of 7090 without it stays a valid setting.
+     * (the third review). Its default (7090) is checked only when the listener binds ({@link
+     * #peerPortBinds}), so a client port of 7090 without the peer hop stays a valid setting.
      */
     private static void peerPortFree(SettingsReader r, ServerSettings read) {
         int peer = read.peer.port();
-        String taken = peer <= 0 || peer == PeerSettings.DEFAULT_PORT
+        String taken = !peerPortBinds(r, read)
                 ? null
                 : peer == read.port
                         ? Keys.SERVER_PORT
@@ -313,6 +313,17 @@ public record ServerSettings(
         if (taken != null) {
             r.problem(Keys.SERVER_PEER_PORT, show(String.valueOf(peer)), "a port other than " + taken + "'s");
         }
+    }
+
+    /**
+     * Answers whether {@code spector.server.peer-port} is one to keep free of the other listeners:
+     * a fixed port set by hand, or the default (7090) when the peer listener binds, which it does
+     * with a peer secret set (Redis always has its default). Regression: an admin port of 7090 was
+     * refused even when no peer listener would ever bind it.
+     */
+    private static boolean peerPortBinds(SettingsReader r, ServerSettings read) {
+        int peer = read.peer.port();
+        return peer > 0 && (peer != PeerSettings.DEFAULT_PORT || r.raw(Keys.CELL_PEER_SECRET) != null);
     }
 
     /** Records a problem when {@code spector.server.admin-port} names another listener's port. */
@@ -324,7 +335,7 @@ public record ServerSettings(
                         ? Keys.SERVER_PORT
                         : read.tls != null && admin == read.tls.port()
                                 ? Keys.TLS_PORT
-                                : admin == read.peer.port() ? Keys.SERVER_PEER_PORT : null;
+                                : admin == read.peer.port() && peerPortBinds(r, read) ? Keys.SERVER_PEER_PORT : null;
         if (taken != null) {
             r.problem(Keys.SERVER_ADMIN_PORT, show(String.valueOf(admin)), "a port other than " + taken + "'s");
         }

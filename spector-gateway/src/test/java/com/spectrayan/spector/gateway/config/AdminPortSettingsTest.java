@@ -10,6 +10,8 @@ import org.junit.jupiter.api.Test;
 /** Bounds of {@code spector.server.admin-port}: off by default, and never another listener's port. */
 final class AdminPortSettingsTest {
     private static final String KEY = "spector.server.admin-port";
+    private static final String SECRET = "spector.cell.peer-secret";
+    private static final String A_SECRET = "s".repeat(PeerSettings.MIN_SECRET_CHARS);
 
     @Test
     void default_isOff() {
@@ -38,10 +40,23 @@ final class AdminPortSettingsTest {
         assertThat(refused(Map.of(KEY, "7070")).getMessage())
                 .as("the client port's default")
                 .contains(KEY + ": 7070 (expected: a port other than spector.server.port's)");
-        assertThat(refused(Map.of(KEY, "7090")).getMessage())
-                .as("the peer port's default")
+        assertThat(refused(Map.of(KEY, "7090", SECRET, A_SECRET)).getMessage())
+                .as("the peer port's default, the hop on")
                 .contains(KEY + ": 7090 (expected: a port other than spector.server.peer-port's)");
+        assertThat(refused(Map.of(KEY, "7095", "spector.server.peer-port", "7095"))
+                        .getMessage())
+                .as("a peer port set by hand, the hop off")
+                .contains(KEY + ": 7095 (expected: a port other than spector.server.peer-port's)");
         assertThat(withProps(Map.of(KEY, "7091")).server().adminPort()).isEqualTo(7091);
+    }
+
+    /**
+     * The peer port's default is free for the admin listener when no peer listener binds it (no
+     * peer secret: the hop is off). Regression: 7090 was refused whether or not the hop was on.
+     */
+    @Test
+    void adminPort_onThePeerPortsDefault_theHopOff_isAccepted() {
+        assertThat(withProps(Map.of(KEY, "7090")).server().adminPort()).isEqualTo(7090);
     }
 
     /**
@@ -57,5 +72,9 @@ final class AdminPortSettingsTest {
         assertThat(withProps(Map.of("spector.server.port", "7090")).server().port())
                 .as("the client port on the peer port's default, the hop off")
                 .isEqualTo(7090);
+        assertThat(refused(Map.of("spector.server.port", "7090", SECRET, A_SECRET))
+                        .getMessage())
+                .as("the client port on the peer port's default, the hop on")
+                .contains(peer + ": 7090 (expected: a port other than spector.server.port's)");
     }
 }
