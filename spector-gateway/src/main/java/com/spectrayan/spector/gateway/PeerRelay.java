@@ -57,7 +57,6 @@ final class PeerRelay {
         this.registry = requireNonNull(registry, "registry");
     }
 
-    /** Serves the current request of {@code c}, whose target and Host were checked. */
     /**
      * Returns why {@code request} is no signed hop ({@link PeerMac#refusal}), or null: checked once
      * per request, before its id is taken (only a signed hop speaks for its id).
