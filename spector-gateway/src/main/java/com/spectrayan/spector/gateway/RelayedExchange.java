@@ -624,10 +624,22 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
                     ErrorCode.DAEMON_CONNECTION_LOST, "the exchange ended before the relay took the whole body");
         }
         releaseQueued();
+        if (!finished) {
+            // Ended by the connection mid-answer (closeCutting: the client's connection failed, or the
+            // gateway stops), not by this exchange: nothing more reaches the client, and its close
+            // no longer comes here. As onClosed: the response body goes back (and with it a v2
+            // relay's worker slot, held until its body is taken) and the relay is aborted.
+            callerGone();
+        }
     }
 
     @Override
     public void onClosed() {
+        callerGone();
+    }
+
+    /** The client takes nothing more: the relay's read and the response body end, the relay is aborted. */
+    private void callerGone() {
         deferredStart = null;
         releaseQueued();
         SpectorException gone = SpectorException.of(ErrorCode.DAEMON_CONNECTION_LOST, "the caller went away");

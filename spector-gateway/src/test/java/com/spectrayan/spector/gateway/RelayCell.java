@@ -42,7 +42,7 @@ final class RelayCell implements AutoCloseable {
         Map<String, RelayTarget> of(Cell cell, Function<URI, RelayTarget> httpForward);
     }
 
-    private RelayCell(Cell.Builder builder, String workerId, Targets targets) throws Exception {
+    private RelayCell(Cell.Builder builder, String workerId, Targets targets, boolean v2) throws Exception {
         String workerToken = workerId + "-relay-cell-worker-token-0123456789";
         loops = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         transport =
@@ -52,12 +52,10 @@ final class RelayCell implements AutoCloseable {
         try {
             started = builder.set("spector.uplink.tokens", workerId + "=" + TokenHashes.sha256Hex(workerToken))
                     .start();
-            dialed = DialedWorker.dial(
-                    started,
-                    workerId,
-                    workerToken,
-                    targets.of(started, uri -> new HttpForwardTarget(uri, transport, loops)),
-                    loops);
+            Map<String, RelayTarget> served = targets.of(started, uri -> new HttpForwardTarget(uri, transport, loops));
+            dialed = v2
+                    ? DialedWorker.dialV2(started, workerId, workerToken, served, loops)
+                    : DialedWorker.dial(started, workerId, workerToken, served, loops);
             dialed.awaitLive(started);
         } catch (Exception | Error e) {
             closeAll(dialed, started);
@@ -67,9 +65,14 @@ final class RelayCell implements AutoCloseable {
         this.worker = dialed;
     }
 
-    /** Starts the cell {@code builder} describes and dials worker {@code workerId} into it. */
+    /** Starts the cell {@code builder} describes and dials worker {@code workerId} into it (uplink v1). */
     static RelayCell start(Cell.Builder builder, String workerId, Targets targets) throws Exception {
-        return new RelayCell(builder, workerId, targets);
+        return new RelayCell(builder, workerId, targets, false);
+    }
+
+    /** As {@link #start}, the worker's uplink speaking v2 (streams with their windows). */
+    static RelayCell startV2(Cell.Builder builder, String workerId, Targets targets) throws Exception {
+        return new RelayCell(builder, workerId, targets, true);
     }
 
     @Override

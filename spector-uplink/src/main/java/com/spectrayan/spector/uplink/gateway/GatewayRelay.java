@@ -17,8 +17,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code relay.request}, the request body as {@code relay.body} calls (at most {@link
  * Limits#UNANSWERED_BODIES} unanswered, parts of at most {@link Limits#CHUNK_BYTES}), and the
  * response from {@code relay-head} and {@code relay-chunk} pushes, with at most {@link
- * Limits#UNREAD_RELAY_BYTES} unread. At most {@code maxPerWorker} relays run at once per worker;
- * a deadline covers the whole exchange from {@link #relay}, the wait for a slot included. A
+ * Limits#UNREAD_RELAY_BYTES} unread. At most {@code maxPerWorker} relays run at once per worker,
+ * a v2 relay with a body holding its slot until its caller took that body (read it whole,
+ * cancelled it, or aborted), not only until the worker ended it, so a worker's slots bound what
+ * its ended streams leave unread here as its open streams' windows do; a deadline covers the whole
+ * exchange from {@link #relay}, the wait for a slot and that body included. A
  * response carries the length its worker declared ({@link RelayedResponse#contentLength()}), and
  * its body fails INTERNAL when the worker's chunks run past it or end short of it.
  */
@@ -161,7 +164,7 @@ public final class GatewayRelay {
         return Failures.isNoLink(failure);
     }
 
-    /** Returns the relays to a worker that hold a slot now. */
+    /** Returns the relays to a worker that hold a slot now (a v2 relay until its caller took its body). */
     public int running(String workerId) {
         RelayLimiter limiter = limiters.get(workerId);
         return limiter == null ? 0 : limiter.running();

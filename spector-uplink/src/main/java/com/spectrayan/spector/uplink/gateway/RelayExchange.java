@@ -69,12 +69,31 @@ import org.jspecify.annotations.Nullable;
  * ended. A RESET either way, the caller's abort or the link's loss ends both. Anything but a
  * {@code 101} is an ordinary response (RFC 9110 §7.8: the server may ignore the upgrade).
  *
+ * <p>The slot: a relay holds one of its worker's slots ({@link RelayLimiter}, {@code
+ * spector.uplink.relay.max-per-worker}) from the permit until it ends, and a v2 relay with a body
+ * until its caller has taken that body too: read to its end or its failure, cancelled, or dropped
+ * (the caller's abort, the deadline). An open stream's unread bytes are bounded by its window, but
+ * END_STREAM closes the stream and returns its credit while its last window's worth may still sit
+ * unread in the {@link ResponseBody}; held to the body, a worker's slots bound what its ended
+ * streams leave here as its open streams' windows bound the rest, so a worker answering callers
+ * that do not read makes its next relay wait for a slot (within that relay's deadline), not the
+ * gateway's heap grow. Until the body is done the deadline still runs (a switched relay's ended
+ * at its 101: its caller bounds it by idleness) and the caller's abort still listens, each
+ * dropping what is unread ({@link ResponseBody#abandon}): a caller that neither reads nor cancels
+ * holds a slot no longer than the deadline. The link's running count and the stream's connection
+ * credit are not held: the link holds nothing of an ended stream, and streams whose readers
+ * stalled may keep at most half the link's window (docs/PROTOCOL.md section 9.5), which a closed
+ * stream still charged to it would break. A v1 relay releases its slot when it ends: its unread
+ * bytes are bounded by {@code maxUnreadBytes} and, across the gateway, {@code unreadAll}.
+ *
  * <p>Concurrency: events arrive on several threads at once: pushes and call answers on the
  * uplink's thread, body parts and the abort on the caller's, the deadline on the scheduler, the
- * permit on whichever thread released the slot. Every mutable field is guarded by {@code this},
- * and every event runs in the two steps of OkHttp's {@code Http2Stream}: <em>1.</em> decide in a
- * {@code synchronized (this)} block (is this the first ending? which part goes next?) and copy
- * what the decision needs into locals; <em>2.</em> act outside it. The first ending wins.
+ * permit on whichever thread released the slot, the body's last read on the caller's. Every
+ * mutable field is guarded by {@code this}, and every event runs in the two steps of OkHttp's
+ * {@code Http2Stream}: <em>1.</em> decide in a {@code synchronized (this)} block (is this the
+ * first ending? which part goes next?) and copy what the decision needs into locals; <em>2.</em>
+ * act outside it. The first ending wins; the slot an ended v2 relay kept goes back when its body
+ * is done ({@link #bodyDone}), decided under the lock as the endings are, so once.
  *
  * <p>Never done while holding the lock: completing {@link #result} or any other future, calling
  * the worker client (a frame written to the uplink), reading or cancelling the caller's body,
@@ -111,8 +130,17 @@ final class RelayExchange implements RelayHooks {
     /** The relay ended (completed or failed); every later event is ignored. Guarded by this. */
     private boolean finished;
 
-    /** This relay holds one of the worker's slots, to release once when it ends. Guarded by this. */
+    /**
+     * This relay holds one of the worker's slots, to release once: when it ends, or, for a v2
+     * relay with a body, once the body is done too ({@link #bodyDone}). Guarded by this.
+     */
     private boolean permitHeld;
+
+    /**
+     * The response body holds nothing and never will again (the caller took it all, or it was
+     * dropped): a v2 relay that ended keeps its slot no longer. Guarded by this.
+     */
+    private boolean bodyDone;
 
     /** {@code relay.request} went out, so an ending sends {@code relay.cancel}. Guarded by this. */
     private boolean requestSent;
@@ -819,7 +847,11 @@ final class RelayExchange implements RelayHooks {
                         && ResponseFraming.bodyless(call.request().method().equals("HEAD"), status);
                 ResponseBody b = noBody
                         ? null
-                        : new ResponseBody(reason -> fail(reason, true), onTaken, v2Relay == null ? unreadAll : null);
+                        : new ResponseBody(
+                                reason -> fail(reason, true),
+                                onTaken,
+                                v2Relay == null ? unreadAll : null,
+                                this::bodyDone);
                 body = b;
                 responseLength = new DeclaredLength(length);
                 if (switching && b != null) {
@@ -997,7 +1029,9 @@ final class RelayExchange implements RelayHooks {
     }
 
     private void callerAborted(Throwable reason) {
-        fail(reason, true);
+        if (!fail(reason, true, false)) {
+            abandonHeldBody(reason); // ended, its body unread: the caller is gone, nobody takes it
+        }
     }
 
     private synchronized boolean isFinished() {
@@ -1009,13 +1043,61 @@ final class RelayExchange implements RelayHooks {
     }
 
     private void deadlinePassed() {
-        fail(
+        boolean ended = fail(
                 Failures.unreachable(
                         workerId,
                         "worker " + workerId + " did not finish the relayed request within " + deadline.toMillis()
                                 + " ms",
                         null),
-                true);
+                true,
+                false);
+        if (!ended) {
+            abandonHeldBody(Failures.unreachable(
+                    workerId,
+                    "the caller did not take the relayed response of worker " + workerId + " within "
+                            + deadline.toMillis() + " ms",
+                    null));
+        }
+    }
+
+    /**
+     * A relay that ended while its body still holds its slot: drops what the caller has not taken
+     * ({@code why} to the reader), which releases the slot through {@link #bodyDone}. Nothing for
+     * a relay that holds no slot.
+     */
+    private void abandonHeldBody(Throwable why) {
+        ResponseBody held;
+        synchronized (this) {
+            held = finished && permitHeld ? body : null;
+        }
+        assertNoLock();
+        if (held != null) {
+            held.abandon(why);
+        }
+    }
+
+    /**
+     * The response body is done (see {@link ResponseBody}), on the thread that made it so: a v2
+     * relay that ended before it releases its slot now, with the deadline and the abort listener
+     * it kept for the body. Once; before the relay ended it only notes it, for the ending.
+     */
+    private void bodyDone() {
+        ScheduledFuture<?> t;
+        synchronized (this) {
+            bodyDone = true;
+            if (!finished || !permitHeld) {
+                return;
+            }
+            permitHeld = false;
+            t = timer;
+            timer = null;
+        }
+        assertNoLock();
+        if (t != null) {
+            t.cancel(false);
+        }
+        call.request().signal().removeOnAbort(onCallerAbort);
+        limiter.release();
     }
 
     /**
@@ -1029,11 +1111,12 @@ final class RelayExchange implements RelayHooks {
     /**
      * As {@link #fail(Throwable, boolean)}; {@code afterQueued}: the body errors once the caller
      * has read the parts already queued (the failure came in order behind them), else at once.
+     * Answers whether this was the relay's ending (false: another came first).
      */
-    private void fail(Throwable failure, boolean cancel, boolean afterQueued) {
+    private boolean fail(Throwable failure, boolean cancel, boolean afterQueued) {
         Ending e = finish();
         if (e == null) {
-            return;
+            return false;
         }
         callOut(
                 e,
@@ -1062,6 +1145,7 @@ final class RelayExchange implements RelayHooks {
                     }
                 },
                 failure);
+        return true;
     }
 
     /**
@@ -1074,13 +1158,15 @@ final class RelayExchange implements RelayHooks {
             @Nullable RealGatewayWorkerClient client,
             boolean requestSent,
             boolean releasePermit,
+            boolean bodyHoldsPermit,
             @Nullable CompletableFuture<Void> permitWait,
             @Nullable ScheduledFuture<?> timer,
             @Nullable WorkerLink link,
             @Nullable V2Relay v2Relay) {}
 
     /**
-     * Step 1 of an ending: marks the relay finished and takes the slot from it, under the lock.
+     * Step 1 of an ending: marks the relay finished and takes the slot from it, under the lock,
+     * unless a v2 relay's body not yet done keeps it (with the deadline; {@link #bodyDone}).
      * Returns null when another ending came first.
      */
     private synchronized @Nullable Ending finish() {
@@ -1089,16 +1175,30 @@ final class RelayExchange implements RelayHooks {
         }
         finished = true;
         uploading = false;
-        boolean release = permitHeld;
-        permitHeld = false;
-        return new Ending(!headSeen, body, client, requestSent, release, permitWait, timer, link, v2Relay);
+        boolean bodyHolds = permitHeld && v2Relay != null && body != null && !bodyDone;
+        boolean release = permitHeld && !bodyHolds;
+        if (release) {
+            permitHeld = false;
+        }
+        return new Ending(
+                !headSeen,
+                body,
+                client,
+                requestSent,
+                release,
+                bodyHolds,
+                permitWait,
+                bodyHolds ? null : timer,
+                link,
+                v2Relay);
     }
 
     /**
      * Step 2 of an ending, with no lock held, in this order: cancels the deadline and drops the
-     * caller's abort listener; runs {@code settle} (what this ending tells the worker and the
-     * caller); lowers the link's running count, hands the slot on and stops reading the caller's
-     * body with {@code reason}.
+     * caller's abort listener (both kept while the body holds the slot); runs {@code settle} (what
+     * this ending tells the worker and the caller: a body it ends or fails may be done at once,
+     * and release its slot there); lowers the link's running count, hands the slot on and stops
+     * reading the caller's body with {@code reason}.
      */
     private void callOut(Ending e, Runnable settle, Throwable reason) {
         assertNoLock();
@@ -1106,7 +1206,9 @@ final class RelayExchange implements RelayHooks {
         if (t != null) {
             t.cancel(false);
         }
-        call.request().signal().removeOnAbort(onCallerAbort);
+        if (!e.bodyHoldsPermit()) {
+            call.request().signal().removeOnAbort(onCallerAbort);
+        }
         settle.run();
         RealGatewayWorkerClient c = e.client();
         if (c != null && e.v2Relay() == null) {

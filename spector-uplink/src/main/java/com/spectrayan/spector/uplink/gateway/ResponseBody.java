@@ -22,9 +22,15 @@ import org.jspecify.annotations.Nullable;
  * hands it on as it is; {@link #next} copies it out and releases it); a part dropped by a failure,
  * a cancel, or offered after the end is released here.
  *
+ * <p>Done: once the body ended or failed and holds no part (the reader took them all, or they were
+ * dropped), it holds nothing and never will again; {@code onDone} then runs, once. A v2 exchange
+ * keeps its worker's relay slot until then ({@link RelayExchange}), so the parts a worker's ended
+ * streams leave here are bounded by its slots as its open streams' are by their windows.
+ *
  * <p>Concurrency: the state is guarded by {@code this}; a reader's future is completed, and {@code
- * onReaderCancel} and {@code onTaken} run, only after the lock is released, so a reader's callback
- * may call back in.
+ * onReaderCancel}, {@code onTaken} and {@code onDone} run, only after the lock is released, so a
+ * reader's callback may call back in. {@code onDone} runs before the read that takes the last part,
+ * the end or the failure completes, so a reader that took the body knows its slot went back.
  */
 final class ResponseBody implements BodySource {
     /**
@@ -39,6 +45,7 @@ final class ResponseBody implements BodySource {
 
     private final Consumer<Throwable> onReaderCancel;
     private final IntConsumer onTaken;
+    private final Runnable onDone;
     private final ArrayDeque<ByteBuf> parts = new ArrayDeque<>(); // Guarded by this.
     private long buffered; // Guarded by this.
     /** Every v1 relay's unread bytes together (GatewayRelay's), kept with {@link #buffered}; null: not counted. */
@@ -47,6 +54,8 @@ final class ResponseBody implements BodySource {
     private boolean ended; // Guarded by this.
     private @Nullable Throwable failure; // Guarded by this.
     private @Nullable CompletableFuture<@Nullable ByteBuf> waiting; // Guarded by this.
+    /** {@code onDone} ran, or is about to run on the thread that set this. Guarded by this. */
+    private boolean done;
 
     ResponseBody(Consumer<Throwable> onReaderCancel) {
         this(onReaderCancel, taken -> {});
@@ -54,14 +63,33 @@ final class ResponseBody implements BodySource {
 
     /** A body that tells {@code onTaken} how many bytes each read took (v2: the credit to return). */
     ResponseBody(Consumer<Throwable> onReaderCancel, IntConsumer onTaken) {
-        this(onReaderCancel, onTaken, null);
+        this(onReaderCancel, onTaken, null, () -> {});
     }
 
-    /** A body whose unread bytes also count in {@code unreadAll} (v1: every relay's together). */
-    ResponseBody(Consumer<Throwable> onReaderCancel, IntConsumer onTaken, @Nullable AtomicLong unreadAll) {
+    /**
+     * A body whose unread bytes also count in {@code unreadAll} (v1: every relay's together; null:
+     * not counted), and that runs {@code onDone} once it holds nothing and never will again (see
+     * the class's notes).
+     */
+    ResponseBody(
+            Consumer<Throwable> onReaderCancel, IntConsumer onTaken, @Nullable AtomicLong unreadAll, Runnable onDone) {
         this.onReaderCancel = onReaderCancel;
         this.onTaken = onTaken;
         this.unreadAll = unreadAll;
+        this.onDone = onDone;
+    }
+
+    /**
+     * Answers, under the lock, whether the body just became done (ended or failed, no part
+     * queued) and marks it, so that exactly one caller runs {@code onDone} after the lock.
+     */
+    private boolean becameDone() {
+        assert Thread.holdsLock(this);
+        if (done || (!ended && failure == null) || !parts.isEmpty()) {
+            return false;
+        }
+        done = true;
+        return true;
     }
 
     /** Moves {@link #buffered} by {@code delta}, and every relay's count with it. Under the lock. */
@@ -100,6 +128,7 @@ final class ResponseBody implements BodySource {
     /** Ends the body after the queued parts. */
     void end() {
         CompletableFuture<@Nullable ByteBuf> reader;
+        boolean nowDone;
         synchronized (this) {
             if (ended || failure != null) {
                 return;
@@ -107,6 +136,10 @@ final class ResponseBody implements BodySource {
             ended = true;
             reader = waiting;
             waiting = null;
+            nowDone = becameDone();
+        }
+        if (nowDone) {
+            onDone.run(); // before the reader hears the end: what it learns next is already so
         }
         if (reader != null) {
             reader.complete(null);
@@ -126,23 +159,66 @@ final class ResponseBody implements BodySource {
     private void fail(Throwable why, boolean dropQueued) {
         CompletableFuture<@Nullable ByteBuf> reader;
         ArrayDeque<ByteBuf> dropped = null;
+        boolean nowDone;
         synchronized (this) {
             if (ended || failure != null) {
                 return;
             }
             failure = why;
             if (dropQueued && !parts.isEmpty()) {
-                dropped = new ArrayDeque<>(parts);
-                parts.clear();
-                account(-buffered);
+                dropped = dropQueued();
             }
             reader = waiting; // a reader waits only when nothing is queued
             waiting = null;
+            nowDone = becameDone();
         }
         release(dropped);
+        if (nowDone) {
+            onDone.run();
+        }
         if (reader != null) {
             reader.completeExceptionally(why);
         }
+    }
+
+    /**
+     * Fails the body at once with {@code why}, dropping the queued parts, even after its end or a
+     * failure behind them: the reader's time is up (the relay's deadline, the caller's abort), so
+     * it reads a failure rather than the rest. Nothing once the body is done (the reader took
+     * everything, the end or the failure included).
+     */
+    void abandon(Throwable why) {
+        ArrayDeque<ByteBuf> dropped;
+        CompletableFuture<@Nullable ByteBuf> reader;
+        boolean nowDone;
+        synchronized (this) {
+            if (done) {
+                return;
+            }
+            if (failure == null) {
+                failure = why; // read before the end (nextBuf): the reader sees it, never a short end
+            }
+            dropped = dropQueued();
+            reader = waiting; // a reader waits only when nothing is queued and the body is open
+            waiting = null;
+            nowDone = becameDone();
+        }
+        release(dropped);
+        if (nowDone) {
+            onDone.run();
+        }
+        if (reader != null) {
+            reader.completeExceptionally(why);
+        }
+    }
+
+    /** Takes the queued parts out (the caller releases them after the lock) and uncounts them. */
+    private ArrayDeque<ByteBuf> dropQueued() {
+        assert Thread.holdsLock(this);
+        ArrayDeque<ByteBuf> dropped = new ArrayDeque<>(parts);
+        parts.clear();
+        account(-buffered);
+        return dropped;
     }
 
     @Override
@@ -164,6 +240,7 @@ final class ResponseBody implements BodySource {
     @Override
     public CompletionStage<@Nullable ByteBuf> nextBuf() {
         ByteBuf part;
+        boolean nowDone;
         synchronized (this) {
             if (waiting != null) {
                 return CompletableFuture.failedFuture(
@@ -195,23 +272,30 @@ final class ResponseBody implements BodySource {
                 part = batch;
             }
             account(-part.readableBytes());
+            nowDone = becameDone(); // the last part of an ended (or failed after it) body
         }
         onTaken.accept(part.readableBytes());
+        if (nowDone) {
+            onDone.run();
+        }
         return CompletableFuture.completedFuture(part);
     }
 
     @Override
     public void cancel(Throwable reason) {
         ArrayDeque<ByteBuf> dropped = null;
+        boolean nowDone = false;
         synchronized (this) {
             if (ended || failure != null) {
-                dropped = new ArrayDeque<>(parts);
-                parts.clear();
-                account(-buffered);
+                dropped = dropQueued();
+                nowDone = becameDone();
             }
         }
         if (dropped != null) {
             release(dropped);
+            if (nowDone) {
+                onDone.run();
+            }
             return;
         }
         fail(reason);
