@@ -651,8 +651,17 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
             a.finish(false); // answered before the body: not worth keeping, as after a 421
             onHandoff(a, response, lagging ? LAGGING : HANDOFF);
         } else if (code == 101) {
-            if (request.upgrade() == null) {
+            String asked = request.upgrade();
+            if (asked == null) {
                 onFailed(a, new IllegalStateException("101 to a request that asked for none"));
+            } else if (!switchesTo(response, asked)) {
+                onFailed(
+                        a,
+                        new MalformedResponseException(
+                                a.entry().owner(),
+                                "a 101 whose Upgrade names no protocol but the " + asked + " asked for: "
+                                        + sanitize(String.join(
+                                                ", ", response.headers().getAll(HttpHeaderNames.UPGRADE)))));
             } else {
                 onUpgraded(a, response);
             }
@@ -944,6 +953,39 @@ final class RealExchange implements GatewayForwarder.Exchange, RequestBody.Consu
         if (!spent.isEmpty()) {
             spent.clear();
         }
+    }
+
+    /**
+     * Answers whether a {@code 101} switches to the protocol the request asked for and nothing else:
+     * its {@code Upgrade} names at least one protocol, and every one is {@code asked} (by name, any
+     * case; RFC 9110 §7.8: "a server MUST NOT switch to a protocol that was not indicated by the
+     * client", and §15.2.2: a 101 MUST name what it switches to). Regression: any 101 was tunnelled,
+     * one without an {@code Upgrade} too, so an owner endpoint that echoed a status made the client's
+     * connection a raw pipe to the owner's HTTP server, through which the client sent requests with
+     * forged routing headers (a review found it: "WebSocket smuggling" through a backend's 101).
+     */
+    static boolean switchesTo(HttpResponse response, String asked) {
+        boolean named = false;
+        for (String field : response.headers().getAll(HttpHeaderNames.UPGRADE)) {
+            for (String protocol : field.split(",", -1)) {
+                String p = protocol.strip();
+                if (p.isEmpty()) {
+                    continue; // RFC 9110 §5.6.1: empty list elements are ignored
+                }
+                int slash = p.indexOf('/');
+                if (!(slash < 0 ? p : p.substring(0, slash)).equalsIgnoreCase(asked)) {
+                    return false;
+                }
+                named = true;
+            }
+        }
+        return named;
+    }
+
+    /** Returns {@code text} cut to 64 chars, its control chars as {@code ?}: an owner's bytes in a log line. */
+    private static String sanitize(String text) {
+        String cut = text.length() > 64 ? text.substring(0, 64) + "..." : text;
+        return cut.replaceAll("\\p{Cntrl}", "?");
     }
 
     /**
