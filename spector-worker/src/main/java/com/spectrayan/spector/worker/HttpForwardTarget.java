@@ -698,8 +698,9 @@ public final class HttpForwardTarget implements RelayTarget {
          * The switched connection (section 9.7 of docs/PROTOCOL.md), spliced to the relayed
          * stream: the upstream's bytes are the response body ({@link #nextBuf()}, read from the
          * socket only when the relay asks, so at most one read waits), and the client's side (the
-         * request body) is written to the upstream while it is writable. Each direction ends on
-         * its own: the client's end is a FIN to the upstream ({@code shutdownOutput}), the
+         * request body) is written to the upstream while it is writable, parts handed over inline
+         * written together and flushed once. Each direction ends on its own: the client's end is
+         * a FIN to the upstream ({@code shutdownOutput}, once the bytes before it are written), the
          * upstream's FIN ends the response body; the connection closes once both ended. The
          * upstream closing ends its side and stops reading the client's; a failure, a cancel or
          * the request's abort closes it at once. Confined to the exchange's event loop.
@@ -711,7 +712,17 @@ public final class HttpForwardTarget implements RelayTarget {
             private @Nullable CompletableFuture<@Nullable ByteBuf> reader;
             private boolean upstreamEnded;
             private boolean clientEnded;
+            /** The client's end went out after its bytes (the connection wrote all before it). */
+            private boolean clientFinned;
+
             private boolean clientReading;
+            /** {@link #pumpClient} runs (a part handed over inline re-enters it: it loops instead). */
+            private boolean pumping;
+
+            private boolean pumpAgain;
+            /** The client's parts were written to the upstream and not yet flushed. */
+            private boolean unflushed;
+
             private boolean waitingWritable;
             private boolean closed;
             private @Nullable Throwable failed;
@@ -790,17 +801,40 @@ public final class HttpForwardTarget implements RelayTarget {
                 loop.execute(() -> fail(reason));
             }
 
-            /** Writes the client's bytes while the upstream takes them; its end is a FIN. */
+            /**
+             * Writes the client's bytes while the upstream takes them; its end is a FIN. The client's
+             * side (a v2 stream's body, on this loop) hands a queued part over inline, inside {@code
+             * nextBufOn}: its {@link #clientRead} asks again through here, which loops instead of
+             * recursing ({@link BodySource#nonBlocking()}), as {@link #pumpRequest} does; recursing
+             * once per part overflowed the stack on a window of small parts and left this direction
+             * with no read pending (found by a review).
+             */
             private void pumpClient() {
-                if (closed || clientEnded || clientReading) {
+                if (pumping) {
+                    pumpAgain = true;
                     return;
                 }
-                if (!ch.isWritable()) {
-                    waitingWritable = true;
-                    return;
+                pumping = true;
+                try {
+                    do {
+                        pumpAgain = false;
+                        if (closed || clientEnded || clientReading) {
+                            break;
+                        }
+                        if (!ch.isWritable()) {
+                            waitingWritable = true;
+                            break;
+                        }
+                        clientReading = true;
+                        clientSide.nextBufOn(loop, this::clientRead); // may hand its part over inline: pumpAgain
+                    } while (pumpAgain);
+                } finally {
+                    pumping = false;
                 }
-                clientReading = true;
-                clientSide.nextBufOn(loop, this::clientRead);
+                if (unflushed && !closed) {
+                    unflushed = false;
+                    ch.flush(); // the parts handed over inline go out together
+                }
             }
 
             private void clientRead(@Nullable ByteBuf part, @Nullable Throwable error) {
@@ -817,18 +851,29 @@ public final class HttpForwardTarget implements RelayTarget {
                 }
                 if (part == null) {
                     clientEnded = true;
-                    if (upstreamEnded) {
-                        close(); // both halves ended
-                    } else if (ch instanceof io.netty.channel.socket.DuplexChannel duplex) {
-                        duplex.shutdownOutput(); // the client's FIN, passed on
-                    }
+                    unflushed = false;
+                    // After the bytes written before it: a FIN or a close discards what the
+                    // connection still holds, and a backed-up upstream may hold some.
+                    ch.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(w -> {
+                        if (!w.isSuccess()) {
+                            Forward.this.fail(w.cause());
+                            return;
+                        }
+                        clientFinned = true;
+                        if (upstreamEnded) {
+                            close(); // both halves ended
+                        } else if (!closed && ch instanceof io.netty.channel.socket.DuplexChannel duplex) {
+                            duplex.shutdownOutput(); // the client's FIN, passed on
+                        }
+                    });
                     return;
                 }
-                ch.writeAndFlush(part).addListener(w -> {
+                ch.write(part).addListener(w -> {
                     if (!w.isSuccess()) {
                         Forward.this.fail(w.cause());
                     }
                 });
+                unflushed = true;
                 pumpClient();
             }
 
@@ -842,7 +887,7 @@ public final class HttpForwardTarget implements RelayTarget {
             /** The upstream's FIN: its side ends after what is queued; the client's side goes on. */
             private void upstreamFin() {
                 endUpstream();
-                if (clientEnded) {
+                if (clientFinned) {
                     close();
                 }
             }
