@@ -169,6 +169,30 @@ public final class HttpForwardTarget implements RelayTarget {
     }
 
     /**
+     * Answers whether a 101's {@code Upgrade} values ({@code answered}) name at least one protocol
+     * and only protocols the request's {@code Upgrade} ({@code asked}) listed (RFC 9110 §7.8,
+     * §15.2.2). Protocols ({@code websocket}, {@code h2c}, {@code foo/2}) compare case-insensitively.
+     */
+    static boolean switchesAsAsked(String asked, List<String> answered) {
+        Set<String> chosen = protocols(answered);
+        return !chosen.isEmpty() && protocols(List.of(asked)).containsAll(chosen);
+    }
+
+    /** The lower-case protocols a list of {@code Upgrade} values names. */
+    private static Set<String> protocols(List<String> upgradeValues) {
+        Set<String> out = new java.util.HashSet<>();
+        for (String value : upgradeValues) {
+            for (String protocol : value.split(",", -1)) {
+                String p = protocol.strip();
+                if (!p.isEmpty()) {
+                    out.add(p.toLowerCase(Locale.ROOT));
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
      * Returns the response bytes {@code body}, one of this target's response bodies, has read ahead
      * and not yet handed over, or -1 for another body. Call it on the exchange's event loop (tests).
      */
@@ -468,13 +492,23 @@ public final class HttpForwardTarget implements RelayTarget {
         /**
          * The upstream switched protocols (RFC 9110 §15.2.2): the HTTP codec is set to pass bytes
          * both ways, and the exchange becomes a {@link Switched} splice of the connection and the
-         * relayed stream. A 101 to a request that asked for no upgrade is INTERNAL.
+         * relayed stream. A 101 to a request that asked for no upgrade is INTERNAL, and so is one
+         * whose {@code Upgrade} does not name the protocol asked for (§15.2.2: it must name it;
+         * §7.8: a server never switches to one the client did not offer): an endpoint that
+         * reflects a status, or a server that says 101 and stays HTTP, would otherwise leave the
+         * client a raw pipe to the upstream's HTTP server, past the target's base path ("WebSocket
+         * smuggling", found by a review). Either way the connection closes, never tunnelled.
          */
         private void switchProtocols(HttpResponse r) {
             BodySource clientSide = request.body();
             Channel ch = channel;
-            if (request.upgrade() == null || clientSide == null || ch == null) {
+            String asked = request.upgrade();
+            if (asked == null || clientSide == null || ch == null) {
                 fail(upstreamFailed("answered 101 to a request that asked for no upgrade", null));
+                return;
+            }
+            if (!switchesAsAsked(asked, r.headers().getAll(HttpHeaderNames.UPGRADE))) {
+                fail(upstreamFailed("answered 101 without an Upgrade naming the protocol asked for", null));
                 return;
             }
             if (!UpstreamHttpTransport.passBytesAfterUpgrade(ch)) { // the encoder passes bytes as they are

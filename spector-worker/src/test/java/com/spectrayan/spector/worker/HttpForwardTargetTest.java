@@ -1398,4 +1398,74 @@ final class HttpForwardTargetTest {
                 loop,
                 ResponseFraming.UNKNOWN_LENGTH);
     }
+
+    /**
+     * RFC 9110 §15.2.2 and §7.8: a 101 whose Upgrade names no protocol, or one the request did not
+     * ask for, is no switch: an upstream that says 101 and stays HTTP (a reflected status) would
+     * leave the client a raw pipe to its HTTP server, past the target's base path ("WebSocket
+     * smuggling via a backend 101"). The relay fails INTERNAL (the gateway's 502), the connection
+     * closes, and the client's bytes never reach the upstream.
+     */
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "HTTP/1.1 101 Switching Protocols\r\n\r\n",
+                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n",
+                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket, h2c\r\nConnection: Upgrade\r\n\r\n"
+            })
+    void handle_101NotNamingTheProtocolAskedFor_failsInternal_andTunnelsNothing(String answer) throws Exception {
+        UpgradeSeen seen = new UpgradeSeen();
+        HttpForwardTarget target = upgradeUpstream(answer, seen);
+        ClientSide client = new ClientSide();
+        client.send("GET /admin HTTP/1.1\r\nHost: internal\r\n\r\n"); // queued: a switch would send it at once
+
+        Throwable failure =
+                org.assertj.core.api.Assertions.catchThrowable(() -> target.handle(upgrade(client, new AbortSignal()))
+                        .toCompletableFuture()
+                        .get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+
+        assertThat(failure).isInstanceOf(ExecutionException.class);
+        assertThat(failure.getCause())
+                .isInstanceOfSatisfying(
+                        SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL))
+                .hasMessageContaining("101");
+        assertThat(done(seen.received, "the upstream's connection ends"))
+                .as("the client's bytes at the upstream")
+                .isEmpty();
+        com.spectrayan.spector.testkit.Waits.until(
+                "the connection is closed, never pooled", () -> transport.openConnections() == 0);
+    }
+
+    /** The 101's Upgrade names the protocol asked for in another case (RFC 9110 §7.8: names compare case-insensitively): a switch. */
+    @Test
+    void handle_101NamingTheProtocolInAnotherCase_switches() throws Exception {
+        UpgradeSeen seen = new UpgradeSeen();
+        HttpForwardTarget target = upgradeUpstream(SWITCH.replace("Upgrade: websocket", "Upgrade: WebSocket"), seen);
+        ClientSide client = new ClientSide();
+
+        RelayedResponse response = done(target.handle(upgrade(client, new AbortSignal())), "the upgrade");
+
+        assertThat(response.isSwitching()).isTrue();
+        client.send("ping-1");
+        assertThat(readText(body(response), 6)).isEqualTo("ping-1");
+        client.end();
+        assertThat(done(seen.received, "the client's bytes at the upstream"))
+                .isEqualTo("ping-1".getBytes(StandardCharsets.US_ASCII));
+    }
+
+    /** {@link HttpForwardTarget#switchesAsAsked}: every protocol the 101 names was asked for, at least one. */
+    @Test
+    void switchesAsAsked_onlyProtocolsTheRequestListed() {
+        assertThat(HttpForwardTarget.switchesAsAsked("websocket", List.of("WebSocket")))
+                .isTrue();
+        assertThat(HttpForwardTarget.switchesAsAsked("h2c, foo/2", List.of(" FOO/2 ")))
+                .isTrue();
+        assertThat(HttpForwardTarget.switchesAsAsked("websocket", List.of())).isFalse();
+        assertThat(HttpForwardTarget.switchesAsAsked("websocket", List.of(""))).isFalse();
+        assertThat(HttpForwardTarget.switchesAsAsked("websocket", List.of("h2c")))
+                .isFalse();
+        assertThat(HttpForwardTarget.switchesAsAsked("websocket", List.of("websocket", "h2c")))
+                .isFalse();
+        assertThat(HttpForwardTarget.switchesAsAsked("foo/2", List.of("foo"))).isFalse();
+    }
 }
