@@ -169,6 +169,30 @@ public final class HttpForwardTarget implements RelayTarget {
     }
 
     /**
+     * Answers whether a 101's {@code Upgrade} values ({@code answered}) name at least one protocol
+     * and only protocols the request's {@code Upgrade} ({@code asked}) listed (RFC 9110 §7.8,
+     * §15.2.2). Protocols ({@code websocket}, {@code h2c}, {@code foo/2}) compare case-insensitively.
+     */
+    static boolean switchesAsAsked(String asked, List<String> answered) {
+        Set<String> chosen = protocols(answered);
+        return !chosen.isEmpty() && protocols(List.of(asked)).containsAll(chosen);
+    }
+
+    /** The lower-case protocols a list of {@code Upgrade} values names. */
+    private static Set<String> protocols(List<String> upgradeValues) {
+        Set<String> out = new java.util.HashSet<>();
+        for (String value : upgradeValues) {
+            for (String protocol : value.split(",", -1)) {
+                String p = protocol.strip();
+                if (!p.isEmpty()) {
+                    out.add(p.toLowerCase(Locale.ROOT));
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
      * Returns the response bytes {@code body}, one of this target's response bodies, has read ahead
      * and not yet handed over, or -1 for another body. Call it on the exchange's event loop (tests).
      */
@@ -468,13 +492,23 @@ public final class HttpForwardTarget implements RelayTarget {
         /**
          * The upstream switched protocols (RFC 9110 §15.2.2): the HTTP codec is set to pass bytes
          * both ways, and the exchange becomes a {@link Switched} splice of the connection and the
-         * relayed stream. A 101 to a request that asked for no upgrade is INTERNAL.
+         * relayed stream. A 101 to a request that asked for no upgrade is INTERNAL, and so is one
+         * whose {@code Upgrade} does not name the protocol asked for (§15.2.2: it must name it;
+         * §7.8: a server never switches to one the client did not offer): an endpoint that
+         * reflects a status, or a server that says 101 and stays HTTP, would otherwise leave the
+         * client a raw pipe to the upstream's HTTP server, past the target's base path ("WebSocket
+         * smuggling", found by a review). Either way the connection closes, never tunnelled.
          */
         private void switchProtocols(HttpResponse r) {
             BodySource clientSide = request.body();
             Channel ch = channel;
-            if (request.upgrade() == null || clientSide == null || ch == null) {
+            String asked = request.upgrade();
+            if (asked == null || clientSide == null || ch == null) {
                 fail(upstreamFailed("answered 101 to a request that asked for no upgrade", null));
+                return;
+            }
+            if (!switchesAsAsked(asked, r.headers().getAll(HttpHeaderNames.UPGRADE))) {
+                fail(upstreamFailed("answered 101 without an Upgrade naming the protocol asked for", null));
                 return;
             }
             if (!UpstreamHttpTransport.passBytesAfterUpgrade(ch)) { // the encoder passes bytes as they are
@@ -698,8 +732,9 @@ public final class HttpForwardTarget implements RelayTarget {
          * The switched connection (section 9.7 of docs/PROTOCOL.md), spliced to the relayed
          * stream: the upstream's bytes are the response body ({@link #nextBuf()}, read from the
          * socket only when the relay asks, so at most one read waits), and the client's side (the
-         * request body) is written to the upstream while it is writable. Each direction ends on
-         * its own: the client's end is a FIN to the upstream ({@code shutdownOutput}), the
+         * request body) is written to the upstream while it is writable, parts handed over inline
+         * written together and flushed once. Each direction ends on its own: the client's end is
+         * a FIN to the upstream ({@code shutdownOutput}, once the bytes before it are written), the
          * upstream's FIN ends the response body; the connection closes once both ended. The
          * upstream closing ends its side and stops reading the client's; a failure, a cancel or
          * the request's abort closes it at once. Confined to the exchange's event loop.
@@ -711,7 +746,17 @@ public final class HttpForwardTarget implements RelayTarget {
             private @Nullable CompletableFuture<@Nullable ByteBuf> reader;
             private boolean upstreamEnded;
             private boolean clientEnded;
+            /** The client's end went out after its bytes (the connection wrote all before it). */
+            private boolean clientFinned;
+
             private boolean clientReading;
+            /** {@link #pumpClient} runs (a part handed over inline re-enters it: it loops instead). */
+            private boolean pumping;
+
+            private boolean pumpAgain;
+            /** The client's parts were written to the upstream and not yet flushed. */
+            private boolean unflushed;
+
             private boolean waitingWritable;
             private boolean closed;
             private @Nullable Throwable failed;
@@ -790,17 +835,40 @@ public final class HttpForwardTarget implements RelayTarget {
                 loop.execute(() -> fail(reason));
             }
 
-            /** Writes the client's bytes while the upstream takes them; its end is a FIN. */
+            /**
+             * Writes the client's bytes while the upstream takes them; its end is a FIN. The client's
+             * side (a v2 stream's body, on this loop) hands a queued part over inline, inside {@code
+             * nextBufOn}: its {@link #clientRead} asks again through here, which loops instead of
+             * recursing ({@link BodySource#nonBlocking()}), as {@link #pumpRequest} does; recursing
+             * once per part overflowed the stack on a window of small parts and left this direction
+             * with no read pending (found by a review).
+             */
             private void pumpClient() {
-                if (closed || clientEnded || clientReading) {
+                if (pumping) {
+                    pumpAgain = true;
                     return;
                 }
-                if (!ch.isWritable()) {
-                    waitingWritable = true;
-                    return;
+                pumping = true;
+                try {
+                    do {
+                        pumpAgain = false;
+                        if (closed || clientEnded || clientReading) {
+                            break;
+                        }
+                        if (!ch.isWritable()) {
+                            waitingWritable = true;
+                            break;
+                        }
+                        clientReading = true;
+                        clientSide.nextBufOn(loop, this::clientRead); // may hand its part over inline: pumpAgain
+                    } while (pumpAgain);
+                } finally {
+                    pumping = false;
                 }
-                clientReading = true;
-                clientSide.nextBufOn(loop, this::clientRead);
+                if (unflushed && !closed) {
+                    unflushed = false;
+                    ch.flush(); // the parts handed over inline go out together
+                }
             }
 
             private void clientRead(@Nullable ByteBuf part, @Nullable Throwable error) {
@@ -817,18 +885,29 @@ public final class HttpForwardTarget implements RelayTarget {
                 }
                 if (part == null) {
                     clientEnded = true;
-                    if (upstreamEnded) {
-                        close(); // both halves ended
-                    } else if (ch instanceof io.netty.channel.socket.DuplexChannel duplex) {
-                        duplex.shutdownOutput(); // the client's FIN, passed on
-                    }
+                    unflushed = false;
+                    // After the bytes written before it: a FIN or a close discards what the
+                    // connection still holds, and a backed-up upstream may hold some.
+                    ch.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(w -> {
+                        if (!w.isSuccess()) {
+                            Forward.this.fail(w.cause());
+                            return;
+                        }
+                        clientFinned = true;
+                        if (upstreamEnded) {
+                            close(); // both halves ended
+                        } else if (!closed && ch instanceof io.netty.channel.socket.DuplexChannel duplex) {
+                            duplex.shutdownOutput(); // the client's FIN, passed on
+                        }
+                    });
                     return;
                 }
-                ch.writeAndFlush(part).addListener(w -> {
+                ch.write(part).addListener(w -> {
                     if (!w.isSuccess()) {
                         Forward.this.fail(w.cause());
                     }
                 });
+                unflushed = true;
                 pumpClient();
             }
 
@@ -842,7 +921,7 @@ public final class HttpForwardTarget implements RelayTarget {
             /** The upstream's FIN: its side ends after what is queued; the client's side goes on. */
             private void upstreamFin() {
                 endUpstream();
-                if (clientEnded) {
+                if (clientFinned) {
                     close();
                 }
             }

@@ -329,9 +329,14 @@ final class HttpForwardTargetTest {
     static byte[] pattern(int n) {
         byte[] out = new byte[n];
         for (int i = 0; i < n; i++) {
-            out[i] = (byte) (i * 31 + (i >>> 12));
+            out[i] = patternByte(i);
         }
         return out;
+    }
+
+    /** The byte at {@code i} of {@link #pattern}. */
+    static byte patternByte(int i) {
+        return (byte) (i * 31 + (i >>> 12));
     }
 
     /** The JDK server's {@code /sink}: reads the whole request body, answers {@code <length> <sha256 hex>}. */
@@ -1030,17 +1035,35 @@ final class HttpForwardTargetTest {
         final java.util.concurrent.CompletableFuture<List<String>> head =
                 new java.util.concurrent.CompletableFuture<>();
         final java.util.concurrent.CompletableFuture<String> ended = new java.util.concurrent.CompletableFuture<>();
+        /** The bytes it read after the head, at the connection's end (a FIN, a close or a reset). */
+        final java.util.concurrent.CompletableFuture<byte[]> received = new java.util.concurrent.CompletableFuture<>();
+        /** After a 101, it reads nothing until this completes (the test holds it back to let parts queue). */
+        final java.util.concurrent.CompletableFuture<@Nullable Void> mayRead;
+        /** After a 101, it echoes what it reads. */
+        final boolean echo;
+
+        UpgradeSeen() {
+            this.mayRead = java.util.concurrent.CompletableFuture.completedFuture(null);
+            this.echo = true;
+        }
+
+        /** An upstream that, after its 101, reads nothing until {@code mayRead} completes, and echoes nothing. */
+        UpgradeSeen(java.util.concurrent.CompletableFuture<@Nullable Void> mayRead) {
+            this.mayRead = mayRead;
+            this.echo = false;
+        }
     }
 
     /**
      * Starts a raw upstream that answers the handshake with {@code answer} (a 101, or a refusal),
-     * then, after a 101, echoes every byte; at the client's FIN it writes {@code after-fin} and
-     * closes (a half close both ways). {@code seen} records what it saw.
+     * then, after a 101, echoes every byte (as {@code seen} says); at the client's FIN it writes
+     * {@code after-fin} and closes (a half close both ways). {@code seen} records what it saw.
      */
     private HttpForwardTarget upgradeUpstream(String answer, UpgradeSeen seen) throws IOException {
         ServerSocket socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         raw = socket;
         rawThreads.execute(() -> {
+            ByteArrayOutputStream received = new ByteArrayOutputStream();
             try (Socket connection = socket.accept()) {
                 connection.setSoTimeout((int) WAIT.toMillis() * 2);
                 InputStream in = connection.getInputStream();
@@ -1070,18 +1093,27 @@ final class HttpForwardTargetTest {
                 if (!answer.startsWith("HTTP/1.1 101")) {
                     seen.ended.complete("answered");
                     in.read();
+                    seen.received.complete(received.toByteArray());
                     return;
                 }
+                seen.mayRead.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
                 byte[] buf = new byte[8192];
                 for (int n = in.read(buf); n >= 0; n = in.read(buf)) {
-                    out.write(buf, 0, n);
-                    out.flush();
+                    received.write(buf, 0, n);
+                    if (seen.echo) {
+                        out.write(buf, 0, n);
+                        out.flush();
+                    }
                 }
+                seen.received.complete(received.toByteArray());
                 out.write("after-fin".getBytes(StandardCharsets.US_ASCII)); // the client's FIN: our side goes on
                 out.flush();
                 seen.ended.complete("fin");
             } catch (IOException e) {
+                seen.received.complete(received.toByteArray());
                 seen.ended.complete("reset: " + e.getMessage());
+            } catch (InterruptedException | ExecutionException | TimeoutException e) {
+                seen.ended.complete("the test never let it read: " + e);
             }
         });
         return new HttpForwardTarget(URI.create("http://127.0.0.1:" + socket.getLocalPort()), transport, group);
@@ -1254,5 +1286,186 @@ final class HttpForwardTargetTest {
                 () -> body(response).next().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
         assertThat(failed).isInstanceOf(ExecutionException.class);
         com.spectrayan.spector.testkit.Waits.until("no connection left", () -> transport.openConnections() == 0);
+    }
+
+    /**
+     * The client's side of a switched connection as a v2 stream's body is: it lives on {@code
+     * loop}, and hands a queued part over inline there, inside {@link #nextBufOn}, as long as one is
+     * queued ({@code parts} one-byte parts of {@link #pattern}, then its end). Each part is
+     * allocated as it is handed over, so none is held when the relay stops reading.
+     */
+    private static final class QueuedInlineSide implements BodySource {
+        final EventLoop loop;
+        final int parts;
+        int given;
+
+        QueuedInlineSide(EventLoop loop, int parts) {
+            this.loop = loop;
+            this.parts = parts;
+        }
+
+        @Override
+        public boolean nonBlocking() {
+            return true;
+        }
+
+        @Override
+        public void nextBufOn(
+                java.util.concurrent.Executor on,
+                java.util.function.BiConsumer<io.netty.buffer.@Nullable ByteBuf, @Nullable Throwable> then) {
+            if (on == loop && loop.inEventLoop()) {
+                give(then); // inline, as a stream's body hands over what is queued
+            } else {
+                loop.execute(() -> give(then));
+            }
+        }
+
+        private void give(java.util.function.BiConsumer<io.netty.buffer.@Nullable ByteBuf, @Nullable Throwable> then) {
+            if (given == parts) {
+                then.accept(null, null);
+                return;
+            }
+            byte b = patternByte(given++);
+            then.accept(io.netty.buffer.Unpooled.directBuffer(1).writeByte(b), null);
+        }
+
+        @Override
+        public CompletionStage<io.netty.buffer.@Nullable ByteBuf> nextBuf() {
+            java.util.concurrent.CompletableFuture<io.netty.buffer.@Nullable ByteBuf> f =
+                    new java.util.concurrent.CompletableFuture<>();
+            loop.execute(() -> give((b, e) -> f.complete(b)));
+            return f;
+        }
+
+        @Override
+        public CompletionStage<@Nullable ByteBuffer> next() {
+            throw new UnsupportedOperationException("read with nextBufOn");
+        }
+
+        @Override
+        public void cancel(Throwable reason) {
+            // nothing held: parts are made as they are handed over
+        }
+    }
+
+    /**
+     * A switched connection's client side that hands many small queued parts over inline (a v2
+     * stream's window of one-byte DATA frames) reaches the upstream whole: the pump loops over
+     * them instead of recursing once per part, which overflowed the stack after a few thousand and
+     * left the direction with no read pending, silently (found by a review). The upstream reads
+     * nothing until the first pump stopped (the connection backs up: the pump resumes at its
+     * writability), then takes every byte and, after them, the client's FIN (a FIN sent while the
+     * connection held bytes dropped them).
+     */
+    @Test
+    void handle_upgradeWithManySmallPartsHandedOverInline_reachesTheUpstreamWhole() throws Exception {
+        java.util.concurrent.CompletableFuture<@Nullable Void> mayRead = new java.util.concurrent.CompletableFuture<>();
+        UpgradeSeen seen = new UpgradeSeen(mayRead);
+        HttpForwardTarget target = upgradeUpstream(SWITCH, seen);
+        EventLoop loop = group.next();
+        int parts = 50_000;
+        QueuedInlineSide client = new QueuedInlineSide(loop, parts);
+
+        RelayedResponse response = done(target.handle(upgradeOn(client, loop)), "the upgrade");
+        assertThat(response.isSwitching()).isTrue();
+        onLoop(loop, () -> client.given); // the splice's first pump ran (until the connection backed up)
+        mayRead.complete(null);
+
+        byte[] received = done(seen.received, "the client's bytes and FIN at the upstream", LONG_WAIT);
+        assertThat(received.length).as("the bytes the upstream received").isEqualTo(parts);
+        assertThat(received).as("what the upstream received").isEqualTo(pattern(parts));
+        assertThat(done(seen.ended, "the upstream's connection")).isEqualTo("fin");
+        BodySource upstream = body(response);
+        assertThat(readText(upstream, 9)).isEqualTo("after-fin");
+        assertThat(done(upstream.next(), "the upstream's end")).isNull();
+        com.spectrayan.spector.testkit.Waits.until(
+                "the switched connection is closed", () -> transport.openConnections() == 0);
+    }
+
+    /** An upgrade on {@code loop}, a v2 stream's hint, as V2ServedRelay hands it over. */
+    private static RelayedRequest upgradeOn(BodySource clientSide, EventLoop loop) {
+        return new RelayedRequest(
+                "GET",
+                URI.create("http://app.local/ws"),
+                List.of(
+                        new Header("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+                        new Header("Sec-WebSocket-Version", "13")),
+                "acme",
+                null,
+                clientSide,
+                new AbortSignal(),
+                "websocket",
+                loop,
+                ResponseFraming.UNKNOWN_LENGTH);
+    }
+
+    /**
+     * RFC 9110 §15.2.2 and §7.8: a 101 whose Upgrade names no protocol, or one the request did not
+     * ask for, is no switch: an upstream that says 101 and stays HTTP (a reflected status) would
+     * leave the client a raw pipe to its HTTP server, past the target's base path ("WebSocket
+     * smuggling via a backend 101"). The relay fails INTERNAL (the gateway's 502), the connection
+     * closes, and the client's bytes never reach the upstream.
+     */
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "HTTP/1.1 101 Switching Protocols\r\n\r\n",
+                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n",
+                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket, h2c\r\nConnection: Upgrade\r\n\r\n"
+            })
+    void handle_101NotNamingTheProtocolAskedFor_failsInternal_andTunnelsNothing(String answer) throws Exception {
+        UpgradeSeen seen = new UpgradeSeen();
+        HttpForwardTarget target = upgradeUpstream(answer, seen);
+        ClientSide client = new ClientSide();
+        client.send("GET /admin HTTP/1.1\r\nHost: internal\r\n\r\n"); // queued: a switch would send it at once
+
+        Throwable failure =
+                org.assertj.core.api.Assertions.catchThrowable(() -> target.handle(upgrade(client, new AbortSignal()))
+                        .toCompletableFuture()
+                        .get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+
+        assertThat(failure).isInstanceOf(ExecutionException.class);
+        assertThat(failure.getCause())
+                .isInstanceOfSatisfying(
+                        SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL))
+                .hasMessageContaining("101");
+        assertThat(done(seen.received, "the upstream's connection ends"))
+                .as("the client's bytes at the upstream")
+                .isEmpty();
+        com.spectrayan.spector.testkit.Waits.until(
+                "the connection is closed, never pooled", () -> transport.openConnections() == 0);
+    }
+
+    /** The 101's Upgrade names the protocol asked for in another case (RFC 9110 §7.8: names compare case-insensitively): a switch. */
+    @Test
+    void handle_101NamingTheProtocolInAnotherCase_switches() throws Exception {
+        UpgradeSeen seen = new UpgradeSeen();
+        HttpForwardTarget target = upgradeUpstream(SWITCH.replace("Upgrade: websocket", "Upgrade: WebSocket"), seen);
+        ClientSide client = new ClientSide();
+
+        RelayedResponse response = done(target.handle(upgrade(client, new AbortSignal())), "the upgrade");
+
+        assertThat(response.isSwitching()).isTrue();
+        client.send("ping-1");
+        assertThat(readText(body(response), 6)).isEqualTo("ping-1");
+        client.end();
+        assertThat(done(seen.received, "the client's bytes at the upstream"))
+                .isEqualTo("ping-1".getBytes(StandardCharsets.US_ASCII));
+    }
+
+    /** {@link HttpForwardTarget#switchesAsAsked}: every protocol the 101 names was asked for, at least one. */
+    @Test
+    void switchesAsAsked_onlyProtocolsTheRequestListed() {
+        assertThat(HttpForwardTarget.switchesAsAsked("websocket", List.of("WebSocket")))
+                .isTrue();
+        assertThat(HttpForwardTarget.switchesAsAsked("h2c, foo/2", List.of(" FOO/2 ")))
+                .isTrue();
+        assertThat(HttpForwardTarget.switchesAsAsked("websocket", List.of())).isFalse();
+        assertThat(HttpForwardTarget.switchesAsAsked("websocket", List.of(""))).isFalse();
+        assertThat(HttpForwardTarget.switchesAsAsked("websocket", List.of("h2c")))
+                .isFalse();
+        assertThat(HttpForwardTarget.switchesAsAsked("websocket", List.of("websocket", "h2c")))
+                .isFalse();
+        assertThat(HttpForwardTarget.switchesAsAsked("foo/2", List.of("foo"))).isFalse();
     }
 }
