@@ -224,7 +224,8 @@ final class ScrapeTest {
             AdminListener adminListener = requireNonNull(cell.gateway.admin());
             int adminChannels = adminListener.connections().size();
             WireClient leaving = scrape(cell.gateway.port());
-            WireClient leavingAdmin = scrape(admin);
+            // behind its scrape: a request the admin port holds, and the start of one it leaves as bytes
+            WireClient leavingAdmin = scrape(admin).send(get("/actuator/health") + "GET /actuator/hea");
             awaitScrapes(scrapes, 3);
             leaving.close();
             leavingAdmin.close();
@@ -249,6 +250,28 @@ final class ScrapeTest {
         }
         try (WireClient afterAdmin = scrape(admin)) {
             assertThat(afterAdmin.read().status()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void requestsPipelinedBehindAScrape_onBothPorts_areAnsweredInOrder() throws Exception {
+        for (int port : new int[] {cell.gateway.port(), admin}) {
+            CountDownLatch release = holdNextRender();
+            try (WireClient c = scrape(port)) {
+                awaitHeldRender();
+                c.send(get("/actuator/health/liveness")
+                        + "HEAD /actuator/prometheus HTTP/1.1\r\nHost: gw\r\n\r\n"
+                        + get("/actuator/prometheus")
+                        + get("/actuator/health/readiness"));
+                release.countDown();
+                assertThat(held(c.read())).as("port %d: the held scrape", port).isZero();
+                assertThat(c.read().text()).isEqualTo("{\"status\":\"UP\"}");
+                WireClient.Response head = c.readForHead();
+                assertThat(head.status()).isEqualTo(200);
+                assertThat(head.header("content-type")).startsWith("text/plain; version=0.0.4");
+                assertThat(held(c.read())).isZero();
+                assertThat(c.read().text()).contains("\"status\":\"UP\"");
+            }
         }
     }
 
