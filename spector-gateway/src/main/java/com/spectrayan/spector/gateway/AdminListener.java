@@ -18,6 +18,7 @@ import io.netty.channel.ServerChannel;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpDecoderConfig;
@@ -26,7 +27,6 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.ReferenceCountUtil;
@@ -52,25 +52,27 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Why a port of its own.</b> On the client port a health check is one more connection of
  *       a traffic event loop, answered when the loop reaches it. A loop relaying a burst (10 000 SSE
  *       streams whose owner publishes to all of them at once: about 5 000 events per loop, back to
- *       back) reached it after 40-368 ms (bench/README, "Idle SSE streams"), and a Prometheus scrape
- *       renders its text on the loop, stalling every connection the loop carries for as long.
- *       Here both run on one thread ({@value #THREAD_NAME}, accepting and serving) that no traffic
- *       runs on, and it waits on no traffic loop: it reads the health's state (volatile snapshots)
- *       and the registry (thread-safe) directly. Envoy keeps its admin listener off its workers the
- *       same way (on its main thread); nginx has no such split.
+ *       back) reached it after 40-368 ms (bench/README, "Idle SSE streams"). Here requests run on
+ *       one thread ({@value #THREAD_NAME}, accepting and serving) that no traffic runs on, and it
+ *       waits on no traffic loop: it reads the health's state (volatile snapshots) directly, and
+ *       the scrape is rendered by the render thread both ports share ({@link ScrapeRenderer}),
+ *       its answer written back here. Envoy keeps its admin listener off its workers the same way
+ *       (on its main thread); nginx has no such split.
  *   <li><b>What it serves.</b> {@code /actuator/health} and its {@code liveness} and {@code
  *       readiness} groups, {@code /actuator/prometheus}: the same answers as on the client port
- *       ({@link LocalEndpoints}), for {@code GET} and {@code HEAD} (no body). Any other path is 404,
- *       any other method 405 with {@code Allow}, each a problem+json with its {@code code}. No
- *       auth, no CORS, no access log: it is the operator's port (bind it where only probes and
- *       scrapers reach, as Envoy's documentation says of its admin).
+ *       ({@link LocalEndpoints}), for {@code GET} and {@code HEAD} (no body), in order: a request
+ *       that comes while a scrape waits for its render waits behind it, decoding and reading
+ *       stopped. A client that half-closes while its scrape waits gets the answer, then the close.
+ *       Any other path is 404, any other method 405 with {@code Allow}, each a problem+json with
+ *       its {@code code}. No auth, no CORS, no access log: it is the operator's port (bind it where
+ *       only probes and scrapers reach, as Envoy's documentation says of its admin).
  *   <li><b>Bounds.</b> At most {@link #MAX_CONNECTIONS} open at once: one more closes the open
  *       connection that has waited longest for a head ({@link #evictLongestWaiting}), so clients
  *       that hold connections without asking cannot keep a probe out; heads within {@link
  *       #MAX_HEAD_BYTES} and lines within {@link #MAX_LINE_BYTES} (431 and 414, then close); a
  *       request read while the answers its client has not taken pass {@link #WATER_MARK}'s high
  *       mark closes the connection unanswered (a probe or a scraper asks one thing at a time; a
- *       client pipelining scrapes it never reads would otherwise have the thread render and hold
+ *       client pipelining scrapes it never reads would otherwise have the gateway render and hold
  *       them all); a head must arrive within {@code spector.server.header-timeout} of the
  *       connection or of the last answer, so an idle keep-alive connection closes after it too
  *       (nginx's {@code client_header_timeout} and {@code keepalive_timeout} in one); no request
@@ -79,8 +81,8 @@ import org.slf4j.LoggerFactory;
  *       OUT_OF_SERVICE}; {@link #close} runs after the drain.
  * </ul>
  *
- * <p>Thread-safety: every connection runs on the listener's one thread; {@link #close} on any
- * thread, once.
+ * <p>Thread-safety: every connection runs on the listener's one thread (a scrape's answer comes
+ * back to it); {@link #close} on any thread, once.
  *
  * @param group the listener's one thread
  * @param server the bound listener
@@ -142,6 +144,7 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
                     .option(ChannelOption.SO_BACKLOG, MAX_CONNECTIONS)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+                    .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true) // a scrape's answer outlives the FIN
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
@@ -153,9 +156,11 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
                             }
                             ch.closeFuture().addListener(f -> count.decrementAndGet());
                             open.add(ch);
+                            ClientCodec codec = new ClientCodec(decoder); // it can stop between requests
                             ch.pipeline()
-                                    .addLast("codec", new HttpServerCodec(decoder))
-                                    .addLast("admin", new Handler(local, headerTimeout));
+                                    .addLast("codec", codec.decoder())
+                                    .addLast(ClientCodec.ENCODER_NAME, codec.encoder())
+                                    .addLast("admin", new Handler(local, headerTimeout, codec.decoder()));
                         }
                     });
             Channel server = Listen.bind(bootstrap, new InetSocketAddress(host, port), "spector.server.admin-port");
@@ -171,10 +176,11 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
      * Makes room for a connection past {@link #MAX_CONNECTIONS}: closes the open one that has waited
      * longest for a head (an idle keep-alive, or a client sending its head a byte at a time), as
      * nginx closes its reusable connections when it runs out ({@code ngx_drain_connections}). On
-     * the admin thread every open connection is waiting for a head (an answer is made and written
-     * within its read), so the oldest wait is the one least likely to be a probe: a probe sends its
-     * head as it connects. Without this, 16 connections that dribble their heads kept every probe
-     * out for a header timeout (30 s: a liveness probe failing three times restarts the pod).
+     * the admin thread every open connection but one whose scrape waits for its render is waiting
+     * for a head (every other answer is made and written within its read), so the oldest wait is
+     * the one least likely to be a probe: a probe sends its head as it connects. Without this, 16
+     * connections that dribble their heads kept every probe out for a header timeout (30 s: a
+     * liveness probe failing three times restarts the pod).
      * Returns false when no connection could be closed (none found waiting).
      */
     private static boolean evictLongestWaiting(ChannelGroup open) {
@@ -182,7 +188,7 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
         long since = Long.MAX_VALUE;
         for (Channel c : open) {
             Handler h = c.pipeline().get(Handler.class);
-            if (h != null && c.isActive() && h.waitingSince < since) {
+            if (h != null && c.isActive() && !h.awaitingScrape && h.waitingSince < since) {
                 since = h.waitingSince;
                 victim = c;
             }
@@ -230,6 +236,10 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
      * <pre>
      *  WAITING_HEAD --head--> answered (keep-alive: WAITING_HEAD again, timer re-armed)
      *       |                    \--(body, decoder failure, close asked)--> closing
+     *       |--scrape--> AWAITING_SCRAPE --render done--> answered, then the head that came meanwhile
+     *       |                (one head is held, decoding and reading stopped; no head timer, not evicted;
+     *       |                 a FIN meanwhile makes the scrape's answer the last)
+     *       |--FIN--> closed
      *       |--head, the answers before it not taken (past the high water mark)--> closed
      *       |--header-timeout--> closed
      *       \--a connection past the limit, this one the longest waiting--> closed
@@ -244,10 +254,22 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
         private boolean closing;
         /** When the connection began to wait for its next head ({@link System#nanoTime}). Confined to the admin thread. */
         long waitingSince = System.nanoTime();
+        /** Set while a scrape waits for its render ({@link LocalEndpoints#scrape}). Confined to the admin thread. */
+        boolean awaitingScrape;
+        /**
+         * A request that came while a scrape waited, answered after it; else null. Decoding and
+         * reading stop as it comes, so it is the only one ({@link ClientCodec}).
+         */
+        private @Nullable Object held;
+        /** The client half-closed while a scrape waited: its answer is the last. Confined to the admin thread. */
+        private boolean inputShut;
 
-        Handler(LocalEndpoints local, Duration headerTimeout) {
+        private final ClientCodec.Decoder decoder;
+
+        Handler(LocalEndpoints local, Duration headerTimeout, ClientCodec.Decoder decoder) {
             this.local = local;
             this.headerTimeout = headerTimeout;
+            this.decoder = decoder;
         }
 
         @Override
@@ -259,11 +281,36 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
             cancelHeadTimer();
+            Object h = held;
+            held = null;
+            ReferenceCountUtil.release(h);
             ctx.fireChannelInactive();
         }
 
         @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof ChannelInputShutdownEvent) {
+                if (awaitingScrape) {
+                    inputShut = true; // it asked, and sends no more: the answer goes, then the close
+                } else {
+                    ctx.close(); // as a FIN closed the connection before half-closure was allowed
+                }
+            }
+            ctx.fireUserEventTriggered(evt);
+        }
+
+        @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (awaitingScrape && msg instanceof HttpRequest) {
+                held = msg; // what follows it stays bytes until its turn
+                decoder.pause();
+                ctx.channel().config().setAutoRead(false);
+                return;
+            }
+            onMessage(ctx, msg);
+        }
+
+        private void onMessage(ChannelHandlerContext ctx, Object msg) {
             try {
                 if (msg instanceof HttpRequest request && !closing) {
                     cancelHeadTimer();
@@ -327,17 +374,47 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
                             null,
                             HttpResponseStatus.METHOD_NOT_ALLOWED);
                     r.headers().set(HttpHeaderNames.ALLOW, ALLOW); // RFC 9110 §15.5.6
+                } else if (path.equals(LocalEndpoints.PROMETHEUS)) {
+                    awaitingScrape = true; // rendered off this thread: the answer comes in a task of its own
+                    boolean keep = keepAlive;
+                    HttpVersion version = request.protocolVersion();
+                    local.scrape(
+                            ctx.channel(),
+                            HttpMethod.HEAD.equals(request.method()),
+                            null,
+                            scrape -> onScrape(ctx, version, scrape, keep));
+                    return;
                 } else {
                     r = requireNonNull(local.answer(request.method(), path, request.headers()), path); // a route's
                 }
             }
+            send(ctx, request.protocolVersion(), r, keepAlive);
+        }
+
+        /** Sends a scrape's answer, then answers the request that came while it waited, and goes on reading. */
+        private void onScrape(ChannelHandlerContext ctx, HttpVersion version, FullHttpResponse r, boolean keepAlive) {
+            awaitingScrape = false;
+            send(ctx, version, r, keepAlive && !inputShut);
+            Object next = held;
+            held = null;
+            if (next != null) {
+                onMessage(ctx, next); // a scrape again keeps decoding and reading stopped
+            }
+            if (!awaitingScrape) {
+                decoder.resume();
+                ctx.channel().config().setAutoRead(true);
+            }
+        }
+
+        /** Writes an answer: the connection's last unless {@code keepAlive}, else the head timer re-armed. */
+        private void send(ChannelHandlerContext ctx, HttpVersion version, FullHttpResponse r, boolean keepAlive) {
             if (!keepAlive) {
                 closing = true;
                 r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
                 ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
                 return;
             }
-            if (request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
+            if (version.equals(HttpVersion.HTTP_1_0)) {
                 r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE); // RFC 9112 §9.3
             }
             ctx.writeAndFlush(r);

@@ -17,7 +17,7 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The HTTP/1.1 codec of a client connection (the client port and the peer port): Netty's request
+ * The HTTP/1.1 codec of a client connection (the client, peer and admin ports): Netty's request
  * decoder and response encoder, paired as {@code HttpServerCodec} pairs them (the answer to a HEAD
  * has no body), with one thing more: the decoder can stop between requests.
  *
@@ -31,7 +31,7 @@ import org.jspecify.annotations.Nullable;
  *       answered. nginx and Envoy parse the next request only when the one before it is done,
  *       leaving its bytes unparsed in the read buffer; so does this codec. The connection stops it
  *       when a pipelined request arrives during an exchange ({@link Decoder#pause}, from {@code
- *       ClientConnection.holdBack}); what follows stays bytes in the decoder's buffer, bounded by
+ *       ClientConnection.holdBack}, or on the admin port while a scrape waits); what follows stays bytes in the decoder's buffer, bounded by
  *       one read, as reading has stopped too; and it goes on when the held request's turn came
  *       ({@link Decoder#resume}). So at most one request waits decoded, however deep the pipeline.
  *   <li><b>The methods' queue.</b> The decoder notes each request's method, the encoder takes one

@@ -243,6 +243,13 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
             c.answer(methodNotAllowed(path, c.requestId()));
             return;
         }
+        if (path.equals(LocalEndpoints.PROMETHEUS)) {
+            // Rendered off this loop; the exchange ends when the answer comes back to it. A client
+            // that closes meanwhile ends it as any other (onClosed), and gets no answer.
+            c.route(context.local().routeName(path));
+            context.local().scrape(ctx.channel(), HttpMethod.HEAD.equals(request.method()), c.requestId(), c::answer);
+            return;
+        }
         FullHttpResponse local = context.local().answer(request.method(), path, request.headers());
         if (local != null) {
             c.route(context.local().routeName(path));

@@ -566,6 +566,11 @@ public final class GatewayServer implements AutoCloseable {
         return localEndpoints;
     }
 
+    /** Returns the gateway's meters (tests: a meter of their own in its scrape). */
+    GatewayMetrics metrics() {
+        return metrics;
+    }
+
     /** Returns the channels of the open client connections, uplinks excluded (tests). */
     ChannelGroup clientChannels() {
         return drain.connections();
@@ -702,6 +707,7 @@ public final class GatewayServer implements AutoCloseable {
         }
         workers.shutdownGracefully(0, SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
                 .awaitUninterruptibly(SHUTDOWN_TIMEOUT.toMillis() + 1000);
+        localEndpoints.close(); // both ports are closed: no scrape comes any more
         RedisRouting r = redis;
         if (r != null) {
             r.close();

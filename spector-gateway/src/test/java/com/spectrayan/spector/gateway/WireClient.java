@@ -453,6 +453,16 @@ final class WireClient implements AutoCloseable {
         }
     }
 
+    /** Half-closes: the server reads the end of the client's bytes (a FIN), and may still answer. */
+    WireClient shutdownOutput() {
+        try {
+            socket.shutdownOutput();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return this;
+    }
+
     /** Closes the socket (a client's early close: unread bytes make it a reset). */
     @Override
     public void close() {
