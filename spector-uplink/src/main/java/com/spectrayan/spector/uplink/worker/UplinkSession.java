@@ -112,7 +112,7 @@ public final class UplinkSession implements FrameChannel.Receiver {
 
     // State below is touched only on `serial`.
     private final Map<String, ServedRelay> relays = new HashMap<>();
-    /** The v2 relays past their checks and not yet settled (identity: the relay is the key). */
+    /** The v2 relays holding a slot: past their checks, until their target's work is over (identity). */
     private final Set<V2ServedRelay> streamRelays = new HashSet<>();
     /** Calls and v2 streams that arrived before the startup gate settled, in arrival order. */
     private final ArrayDeque<Runnable> held = new ArrayDeque<>();
@@ -165,7 +165,10 @@ public final class UplinkSession implements FrameChannel.Receiver {
         return role;
     }
 
-    /** Returns the relays active on this connection now (read across threads, may lag). */
+    /**
+     * Returns the relays holding a slot on this connection now: those not settled and the v2
+     * streams reset whose target has not stopped yet (read across threads, may lag).
+     */
     public int activeRelays() {
         return activeRelays;
     }
@@ -473,7 +476,10 @@ public final class UplinkSession implements FrameChannel.Receiver {
         activeRelays = relayCount();
     }
 
-    /** Frees a settled v2 relay's slot (from the link's event loop: hops onto the session's executor). */
+    /**
+     * Frees the slot of a settled v2 relay whose target's work is over, or that never called its
+     * target (from the link's event loop: hops onto the session's executor).
+     */
     void streamEnded(V2ServedRelay relay) {
         serial.execute(() -> {
             streamRelays.remove(relay);
