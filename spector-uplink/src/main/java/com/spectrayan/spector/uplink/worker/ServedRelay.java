@@ -25,6 +25,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -47,6 +48,13 @@ import org.slf4j.LoggerFactory;
  * of it, is refused BAD_REQUEST ({@code length}) and aborts the relay, so the target's body fails
  * and never ends as if complete. The chunk that completes the length reaches the target only with
  * the {@code end}: a body that then runs past is refused before the target holds all of it.
+ *
+ * <p>Its slot outlives it: settling (the answer, a failure, {@code relay.cancel}, the connection's
+ * close) frees the relay id and aborts the target at once, but the slot goes back ({@link
+ * UplinkSession#released}) only when the target's work is over too: the stage its call returned
+ * completed, no read of its response body is outstanding, and each cancel of that body returned.
+ * A gateway that cancels relays in a loop so never has more than 16 running here (HTTP/2's rapid
+ * reset, CVE-2023-44487, in v1's terms); a target that ignores the abort keeps its slot.
  *
  * <p>Threading: every field is touched on the session's serial executor only ({@link
  * UplinkSession#serial()}); target code (the call, its body reads and cancels, the abort signal's
@@ -73,6 +81,18 @@ final class ServedRelay {
     private @Nullable BodySource responseBody;
 
     private boolean settled;
+
+    /** Whether the target's call ran and the stage it returned has not completed yet. */
+    private boolean calling;
+
+    /** Whether a read of the target's response body is outstanding. */
+    private boolean reading;
+
+    /** Cancels of the target's response body handed to the executor that have not returned yet. */
+    private int cancelling;
+
+    /** Whether the slot went back to the session ({@link #releaseIfOver}): once. */
+    private boolean released;
 
     /**
      * Creates the relay of a {@code relay.request} call the session checked (its id unused, a slot
@@ -107,9 +127,17 @@ final class ServedRelay {
                 null,
                 null,
                 input.length());
+        calling = true;
         CompletableFuture.supplyAsync(() -> relayTarget.handle(request), executor)
                 .thenCompose(Function.identity())
-                .whenCompleteAsync(this::responded, serial);
+                .whenCompleteAsync(this::answered, serial);
+    }
+
+    /** Takes the target's answer: the stage its call returned completed (the slot may go back). */
+    private void answered(@Nullable RelayedResponse response, @Nullable Throwable failure) {
+        calling = false;
+        responded(response, failure);
+        releaseIfOver();
     }
 
     // ---- the response ----
@@ -168,13 +196,16 @@ final class ServedRelay {
     }
 
     private void pull(BodySource source) {
+        reading = true;
         CompletableFuture.supplyAsync(source::next, executor)
                 .thenCompose(Function.identity())
                 .whenCompleteAsync((part, failure) -> pulled(source, part, failure), serial);
     }
 
     private void pulled(BodySource source, @Nullable ByteBuffer part, @Nullable Throwable failure) {
+        reading = false;
         if (settled) {
+            releaseIfOver(); // the read a cancel left outstanding came back: the target's body stopped
             return;
         }
         if (failure != null) {
@@ -306,7 +337,8 @@ final class ServedRelay {
     /**
      * Ends the relay once: frees its id, answers every relay.body still unanswered, aborts the
      * request's signal and stops the response body when {@code abort} is given, and sends the
-     * answer (none after the connection closed).
+     * answer (none after the connection closed); frees its slot when the target's work is over
+     * too ({@link #releaseIfOver}).
      */
     private void settle(@Nullable Frame answer, @Nullable Throwable abort) {
         if (settled) {
@@ -329,16 +361,41 @@ final class ServedRelay {
         if (answer != null && !session.isClosed()) {
             session.send(answer);
         }
+        releaseIfOver();
     }
 
+    /**
+     * Gives the slot back once the relay settled and the target's work is over (the class's
+     * notes): its call's stage completed, no read of its response body outstanding, every cancel
+     * of that body returned. Called at each of those ends; frees the slot once.
+     */
+    private void releaseIfOver() {
+        if (settled && !released && !calling && !reading && cancelling == 0) {
+            released = true;
+            session.released(this);
+        }
+    }
+
+    /** Cancels the target's response body on the executor; the slot waits until the cancel returned. */
     private void cancelAsync(BodySource source, Throwable reason) {
-        executor.execute(() -> {
-            try {
-                source.cancel(reason);
-            } catch (RuntimeException e) {
-                log.warn("a relay target's body failed to cancel: {}", e.getMessage());
-            }
-        });
+        cancelling++;
+        try {
+            executor.execute(() -> {
+                try {
+                    source.cancel(reason);
+                } catch (RuntimeException e) {
+                    log.warn("a relay target's body failed to cancel: {}", e.getMessage());
+                } finally {
+                    serial.execute(() -> {
+                        cancelling--;
+                        releaseIfOver();
+                    });
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            cancelling--; // the executor is gone, and the target's code with it: no wait for it
+            log.warn("relay {}: the target's body could not be cancelled: {}", relayId, e.getMessage());
+        }
     }
 
     private Frame.ErrorFrame internal(String message) {

@@ -51,6 +51,16 @@ import org.slf4j.LoggerFactory;
  * checks before a relay opens (a fresh id, a free slot, a known target), {@code status.get}, and
  * the close, which ends every relay still open.
  *
+ * <p>Slots: a relay takes one of {@link Limits#ACTIVE_RELAYS_PER_CONNECTION} when it passes its
+ * checks and gives it back only when its target's work is over: the relay settled (answered,
+ * failed, cancelled, reset, or lost with the connection) and the stage the target's {@code handle}
+ * returned completed, no read of its response body is outstanding and each cancel of that body
+ * returned. A cancel or a reset aborts the target's signal at once; the slot waits for the target
+ * to stop, so a peer that cancels or resets relays in a loop never has more than 16 running on the
+ * worker (HTTP/2's rapid reset, CVE-2023-44487), and a target that ignores the abort keeps its
+ * slot. A v1 relay's id is free again as soon as it settled; its slot is not. {@link
+ * #activeRelays()} and {@code status.get} count slots.
+ *
  * <p>Threading: every piece of session and relay state lives on one serial executor per session;
  * frames, the close, target callbacks and write completions hop onto it. Target code (the call, its
  * body reads, abort listeners, the completion of the request body's reads) runs on {@link
@@ -111,8 +121,11 @@ public final class UplinkSession implements FrameChannel.Receiver {
     static final long HELD_OTHER_CALLS = 1024;
 
     // State below is touched only on `serial`.
+    /** The v1 relays not yet settled, by relay id: what {@code relay.body} and {@code relay.cancel} find. */
     private final Map<String, ServedRelay> relays = new HashMap<>();
-    /** The v2 relays past their checks and not yet settled (identity: the relay is the key). */
+    /** The v1 relays holding a slot: from their checks until their target's work is over (identity). */
+    private final Set<ServedRelay> relaySlots = new HashSet<>();
+    /** The v2 relays holding a slot: past their checks, until their target's work is over (identity). */
     private final Set<V2ServedRelay> streamRelays = new HashSet<>();
     /** Calls and v2 streams that arrived before the startup gate settled, in arrival order. */
     private final ArrayDeque<Runnable> held = new ArrayDeque<>();
@@ -165,7 +178,10 @@ public final class UplinkSession implements FrameChannel.Receiver {
         return role;
     }
 
-    /** Returns the relays active on this connection now (read across threads, may lag). */
+    /**
+     * Returns the relays holding a slot on this connection now: those not settled and those
+     * cancelled or reset whose target has not stopped yet (read across threads, may lag).
+     */
     public int activeRelays() {
         return activeRelays;
     }
@@ -371,9 +387,9 @@ public final class UplinkSession implements FrameChannel.Receiver {
                 options.workerId(), List.copyOf(options.relayTargets().keySet()), relayCount(), options.startedAt());
     }
 
-    /** Returns the relays active on this connection, v1 and v2 together. */
+    /** Returns the slots taken on this connection, v1 and v2 together (see the class's notes). */
     private int relayCount() {
-        return relays.size() + streamRelays.size();
+        return relaySlots.size() + streamRelays.size();
     }
 
     // ---- relay.request, relay.body, relay.cancel: checked here, run by ServedRelay ----
@@ -403,6 +419,7 @@ public final class UplinkSession implements FrameChannel.Receiver {
         }
         ServedRelay relay = new ServedRelay(this, call.id(), input);
         relays.put(relay.relayId(), relay);
+        relaySlots.add(relay);
         activeRelays = relayCount();
         relay.start(target, input, url);
     }
@@ -467,13 +484,21 @@ public final class UplinkSession implements FrameChannel.Receiver {
 
     // ---- what a ServedRelay asks of its session (on serial) ----
 
-    /** Frees a settled relay's id and slot. */
+    /** Frees a settled relay's id; its slot stays taken until {@link #released}. */
     void ended(ServedRelay relay) {
         relays.remove(relay.relayId(), relay);
+    }
+
+    /** Frees the slot of a settled relay whose target's work is over. */
+    void released(ServedRelay relay) {
+        relaySlots.remove(relay);
         activeRelays = relayCount();
     }
 
-    /** Frees a settled v2 relay's slot (from the link's event loop: hops onto the session's executor). */
+    /**
+     * Frees the slot of a settled v2 relay whose target's work is over, or that never called its
+     * target (from the link's event loop: hops onto the session's executor).
+     */
     void streamEnded(V2ServedRelay relay) {
         serial.execute(() -> {
             streamRelays.remove(relay);

@@ -66,7 +66,19 @@ import org.slf4j.LoggerFactory;
  *     +-----------------+--------------+--- refused, failed, reset, link closed -------&gt; SETTLED
  * </pre>
  *       HELD: accepted by the link, its DATA queued (bounded by the stream window), waiting for
- *       the session's checks (the startup gate, the slot, the target).
+ *       the session's checks (the startup gate, the slot, the target). SETTLED: nothing more is
+ *       sent or read on the stream, though the slot may stay taken (next).
+ *   <li><b>The slot</b> (one of the session's {@code Limits.ACTIVE_RELAYS_PER_CONNECTION}) is
+ *       held until the target's work is over, not only until the relay settled. A reset aborts
+ *       the request's signal and cancels the response body at once, but the slot goes back
+ *       ({@link UplinkSession#streamEnded}, by {@link #releaseIfOver}) only once the relay settled,
+ *       the stage {@code handle} returned completed ({@code calling}), no read of the response
+ *       body is outstanding ({@code reading}: a cancel fails it) and each cancel of that body
+ *       returned ({@code cancelling}). A peer that opens and resets streams in a loop otherwise
+ *       keeps any number of exchanges running upstream, the link's own count of 16 open streams
+ *       leaving each at its reset (HTTP/2's rapid reset, CVE-2023-44487; nginx and Envoy count a
+ *       stream until its upstream request ended). A target that ignores the abort keeps its slot:
+ *       past the limit streams are refused {@code REFUSED_STREAM}.
  *   <li><b>Credit.</b> The request body queues DATA buffers as they arrive, never more than the
  *       stream window the link grants (256 KiB at first); {@link V2Stream#consumed} returns their
  *       credit only when the target takes them, so a target that stops reading holds back its own
@@ -151,6 +163,15 @@ final class V2ServedRelay implements V2StreamHandler {
     /** On a switched stream, the response body ended and END_STREAM was written. */
     private boolean responseEnded;
 
+    /** Whether the target's call ran and the stage it returned has not completed yet. */
+    private boolean calling;
+
+    /** Cancels of the target's response body handed to the executor that have not returned yet. */
+    private int cancelling;
+
+    /** Whether the slot went back to the session ({@link #releaseIfOver}): once. */
+    private boolean released;
+
     /** Written on the loop when the relay settles; read by the session on its executor. */
     private volatile boolean settled;
 
@@ -219,7 +240,10 @@ final class V2ServedRelay implements V2StreamHandler {
         }
     }
 
-    /** Ends the relay whose loop no longer runs tasks: the loop took every buffer with it. */
+    /**
+     * Ends the relay whose loop no longer runs tasks: the loop took every buffer with it, and the
+     * slot goes back now, as nothing learns on it when the target's work ends (the link is gone).
+     */
     private void loopGone(SpectorException lost) {
         settled = true;
         session.streamEnded(this);
@@ -266,6 +290,7 @@ final class V2ServedRelay implements V2StreamHandler {
             return;
         }
         state = State.CALLED;
+        calling = true;
         RelayedRequest request = new RelayedRequest(
                 head.method(),
                 url,
@@ -289,13 +314,24 @@ final class V2ServedRelay implements V2StreamHandler {
                             executor)
                     .thenCompose(Function.identity())
                     .whenComplete((response, failure) -> {
-                        if (!onLoop(() -> responded(response, failure)) && response != null) {
-                            cancelAsync(response.body(), lost("the link's event loop is gone"));
+                        if (!onLoop(() -> answered(response, failure)) && response != null) {
+                            BodySource b = response.body();
+                            if (b != null) {
+                                cancelOnExecutor(b, lost("the link's event loop is gone"), () -> {});
+                            }
                         }
                     });
         } catch (RejectedExecutionException e) {
+            calling = false;
             failedBeforeHead(internal("failed: " + UplinkSession.message(e)), e);
         }
+    }
+
+    /** Takes the target's answer: the stage its call returned completed (the slot may go back). */
+    private void answered(@Nullable RelayedResponse response, @Nullable Throwable failure) {
+        calling = false;
+        responded(response, failure);
+        releaseIfOver();
     }
 
     private void responded(@Nullable RelayedResponse response, @Nullable Throwable failure) {
@@ -438,6 +474,7 @@ final class V2ServedRelay implements V2StreamHandler {
             if (part != null) {
                 part.release();
             }
+            releaseIfOver(); // the read a reset left outstanding came back: the target's body stopped
             return;
         }
         if (failure != null) {
@@ -520,9 +557,9 @@ final class V2ServedRelay implements V2StreamHandler {
     // ---- settling ----
 
     /**
-     * Ends the relay once: frees its slot, closes the request body (releasing what it queued),
-     * releases the unwritten part, and, when {@code abort} is given, aborts the request's signal
-     * and cancels the response body.
+     * Ends the relay once: closes the request body (releasing what it queued), releases the
+     * unwritten part, and, when {@code abort} is given, aborts the request's signal and cancels
+     * the response body; frees its slot when the target's work is over too ({@link #releaseIfOver}).
      */
     private void settle(@Nullable Throwable abort) {
         if (state == State.SETTLED) {
@@ -530,7 +567,6 @@ final class V2ServedRelay implements V2StreamHandler {
         }
         state = State.SETTLED;
         settled = true;
-        session.streamEnded(this);
         Throwable reason = abort != null ? abort : new CancellationException(toString() + " ended");
         StreamBody b = body;
         if (b != null) {
@@ -547,22 +583,55 @@ final class V2ServedRelay implements V2StreamHandler {
             responseBody = null;
             cancelAsync(source, abort);
         }
+        releaseIfOver();
     }
 
+    /**
+     * Gives the slot back once the relay settled and the target's work is over (the design
+     * notes, "The slot"): its call's stage completed, no read of its response body outstanding,
+     * every cancel of that body returned. Called at each of those ends; frees the slot once.
+     */
+    private void releaseIfOver() {
+        if (state == State.SETTLED && !released && !calling && !reading && cancelling == 0) {
+            released = true;
+            session.streamEnded(this);
+        }
+    }
+
+    /** Cancels the target's response body on the executor; the slot waits until the cancel returned. */
     private void cancelAsync(@Nullable BodySource source, Throwable reason) {
         if (source == null) {
             return;
         }
+        cancelling++;
+        boolean ran = cancelOnExecutor(
+                source,
+                reason,
+                () -> onLoop(() -> {
+                    cancelling--;
+                    releaseIfOver();
+                }));
+        if (!ran) {
+            cancelling--; // the executor is gone, and the target's code with it: no wait for it
+        }
+    }
+
+    /** Runs {@code source.cancel} on the executor, then {@code then}; false when the executor refused it. */
+    private boolean cancelOnExecutor(BodySource source, Throwable reason, Runnable then) {
         try {
             executor.execute(() -> {
                 try {
                     source.cancel(reason);
                 } catch (RuntimeException e) {
                     log.warn("a relay target's body failed to cancel: {}", e.getMessage());
+                } finally {
+                    then.run();
                 }
             });
+            return true;
         } catch (RejectedExecutionException e) {
             log.warn("{}: the target's body could not be cancelled: {}", this, e.getMessage());
+            return false;
         }
     }
 

@@ -381,10 +381,6 @@ final class RelayRefusalEndToEndTest {
             for (V2Stream stream : open) {
                 stream.reset(V2ErrorCode.CANCEL, null);
             }
-            until(
-                    "the worker frees the 16 cancelled streams",
-                    WAIT,
-                    () -> done(client.statusGet(), "status.get", WAIT).activeRelays() == 0);
         }
 
         List<CompletionStage<RelayOutcome>> sixteen = new ArrayList<>();
@@ -407,6 +403,11 @@ final class RelayRefusalEndToEndTest {
                         .isTrue();
             }
         }
+        // A slot is freed once its target stopped, after the cancel (section 3).
+        until(
+                "the worker frees the 16 cancelled relays",
+                WAIT,
+                () -> done(client.statusGet(), "status.get", WAIT).activeRelays() == 0);
 
         GatewayRelay relay = h.relay();
         java.util.function.IntSupplier opened = () -> v2

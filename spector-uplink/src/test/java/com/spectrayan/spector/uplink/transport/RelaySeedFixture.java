@@ -156,9 +156,14 @@ final class RelaySeedFixture implements AutoCloseable, AfterEachCallback {
         return input;
     }
 
-    /** The target reads nothing and never answers: it waits for its request's signal. */
+    /**
+     * The target reads nothing and never answers: it waits for its request's signal, and stops
+     * (its stage fails with the signal's reason) when that aborts, freeing the worker's slot.
+     */
     static CompletionStage<RelayedResponse> never(RelayedRequest request) {
-        return new CompletableFuture<>();
+        CompletableFuture<RelayedResponse> answer = new CompletableFuture<>();
+        request.signal().onAbort(answer::completeExceptionally);
+        return answer;
     }
 
     static <T> T requireNonNull(@Nullable T value) {

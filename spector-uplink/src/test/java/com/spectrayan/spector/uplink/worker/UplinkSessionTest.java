@@ -30,6 +30,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -117,6 +118,15 @@ final class UplinkSessionTest {
     /** A target that never answers: its relay stays active until cancelled or closed. */
     private static RelayTarget hanging() {
         return request -> new CompletableFuture<>();
+    }
+
+    /** A target that never answers but stops when aborted: its stage fails with the abort's reason. */
+    private static RelayTarget stoppingOnAbort() {
+        return request -> {
+            CompletableFuture<RelayedResponse> answer = new CompletableFuture<>();
+            request.signal().onAbort(answer::completeExceptionally);
+            return answer;
+        };
     }
 
     private static BodySource body(RelayedRequest request) {
@@ -635,7 +645,7 @@ final class UplinkSessionTest {
 
     @Test
     void relayRequest_17thActiveRelay_isBadRequest_16Accepted() throws Exception {
-        FakeGateway gw = connect("app", hanging());
+        FakeGateway gw = connect("app", stoppingOnAbort());
         for (int i = 0; i < 16; i++) {
             gw.relayRequest("r-" + i, "app", "GET", false);
         }
@@ -654,6 +664,50 @@ final class UplinkSessionTest {
                 .as("a slot freed by a cancel is usable again")
                 .isEqualTo(16);
         assertThat(gw.answer(reused)).as("the relay in the freed slot runs").isNotDone();
+    }
+
+    /**
+     * Regression (HTTP/2's rapid reset, CVE-2023-44487, in v1's terms; found by a review of the
+     * worker): a relay.cancel freed the relay's slot at once while its target still ran, so a
+     * gateway cancelling in a loop kept any number of exchanges running upstream. The id is free
+     * at once; the slot only once the target ended: 16 cancelled relays whose targets ignore the
+     * abort leave no room for a 17th.
+     */
+    @Test
+    void relayCancel_whileTheTargetRuns_keepsTheSlotUntilTheTargetEnds() throws Exception {
+        int limit = (int) Limits.ACTIVE_RELAYS_PER_CONNECTION.max();
+        CompletableFuture<@Nullable Void> release = new CompletableFuture<>();
+        FakeGateway gw = connect("app", request -> release.thenApply(v -> new RelayedResponse(204, List.of(), null)));
+        for (int i = 0; i < limit; i++) {
+            gw.relayRequest("r-" + i, "app", "GET", false);
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> requests.size() == limit);
+        for (int i = 0; i < limit; i++) {
+            gw.result(gw.cancel("r-" + i));
+        }
+        assertThat(requests).allSatisfy(r -> assertThat(r.signal().isAborted()).isTrue());
+
+        long past = gw.relayRequest("r-0", "app", "GET", false);
+
+        assertThat(gw.error(past, ErrorCode.BAD_REQUEST).details().get("field").textValue())
+                .as("refused for the slots, not the id")
+                .isEqualTo("activeRelaysPerConnection");
+        assertThat(requests).as("the refused relay reached no target").hasSize(limit);
+        assertThat(activeRelays(gw)).isEqualTo(limit);
+
+        release.complete(null);
+
+        await("the ended targets free their slots")
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> activeRelays(gw) == 0);
+        long again = gw.relayRequest("r-0", "app", "GET", false);
+        assertThat(gw.result(again)).as("a relay runs again, to its end").isEmpty();
+        assertThat(gw.head(again).status()).isEqualTo(204);
+    }
+
+    private static int activeRelays(FakeGateway gw) throws Exception {
+        return StatusReport.parse(gw.result(gw.call("status.get", JsonNodeFactory.instance.objectNode())))
+                .activeRelays();
     }
 
     @Test

@@ -36,6 +36,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -456,6 +457,109 @@ final class V2ServedRelayTest {
         awaitNoRelays(pair);
     }
 
+    // ---- a reset stream's slot (rapid reset, CVE-2023-44487) ----
+
+    /**
+     * Regression (HTTP/2's rapid reset, CVE-2023-44487; found by a review of the worker): a stream
+     * the gateway reset freed its slot at the reset while its target still ran upstream, so a peer
+     * opening and resetting streams in a loop kept any number of exchanges running past the 16.
+     * Now 16 streams reset while their targets run leave no room: the 17th is refused
+     * REFUSED_STREAM and reaches no target; once the targets end, a stream is served again.
+     */
+    @Test
+    void streamsReset_whileTheirTargetsRun_keepTheirSlots_theNextRefusedUntilTheTargetsEnd() {
+        int limit = (int) Limits.ACTIVE_RELAYS_PER_CONNECTION.max();
+        SlowToStop target = new SlowToStop();
+        V2LinkPair pair = connect(target);
+        resetWhileRunning(pair, limit);
+
+        GatewayStream past = pair.open(head("GET"), true);
+
+        assertThat(reset(past).code()).isEqualTo(V2ErrorCode.REFUSED_STREAM);
+        assertThat(requests).as("the refused stream reached no target").isEmpty();
+        assertThat(target.running.get()).as("the reset targets still run").isEqualTo(limit);
+        assertThat(pair.session.activeRelays()).isEqualTo(limit);
+
+        target.release.complete(null);
+
+        awaitNoRelays(pair);
+        GatewayStream again = pair.open(head("GET"), true);
+        assertThat(Waits.done(again.head, "a stream is served once the targets ended")
+                        .status())
+                .isEqualTo(204);
+        assertThat(target.mostRunning.get())
+                .as("target calls running at once, at most")
+                .isEqualTo(limit);
+        awaitNoRelays(pair);
+    }
+
+    /** The boundary: with 15 streams reset and their targets still running, one more is served. */
+    @Test
+    void streamsReset_oneUnderTheLimitWhileTheirTargetsRun_theNextIsServed() {
+        int limit = (int) Limits.ACTIVE_RELAYS_PER_CONNECTION.max();
+        SlowToStop target = new SlowToStop();
+        V2LinkPair pair = connect(target);
+        resetWhileRunning(pair, limit - 1);
+
+        GatewayStream last = pair.open(head("GET"), true);
+
+        takeRequest();
+        assertThat(last.reset).as("the stream in the last slot is not refused").isNotDone();
+        assertThat(pair.session.activeRelays()).isEqualTo(limit);
+        target.release.complete(null);
+        assertThat(Waits.done(last.head, "the stream in the last slot answers").status())
+                .isEqualTo(204);
+        assertThat(target.mostRunning.get())
+                .as("target calls running at once, at most")
+                .isEqualTo(limit);
+        awaitNoRelays(pair);
+    }
+
+    /**
+     * A stream reset mid-body keeps its slot while a read of the target's response body is
+     * outstanding and the body's cancel does not end it; the read's end frees the slot.
+     */
+    @Test
+    void streamReset_withAResponseBodyReadOutstanding_keepsItsSlotUntilTheReadEnds() {
+        StuckBody stuck = new StuckBody();
+        V2LinkPair pair =
+                connect(request -> CompletableFuture.completedFuture(new RelayedResponse(200, List.of(), stuck)));
+        GatewayStream stream = pair.open(head("GET"), true);
+        assertThat(Waits.done(stream.head, "the head").status()).isEqualTo(200);
+        Waits.done(stuck.asked, "the relay reads the response body");
+
+        stream.cancel();
+
+        Waits.done(stuck.cancelled, "the reset cancels the response body");
+        heldCount(pair); // a task on the session's executor: behind any slot freed at the reset
+        assertThat(pair.session.activeRelays())
+                .as("the slot is held while the body's read is outstanding")
+                .isEqualTo(1);
+        stuck.read.completeExceptionally(new CancellationException("the upstream stopped"));
+        awaitNoRelays(pair);
+    }
+
+    /**
+     * Opens {@code n} GET streams, waits until each one's target runs, resets them all and waits
+     * until each target's signal aborted; the targets go on running.
+     */
+    private void resetWhileRunning(V2LinkPair pair, int n) {
+        List<GatewayStream> streams = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            streams.add(pair.open(head("GET"), true));
+        }
+        List<RelayedRequest> called = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            called.add(takeRequest());
+        }
+        streams.forEach(GatewayStream::cancel);
+        for (RelayedRequest request : called) {
+            Waits.until(
+                    "the reset aborts the target's signal",
+                    () -> request.signal().isAborted());
+        }
+    }
+
     /** Section 9.8: status.get travels as a CALL on the v2 link and counts the v2 relays. */
     @Test
     void statusGet_overACall_countsTheOpenV2Relays() {
@@ -771,8 +875,8 @@ final class V2ServedRelayTest {
         assertThat(Waits.failure(body.next(), "a read after the loss fails"))
                 .isInstanceOfSatisfying(
                         SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DAEMON_CONNECTION_LOST));
-        awaitNoRelays(pair);
-        never.complete(new RelayedResponse(200, List.of(), new PooledBody(10, 10)));
+        never.complete(new RelayedResponse(200, List.of(), new PooledBody(10, 10))); // late: its body is cancelled
+        awaitNoRelays(pair); // the slot is held until the target's stage completed
     }
 
     // ---- helpers ----
@@ -841,6 +945,59 @@ final class V2ServedRelayTest {
             served.addAndGet(n);
             ByteBuf part = ByteBufAllocator.DEFAULT.directBuffer(n).writeBytes(utf8("x".repeat(n)));
             return CompletableFuture.completedFuture(part);
+        }
+
+        @Override
+        public CompletionStage<@Nullable ByteBuffer> next() {
+            return nextBuf().thenApply(buf -> {
+                if (buf == null) {
+                    return null;
+                }
+                try {
+                    return ByteBuffer.wrap(ByteBufUtil.getBytes(buf));
+                } finally {
+                    buf.release();
+                }
+            });
+        }
+
+        @Override
+        public void cancel(Throwable reason) {
+            cancelled.complete(reason);
+        }
+    }
+
+    /**
+     * A target that answers 204 only once {@link #release} completes, whatever its request's
+     * signal says (it ignores the abort), counting the calls running at once: from {@code handle}
+     * until the stage it returned completed. Thread-safe.
+     */
+    static final class SlowToStop implements RelayTarget {
+        final CompletableFuture<@Nullable Void> release = new CompletableFuture<>();
+        final AtomicInteger running = new AtomicInteger();
+        final AtomicInteger mostRunning = new AtomicInteger();
+
+        @Override
+        public CompletionStage<RelayedResponse> handle(RelayedRequest request) {
+            mostRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
+            return release.thenApply(v -> new RelayedResponse(204, List.of(), null))
+                    .whenComplete((response, failure) -> running.decrementAndGet());
+        }
+    }
+
+    /**
+     * A response body whose first read completes only when the test completes {@link #read}; its
+     * cancel is recorded and does not end that read (an upstream slow to stop). Thread-safe.
+     */
+    static final class StuckBody implements BodySource {
+        final CompletableFuture<@Nullable ByteBuf> read = new CompletableFuture<>();
+        final CompletableFuture<Boolean> asked = new CompletableFuture<>();
+        final CompletableFuture<Throwable> cancelled = new CompletableFuture<>();
+
+        @Override
+        public CompletionStage<@Nullable ByteBuf> nextBuf() {
+            asked.complete(true);
+            return read;
         }
 
         @Override
