@@ -42,6 +42,7 @@ final class Keys {
     static final String UPLINK_TOKENS = "spector.uplink.tokens";
     static final String RELAY_DEADLINE = "spector.uplink.relay.deadline";
     static final String RELAY_MAX_PER_WORKER = "spector.uplink.relay.max-per-worker";
+    static final String RELAY_MAX_UPGRADES_PER_WORKER = "spector.uplink.relay.max-upgrades-per-worker";
     static final String MAX_LINKS_PER_WORKER = "spector.uplink.max-links-per-worker";
     static final String UPLINK_V2 = "spector.uplink.v2";
 
