@@ -149,13 +149,13 @@ final class RelayUpgradeShareEndToEndTest {
         connect();
         switched(SHARE);
 
+        for (int i = 0; i < SLOTS + 1; i++) {
+            assertPlainRelayAnsweredPromptly("while " + SHARE + " switched relays are open (" + i + ")");
+        }
         assertThat(relay.running(W1))
                 .as("a switched relay gave its slot back at its 101")
                 .isZero();
         assertThat(relay.upgrades(W1)).as("each keeps its upgrade permit").isEqualTo(SHARE);
-        for (int i = 0; i < SLOTS + 1; i++) {
-            assertPlainRelayAnsweredPromptly("while " + SHARE + " switched relays are open (" + i + ")");
-        }
         until("every plain relay's slot is back", WAIT, () -> relay.running(W1) == 0);
         assertThat(relay.upgrades(W1)).isEqualTo(SHARE);
     }
