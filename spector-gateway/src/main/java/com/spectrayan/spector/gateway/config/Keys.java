@@ -117,6 +117,7 @@ final class Keys {
             UPLINK_TOKENS,
             RELAY_DEADLINE,
             RELAY_MAX_PER_WORKER,
+            RELAY_MAX_UPGRADES_PER_WORKER,
             MAX_LINKS_PER_WORKER,
             UPLINK_V2,
             SECURITY_ENABLED,
