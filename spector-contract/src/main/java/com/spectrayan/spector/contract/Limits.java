@@ -103,6 +103,15 @@ public final class Limits {
     /** Relays running at once per worker on the gateway; the 9th waits within its deadline. */
     public static final int RELAYS_PER_WORKER = 8;
 
+    /**
+     * Relayed upgrades switched at once per worker on the gateway (docs/PROTOCOL.md section 9.7),
+     * a share of their own apart from {@link #RELAYS_PER_WORKER}: a switched relay gives its slot
+     * back at its {@code 101} and keeps only this permit, and an upgrade past the share is refused
+     * at once (503) rather than queued. Half the slots, so that slots and share together (12) stay
+     * within the streams a worker takes on one link ({@link #ACTIVE_RELAYS_PER_CONNECTION}, 16).
+     */
+    public static final int RELAY_UPGRADES_PER_WORKER = RELAYS_PER_WORKER / 2;
+
     /** Response bytes a relay buffers for a caller that has not read them; past it, cancel. */
     public static final long UNREAD_RELAY_BYTES = 64 * MIB;
 

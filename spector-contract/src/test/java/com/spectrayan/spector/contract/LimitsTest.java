@@ -72,6 +72,10 @@ final class LimitsTest {
                 .isEqualTo(9_007_199_254_740_991L);
         assertThat(Limits.UNANSWERED_BODIES).isEqualTo(4);
         assertThat(Limits.RELAYS_PER_WORKER).isEqualTo(8);
+        assertThat(Limits.RELAY_UPGRADES_PER_WORKER).isEqualTo(4);
+        assertThat((long) Limits.RELAYS_PER_WORKER + Limits.RELAY_UPGRADES_PER_WORKER)
+                .as("slots and upgrade share within a link's streams")
+                .isLessThanOrEqualTo(Limits.ACTIVE_RELAYS_PER_CONNECTION.max());
         assertThat(Limits.UNREAD_RELAY_BYTES).isEqualTo(64L * 1024 * 1024);
         assertThat(Limits.RELAY_DEADLINE.toSeconds()).isEqualTo(330);
         assertThat(Limits.RING_POINTS_PER_MEMBER).isEqualTo(160);

@@ -191,7 +191,13 @@ public final class GatewayServer implements AutoCloseable {
         }
         this.workerDirectory = new WorkerDirectory(s.uplink().maxLinksPerWorker());
         this.relay = new GatewayRelay(
-                workerDirectory, s.uplink().relayDeadline(), s.uplink().relayMaxPerWorker(), workers.next());
+                workerDirectory,
+                s.uplink().relayDeadline(),
+                s.uplink().relayMaxPerWorker(),
+                s.uplink().relayMaxUpgradesPerWorker(),
+                Limits.UNREAD_RELAY_BYTES,
+                Limits.UNREAD_RELAY_BYTES_ALL,
+                workers.next());
         RelayRoute relayRoute = new RelayRoute(relay, workerDirectory);
         this.peers = CellPeers.create(s, redis, workerDirectory, forwarder, metrics.registry());
         try {

@@ -123,6 +123,9 @@ final class RelayUpgradeTest {
         await("no relay on the gateway")
                 .atMost(WAIT)
                 .until(() -> cell.gateway.relay().running("wv2") == 0);
+        await("no upgrade permit on the gateway")
+                .atMost(WAIT)
+                .until(() -> cell.gateway.relay().upgrades("wv2") == 0);
         await("no relay on the worker").atMost(WAIT).until(() -> v2.activeRelays() == 0);
     }
 

@@ -42,6 +42,7 @@ final class Keys {
     static final String UPLINK_TOKENS = "spector.uplink.tokens";
     static final String RELAY_DEADLINE = "spector.uplink.relay.deadline";
     static final String RELAY_MAX_PER_WORKER = "spector.uplink.relay.max-per-worker";
+    static final String RELAY_MAX_UPGRADES_PER_WORKER = "spector.uplink.relay.max-upgrades-per-worker";
     static final String MAX_LINKS_PER_WORKER = "spector.uplink.max-links-per-worker";
     static final String UPLINK_V2 = "spector.uplink.v2";
 
@@ -116,6 +117,7 @@ final class Keys {
             UPLINK_TOKENS,
             RELAY_DEADLINE,
             RELAY_MAX_PER_WORKER,
+            RELAY_MAX_UPGRADES_PER_WORKER,
             MAX_LINKS_PER_WORKER,
             UPLINK_V2,
             SECURITY_ENABLED,

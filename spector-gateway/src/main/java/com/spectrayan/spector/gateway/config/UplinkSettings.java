@@ -25,11 +25,18 @@ import java.util.stream.Collectors;
  * @param relayDeadline {@code spector.uplink.relay.deadline}, a relayed exchange's whole life
  * @param relayMaxPerWorker {@code spector.uplink.relay.max-per-worker}, the relays running at once per worker
  *     (across its links)
+ * @param relayMaxUpgradesPerWorker {@code spector.uplink.relay.max-upgrades-per-worker}, the relayed upgrades
+ *     switched at once per worker, a share apart from {@code relayMaxPerWorker}; past it an upgrade is refused 503
  * @param maxLinksPerWorker {@code spector.uplink.max-links-per-worker}, the uplinks one worker may hold at once
  * @param v2 {@code spector.uplink.v2}: whether a worker that offers protocol v2 gets it (else every link speaks v1)
  */
 public record UplinkSettings(
-        Map<String, String> tokens, Duration relayDeadline, int relayMaxPerWorker, int maxLinksPerWorker, boolean v2) {
+        Map<String, String> tokens,
+        Duration relayDeadline,
+        int relayMaxPerWorker,
+        int relayMaxUpgradesPerWorker,
+        int maxLinksPerWorker,
+        boolean v2) {
 
     /** The most relays at once per worker, {@code spector.uplink.relay.max-per-worker}. */
     static final int MAX_RELAYS_PER_WORKER_LIMIT = 64;
@@ -60,6 +67,11 @@ public record UplinkSettings(
                         MAX_RELAYS_PER_WORKER_LIMIT,
                         "an integer in 1.." + MAX_RELAYS_PER_WORKER_LIMIT),
                 (int) r.integer(
+                        Keys.RELAY_MAX_UPGRADES_PER_WORKER,
+                        1,
+                        MAX_RELAYS_PER_WORKER_LIMIT,
+                        "an integer in 1.." + MAX_RELAYS_PER_WORKER_LIMIT),
+                (int) r.integer(
                         Keys.MAX_LINKS_PER_WORKER,
                         1,
                         WorkerDirectory.MAX_LINKS_PER_WORKER,
@@ -71,6 +83,7 @@ public record UplinkSettings(
     static void defaults(Map<String, String> d) {
         d.put(Keys.RELAY_DEADLINE, Durations.format(Limits.RELAY_DEADLINE));
         d.put(Keys.RELAY_MAX_PER_WORKER, String.valueOf(Limits.RELAYS_PER_WORKER));
+        d.put(Keys.RELAY_MAX_UPGRADES_PER_WORKER, String.valueOf(Limits.RELAY_UPGRADES_PER_WORKER));
         d.put(Keys.MAX_LINKS_PER_WORKER, String.valueOf(WorkerDirectory.DEFAULT_MAX_LINKS_PER_WORKER));
         d.put(Keys.UPLINK_V2, "true");
     }
@@ -83,6 +96,7 @@ public record UplinkSettings(
                 tokens.keySet().stream().map(id -> id + "=" + REDACTED).collect(Collectors.joining(",")));
         d.put(Keys.RELAY_DEADLINE, Durations.format(relayDeadline));
         d.put(Keys.RELAY_MAX_PER_WORKER, String.valueOf(relayMaxPerWorker));
+        d.put(Keys.RELAY_MAX_UPGRADES_PER_WORKER, String.valueOf(relayMaxUpgradesPerWorker));
         d.put(Keys.MAX_LINKS_PER_WORKER, String.valueOf(maxLinksPerWorker));
         d.put(Keys.UPLINK_V2, String.valueOf(v2));
         return d;

@@ -24,6 +24,27 @@ final class UplinkSettingsTest {
     }
 
     @Test
+    void relayMaxUpgradesPerWorker_defaultsToHalfTheSlots_oneToSixtyFourAccepted() {
+        assertThat(withProps(Map.of()).uplink().relayMaxUpgradesPerWorker())
+                .as("4: with the 8 slots within a link's 16 streams")
+                .isEqualTo(4);
+        assertThat(withProps(Map.of("spector.uplink.relay.max-upgrades-per-worker", "64"))
+                        .uplink()
+                        .relayMaxUpgradesPerWorker())
+                .isEqualTo(64);
+        assertThat(withProps(Map.of("spector.uplink.relay.max-upgrades-per-worker", "1"))
+                        .uplink()
+                        .relayMaxUpgradesPerWorker())
+                .isEqualTo(1);
+        assertThat(refused(Map.of("spector.uplink.relay.max-upgrades-per-worker", "65"))
+                        .getMessage())
+                .contains("spector.uplink.relay.max-upgrades-per-worker: 65 (expected: an integer in 1..64)");
+        assertThat(refused(Map.of("spector.uplink.relay.max-upgrades-per-worker", "0"))
+                        .getMessage())
+                .contains("spector.uplink.relay.max-upgrades-per-worker: 0");
+    }
+
+    @Test
     void uplinkTokens_badHexOrDuplicate_isRefused() {
         assertThat(refused(Map.of("spector.uplink.tokens", "w1=" + HASH.substring(1)))
                         .problems())

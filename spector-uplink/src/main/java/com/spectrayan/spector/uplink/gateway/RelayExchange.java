@@ -86,6 +86,20 @@ import org.jspecify.annotations.Nullable;
  * stream still charged to it would break. A v1 relay releases its slot when it ends: its unread
  * bytes are bounded by {@code maxUnreadBytes} and, across the gateway, {@code unreadAll}.
  *
+ * <p>The upgrade permit: a switched relay holds no slot. An upgrade came with one of its worker's
+ * upgrade permits ({@link GatewayRelay} took it without waiting, {@code
+ * spector.uplink.relay.max-upgrades-per-worker}) and waits for a slot as any relay while its
+ * request is set up; at its {@code 101} it hands the slot back ({@link #headArrived}, decided
+ * under the lock as an ending is, released after) and keeps only the permit, so switched
+ * WebSockets that idle for hours never make an ordinary relay to their worker wait, and at most
+ * the share of them is open. The permit then follows the slot's rule: it goes back once, when the
+ * relay ends, or for one that ended with its body not yet done, when that body is done ({@link
+ * #bodyDone}); every ending of a switched stream (either side's half closes, a RESET either way,
+ * the link's loss, the caller's abort) is one of the relay's endings, so none leaks it. An upgrade
+ * answered anything but {@code 101} holds slot and permit to its end, as an ordinary relay. A
+ * leaked permit would refuse every later upgrade to the worker, so both are released in the one
+ * place each ending decides ({@link #finish}, {@link #bodyDone}).
+ *
  * <p>Concurrency: events arrive on several threads at once: pushes and call answers on the
  * uplink's thread, body parts and the abort on the caller's, the deadline on the scheduler, the
  * permit on whichever thread released the slot, the body's last read on the caller's. Every
@@ -115,6 +129,9 @@ final class RelayExchange implements RelayHooks {
     private final WorkerDirectory directory;
     private final RelayLimiter limiter;
     private final CompletableFuture<Void> permit;
+    /** The worker's upgrade share this relay holds a permit of (an upgrade's), or null. */
+    private final @Nullable RelayLimiter upgradeLimiter;
+
     private final Duration deadline;
     private final long maxUnreadBytes;
     /** Every v1 relay's unread response bytes together (the gateway's), and their bound. */
@@ -135,6 +152,13 @@ final class RelayExchange implements RelayHooks {
      * relay with a body, once the body is done too ({@link #bodyDone}). Guarded by this.
      */
     private boolean permitHeld;
+
+    /**
+     * This relay (an upgrade) holds one of the worker's upgrade permits, released with the slot
+     * would be (its ending, or its body's being done after it), once. From construction: {@link
+     * GatewayRelay} took it. Guarded by this.
+     */
+    private boolean upgradeHeld;
 
     /**
      * The response body holds nothing and never will again (the caller took it all, or it was
@@ -227,6 +251,7 @@ final class RelayExchange implements RelayHooks {
             WorkerDirectory directory,
             RelayLimiter limiter,
             CompletableFuture<Void> permit,
+            @Nullable RelayLimiter upgradeLimiter,
             Duration deadline,
             long maxUnreadBytes,
             AtomicLong unreadAll,
@@ -240,6 +265,8 @@ final class RelayExchange implements RelayHooks {
         this.directory = directory;
         this.limiter = limiter;
         this.permit = permit;
+        this.upgradeLimiter = upgradeLimiter;
+        this.upgradeHeld = upgradeLimiter != null;
         this.deadline = deadline;
         this.maxUnreadBytes = maxUnreadBytes;
         this.onCallerAbort = this::callerAborted;
@@ -835,6 +862,7 @@ final class RelayExchange implements RelayHooks {
     private void headArrived(int status, List<Header> headers, long length, IntConsumer onTaken) {
         RelayedResponse response;
         ScheduledFuture<?> deadlineTimer = null;
+        boolean releaseSlot = false;
         synchronized (this) {
             if (finished) {
                 return;
@@ -860,6 +888,10 @@ final class RelayExchange implements RelayHooks {
                     // covers the handshake, the caller bounds the switched connection by idleness.
                     deadlineTimer = timer;
                     timer = null;
+                    // The switched relay keeps only its upgrade permit: its slot goes to the
+                    // ordinary relays (the class notes' "upgrade permit").
+                    releaseSlot = permitHeld;
+                    permitHeld = false;
                     response = RelayedResponse.switching(headers, b);
                 } else {
                     response = new RelayedResponse(status, headers, length, b);
@@ -871,6 +903,9 @@ final class RelayExchange implements RelayHooks {
         assertNoLock();
         if (deadlineTimer != null) {
             deadlineTimer.cancel(false);
+        }
+        if (releaseSlot) {
+            limiter.release();
         }
         if (response == null) {
             fail(Failures.invalidResponse(workerId, null), true); // A second head.
@@ -1068,7 +1103,7 @@ final class RelayExchange implements RelayHooks {
     private void abandonHeldBody(Throwable why) {
         ResponseBody held;
         synchronized (this) {
-            held = finished && permitHeld ? body : null;
+            held = finished && (permitHeld || upgradeHeld) ? body : null;
         }
         assertNoLock();
         if (held != null) {
@@ -1083,12 +1118,17 @@ final class RelayExchange implements RelayHooks {
      */
     private void bodyDone() {
         ScheduledFuture<?> t;
+        boolean releaseSlot;
+        boolean releaseUpgrade;
         synchronized (this) {
             bodyDone = true;
-            if (!finished || !permitHeld) {
+            if (!finished || !(permitHeld || upgradeHeld)) {
                 return;
             }
+            releaseSlot = permitHeld;
+            releaseUpgrade = upgradeHeld;
             permitHeld = false;
+            upgradeHeld = false;
             t = timer;
             timer = null;
         }
@@ -1097,7 +1137,19 @@ final class RelayExchange implements RelayHooks {
             t.cancel(false);
         }
         call.request().signal().removeOnAbort(onCallerAbort);
-        limiter.release();
+        release(releaseSlot, releaseUpgrade);
+    }
+
+    /** Hands back what an ending or a done body decided to, under the lock, with no lock held. */
+    private void release(boolean slot, boolean upgrade) {
+        assertNoLock();
+        if (slot) {
+            limiter.release();
+        }
+        RelayLimiter upgrades = upgradeLimiter;
+        if (upgrade && upgrades != null) {
+            upgrades.release();
+        }
     }
 
     /**
@@ -1158,6 +1210,7 @@ final class RelayExchange implements RelayHooks {
             @Nullable RealGatewayWorkerClient client,
             boolean requestSent,
             boolean releasePermit,
+            boolean releaseUpgrade,
             boolean bodyHoldsPermit,
             @Nullable CompletableFuture<Void> permitWait,
             @Nullable ScheduledFuture<?> timer,
@@ -1165,9 +1218,9 @@ final class RelayExchange implements RelayHooks {
             @Nullable V2Relay v2Relay) {}
 
     /**
-     * Step 1 of an ending: marks the relay finished and takes the slot from it, under the lock,
-     * unless a v2 relay's body not yet done keeps it (with the deadline; {@link #bodyDone}).
-     * Returns null when another ending came first.
+     * Step 1 of an ending: marks the relay finished and takes the slot and the upgrade permit from
+     * it, under the lock, unless a v2 relay's body not yet done keeps them (with the deadline;
+     * {@link #bodyDone}). Returns null when another ending came first.
      */
     private synchronized @Nullable Ending finish() {
         if (finished) {
@@ -1175,10 +1228,14 @@ final class RelayExchange implements RelayHooks {
         }
         finished = true;
         uploading = false;
-        boolean bodyHolds = permitHeld && v2Relay != null && body != null && !bodyDone;
+        boolean bodyHolds = (permitHeld || upgradeHeld) && v2Relay != null && body != null && !bodyDone;
         boolean release = permitHeld && !bodyHolds;
+        boolean releaseUpgrade = upgradeHeld && !bodyHolds;
         if (release) {
             permitHeld = false;
+        }
+        if (releaseUpgrade) {
+            upgradeHeld = false;
         }
         return new Ending(
                 !headSeen,
@@ -1186,6 +1243,7 @@ final class RelayExchange implements RelayHooks {
                 client,
                 requestSent,
                 release,
+                releaseUpgrade,
                 bodyHolds,
                 permitWait,
                 bodyHolds ? null : timer,
@@ -1218,9 +1276,7 @@ final class RelayExchange implements RelayHooks {
         if (l != null) {
             l.relayEnded();
         }
-        if (e.releasePermit()) {
-            limiter.release();
-        }
+        release(e.releasePermit(), e.releaseUpgrade());
         stopReadingCallerBody(reason);
     }
 

@@ -7,7 +7,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * An asynchronous counting semaphore: the relays at once to one worker. A waiter that gives up
- * cancels its stage and is skipped when a permit frees.
+ * cancels its stage and is skipped when a permit frees. The share of switched upgrades is one
+ * used only through {@link #tryAcquire}, so it never has waiters.
  *
  * <p>Once the last permit is released with nobody waiting, the limiter retires: it runs {@code
  * onRetired} (its owner forgets it, so a worker that is gone leaves no state behind) and refuses
@@ -49,6 +50,28 @@ final class RelayLimiter {
         }
     }
 
+    /** What {@link #tryAcquire} answers. */
+    enum Try {
+        /** A permit is held. */
+        HELD,
+        /** Every permit is held: refused, nothing to release. */
+        FULL,
+        /** This limiter retired: take a new one. */
+        RETIRED
+    }
+
+    /** Takes a permit when one is free, never waiting. */
+    synchronized Try tryAcquire() {
+        if (retired) {
+            return Try.RETIRED;
+        }
+        if (running < max) {
+            running++;
+            return Try.HELD;
+        }
+        return Try.FULL;
+    }
+
     /** Frees a permit, handing it to the oldest waiter still waiting; retires once idle. */
     void release() {
         while (true) {
@@ -71,6 +94,11 @@ final class RelayLimiter {
                 return;
             }
         }
+    }
+
+    /** Returns the most permits held at once. */
+    int max() {
+        return max;
     }
 
     /** Returns the permits held. */

@@ -49,6 +49,23 @@ public final class Failures {
                 Map.of("feature", "relay-upgrade"));
     }
 
+    /** The {@code reason} detail of {@link #upgradesFull}. */
+    public static final String UPGRADES_FULL = "relay-upgrades-full";
+
+    /**
+     * An upgrade past its worker's share of switched relays ({@code
+     * spector.uplink.relay.max-upgrades-per-worker}, docs/PROTOCOL.md section 9.7): refused at once
+     * rather than queued, nothing sent. GATEWAY_ROUTING_FAILURE (503, kind domain: the link is
+     * fine), {@code reason} {@value #UPGRADES_FULL}, {@code Retry-After: 1}, as an exhausted owner
+     * pool is answered.
+     */
+    public static SpectorException upgradesFull(String workerId, int max) {
+        return SpectorException.of(
+                ErrorCode.GATEWAY_ROUTING_FAILURE,
+                "worker " + workerId + " already has " + max + " relayed upgrades switched (its share); retry later",
+                Map.of("reason", UPGRADES_FULL, "retryAfterSeconds", 1L));
+    }
+
     /** A worker that broke the relay protocol: INTERNAL naming it. */
     public static SpectorException invalidResponse(String workerId, @Nullable Throwable cause) {
         return SpectorException.of(
