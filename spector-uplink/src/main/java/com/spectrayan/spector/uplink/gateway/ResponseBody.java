@@ -172,13 +172,7 @@ final class ResponseBody implements BodySource {
             waiting = null;
             nowDone = becameDone();
         }
-        release(dropped);
-        if (nowDone) {
-            onDone.run();
-        }
-        if (reader != null) {
-            reader.completeExceptionally(why);
-        }
+        failed(dropped, nowDone, reader, why);
     }
 
     /**
@@ -203,6 +197,18 @@ final class ResponseBody implements BodySource {
             waiting = null;
             nowDone = becameDone();
         }
+        failed(dropped, nowDone, reader, why);
+    }
+
+    /**
+     * The second step of a failure, outside the lock: releases what was dropped, runs {@code onDone}
+     * when the body became done, and fails the waiting reader.
+     */
+    private void failed(
+            @Nullable ArrayDeque<ByteBuf> dropped,
+            boolean nowDone,
+            @Nullable CompletableFuture<@Nullable ByteBuf> reader,
+            Throwable why) {
         release(dropped);
         if (nowDone) {
             onDone.run();
