@@ -25,7 +25,6 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -379,22 +378,17 @@ final class ServedRelay {
     /** Cancels the target's response body on the executor; the slot waits until the cancel returned. */
     private void cancelAsync(BodySource source, Throwable reason) {
         cancelling++;
-        try {
-            executor.execute(() -> {
-                try {
-                    source.cancel(reason);
-                } catch (RuntimeException e) {
-                    log.warn("a relay target's body failed to cancel: {}", e.getMessage());
-                } finally {
-                    serial.execute(() -> {
-                        cancelling--;
-                        releaseIfOver();
-                    });
-                }
-            });
-        } catch (RejectedExecutionException e) {
+        boolean ran = UplinkSession.cancelOnExecutor(
+                executor,
+                source,
+                reason,
+                "relay " + relayId,
+                () -> serial.execute(() -> {
+                    cancelling--;
+                    releaseIfOver();
+                }));
+        if (!ran) {
             cancelling--; // the executor is gone, and the target's code with it: no wait for it
-            log.warn("relay {}: the target's body could not be cancelled: {}", relayId, e.getMessage());
         }
     }
 

@@ -8,6 +8,7 @@ import com.spectrayan.spector.contract.DeclaredLength;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.FrameChannel;
 import com.spectrayan.spector.uplink.RelayTarget;
 import com.spectrayan.spector.uplink.internal.v2.RequestHead;
@@ -36,6 +37,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -508,6 +510,31 @@ public final class UplinkSession implements FrameChannel.Receiver {
             }
             activeRelays = relayCount();
         });
+    }
+
+    /**
+     * Runs {@code source.cancel(reason)} on {@code executor}, where target code runs, then {@code
+     * then}; answers false (and runs nothing) when the executor refused it: it shut down, and the
+     * target's code with it. A cancel that throws is logged. The v1 and v2 relays' one way to
+     * cancel a target's body ({@code relay} names it in the log line).
+     */
+    static boolean cancelOnExecutor(
+            Executor executor, BodySource source, Throwable reason, Object relay, Runnable then) {
+        try {
+            executor.execute(() -> {
+                try {
+                    source.cancel(reason);
+                } catch (RuntimeException e) {
+                    log.warn("{}: a relay target's body failed to cancel: {}", relay, e.getMessage());
+                } finally {
+                    then.run();
+                }
+            });
+            return true;
+        } catch (RejectedExecutionException e) {
+            log.warn("{}: the target's body could not be cancelled: {}", relay, e.getMessage());
+            return false;
+        }
     }
 
     /** Answers whether the connection closed (a settled relay then sends no answer). */

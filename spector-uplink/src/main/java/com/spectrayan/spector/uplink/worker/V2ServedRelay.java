@@ -616,23 +616,9 @@ final class V2ServedRelay implements V2StreamHandler {
         }
     }
 
-    /** Runs {@code source.cancel} on the executor, then {@code then}; false when the executor refused it. */
+    /** {@link UplinkSession#cancelOnExecutor} on this relay's executor. */
     private boolean cancelOnExecutor(BodySource source, Throwable reason, Runnable then) {
-        try {
-            executor.execute(() -> {
-                try {
-                    source.cancel(reason);
-                } catch (RuntimeException e) {
-                    log.warn("a relay target's body failed to cancel: {}", e.getMessage());
-                } finally {
-                    then.run();
-                }
-            });
-            return true;
-        } catch (RejectedExecutionException e) {
-            log.warn("{}: the target's body could not be cancelled: {}", this, e.getMessage());
-            return false;
-        }
+        return UplinkSession.cancelOnExecutor(executor, source, reason, this, then);
     }
 
     private boolean onLoop(Runnable task) {
