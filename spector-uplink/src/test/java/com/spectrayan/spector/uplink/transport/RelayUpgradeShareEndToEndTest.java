@@ -124,10 +124,12 @@ final class RelayUpgradeShareEndToEndTest {
     private List<Upgrade> switched(int n) {
         List<Upgrade> opened = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            opened.add(upgrade());
-        }
-        for (int i = 0; i < n; i++) {
-            RelayedResponse r = done(opened.get(i).result(), "upgrade " + i + " resolves at its 101", WAIT);
+            // One at a time: the worker's targets run in the order their streams open, so the i-th
+            // of upstreams is the i-th of bodies (opened together, two could swap, and a test that
+            // ended the first upstream read the second body: a flake in CI).
+            Upgrade u = upgrade();
+            opened.add(u);
+            RelayedResponse r = done(u.result(), "upgrade " + i + " resolves at its 101", WAIT);
             assertThat(r.status()).as("upgrade " + i).isEqualTo(RelayedResponse.SWITCHING_PROTOCOLS);
             bodies.add(body(r, "upgrade " + i));
         }
