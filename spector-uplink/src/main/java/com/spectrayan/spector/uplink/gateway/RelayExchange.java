@@ -284,7 +284,17 @@ final class RelayExchange implements RelayHooks {
         synchronized (this) {
             permitWait = wait;
         }
-        ScheduledFuture<?> t = scheduler.schedule(this::deadlinePassed, deadline.toMillis(), TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> t;
+        try {
+            t = scheduler.schedule(this::deadlinePassed, deadline.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // The gateway stops (its scheduler is shut down): no relay may start without its
+            // deadline. It fails, nothing sent, and gives back its upgrade permit here and its slot
+            // in permitted(), which finds it finished when the slot is (or was) granted.
+            fail(Failures.unreachable(workerId, "the gateway is stopping", e), false);
+            whenPermitted(wait);
+            return;
+        }
         synchronized (this) {
             timer = t;
         }
@@ -293,6 +303,11 @@ final class RelayExchange implements RelayHooks {
             // Ended while registering (an abort or the deadline): the listener must not outlive it.
             call.request().signal().removeOnAbort(onCallerAbort);
         }
+        whenPermitted(wait);
+    }
+
+    /** Runs {@link #permitted} when the worker's slot is granted (a wait cancelled by an ending never is). */
+    private void whenPermitted(CompletableFuture<Void> wait) {
         wait.whenComplete((v, error) -> {
             if (error == null) {
                 permitted();

@@ -25,6 +25,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -127,9 +128,16 @@ final class ServedRelay {
                 null,
                 input.length());
         calling = true;
-        CompletableFuture.supplyAsync(() -> relayTarget.handle(request), executor)
-                .thenCompose(Function.identity())
-                .whenCompleteAsync(this::answered, serial);
+        try {
+            CompletableFuture.supplyAsync(() -> relayTarget.handle(request), executor)
+                    .thenCompose(Function.identity())
+                    .whenCompleteAsync(this::answered, serial);
+        } catch (RejectedExecutionException e) {
+            // The worker stops (the targets' executor is shut down): the target is never called,
+            // and the relay is answered and its slot freed here, on the serial executor, as its
+            // answer would be (it kept the slot for the connection's life, found by a review).
+            answered(null, e);
+        }
     }
 
     /** Takes the target's answer: the stage its call returned completed (the slot may go back). */

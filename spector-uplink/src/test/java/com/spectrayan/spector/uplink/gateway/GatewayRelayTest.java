@@ -20,6 +20,7 @@ import com.spectrayan.spector.testkit.ManualScheduler;
 import com.spectrayan.spector.testkit.Waits;
 import com.spectrayan.spector.uplink.AbortSignal;
 import com.spectrayan.spector.uplink.BodySource;
+import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.internal.wire.RelayBody;
 import com.spectrayan.spector.uplink.internal.wire.RelayChunk;
@@ -33,6 +34,7 @@ import com.spectrayan.spector.uplink.wire.Frame;
 import com.spectrayan.spector.uplink.wire.Header;
 import com.spectrayan.spector.uplink.wire.StatusReport;
 import java.io.ByteArrayOutputStream;
+import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -81,6 +83,40 @@ final class GatewayRelayTest {
         assertThat(e.details()).containsEntry("reason", "no-link");
         assertThat(worker.seen(RelayRequest.OP))
                 .as("nothing sent to a worker without a live link")
+                .isEmpty();
+    }
+
+    /**
+     * A relay asked for while the gateway stops (its scheduler shut down, so the deadline cannot be
+     * armed) fails, nothing sent, and keeps neither its worker's slot nor, for an upgrade, an
+     * upgrade permit: it threw, and both leaked until the process ended (found by a review).
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void relay_whileTheSchedulerIsShutDown_failsAndKeepsNoSlotOrPermit(boolean upgrade) {
+        scheduler.shutdownNow();
+        RelayCall call = upgrade
+                ? new RelayCall(
+                        "app",
+                        new RelayedRequest(
+                                "GET",
+                                URI.create("http://app.local/ws"),
+                                List.of(),
+                                "acme",
+                                null,
+                                new FedBody(),
+                                new AbortSignal(),
+                                "websocket"))
+                : get();
+
+        spectorFailure(relay.relay("w1", call), ErrorCode.WORKER_UNREACHABLE, "a relay the stopping scheduler refused");
+
+        assertThat(relay.upgrades("w1")).as("upgrade permits held").isZero();
+        assertThat(relay.trackedWorkers())
+                .as("workers with a slot held or awaited")
+                .isZero();
+        assertThat(worker.seen(RelayRequest.OP))
+                .as("relays the worker was sent")
                 .isEmpty();
     }
 

@@ -30,6 +30,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -139,6 +141,38 @@ final class UplinkSessionTest {
     }
 
     // ---- the exchange ----
+
+    /**
+     * A relay whose target cannot be called, the targets' executor refusing it (the worker
+     * stopping), is answered {@code INTERNAL} and gives its slot back: the refusal was thrown out of
+     * the frame's handling with the slot taken, for the connection's life (found by a review).
+     * Only the target's call is refused here, as a shut-down executor refuses the task that would
+     * run it; the session's own serial tasks still run, as the drain that handles the frame does.
+     */
+    @Test
+    void relayRequest_whoseTargetsExecutorRefusesTheCall_isAnsweredAndFreesItsSlot() {
+        Executor refusingTargetCalls = task -> {
+            if (task instanceof CompletableFuture.AsynchronousCompletionTask) {
+                throw new RejectedExecutionException("shut down");
+            }
+            tasks.execute(task);
+        };
+        InMemoryFrameChannels.Pair<FakeGateway, UplinkSession> pair = InMemoryFrameChannels.pair(
+                tasks,
+                FakeGateway.drainedBy(tasks),
+                ch -> UplinkSession.start(
+                        ch,
+                        UplinkSession.Role.GATEWAY_UPLINK,
+                        options("app", hanging()).executor(refusingTargetCalls).build()));
+        opened.add(pair.gatewayEnd());
+
+        long id = pair.gateway().relayRequest("r-1", "app", "GET", false);
+        tasks.runUntilIdle();
+
+        assertThat(pair.gateway().error(id, ErrorCode.INTERNAL).message()).contains("shut down");
+        assertThat(pair.worker().activeRelays()).as("slots held").isZero();
+        assertThat(requests).as("the target was never called").isEmpty();
+    }
 
     @Test
     void relayRequest_get_reachesTargetWithItsFields_andHeadAndBodyComeBack() throws Exception {
