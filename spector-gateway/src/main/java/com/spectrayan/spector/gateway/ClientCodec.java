@@ -40,6 +40,18 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Resuming.</b> Decoding what waits is a read of no new bytes, run as a task on the loop
  *       (never inside the decoder's own loop, which may be what resumed it), followed by the end of
  *       that read batch.
+ *   <li><b>Held for a switch.</b> The decoder stops by itself right after the last content of a
+ *       request the gateway passes on as an upgrade ({@link Upgrades#isUpgrade}), in its own loop,
+ *       before a byte behind it is decoded: those may be the new protocol's (a client's first
+ *       frames), and they stay in its buffer, with whatever arrives later, until the switch takes
+ *       the decoder out and them with it ({@code CodecRemoval}). Nothing downstream can stop it
+ *       in time: a body's parts may wait in the flow handler while the decoder runs on, and a TLS
+ *       handler hands the records of one read on one at a time (the JDK's provider), so a frame's
+ *       record came after the decoder was gone and was lost (both found by a review). Node's HTTP
+ *       server and Envoy's HTTP/1 codec stop at an upgrade's end the same way. Only the switch
+ *       ends the hold, or a lingering close, which decodes what arrives to drop it ({@link
+ *       Decoder#resumeToDiscard}): a connection whose upgrade got any answer but a {@code 101}
+ *       closes.
  * </ul>
  *
  * <p>Threading: confined to the connection's event loop.
@@ -77,6 +89,11 @@ final class ClientCodec {
      */
     final class Decoder extends HttpRequestDecoder {
         private boolean paused;
+        /** The open message is a request passed on as an upgrade: its end holds the decoder for the switch. */
+        private boolean upgradeOpen;
+        /** Stopped after a passed upgrade's request, for the switch ({@link #resumeToDiscard} only ends it). */
+        private boolean heldForSwitch;
+
         private boolean resumeScheduled;
         /** A request's head was handed on and its last content not yet. */
         private boolean messageOpen;
@@ -112,9 +129,9 @@ final class ClientCodec {
             return !methods.isEmpty();
         }
 
-        /** Answers whether the decoder is stopped ({@link #pause}). */
+        /** Answers whether the decoder is stopped ({@link #pause}, or held for a switch). */
         boolean isPaused() {
-            return paused;
+            return paused || heldForSwitch;
         }
 
         @Override
@@ -125,7 +142,7 @@ final class ClientCodec {
 
         @Override
         protected void decode(ChannelHandlerContext context, ByteBuf buffer, List<Object> out) throws Exception {
-            if (paused) {
+            if (paused || heldForSwitch) {
                 return; // no progress: the decoder's loop ends, the bytes stay in its buffer
             }
             int from = out.size();
@@ -138,9 +155,12 @@ final class ClientCodec {
                     methods.add(request.method());
                     messageOpen = true;
                     headBegun = false;
+                    upgradeOpen = Upgrades.isUpgrade(request);
                 }
                 if (m instanceof LastHttpContent) {
                     messageOpen = false;
+                    heldForSwitch = upgradeOpen; // a step ends at a message's end: nothing behind it is decoded
+                    upgradeOpen = false;
                 }
             }
             if (n == from && !messageOpen && !headBegun && buffer.readerIndex() > readFrom) {
@@ -151,17 +171,26 @@ final class ClientCodec {
             }
         }
 
-        /** Decodes again, first what waited (in a task on the loop, when something did). */
+        /**
+         * Decodes again, first what waited (in a task on the loop, when something did), unless
+         * the decoder is held for a switch.
+         */
         void resume() {
             paused = false;
             ChannelHandlerContext c = ctx;
-            if (c == null || resumeScheduled || !internalBuffer().isReadable()) {
+            if (c == null
+                    || resumeScheduled
+                    || heldForSwitch
+                    || !internalBuffer().isReadable()) {
                 return;
             }
             resumeScheduled = true;
             c.executor().execute(() -> {
                 resumeScheduled = false;
-                if (paused || c.isRemoved() || !internalBuffer().isReadable()) {
+                if (paused
+                        || heldForSwitch
+                        || c.isRemoved()
+                        || !internalBuffer().isReadable()) {
                     return;
                 }
                 try {
@@ -171,6 +200,15 @@ final class ClientCodec {
                     c.fireExceptionCaught(e);
                 }
             });
+        }
+
+        /**
+         * Decodes again past every stop, a switch's hold too: the connection closes and only drops
+         * what is decoded (a lingering close), which keeps what it holds within one message.
+         */
+        void resumeToDiscard() {
+            heldForSwitch = false;
+            resume();
         }
     }
 

@@ -1,6 +1,5 @@
 package com.spectrayan.spector.gateway;
 
-import com.spectrayan.spector.cluster.gateway.CodecRemoval;
 import com.spectrayan.spector.cluster.gateway.ResponseSplice;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.ResponseFraming;
@@ -68,9 +67,9 @@ import org.slf4j.LoggerFactory;
  *       requests are answered in order. Stopping lazily spares the two {@code epoll_ctl} calls a
  *       stop and a resume cost on every request of a client that does not pipeline (issue 14).
  *       An upgrade request stops reading at once, as its next bytes may be another protocol's;
- *       one the gateway passes on also loses its decoder as it arrives (what the client sent
- *       behind it is kept as bytes for the splice), so the connection closes after any answer
- *       but a {@code 101}.
+ *       at the end of one the gateway passes on, the decoder holds itself (what the client sent
+ *       behind it stays bytes for the splice, ClientCodec), so the connection closes after any
+ *       answer but a {@code 101}.
  *       {@code AWAITING_HEAD} with no head begun for {@code spector.server.idle-timeout} closes
  *       the connection ({@link #startIdleClock}).
  *   <li><b>Framing (RFC 9112 §6, §9.3).</b> A known length is sent as {@code Content-Length};
@@ -202,16 +201,10 @@ final class ClientConnection {
     private boolean upgradeRequest;
     /**
      * The current request is an upgrade the gateway passes on ({@link Upgrades#isUpgrade}): its
-     * connection ends after any answer but a {@code 101}, and once the request arrived its decoder
-     * is gone ({@link #holdUpgradeBytes}).
+     * connection ends after any answer but a {@code 101}. What the client sent behind it waits as
+     * bytes in the decoder, which holds itself at the request's end (ClientCodec), for the splice.
      */
     private boolean passedUpgrade;
-    /**
-     * What the client sent right behind a passed upgrade's request, read with it and kept for the
-     * new protocol: the splice's first bytes after a {@code 101}, released otherwise. At most one
-     * read (the decoder stops at the request's end, and reading has stopped). Null when none.
-     */
-    private @Nullable ByteBuf upgradeBytes;
 
     // ---- the current exchange (reset by begin) ----
     private @Nullable Exchange exchange;
@@ -428,7 +421,6 @@ final class ClientConnection {
         headRequest = false;
         upgradeRequest = false;
         passedUpgrade = false;
-        releaseUpgradeBytes();
         body = Body.COMPLETE;
         bodyWanted = false;
         pullPending = false;
@@ -600,42 +592,12 @@ final class ClientConnection {
     /**
      * The current request arrived whole. Reading goes on (a pipelined request that arrives waits
      * in {@link #holdBack}), but for an upgrade: what follows it may be the new protocol's bytes,
-     * which must stay unread (in the socket, or the codec's leftovers) for the splice.
+     * which stay unread for the splice, in the socket or in the decoder (which held itself at a
+     * passed upgrade's end, ClientCodec).
      */
     private void requestArrived() {
         if (upgradeRequest) {
             ctx.channel().config().setAutoRead(false);
-            if (passedUpgrade && state == State.EXCHANGE && !responseStarted) {
-                holdUpgradeBytes();
-            }
-        }
-    }
-
-    /**
-     * Takes the decoder out as a passed upgrade's request arrives (in the decoder's own hand-over
-     * of its end), so that the bytes the client sent behind it, in the same read, are kept as bytes
-     * for the new protocol rather than decoded as another request and lost. Node's HTTP server
-     * hands them to its upgrade handler the same way (its {@code head}), and Envoy's HTTP/1 codec
-     * stops parsing at an upgrade's head. The encoder stays for the answer; after any answer but a
-     * {@code 101} the connection closes ({@code keepAlive} is off for such a request).
-     */
-    private void holdUpgradeBytes() {
-        if (upgradeBytes != null || ctx.pipeline().get(CLIENT_CODEC) == null) {
-            return;
-        }
-        ByteBuf held = CodecRemoval.remove(ctx.pipeline(), CLIENT_CODEC); // the decoder; the encoder stays
-        if (held.isReadable()) {
-            upgradeBytes = held;
-        } else {
-            held.release();
-        }
-    }
-
-    private void releaseUpgradeBytes() {
-        ByteBuf held = upgradeBytes;
-        upgradeBytes = null;
-        if (held != null) {
-            held.release();
         }
     }
 
@@ -1006,19 +968,10 @@ final class ClientConnection {
         client.config().setAutoRead(false);
         headers.set(RequestIds.HEADER, requestId);
         ctx.writeAndFlush(new DefaultHttpResponse(HttpVersion.HTTP_1_1, switching, headers));
+        // What the client sent behind its handshake: held in the decoder since the request's end.
         ByteBuf fromClient = client.pipeline().get(CLIENT_CODEC) != null
                 ? Splice.removeCodec(client.pipeline(), CLIENT_CODEC)
-                : Unpooled.EMPTY_BUFFER; // taken out as the upgrade request arrived (holdUpgradeBytes)
-        ByteBuf held = upgradeBytes;
-        upgradeBytes = null;
-        if (held != null) { // read with the request: they go first
-            if (fromClient.isReadable()) {
-                fromClient = client.alloc().compositeBuffer(2).addComponents(true, held, fromClient);
-            } else {
-                fromClient.release();
-                fromClient = held;
-            }
-        }
+                : Unpooled.EMPTY_BUFFER;
         cancelBodyTimer();
         exchange = null;
         for (String name : HTTP_HANDLERS) {
@@ -1383,7 +1336,6 @@ final class ClientConnection {
         cancelIdleTimer();
         cancelSendTimer();
         releaseWaiting();
-        releaseUpgradeBytes();
         idleConnections.remove(reusableEntry);
         state = State.CLOSED;
         Exchange e = exchange;
@@ -1404,7 +1356,6 @@ final class ClientConnection {
         cancelIdleTimer();
         cancelSendTimer();
         releaseWaiting();
-        releaseUpgradeBytes();
         idleConnections.remove(reusableEntry);
         if (state == State.AWAITING_HEAD) {
             state = State.CLOSED;
@@ -1444,7 +1395,10 @@ final class ClientConnection {
                 return;
             }
             lingering = true;
-            resumeDecoding(); // a paused decoder would hold what arrives: decoded, it is dropped
+            ClientCodec.Decoder d = decoder();
+            if (d != null) {
+                d.resumeToDiscard(); // a paused or held decoder would keep what arrives: decoded, it is dropped
+            }
             ch.config().setAutoRead(true); // whatever still arrives is read and released (state CLOSING)
             ctx.executor().schedule(() -> ctx.close(), LINGER_TIME.toNanos(), TimeUnit.NANOSECONDS);
         }));

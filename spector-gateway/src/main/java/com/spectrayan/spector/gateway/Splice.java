@@ -100,9 +100,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@code join} writes the buffered bytes to the other side before it starts reading either
  * channel, so they arrive before anything read later. A client that sends frames before it has
- * the 101 (RFC 6455 §4.1 asks it to wait) loses none: {@code ClientConnection} takes the client's
- * decoder out as the upgrade request arrives and keeps what it had read behind it, which goes
- * first of {@code fromClient}.
+ * the 101 (RFC 6455 §4.1 asks it to wait) loses none: the client's decoder holds itself at the
+ * upgrade request's end and keeps what arrives behind it as bytes ({@code ClientCodec}), which
+ * the switch takes out with the decoder as {@code fromClient}.
  */
 final class Splice {
     private static final Logger log = LoggerFactory.getLogger(Splice.class);
