@@ -244,6 +244,13 @@ final class RelayExchange implements RelayHooks {
      */
     private @Nullable BodySource requestBody;
 
+    /**
+     * A link refused the stream ({@code REFUSED_STREAM}) while a read of the caller's body was
+     * outstanding: whether it goes to another link is decided when that read returns ({@link
+     * V2Relay#refusedDuringRead}). Guarded by this.
+     */
+    private boolean refusedMidRead;
+
     RelayExchange(
             String workerId,
             String relayId,
@@ -449,9 +456,12 @@ final class RelayExchange implements RelayHooks {
      * it goes to another of the worker's links, as PROTOCOL section 9.4 says: each link once, while
      * no other ending came first, and while no part of the caller's body was asked for, or its
      * source can give it again from its first byte ({@link BodySource#replay}: a body read whole
-     * before the relay started; one streaming from the client could not be sent again) and no read
-     * of it is outstanding. Answers why it was not started again, or null when it was; the caller
-     * then fails it {@code WORKER_UNREACHABLE}.
+     * before the relay started; one streaming from the client could not be sent again). A read of
+     * it still outstanding is waited for: the refusal is decided again when it returns ({@link
+     * V2Relay#refusedDuringRead}); it failed the relay before, which a body in memory, whose read
+     * is a task on the link's loop, met whenever the refusal came back first (a CI flake). Answers
+     * why it was not started again, or null when it was (or waits for the read); the caller then
+     * fails it {@code WORKER_UNREACHABLE}.
      */
     private @Nullable String notStartedAgain(V2Relay refused) {
         BodySource sent;
@@ -463,7 +473,8 @@ final class RelayExchange implements RelayHooks {
                 return "";
             }
             if (bodyAsked && reading) {
-                return " after a part of its body was asked for (a read still outstanding)";
+                refusedMidRead = true; // decided when the read returns
+                return null;
             }
             sent = bodyAsked ? requestBody : null;
         }
@@ -475,8 +486,12 @@ final class RelayExchange implements RelayHooks {
         WorkerLink from;
         List<WorkerLink> excluded;
         synchronized (this) {
-            if (finished || headSeen || v2Relay != refused || reading) {
+            if (finished || headSeen || v2Relay != refused) {
                 return "";
+            }
+            if (reading) {
+                refusedMidRead = true; // a read began meanwhile: decided when it returns
+                return null;
             }
             if (again != null) { // the body from its first byte, counted anew, as on a first try
                 requestBody = again;
@@ -572,6 +587,9 @@ final class RelayExchange implements RelayHooks {
         }
 
         private void partRead(V2Stream s, @Nullable ByteBuf part, @Nullable Throwable error) {
+            if (refusedDuringRead(part, error)) {
+                return;
+            }
             boolean send;
             SpectorException broken = null;
             synchronized (RelayExchange.this) {
@@ -620,6 +638,46 @@ final class RelayExchange implements RelayHooks {
             pump();
         }
 
+        /**
+         * Answers whether the link refused the stream while this read was outstanding ({@link
+         * #notStartedAgain}); if so, the part goes (the body is sent again from its first byte, or
+         * not at all) and the refusal is decided now that no read is: the relay goes to another
+         * link, or fails, the body's own failure first.
+         */
+        private boolean refusedDuringRead(@Nullable ByteBuf part, @Nullable Throwable error) {
+            synchronized (RelayExchange.this) {
+                if (!refusedMidRead) {
+                    return false;
+                }
+                refusedMidRead = false;
+                reading = false;
+                if (error != null || part == null) {
+                    eof = true;
+                }
+            }
+            assertNoLock();
+            if (part != null) {
+                part.release();
+            }
+            if (error != null) {
+                fail(Failures.unwrap(error), false); // the stream is gone already: nothing to cancel
+                return true;
+            }
+            String why = notStartedAgain(this);
+            if (why != null) {
+                failRefused(why);
+            }
+            return true;
+        }
+
+        /** Fails the relay a link refused, for {@code why} it was not started again. */
+        private void failRefused(String why) {
+            fail(
+                    Failures.unreachable(
+                            workerId, "worker " + workerId + " refused the relay (REFUSED_STREAM)" + why, null),
+                    false);
+        }
+
         @Override
         public void onResponseHead(ResponseHead head, boolean endStream) {
             V2Stream s = stream;
@@ -660,10 +718,7 @@ final class RelayExchange implements RelayHooks {
             } else if (code == V2ErrorCode.REFUSED_STREAM) {
                 String why = notStartedAgain(this);
                 if (why != null) {
-                    fail(
-                            Failures.unreachable(
-                                    workerId, "worker " + workerId + " refused the relay (REFUSED_STREAM)" + why, null),
-                            false);
+                    failRefused(why);
                 }
             } else {
                 fail(

@@ -10,21 +10,27 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.spectrayan.spector.contract.ErrorCode;
 import com.spectrayan.spector.contract.Limits;
 import com.spectrayan.spector.contract.SpectorException;
+import com.spectrayan.spector.uplink.BodySource;
 import com.spectrayan.spector.uplink.RelayedRequest;
 import com.spectrayan.spector.uplink.RelayedResponse;
 import com.spectrayan.spector.uplink.gateway.WorkerLink;
 import com.spectrayan.spector.uplink.internal.gateway.RealGatewayWorkerClient;
 import com.spectrayan.spector.uplink.internal.v2.RequestHead;
 import com.spectrayan.spector.uplink.internal.v2.V2Connection;
+import com.spectrayan.spector.uplink.internal.v2.V2ErrorCode;
 import com.spectrayan.spector.uplink.testing.ArrayBody;
 import com.spectrayan.spector.uplink.testing.TestBodies;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -167,6 +173,83 @@ final class RelayRefusedStreamTest {
                 .hasMessageContaining("REFUSED_STREAM");
         assertThat(h.targetCalls).as("the refused upload reached no target").isEmpty();
         assertThat(held).isNotDone();
+    }
+
+    /**
+     * The same when the refusal comes back while a read of the body is outstanding: a body in
+     * memory hands its parts over as tasks on the link's loop, so the refusal can be first (the
+     * gateway's {@code RelayRefusedReplayTest} failed so once in CI, {@code 503 WORKER_UNREACHABLE}
+     * "a read still outstanding"). The relay now waits for that read and then sends the body again
+     * on the other link. Made certain here: the body's first read returns only once the refusal
+     * of a stream opened right behind the relay's, on the same link, has come back.
+     */
+    @Test
+    void aStreamRefusedWhileABodyReadIsOutstanding_isSentAgainOnceTheReadReturns() throws Exception {
+        byte[] sent = TestBodies.pattern(50_000, 3);
+        BlockingQueue<byte[]> read = new LinkedBlockingQueue<>();
+        h.target(request -> request.url().getPath().equals("/hold")
+                ? new CompletableFuture<>()
+                : TestBodies.readAll(requireNonNull(request.body())).thenCompose(bytes -> {
+                    read.add(bytes);
+                    return respond(200, null);
+                }));
+        h.connectSlot(W1, 0);
+        h.connectSlot(W1, 1);
+        Held setup = holdOneFillTheOther(h.directory.links(W1));
+        WorkerLink full = setup.full();
+        ArrayBody body = new ArrayBody(sent, 16 * 1024).replayable();
+        CompletableFuture<Void> firstReadReturns = new CompletableFuture<>();
+
+        CompletableFuture<RelayedResponse> relayed = h.relay()
+                .relay(W1, call("POST", "/upload", new FirstReadHeld(body, firstReadReturns), sent.length))
+                .toCompletableFuture();
+        StreamProbe behind = new StreamProbe(); // opened on the loop after the relay's stream, refused after it
+        requireNonNull(((RealGatewayWorkerClient) full.client()).v2()).openStream(holdHead(), true, behind);
+        assertThat(behind.reset.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).code())
+                .as("the stream behind the relay's, on the full link")
+                .isEqualTo(V2ErrorCode.REFUSED_STREAM);
+        firstReadReturns.complete(null);
+
+        RelayedResponse r = relayed.get(WAIT.toMillis(), TimeUnit.MILLISECONDS); // before: WORKER_UNREACHABLE
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(body.replays()).as("the body was given again once").isEqualTo(1);
+        assertThat(take(read, "the target reads the body", WAIT)).isEqualTo(sent);
+        assertThat(take(h.targetCalls, "the relay reaches the target", WAIT)
+                        .url()
+                        .getPath())
+                .isEqualTo("/upload");
+        assertThat(h.targetCalls).as("it reached the target once").isEmpty();
+        assertThat(full.activeRelays())
+                .as("the refused relay left the full link's count")
+                .isZero();
+        assertThat(setup.held()).isNotDone();
+    }
+
+    /** A body whose first read returns only when {@code released} completes; the rest is {@code body}'s. */
+    private static final class FirstReadHeld implements BodySource {
+        private final BodySource body;
+        private final CompletableFuture<Void> released;
+        private final AtomicBoolean first = new AtomicBoolean(true);
+
+        FirstReadHeld(BodySource body, CompletableFuture<Void> released) {
+            this.body = body;
+            this.released = released;
+        }
+
+        @Override
+        public CompletionStage<@Nullable ByteBuffer> next() {
+            return first.getAndSet(false) ? released.thenCompose(v -> body.next()) : body.next();
+        }
+
+        @Override
+        public void cancel(Throwable reason) {
+            body.cancel(reason);
+        }
+
+        @Override
+        public @Nullable BodySource replay() {
+            return body.replay();
+        }
     }
 
     @Test
