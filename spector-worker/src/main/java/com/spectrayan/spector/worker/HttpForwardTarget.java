@@ -50,6 +50,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -264,8 +265,12 @@ public final class HttpForwardTarget implements RelayTarget {
             request.signal().onAbort(why -> {
                 if (loop.inEventLoop()) {
                     fail(why);
-                } else {
+                    return;
+                }
+                try {
                     loop.execute(() -> fail(why));
+                } catch (RejectedExecutionException e) {
+                    // The loop stopped (the worker stops): its channels, and this exchange, went with it.
                 }
             });
             transport.acquire(loop, upstream, this).addListener(this::onAcquired);

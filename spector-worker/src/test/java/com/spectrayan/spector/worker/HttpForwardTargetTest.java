@@ -254,6 +254,27 @@ final class HttpForwardTargetTest {
     }
 
     /**
+     * A relay aborted after the target's event loop stopped (the worker shutting down, its
+     * session settling what still runs) leaves the abort quietly: the exchange went with its loop.
+     * The abort's listener threw the loop's refusal on the thread that aborted (an uncaught
+     * exception in the worker's pool during a test's teardown).
+     */
+    @Test
+    void handle_abortedAfterItsLoopStopped_throwsNothingAtTheAborter() throws Exception {
+        HttpForwardTarget target = rawUpstream(""); // reads the request, never answers
+        RelayedRequest request = request("GET", "/never");
+        target.handle(request);
+        Waits.until("the exchange reached the upstream", () -> rawAccepted.get() == 1);
+        assertThat(group.shutdownGracefully(0, 0, TimeUnit.SECONDS).await(WAIT.toMillis()))
+                .as("the loop stopped")
+                .isTrue();
+
+        request.signal().abortVia(Runnable::run, new java.util.concurrent.CancellationException("the caller left"));
+
+        assertThat(request.signal().isAborted()).isTrue();
+    }
+
+    /**
      * A request on one of the group's loops (a v2 stream's hint) whose body hands its parts over
      * inline there, as the stream's DATA does: 24 MiB reaches the upstream whole and in order. The
      * pump writes inline parts until the connection turns unwritable and resumes when its flush
