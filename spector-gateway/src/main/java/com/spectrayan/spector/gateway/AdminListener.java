@@ -156,7 +156,8 @@ record AdminListener(EventLoopGroup group, Channel server, ChannelGroup connecti
                             }
                             ch.closeFuture().addListener(f -> count.decrementAndGet());
                             open.add(ch);
-                            ClientCodec codec = new ClientCodec(decoder); // it can stop between requests
+                            ClientCodec codec = new ClientCodec(
+                                    decoder, false); // it can stop between requests; it passes no upgrade
                             ch.pipeline()
                                     .addLast("codec", codec.decoder())
                                     .addLast(ClientCodec.ENCODER_NAME, codec.encoder())

@@ -40,18 +40,21 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Resuming.</b> Decoding what waits is a read of no new bytes, run as a task on the loop
  *       (never inside the decoder's own loop, which may be what resumed it), followed by the end of
  *       that read batch.
- *   <li><b>Held for a switch.</b> The decoder stops by itself right after the last content of a
- *       request the gateway passes on as an upgrade ({@link Upgrades#isUpgrade}), in its own loop,
- *       before a byte behind it is decoded: those may be the new protocol's (a client's first
- *       frames), and they stay in its buffer, with whatever arrives later, until the switch takes
- *       the decoder out and them with it ({@code CodecRemoval}). Nothing downstream can stop it
- *       in time: a body's parts may wait in the flow handler while the decoder runs on, and a TLS
- *       handler hands the records of one read on one at a time (the JDK's provider), so a frame's
- *       record came after the decoder was gone and was lost (both found by a review). Node's HTTP
- *       server and Envoy's HTTP/1 codec stop at an upgrade's end the same way. Only the switch
- *       ends the hold, or a lingering close, which decodes what arrives to drop it ({@link
- *       Decoder#resumeToDiscard}): a connection whose upgrade got any answer but a {@code 101}
- *       closes.
+ *   <li><b>Held for a switch</b> (the client and peer ports, which pass upgrades on). The decoder
+ *       stops by itself right after the last content of a request the gateway passes on as an
+ *       upgrade ({@link Upgrades#isUpgrade}), in its own loop, before a byte behind it is decoded:
+ *       those may be the new protocol's (a client's first frames), and they stay in its buffer
+ *       until the switch takes the decoder out and them with it ({@code CodecRemoval}), or the
+ *       uplink's handshake replaces it. Nothing downstream can stop it in time: a body's parts may
+ *       wait in the flow handler while the decoder runs on, and a TLS handler hands the records of
+ *       one read on one at a time (the JDK's provider), so a frame's record came after the decoder
+ *       was gone and was lost (both found by a review). Node's HTTP server and Envoy's HTTP/1 codec
+ *       stop at an upgrade's end the same way. While held it turns reading off whenever bytes
+ *       reach it, so what it holds is bounded by a read, whoever turned reading on. Only the
+ *       switch ends the hold, or a lingering close, which from then on decodes what arrives to drop
+ *       it and never holds again ({@link Decoder#resumeToDiscard}): a connection whose upgrade got
+ *       any answer but a {@code 101} closes. The admin port passes no upgrade and keeps its
+ *       connections: its decoder never holds.
  * </ul>
  *
  * <p>Threading: confined to the connection's event loop.
@@ -65,8 +68,15 @@ final class ClientCodec {
 
     private final Decoder decoder;
     private final Encoder encoder;
+    /** Whether the decoder holds itself after a passed upgrade (the ports that pass upgrades on). */
+    private final boolean holdsForUpgrades;
 
-    ClientCodec(HttpDecoderConfig config) {
+    /**
+     * A codec with {@code config}; {@code holdsForUpgrades}: for a port that passes upgrades on
+     * (the client and peer ports), see "Held for a switch".
+     */
+    ClientCodec(HttpDecoderConfig config, boolean holdsForUpgrades) {
+        this.holdsForUpgrades = holdsForUpgrades;
         decoder = new Decoder(config);
         encoder = new Encoder();
     }
@@ -93,6 +103,8 @@ final class ClientCodec {
         private boolean upgradeOpen;
         /** Stopped after a passed upgrade's request, for the switch ({@link #resumeToDiscard} only ends it). */
         private boolean heldForSwitch;
+        /** The connection closes and drops what is decoded ({@link #resumeToDiscard}): never held again. */
+        private boolean discarding;
 
         private boolean resumeScheduled;
         /** A request's head was handed on and its last content not yet. */
@@ -142,7 +154,11 @@ final class ClientCodec {
 
         @Override
         protected void decode(ChannelHandlerContext context, ByteBuf buffer, List<Object> out) throws Exception {
-            if (paused || heldForSwitch) {
+            if (heldForSwitch) {
+                context.channel().config().setAutoRead(false); // what is held stays within a read
+                return;
+            }
+            if (paused) {
                 return; // no progress: the decoder's loop ends, the bytes stay in its buffer
             }
             int from = out.size();
@@ -155,7 +171,10 @@ final class ClientCodec {
                     methods.add(request.method());
                     messageOpen = true;
                     headBegun = false;
-                    upgradeOpen = Upgrades.isUpgrade(request);
+                    upgradeOpen = holdsForUpgrades
+                            && !discarding
+                            && request.headers().contains(HttpHeaderNames.UPGRADE)
+                            && Upgrades.isUpgrade(request);
                 }
                 if (m instanceof LastHttpContent) {
                     messageOpen = false;
@@ -203,11 +222,14 @@ final class ClientCodec {
         }
 
         /**
-         * Decodes again past every stop, a switch's hold too: the connection closes and only drops
-         * what is decoded (a lingering close), which keeps what it holds within one message.
+         * Decodes again past every stop, a switch's hold too, for good: the connection closes and
+         * only drops what is decoded (a lingering close), so nothing is held, however the bytes
+         * that arrive look (an upgrade's head among them holds no more).
          */
         void resumeToDiscard() {
+            discarding = true;
             heldForSwitch = false;
+            upgradeOpen = false;
             resume();
         }
     }

@@ -1429,8 +1429,11 @@ final class ClientConnection {
                 armHeadTimer();
             }
             if (waiting == null
-                    && (state == State.AWAITING_HEAD || (state == State.EXCHANGE && body != Body.READING))) {
-                ctx.channel().config().setAutoRead(true); // a no-op unless a pipelined request stopped it
+                    && (state == State.AWAITING_HEAD
+                            || (state == State.EXCHANGE && body != Body.READING && !upgradeRequest))) {
+                // A no-op unless a pipelined request stopped it; never behind an upgrade that arrived
+                // whole (the next request's, dispatched above): what follows it is not HTTP.
+                ctx.channel().config().setAutoRead(true);
             }
         } else if (state != State.CLOSED) {
             state = State.CLOSING;

@@ -449,7 +449,7 @@ public final class GatewayServer implements AutoCloseable {
                 HeadBuffers.apply(ch); // response heads encoded on the heap (issue 14)
             }
             GatewayHandler gateway = new GatewayHandler(context, t != null, null, idleTimeout, drain.reusable());
-            ClientCodec codec = new ClientCodec(decoder);
+            ClientCodec codec = new ClientCodec(decoder, true);
             ch.pipeline()
                     .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
                     .addLast("codec", codec.decoder())

@@ -108,7 +108,7 @@ record PeerListener(Channel server, ChannelGroup connections, AtomicBoolean clos
                             return;
                         }
                         GatewayHandler gateway = new GatewayHandler(context, false, relay, idleTimeout, reusable);
-                        ClientCodec codec = new ClientCodec(decoder);
+                        ClientCodec codec = new ClientCodec(decoder, true);
                         ch.pipeline()
                                 .addLast("head-watch", new GatewayHandler.HeadWatch(gateway))
                                 .addLast(CODEC, codec.decoder())

@@ -744,6 +744,13 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         }
     }
 
+    @Override
+    public boolean canReplay() {
+        synchronized (copiesLock) {
+            return copies != null;
+        }
+    }
+
     /**
      * The kept copies as a body, each read a new reference to the next; past them, the parts the
      * first try did not take, read on from this exchange (and kept in turn). Any thread, one read at
@@ -793,6 +800,11 @@ final class RelayedExchange implements ClientConnection.Exchange, BodySource {
         @Override
         public @Nullable BodySource replay() {
             return RelayedExchange.this.replay();
+        }
+
+        @Override
+        public boolean canReplay() {
+            return RelayedExchange.this.canReplay();
         }
     }
 

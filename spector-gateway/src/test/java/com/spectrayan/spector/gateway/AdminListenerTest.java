@@ -135,6 +135,26 @@ final class AdminListenerTest {
         }
     }
 
+    /**
+     * The admin port passes no upgrade (RFC 9110 §7.8: a server may ignore one) and keeps the
+     * connection: a request with WebSocket's upgrade fields is answered as any, and the next
+     * request on the connection too (a review found the second hanging until the head timer
+     * closed the connection, the decoder held for a switch that never comes).
+     */
+    @Test
+    void anUpgradeShapedRequest_isAnsweredAsAny_andTheNextOneToo() throws Exception {
+        try (RawClient c = new RawClient(admin)) {
+            c.send("GET /actuator/health/liveness HTTP/1.1\r\nHost: gw\r\nUpgrade: websocket\r\n"
+                    + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                    + "Sec-WebSocket-Version: 13\r\n\r\n"
+                    + get("/actuator/health/readiness"));
+            assertThat(c.read().status()).isEqualTo(200);
+            RawClient.Response next = c.read();
+            assertThat(next.status()).as("the request behind it").isEqualTo(200);
+            assertThat(next.text()).isEqualTo("{\"status\":\"UP\"}");
+        }
+    }
+
     @Test
     void keepAlive_pipelinedRequests_areAnsweredInOrder_andHeadHasNoBody() throws Exception {
         try (RawClient c = new RawClient(admin)) {

@@ -53,7 +53,7 @@ final class ClientCodecTest {
 
     @Test
     void aPausedDecoder_decodesOneRequestAtATime_fromOneReadOfFive() {
-        ClientCodec codec = new ClientCodec(new HttpDecoderConfig());
+        ClientCodec codec = new ClientCodec(new HttpDecoderConfig(), true);
         PausingAtEachRequest seen = new PausingAtEachRequest(codec.decoder());
         EmbeddedChannel ch = new EmbeddedChannel(codec.decoder(), codec.encoder(), seen);
         StringBuilder five = new StringBuilder();
@@ -77,7 +77,7 @@ final class ClientCodecTest {
 
     @Test
     void theAnswerToAHead_isEncodedWithoutItsBody_andTheNextRequestsWithIt() {
-        ClientCodec codec = new ClientCodec(new HttpDecoderConfig());
+        ClientCodec codec = new ClientCodec(new HttpDecoderConfig(), true);
         EmbeddedChannel ch = new EmbeddedChannel(codec.decoder(), codec.encoder());
         ch.writeInbound(bytes("HEAD /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n"));
         Object m;
@@ -113,7 +113,7 @@ final class ClientCodecTest {
             @ForAll @IntRange(min = 0, max = 3) int emptyLines, @ForAll @IntRange(min = 0, max = 40) int cut) {
         String next = "GET /b HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n";
         String prefix = "\r\n".repeat(emptyLines) + next.substring(0, Math.min(cut, next.length()));
-        ClientCodec codec = new ClientCodec(new HttpDecoderConfig());
+        ClientCodec codec = new ClientCodec(new HttpDecoderConfig(), true);
         EmbeddedChannel ch = new EmbeddedChannel(codec.decoder(), codec.encoder());
         ch.writeInbound(bytes("GET /a HTTP/1.1\r\nHost: x\r\n\r\n" + prefix));
         boolean expected = prefix.chars().anyMatch(c -> c > ' ');
@@ -125,7 +125,7 @@ final class ClientCodecTest {
 
     @Test
     void aRequestWhoseBodyIsArriving_isNoHeadBegun() {
-        ClientCodec codec = new ClientCodec(new HttpDecoderConfig());
+        ClientCodec codec = new ClientCodec(new HttpDecoderConfig(), true);
         EmbeddedChannel ch = new EmbeddedChannel(codec.decoder(), codec.encoder());
         ch.writeInbound(bytes("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhello"));
         assertThat(codec.decoder().holdsPartialHead()).isFalse();
@@ -136,5 +136,96 @@ final class ClientCodecTest {
         ch.writeInbound(bytes("PUT"));
         assertThat(codec.decoder().holdsPartialHead()).isTrue();
         ch.finishAndReleaseAll();
+    }
+
+    /** A WebSocket handshake's head, without its empty last line. */
+    private static final String HANDSHAKE = String.join(
+            "\r\n",
+            "GET /ws HTTP/1.1",
+            "Host: x",
+            "Upgrade: websocket",
+            "Connection: Upgrade",
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+            "Sec-WebSocket-Version: 13",
+            "");
+
+    /** Collects the targets of the requests decoded, releasing every message. */
+    private static final class Targets extends ChannelInboundHandlerAdapter {
+        final List<String> targets = new ArrayList<>();
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof HttpRequest r) {
+                targets.add(r.uri());
+            }
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    /**
+     * RFC 9110 §7.8: after a passed upgrade's request (here with a body, RFC 9110 §8.6), what
+     * follows may be the new protocol's: the decoder holds it as bytes, a resume does not end
+     * the hold, and bytes that arrive while held turn reading off, so what it holds stays within
+     * a read whoever turned reading on (found by a review: a pipelined upgrade turned it on again).
+     */
+    @Test
+    void aPassedUpgrade_holdsWhatFollowsAsBytes_andStopsReading() {
+        ClientCodec codec = new ClientCodec(new HttpDecoderConfig(), true);
+        Targets seen = new Targets();
+        EmbeddedChannel ch = new EmbeddedChannel(codec.decoder(), codec.encoder(), seen);
+        ch.writeInbound(bytes(HANDSHAKE + "Content-Length: 5\r\n\r\nhello" + "GET /frame-shaped HTTP/1.1\r\n\r\n"));
+        assertThat(seen.targets).as("the handshake only").containsExactly("/ws");
+        assertThat(codec.decoder().isPaused()).isTrue();
+
+        codec.decoder().resume();
+        ch.runPendingTasks();
+        ch.config().setAutoRead(true);
+        ch.writeInbound(bytes("GET /later HTTP/1.1\r\n\r\n"));
+
+        assertThat(seen.targets).as("a resume does not end the hold").containsExactly("/ws");
+        assertThat(ch.config().isAutoRead())
+                .as("bytes reached the held decoder: reading stopped")
+                .isFalse();
+        assertThat(codec.decoder().holdsPartialHead()).as("bytes held").isTrue();
+        assertThat(ch.finishAndReleaseAll()).isFalse();
+    }
+
+    /**
+     * A lingering close decodes what arrives to drop it, held or not, for good: an upgrade's head
+     * among those bytes does not hold the decoder again (found by a review: it did, and a client
+     * could fill it for the linger's two seconds with reading on).
+     */
+    @Test
+    void afterResumeToDiscard_noUpgradeHoldsTheDecoderAgain() {
+        ClientCodec codec = new ClientCodec(new HttpDecoderConfig(), true);
+        Targets seen = new Targets();
+        EmbeddedChannel ch = new EmbeddedChannel(codec.decoder(), codec.encoder(), seen);
+        ch.writeInbound(bytes(HANDSHAKE + "\r\n" + "GET /behind HTTP/1.1\r\n\r\n"));
+        assertThat(seen.targets).containsExactly("/ws");
+
+        codec.decoder().resumeToDiscard();
+        ch.runPendingTasks();
+        ch.writeInbound(bytes(HANDSHAKE + "\r\n" + "GET /after-another HTTP/1.1\r\n\r\n"));
+
+        assertThat(seen.targets)
+                .as("everything decoded (and dropped downstream)")
+                .containsExactly("/ws", "/behind", "/ws", "/after-another");
+        assertThat(codec.decoder().isPaused()).isFalse();
+        assertThat(ch.finishAndReleaseAll()).isFalse();
+    }
+
+    /**
+     * The admin port passes no upgrade and keeps its connections: its decoder never holds, so a
+     * request behind an upgrade-shaped one is decoded (found by a review: the admin connection
+     * hung until its head timer).
+     */
+    @Test
+    void aCodecThatPassesNoUpgrade_neverHolds() {
+        ClientCodec codec = new ClientCodec(new HttpDecoderConfig(), false);
+        Targets seen = new Targets();
+        EmbeddedChannel ch = new EmbeddedChannel(codec.decoder(), codec.encoder(), seen);
+        ch.writeInbound(bytes(HANDSHAKE + "\r\n" + "GET /actuator/health HTTP/1.1\r\n\r\n"));
+        assertThat(seen.targets).containsExactly("/ws", "/actuator/health");
+        assertThat(ch.finishAndReleaseAll()).isFalse();
     }
 }

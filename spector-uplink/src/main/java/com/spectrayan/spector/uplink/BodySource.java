@@ -136,4 +136,14 @@ public interface BodySource {
     default @Nullable BodySource replay() {
         return null;
     }
+
+    /**
+     * Answers whether {@link #replay} would give this body again now (the producer keeps every
+     * part it handed out): a relay refused while a read of it is outstanding waits for that read
+     * only then, and fails at once for a body that cannot be sent again. {@link #replay} still
+     * decides. The default is false. Any thread.
+     */
+    default boolean canReplay() {
+        return false;
+    }
 }

@@ -270,7 +270,10 @@ public final class HttpForwardTarget implements RelayTarget {
                 try {
                     loop.execute(() -> fail(why));
                 } catch (RejectedExecutionException e) {
-                    // The loop stopped (the worker stops): its channels, and this exchange, went with it.
+                    // The loop stops (the worker stops) and runs no more tasks: the exchange fails
+                    // once it has stopped, when no thread but this listener's touches it any more,
+                    // so its stage and a waiting body reader are answered and its parts released.
+                    loop.terminationFuture().addListener(f -> fail(why));
                 }
             });
             transport.acquire(loop, upstream, this).addListener(this::onAcquired);

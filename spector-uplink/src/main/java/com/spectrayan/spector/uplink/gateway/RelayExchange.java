@@ -457,14 +457,16 @@ final class RelayExchange implements RelayHooks {
      * no other ending came first, and while no part of the caller's body was asked for, or its
      * source can give it again from its first byte ({@link BodySource#replay}: a body read whole
      * before the relay started; one streaming from the client could not be sent again). A read of
-     * it still outstanding is waited for: the refusal is decided again when it returns ({@link
-     * V2Relay#refusedDuringRead}); it failed the relay before, which a body in memory, whose read
-     * is a task on the link's loop, met whenever the refusal came back first (a CI flake). Answers
+     * a body that can be sent again ({@link BodySource#canReplay}) still outstanding is waited for:
+     * the refusal is decided again when it returns ({@link V2Relay#refusedDuringRead}); it failed
+     * the relay before, which a body in memory, whose read is a task on the link's loop, met
+     * whenever the refusal came back first (a CI flake). Answers
      * why it was not started again, or null when it was (or waits for the read); the caller then
      * fails it {@code WORKER_UNREACHABLE}.
      */
     private @Nullable String notStartedAgain(V2Relay refused) {
         BodySource sent;
+        boolean readOutstanding;
         synchronized (this) {
             if (v2Relay != refused) {
                 return null; // a refusal of an earlier try: the relay runs on
@@ -472,13 +474,21 @@ final class RelayExchange implements RelayHooks {
             if (finished || headSeen) {
                 return "";
             }
-            if (bodyAsked && reading) {
-                refusedMidRead = true; // decided when the read returns
-                return null;
-            }
+            readOutstanding = bodyAsked && reading;
             sent = bodyAsked ? requestBody : null;
         }
         assertNoLock();
+        if (readOutstanding) {
+            if (sent == null || !sent.canReplay()) {
+                return " after a part of its body was asked for (the body cannot be sent again)";
+            }
+            synchronized (this) {
+                if (reading) { // the read's answer comes on this loop, after this: decided then
+                    refusedMidRead = true;
+                    return null;
+                }
+            }
+        }
         BodySource again = sent == null ? null : sent.replay();
         if (sent != null && again == null) {
             return " after its body went out on it (the body cannot be sent again)";

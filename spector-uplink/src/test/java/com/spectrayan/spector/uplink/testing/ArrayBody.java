@@ -80,6 +80,11 @@ public final class ArrayBody implements BodySource {
         return new ArrayBody(data, partBytes);
     }
 
+    @Override
+    public synchronized boolean canReplay() {
+        return replayable;
+    }
+
     /** Returns how many times {@link #replay()} gave this body again. */
     public int replays() {
         return replays.get();

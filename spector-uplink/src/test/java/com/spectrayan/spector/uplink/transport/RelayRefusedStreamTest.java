@@ -225,6 +225,45 @@ final class RelayRefusedStreamTest {
         assertThat(setup.held()).isNotDone();
     }
 
+    /**
+     * A body that cannot be sent again (one streaming from the client) is not waited for: the
+     * relay refused while its read is outstanding fails at once, the read still out (a review
+     * found the wait: the 503 came only with the client's next bytes, slot held meanwhile).
+     */
+    @Test
+    void aStreamRefusedWhileAReadOfABodyThatCannotReplayIsOutstanding_failsAtOnce() throws Exception {
+        byte[] sent = TestBodies.pattern(50_000, 4);
+        h.target(request -> request.url().getPath().equals("/hold") ? new CompletableFuture<>() : respond(200, null));
+        h.connectSlot(W1, 0);
+        h.connectSlot(W1, 1);
+        Held setup = holdOneFillTheOther(h.directory.links(W1));
+        CompletableFuture<Void> firstReadReturns = new CompletableFuture<>();
+
+        CompletableFuture<RelayedResponse> relayed = h.relay()
+                .relay(
+                        W1,
+                        call(
+                                "POST",
+                                "/upload",
+                                new FirstReadHeld(new ArrayBody(sent, 16 * 1024), firstReadReturns),
+                                sent.length))
+                .toCompletableFuture();
+
+        Throwable failure = org.assertj.core.api.Assertions.catchThrowable(
+                () -> relayed.get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        assertThat(firstReadReturns).as("the read is still out").isNotDone();
+        Throwable cause = failure.getCause() instanceof CompletionException c ? c.getCause() : failure.getCause();
+        assertThat(cause)
+                .isInstanceOfSatisfying(
+                        SpectorException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.WORKER_UNREACHABLE))
+                .hasMessageContaining("REFUSED_STREAM")
+                .hasMessageContaining("cannot be sent again");
+        firstReadReturns.complete(null);
+        assertThat(h.targetCalls).as("the refused upload reached no target").isEmpty();
+        assertThat(setup.full().activeRelays()).isZero();
+        assertThat(setup.held()).isNotDone();
+    }
+
     /** A body whose first read returns only when {@code released} completes; the rest is {@code body}'s. */
     private static final class FirstReadHeld implements BodySource {
         private final BodySource body;
@@ -249,6 +288,11 @@ final class RelayRefusedStreamTest {
         @Override
         public @Nullable BodySource replay() {
             return body.replay();
+        }
+
+        @Override
+        public boolean canReplay() {
+            return body.canReplay();
         }
     }
 
