@@ -271,9 +271,11 @@ final class HttpForwardTargetTest {
 
         request.signal().abortVia(Runnable::run, new java.util.concurrent.CancellationException("the caller left"));
 
+        // It fails: with the abort's reason once the loop stopped, or with the connection's close
+        // when the loop's shutdown closed it first.
         assertThat(Waits.failure(answer, "the aborted exchange's stage"))
-                .as("the exchange still fails, with the abort's reason")
-                .hasMessageContaining("the caller left");
+                .message()
+                .containsAnyOf("the caller left", "closed the connection");
     }
 
     /**
