@@ -76,6 +76,9 @@ final class PeerHop {
     /** Fallbacks to another replica: a line per {@link #LOG_INTERVAL} at most, counting the rest. */
     private final LogGate retriedLog = new LogGate(LOG_INTERVAL, System.nanoTime());
 
+    /** Hops a holder refused for their signature: a line per {@link #LOG_INTERVAL} at most. */
+    private final LogGate signatureLog = new LogGate(LOG_INTERVAL, System.nanoTime());
+
     /** Hops no replica carried: a line per {@link #LOG_INTERVAL} at most, counting the rest. */
     private final LogGate unreachableLog = new LogGate(LOG_INTERVAL, System.nanoTime());
 
@@ -146,6 +149,7 @@ final class PeerHop {
                 "no-holder", counter(registry, "no-holder"),
                 "registry-unavailable", counter(registry, "registry-unavailable"),
                 "holder-unreachable", counter(registry, "holder-unreachable"),
+                "holder-refused-signature", counter(registry, "holder-refused-signature"),
                 "retried", counter(registry, "retried"),
                 "waited", counter(registry, "waited"));
     }
@@ -410,6 +414,39 @@ final class PeerHop {
         }
     }
 
+    /**
+     * Logs a holder's refusal of this replica's signature, at WARN (an operator's fault to mend:
+     * {@code spector.cell.peer-secret} or the clocks), a line per {@link #LOG_INTERVAL} at most.
+     */
+    private void signatureRefused(String holder, String reason, String requestId) {
+        long events = signatureLog.event(System.nanoTime());
+        if (events > 0) {
+            log.warn(
+                    "gateway replica {} refused this replica's peer signature ({}): are spector.cell.peer-secret"
+                            + " the same and the clocks within {} s? request id {} ({} such since the last line)",
+                    holder,
+                    reason,
+                    PeerMac.MAX_SKEW.toSeconds(),
+                    requestId,
+                    events);
+        }
+    }
+
+    /**
+     * Returns a holder's reason for a refusal as it may be logged and answered: one of {@link
+     * PeerMac}'s words (lowercase letters and dashes, at most 32), else {@code "unrecognised"}
+     * (what reaches the peer port may not be a replica); null when there was none.
+     */
+    static @Nullable String refusalReason(@Nullable String value) {
+        if (value == null) {
+            return null;
+        }
+        boolean word = !value.isEmpty()
+                && value.length() <= 32
+                && value.chars().allMatch(ch -> ch == '-' || (ch >= 'a' && ch <= 'z'));
+        return word ? value : "unrecognised";
+    }
+
     private static SpectorException unreachable(String workerId, String why) {
         return SpectorException.of(
                 ErrorCode.WORKER_UNREACHABLE, "worker " + workerId + ": " + why, Map.of("workerId", workerId));
@@ -445,6 +482,24 @@ final class PeerHop {
                                 workerId,
                                 "the gateway replica " + response.owner() + " holds no live uplink of it, and the"
                                         + " relay could not be taken to another (a body past the replay copy)"),
+                        false);
+                return;
+            }
+            String signature = response.status().code() == 401
+                    ? refusalReason(response.headers().get(SpectorHeaders.PEER_REFUSED))
+                    : null;
+            if (signature != null) {
+                // The holder refused this replica's signature (the replicas' peer secrets differ, a
+                // rotation under way, or their clocks are apart): the gateway's fault, not the
+                // client's token, which a 401 with WWW-Authenticate would have it drop (a review).
+                refused = true;
+                hop.count("holder-refused-signature");
+                hop.signatureRefused(response.owner(), signature, requestId);
+                exchange.onError(
+                        unreachable(
+                                workerId,
+                                "the gateway replica " + response.owner() + " that holds its uplink refused this"
+                                        + " replica's peer signature (" + signature + ")"),
                         false);
                 return;
             }

@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * each request instead of the client routes. Only {@code ANY /relay/{workerId}/{target}/...} with a
  * valid {@link PeerMac} is served, relayed to this replica's own links under the tenant and lease
  * the signing replica carried (never forwarded again: a relay crosses at most one hop); anything
- * else is 404, a bad or missing MAC 401 {@code UNAUTHENTICATED} with {@code details.reason}. No
+ * else is 404, a bad or missing MAC 401 {@code UNAUTHENTICATED} with {@code details.reason} and
+ * {@link SpectorHeaders#PEER_REFUSED} naming it (a signing replica answers its client 503). No
  * token, cookie or client header is an authentication here, and the client ports never read the
  * peer headers.
  *
@@ -97,11 +98,15 @@ final class PeerRelay {
                     ctx.channel().remoteAddress(),
                     refusal,
                     c.requestId());
-            c.answer(Responses.problem(
+            FullHttpResponse refused = Responses.problem(
                     SpectorException.of(
                             ErrorCode.UNAUTHENTICATED, "peer request refused: " + refusal, Map.of("reason", refusal)),
                     path,
-                    c.requestId()));
+                    c.requestId());
+            // Marked as this replica's own refusal: the signing replica answers its client 503, not
+            // this 401, which would tell the client its token was bad (PeerHop.HolderSink).
+            refused.headers().set(SpectorHeaders.PEER_REFUSED, refusal);
+            c.answer(refused);
             return;
         }
         if (Upgrades.isUpgrade(request)) {

@@ -579,6 +579,10 @@ final class PeerHopTest {
         assertRefused(unsigned, "missing");
         assertRefused(wrong, "bad-mac");
         assertRefused(old, "stale");
+        assertThat(List.of(unsigned, wrong, old))
+                .extracting(x -> x.header(SpectorHeaders.PEER_REFUSED))
+                .as("each marked as the replica's own refusal, naming its reason")
+                .containsExactly("missing", "bad-mac", "stale");
         assertThat(notARelay.status()).as("the peer port serves /relay/ only").isEqualTo(404);
         assertThat(fresh.status()).as("the same request, signed now").isEqualTo(200);
         assertThat(fresh.text()).isEqualTo("fw GET /raw?x=1 0");
@@ -589,6 +593,44 @@ final class PeerHopTest {
                 .hasSize(1);
         assertThat(counter(a, "spector_relay_peer_refused_total", "reason", "stale"))
                 .isEqualTo(1.0);
+    }
+
+    /**
+     * A holder that refuses this replica's signature (their peer secrets differ: a rotation under
+     * way, or a misconfiguration) is the gateway's fault: the client gets 503 {@code
+     * WORKER_UNREACHABLE}, never the holder's 401 with {@code WWW-Authenticate} (RFC 9110 §15.5.2:
+     * a 401 is about the request's own credentials), which told the client its valid token was bad
+     * and made an OAuth client drop it (found by a review). Raw bytes at the edge.
+     */
+    @Test
+    void shouldAnswer503WhenTheHolderRefusesThisReplicasSignature_neverItsOwn401() throws Exception {
+        GatewayServer rotated = replica(Map.of("spector.cell.peer-secret", "a-rotated-peer-secret-0123456789-0123"));
+        RawClient.Response r;
+        try (RawClient client = new RawClient(rotated.port())) {
+            client.send("GET /relay/fw/app/hello HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer "
+                    + Cell.token(Cell.TENANT) + "\r\n\r\n");
+            r = client.read();
+        }
+
+        assertThat(r.status()).as(r.text()).isEqualTo(503);
+        assertThat(r.header("www-authenticate"))
+                .as("no challenge: the client's token is good")
+                .isEmpty();
+        assertThat(r.header(SpectorHeaders.PEER_REFUSED))
+                .as("the hop's marker stays on the hop")
+                .isEmpty();
+        JsonNode problem = JSON.readTree(r.body());
+        assertThat(problem.get("code").asText()).isEqualTo("WORKER_UNREACHABLE");
+        assertThat(problem.at("/details/workerId").asText()).isEqualTo("fw");
+        assertThat(r.text()).contains("refused this replica's peer signature (bad-mac)");
+        assertThat(counter(rotated, "spector_relay_peer_hops_total", "outcome", "holder-refused-signature"))
+                .isEqualTo(1.0);
+        assertThat(counter(a, "spector_relay_peer_refused_total", "reason", "bad-mac"))
+                .as("refused at the holder, by its MAC check")
+                .isEqualTo(1.0);
+        assertThat(fw.received().stream().filter(f -> f.name().equals("relay.request")))
+                .as("nothing reached the worker")
+                .isEmpty();
     }
 
     /**
