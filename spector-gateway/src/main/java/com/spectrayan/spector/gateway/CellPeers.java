@@ -91,7 +91,13 @@ final class CellPeers implements AutoCloseable {
         PeerMac mac = new PeerMac(secret, clock);
         UplinkHolders holders = redis.uplinkHolders(clock);
         PeerHop hop = new PeerHop(
-                holders, mac, directory, forwarder, settings.uplink().relayDeadline(), registry);
+                holders,
+                mac,
+                directory,
+                forwarder,
+                settings.uplink().relayDeadline(),
+                settings.uplink().relayMaxPerWorker(),
+                registry);
         return new CellPeers(settings, directory, hop, mac, holders, registry);
     }
 

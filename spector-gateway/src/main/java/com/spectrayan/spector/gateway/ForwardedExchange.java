@@ -1,5 +1,7 @@
 package com.spectrayan.spector.gateway;
 
+import static java.util.Objects.requireNonNull;
+
 import com.spectrayan.spector.cluster.gateway.ForwardResponse;
 import com.spectrayan.spector.cluster.gateway.GatewayForwarder;
 import com.spectrayan.spector.cluster.gateway.RequestBody;
@@ -35,6 +37,8 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
     private boolean finished;
     private boolean clientGone;
     private boolean responseBodyless;
+    /** Run once when the connection is done with this exchange ({@link #whenDone}); then null. */
+    private @Nullable Runnable whenDone;
 
     ForwardedExchange(ClientConnection connection, String path, boolean expectContinue, Duration upgradeIdleTimeout) {
         this.connection = connection;
@@ -129,6 +133,28 @@ final class ForwardedExchange implements RequestBody, ResponseSink, ClientConnec
         if (e != null && !finished) {
             finished = true;
             e.cancel();
+        }
+        done();
+    }
+
+    @Override
+    public void onEnded() {
+        done();
+    }
+
+    /**
+     * Runs {@code r} once, when the connection is done with this exchange: it ended (answered or
+     * reset) or the connection closed, whichever comes first. One at most; on the loop.
+     */
+    void whenDone(Runnable r) {
+        whenDone = requireNonNull(r, "r");
+    }
+
+    private void done() {
+        Runnable r = whenDone;
+        whenDone = null;
+        if (r != null) {
+            r.run();
         }
     }
 

@@ -614,6 +614,11 @@ public final class GatewayServer implements AutoCloseable {
         return peers.port();
     }
 
+    /** Returns the hops in flight from this replica to {@code workerId}'s holder (PeerHop; tests). */
+    int peerHopsInFlight(String workerId) {
+        return peers.hop().hopsInFlight(workerId);
+    }
+
     /** Returns the open connections of the peer port. */
     int peerConnections() {
         return peers.connections();

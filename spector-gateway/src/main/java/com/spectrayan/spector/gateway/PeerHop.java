@@ -112,12 +112,31 @@ final class PeerHop {
     /** A hop that is off: every relay goes to this replica's own links. */
     static final PeerHop OFF = new PeerHop();
 
+    /**
+     * Hops in flight to one worker from this replica, per slot of its {@code
+     * spector.uplink.relay.max-per-worker}: the holder runs that many at once and queues the rest,
+     * and each hop, running or queued, holds one of this replica's connections to the holder
+     * (its owner pool, {@code owner-connections} per event loop). Uncapped, one slow worker's
+     * relays took the whole pool and cut every other worker's hops to that holder off (found by
+     * a review). Past the cap a relay is answered 503 with {@code Retry-After} at once, as
+     * Envoy's {@code max_pending_requests} answers past its queue.
+     */
+    static final int HOPS_PER_RELAY_SLOT = 8;
+
+    /** The {@code details.reason} of a relay refused past the cap. */
+    static final String HOPS_FULL = "relay-hops-full";
+
     private final @Nullable UplinkHolders holders;
     private final @Nullable PeerMac mac;
     private final @Nullable WorkerDirectory directory;
     private final @Nullable GatewayForwarder forwarder;
     private final Duration deadline;
     private final Map<String, Counter> outcomes;
+    /** The hops in flight to one worker ({@link #HOPS_PER_RELAY_SLOT}). */
+    private final int maxHopsPerWorker;
+    /** Hops in flight, by worker; absent at zero. Any loop: updated atomically per worker. */
+    private final ConcurrentHashMap<String, Integer> hopsInFlight = new ConcurrentHashMap<>();
+
     private volatile @Nullable String self;
     /** The registry lookups on their way, by worker: relays that ask meanwhile share the answer. */
     private final ConcurrentHashMap<String, CompletableFuture<List<UplinkHolders.Holder>>> lookups =
@@ -130,6 +149,7 @@ final class PeerHop {
         this.forwarder = null;
         this.deadline = Duration.ofSeconds(1);
         this.outcomes = Map.of();
+        this.maxHopsPerWorker = 0;
     }
 
     PeerHop(
@@ -138,7 +158,12 @@ final class PeerHop {
             WorkerDirectory directory,
             GatewayForwarder forwarder,
             Duration relayDeadline,
+            int maxRelaysPerWorker,
             MeterRegistry registry) {
+        if (maxRelaysPerWorker < 1) {
+            throw new IllegalArgumentException("maxRelaysPerWorker: " + maxRelaysPerWorker + " (expected: at least 1)");
+        }
+        this.maxHopsPerWorker = HOPS_PER_RELAY_SLOT * maxRelaysPerWorker;
         this.holders = requireNonNull(holders, "holders");
         this.mac = requireNonNull(mac, "mac");
         this.directory = requireNonNull(directory, "directory");
@@ -150,6 +175,7 @@ final class PeerHop {
                 "registry-unavailable", counter(registry, "registry-unavailable"),
                 "holder-unreachable", counter(registry, "holder-unreachable"),
                 "holder-refused-signature", counter(registry, "holder-refused-signature"),
+                "hops-full", counter(registry, "hops-full"),
                 "retried", counter(registry, "retried"),
                 "waited", counter(registry, "waited"));
     }
@@ -196,6 +222,23 @@ final class PeerHop {
         c.tenant(tenant);
         c.start(exchange);
         boolean hasBody = from != null ? from.handOver(exchange) : c.bodyPending();
+        if (!tryHop(workerId)) {
+            count("hops-full");
+            SpectorException full = SpectorException.of(
+                    ErrorCode.GATEWAY_ROUTING_FAILURE,
+                    "worker " + workerId + " already has " + maxHopsPerWorker
+                            + " relays on their way to the replica that holds its uplink; retry later",
+                    Map.of("reason", HOPS_FULL, "retryAfterSeconds", 1L));
+            // Answered in a task, as every other answer of the hop is: the caller (a local relay
+            // handing its body over) is still in its own steps here.
+            ctx.executor().execute(() -> {
+                if (!exchange.isOver()) {
+                    exchange.onError(full, false);
+                }
+            });
+            return;
+        }
+        exchange.whenDone(() -> hopEnded(workerId));
         String pathAndQuery = query == null ? path : path + "?" + query;
         String requestId = c.requestId(); // this exchange's, for its log lines
         HttpHeaders headers = request.headers();
@@ -412,6 +455,30 @@ final class PeerHop {
         if (c != null) {
             c.increment();
         }
+    }
+
+    /** Takes a hop in flight to {@code workerId}; false past {@link #maxHopsPerWorker}. */
+    private boolean tryHop(String workerId) {
+        boolean[] taken = {false};
+        hopsInFlight.compute(workerId, (id, n) -> {
+            int running = n == null ? 0 : n;
+            if (running >= maxHopsPerWorker) {
+                return n;
+            }
+            taken[0] = true;
+            return running + 1;
+        });
+        return taken[0];
+    }
+
+    /** Gives back a hop {@link #tryHop} took: its client exchange ended or closed. */
+    private void hopEnded(String workerId) {
+        hopsInFlight.computeIfPresent(workerId, (id, n) -> n <= 1 ? null : n - 1);
+    }
+
+    /** Returns the hops in flight to {@code workerId} from this replica (tests, the status view). */
+    int hopsInFlight(String workerId) {
+        return hopsInFlight.getOrDefault(workerId, 0);
     }
 
     /**

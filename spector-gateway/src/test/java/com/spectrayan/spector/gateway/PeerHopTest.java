@@ -634,6 +634,79 @@ final class PeerHopTest {
     }
 
     /**
+     * A replica caps the hops in flight to one worker at {@link PeerHop#HOPS_PER_RELAY_SLOT} x
+     * {@code relay.max-per-worker}: the holder runs max-per-worker of them and queues the rest,
+     * each holding one of this replica's connections to it, so one slow worker's relays took the
+     * whole pool to that holder and cut every other worker's hops off (found by a review). Past
+     * the cap: 503 at once with {@code Retry-After}; another worker's relay through the same
+     * holder goes on; the hops come back as their clients go. Raw bytes at the edge.
+     */
+    @Test
+    void shouldCapTheHopsInFlightToOneWorker_andKeepAnotherWorkersHopsGoing() throws Exception {
+        // The class's Redis may still hold an earlier test's (closed) replica as a holder of this id.
+        RedisCommands.send(redis.server().port(), "DEL " + key("forger"));
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        FakeWorker slow = FakeWorker.dial(
+                uplink(a),
+                "forger",
+                FW_TOKEN,
+                Map.of("app", r -> FakeWorker.Answer.of(200).holdHead(release)));
+        List<RawClient> held = new ArrayList<>();
+        try {
+            Waits.until("the slow worker's link is in the registry, at replica A", () -> holds(a, "forger"));
+            GatewayServer entry = replica(Map.of("spector.uplink.relay.max-per-worker", "1"));
+            int cap = PeerHop.HOPS_PER_RELAY_SLOT;
+            String auth = "Authorization: Bearer " + Cell.token(Cell.TENANT) + "\r\n";
+            for (int i = 0; i < cap; i++) {
+                RawClient c = new RawClient(entry.port());
+                held.add(c);
+                c.send("GET /relay/forger/app/held-" + i + " HTTP/1.1\r\nHost: gw\r\n" + auth + "\r\n");
+            }
+            Waits.until(
+                    "the cap's hops reached the slow worker",
+                    () -> slow.received().stream()
+                                    .filter(f -> f.name().equals("relay.request"))
+                                    .count()
+                            == cap);
+            assertThat(entry.peerHopsInFlight("forger")).isEqualTo(cap);
+
+            long started = System.nanoTime();
+            RawClient.Response past;
+            try (RawClient c = new RawClient(entry.port())) {
+                c.send("GET /relay/forger/app/one-past HTTP/1.1\r\nHost: gw\r\n" + auth + "\r\n");
+                past = c.read();
+            }
+            assertThat(past.status()).as(past.text()).isEqualTo(503);
+            assertThat(elapsed(started)).as("at once").isLessThan(Duration.ofSeconds(1));
+            assertThat(past.header("retry-after")).isEqualTo("1");
+            assertThat(JSON.readTree(past.body()).at("/details/reason").asText())
+                    .isEqualTo(PeerHop.HOPS_FULL);
+            assertThat(counter(entry, "spector_relay_peer_hops_total", "outcome", "hops-full"))
+                    .isEqualTo(1.0);
+
+            RawClient.Response other;
+            try (RawClient c = new RawClient(entry.port())) {
+                c.send("GET /relay/fw/app/other HTTP/1.1\r\nHost: gw\r\n" + auth + "\r\n");
+                other = c.read();
+            }
+            assertThat(other.status()).as("another worker, same holder").isEqualTo(200);
+            assertThat(other.text()).isEqualTo("fw GET /other 0");
+
+            for (RawClient c : held) {
+                c.close();
+            }
+            held.clear();
+            Waits.until("the hops come back as their clients go", () -> entry.peerHopsInFlight("forger") == 0);
+        } finally {
+            release.complete(null);
+            for (RawClient c : held) {
+                c.close();
+            }
+            slow.close();
+        }
+    }
+
+    /**
      * OPERATIONS "X-Request-Id": an id is taken only from a replica, so on the peer port only from
      * a signed hop. Regression: anyone who reached the peer port set the id of its own refusal.
      */
