@@ -276,6 +276,7 @@ final class ClientConnection {
             ChannelHandlerContext ctx,
             GatewayContext context,
             long idleNanos,
+            long headTimeoutNanos,
             ReusableConnections reusable,
             Consumer<Object> dispatch) {
         this.ctx = ctx;
@@ -284,7 +285,7 @@ final class ClientConnection {
         this.context = context;
         this.idleNanos = idleNanos;
         this.dispatch = dispatch;
-        this.headTimeoutNanos = context.headerTimeout().toNanos();
+        this.headTimeoutNanos = headTimeoutNanos;
         this.bodyTimeoutNanos = context.bodyTimeout().toNanos();
         this.sendTimeoutNanos = context.sendTimeout().toNanos();
     }

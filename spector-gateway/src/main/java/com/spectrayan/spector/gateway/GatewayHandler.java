@@ -48,6 +48,16 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
     /** What {@code OPTIONS *} answers (RFC 9110 §9.3.7): the methods the gateway forwards. */
     static final String ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
 
+    /**
+     * The longest a request head may take on the peer port, whatever {@code
+     * spector.server.header-timeout} says (when it says less, that): a replica writes its head
+     * whole, so a head still arriving after this is no replica's, and each such connection holds
+     * one of the port's {@code max-connections} (a review filled them with half-sent heads, and
+     * every hop to the replica failed). nginx's {@code client_header_timeout}, kept short on an
+     * internal listener.
+     */
+    static final Duration PEER_HEADER_TIMEOUT = Duration.ofSeconds(2);
+
     /** The methods the gateway's own read-only resources serve (health, the scrape, the status views). */
     static final String READ_ONLY = "GET, HEAD";
 
@@ -93,7 +103,15 @@ final class GatewayHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
-        ClientConnection c = new ClientConnection(ctx, context, idleNanos, reusable, msg -> dispatch(ctx, msg));
+        // The peer port's heads come whole from a replica: a head that takes longer is no replica's,
+        // and holds one of the port's connections meanwhile (a review held them all with half heads).
+        Duration headTimeout = peer == null
+                ? context.headerTimeout()
+                : (context.headerTimeout().compareTo(PEER_HEADER_TIMEOUT) < 0
+                        ? context.headerTimeout()
+                        : PEER_HEADER_TIMEOUT);
+        ClientConnection c = new ClientConnection(
+                ctx, context, idleNanos, headTimeout.toNanos(), reusable, msg -> dispatch(ctx, msg));
         connection = c;
         c.startIdleClock();
     }

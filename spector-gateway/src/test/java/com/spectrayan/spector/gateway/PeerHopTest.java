@@ -707,6 +707,34 @@ final class PeerHopTest {
     }
 
     /**
+     * A replica writes its head whole, so the peer port gives a head at most {@link
+     * GatewayHandler#PEER_HEADER_TIMEOUT} (2 s), whatever {@code header-timeout} says for clients
+     * (30 s here): a review held every peer connection with half-sent heads, and every hop to the
+     * replica failed for as long. Answered 408 (RFC 9110 §15.5.9), then closed; the client port
+     * still gives its clients their time.
+     */
+    @Test
+    void shouldAnswer408ToAHalfSentHeadOnThePeerPortWithinItsOwnTimeout() throws Exception {
+        long started = System.nanoTime();
+        RawClient.Response r;
+        try (RawClient half = new RawClient(a.peerPort());
+                RawClient client = new RawClient(a.port())) {
+            client.send("GET /actuator/health HTTP/1.1\r\nHost: gw\r\n"); // half a head, on the client port
+            half.send("GET /relay/fw/app/slow HTTP/1.1\r\nHost: peer\r\n");
+            r = half.read();
+            assertThat(elapsed(started))
+                    .as("within the peer port's own head timeout")
+                    .isGreaterThanOrEqualTo(GatewayHandler.PEER_HEADER_TIMEOUT)
+                    .isLessThan(GatewayHandler.PEER_HEADER_TIMEOUT.plusSeconds(3));
+            client.send("\r\n"); // its head ends well past the peer port's timeout
+            assertThat(client.read().status())
+                    .as("the client port's head, at its own pace")
+                    .isEqualTo(200);
+        }
+        assertThat(r.status()).isEqualTo(408);
+    }
+
+    /**
      * OPERATIONS "X-Request-Id": an id is taken only from a replica, so on the peer port only from
      * a signed hop. Regression: anyone who reached the peer port set the id of its own refusal.
      */
