@@ -88,7 +88,7 @@ final class CellPeers implements AutoCloseable {
             return new CellPeers(settings, directory, PeerHop.OFF, null, null, registry);
         }
         Clock clock = Clock.systemUTC();
-        PeerMac mac = new PeerMac(secret, clock);
+        PeerMac mac = new PeerMac(secret, settings.cell().peerSecretPrevious(), clock);
         UplinkHolders holders = redis.uplinkHolders(clock);
         PeerHop hop = new PeerHop(
                 holders,

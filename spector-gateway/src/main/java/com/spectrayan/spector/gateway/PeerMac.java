@@ -42,7 +42,13 @@ import org.jspecify.annotations.Nullable;
  * ({@code bad-mac}, compared in constant time). The MAC covers neither the body nor the other
  * headers: the peer port belongs on a network only the gateways reach (docs/OPERATIONS.md).
  *
- * <p>Thread-safe: a {@link Mac} per call (the key is parsed once).
+ * <p><b>Rotation.</b> A replica signs with {@code spector.cell.peer-secret} and accepts a MAC made
+ * with it or with {@code spector.cell.peer-secret-previous}, as nginx's {@code
+ * ssl_session_ticket_key} encrypts with its first key and decrypts with any. Rotating is then three
+ * rolling restarts with no hop refused: every replica accepts the new key (as the previous one, the
+ * old still the secret), then signs with it (the old as the previous), then the old one goes.
+ *
+ * <p>Thread-safe: a {@link Mac} per call (the keys are parsed once).
  */
 final class PeerMac {
     /** How far a peer request's time may be from this replica's, either way: replay window and clock skew. */
@@ -51,12 +57,22 @@ final class PeerMac {
     private static final String ALGORITHM = "HmacSHA256";
 
     private final SecretKeySpec key;
+    /** A key still accepted, never signed with; null when none. */
+    private final @Nullable SecretKeySpec previous;
+
     private final Clock clock;
 
     PeerMac(String secret, Clock clock) {
+        this(secret, null, clock);
+    }
+
+    /** Signs with {@code secret}; accepts it and {@code previous} (null: none). */
+    PeerMac(String secret, @Nullable String previous, Clock clock) {
         this.key = new SecretKeySpec(requireNonNull(secret, "secret").getBytes(StandardCharsets.UTF_8), ALGORITHM);
+        this.previous =
+                previous == null ? null : new SecretKeySpec(previous.getBytes(StandardCharsets.UTF_8), ALGORITHM);
         this.clock = requireNonNull(clock, "clock");
-        var unused = mac(); // fail at start, not on the first relay, when the JDK lacks HMAC-SHA256
+        var unused = mac(key); // fail at start, not on the first relay, when the JDK lacks HMAC-SHA256
     }
 
     /** Returns the four (or three, without a lease) headers of a peer request signed now. */
@@ -68,7 +84,7 @@ final class PeerMac {
                 .set(SpectorHeaders.PEER_TENANT, encodedTenant)
                 .set(
                         SpectorHeaders.PEER_MAC,
-                        mac(method, pathAndQuery, encodedTenant, lease == null ? "" : lease, time));
+                        mac(key, method, pathAndQuery, encodedTenant, lease == null ? "" : lease, time));
         if (lease != null) {
             h.set(SpectorHeaders.PEER_LEASE, lease);
         }
@@ -101,22 +117,39 @@ final class PeerMac {
         if (seconds < now - max || seconds > now + max) {
             return "stale";
         }
-        String expected = mac(method, pathAndQuery, tenant, leases.isEmpty() ? "" : leases.get(0), time);
-        boolean same = MessageDigest.isEqual(
-                expected.getBytes(StandardCharsets.US_ASCII), given.getBytes(StandardCharsets.ISO_8859_1));
+        String lease = leases.isEmpty() ? "" : leases.get(0);
+        byte[] mac = given.getBytes(StandardCharsets.ISO_8859_1);
+        boolean same = matches(key, mac, method, pathAndQuery, tenant, lease, time);
+        SecretKeySpec old = previous;
+        if (old != null) { // both compared, whichever matched: the time says nothing of the key
+            same |= matches(old, mac, method, pathAndQuery, tenant, lease, time);
+        }
         return same ? null : "bad-mac";
     }
 
-    private String mac(String method, String pathAndQuery, String tenant, String lease, String time) {
+    private static boolean matches(
+            SecretKeySpec with,
+            byte[] given,
+            String method,
+            String pathAndQuery,
+            String tenant,
+            String lease,
+            String time) {
+        String expected = mac(with, method, pathAndQuery, tenant, lease, time);
+        return MessageDigest.isEqual(expected.getBytes(StandardCharsets.US_ASCII), given);
+    }
+
+    private static String mac(
+            SecretKeySpec with, String method, String pathAndQuery, String tenant, String lease, String time) {
         String input = method + "\n" + pathAndQuery + "\n" + tenant + "\n" + lease + "\n" + time;
-        byte[] sum = mac().doFinal(input.getBytes(StandardCharsets.UTF_8));
+        byte[] sum = mac(with).doFinal(input.getBytes(StandardCharsets.UTF_8));
         return Base64.getUrlEncoder().withoutPadding().encodeToString(sum);
     }
 
-    private Mac mac() {
+    private static Mac mac(SecretKeySpec with) {
         try {
             Mac m = Mac.getInstance(ALGORITHM);
-            m.init(key);
+            m.init(with);
             return m;
         } catch (NoSuchAlgorithmException | InvalidKeyException e) {
             throw new IllegalStateException("HMAC-SHA256 is in every JDK", e);

@@ -2,6 +2,7 @@ package com.spectrayan.spector.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -605,6 +606,17 @@ final class PeerHopTest {
     @Test
     void shouldAnswer503WhenTheHolderRefusesThisReplicasSignature_neverItsOwn401() throws Exception {
         GatewayServer rotated = replica(Map.of("spector.cell.peer-secret", "a-rotated-peer-secret-0123456789-0123"));
+        // A new replica's first registry lookup may wait on its Redis connection past the lookup
+        // timeout: asked for a worker no one holds until the registry answers.
+        await("the new replica's registry answers")
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> {
+                    try (RawClient warm = new RawClient(rotated.port())) {
+                        warm.send("GET /relay/nobody/app/x HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer "
+                                + Cell.token(Cell.TENANT) + "\r\n\r\n");
+                        return warm.read().text().contains("no live uplink on any gateway");
+                    }
+                });
         RawClient.Response r;
         try (RawClient client = new RawClient(rotated.port())) {
             client.send("GET /relay/fw/app/hello HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer "
@@ -732,6 +744,31 @@ final class PeerHopTest {
                     .isEqualTo(200);
         }
         assertThat(r.status()).isEqualTo(408);
+    }
+
+    /**
+     * A rotation under way: a replica whose secret is the next one and whose {@code
+     * spector.cell.peer-secret-previous} is the cell's current one takes hops signed with either
+     * (PROTOCOL section 8): a replica not yet rotated is not refused. A third key is.
+     */
+    @Test
+    void shouldTakeHopsSignedWithThePreviousSecretDuringARotation() throws Exception {
+        String next = "the-next-peer-secret-0123456789-012345";
+        GatewayServer rotating =
+                replica(Map.of("spector.cell.peer-secret", next, "spector.cell.peer-secret-previous", PEER_SECRET));
+        long now = System.currentTimeMillis() / 1000;
+        String path = "/relay/fw/app/raw";
+
+        RawClient.Response byCurrent =
+                peerRequest(rotating, "GET", path, signed("GET", path, now, "acme", PEER_SECRET));
+        RawClient.Response byNext = peerRequest(rotating, "GET", path, signed("GET", path, now, "acme", next));
+        RawClient.Response byThird = peerRequest(
+                rotating, "GET", path, signed("GET", path, now, "acme", "a-third-peer-secret-0123456789-01234"));
+
+        // Past the MAC check, this replica holds no link of fw: its own 421, which a signer takes elsewhere.
+        assertThat(List.of(byCurrent, byNext))
+                .allSatisfy(r -> assertThat(r.status()).as(r.text()).isEqualTo(421));
+        assertRefused(byThird, "bad-mac");
     }
 
     /**

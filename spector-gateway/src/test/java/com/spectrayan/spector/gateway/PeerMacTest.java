@@ -92,6 +92,39 @@ final class PeerMacTest {
                 .isEqualTo("bad-mac");
     }
 
+    /**
+     * A rotation with no hop refused: a replica signs with its secret and accepts the secret and
+     * the previous one, so replicas that already sign with the new key and those that do not yet
+     * accept each other; a third key is refused.
+     */
+    @Test
+    void rotation_signsWithTheSecret_acceptsThePreviousToo_andNothingElse() {
+        String next = "next-peer-secret-0123456789-012345678";
+        PeerMac old = new PeerMac(SECRET, clock); // not yet rotated
+        PeerMac accepting = new PeerMac(SECRET, next, clock); // step 1: accepts the next key
+        PeerMac signing = new PeerMac(next, SECRET, clock); // step 2: signs with it, still accepts the old
+        PeerMac rotated = new PeerMac(next, clock); // step 3: the old key gone
+
+        HttpHeaders byOld = old.sign("GET", PATH, "acme", null);
+        HttpHeaders bySigning = signing.sign("GET", PATH, "acme", null);
+
+        assertThat(accepting.refusal("GET", PATH, bySigning))
+                .as("step 1 takes step 2's")
+                .isNull();
+        assertThat(signing.refusal("GET", PATH, byOld))
+                .as("step 2 takes the old one's")
+                .isNull();
+        assertThat(rotated.refusal("GET", PATH, bySigning))
+                .as("step 2 signs with the next key")
+                .isNull();
+        assertThat(old.refusal("GET", PATH, bySigning))
+                .as("the old alone refuses the next key")
+                .isEqualTo("bad-mac");
+        assertThat(new PeerMac("third-peer-secret-0123456789-0123456", SECRET, clock).refusal("GET", PATH, bySigning))
+                .as("neither key")
+                .isEqualTo("bad-mac");
+    }
+
     @Test
     void refusal_headerMissingRepeatedOrMalformed() {
         HttpHeaders h = mac.sign("GET", PATH, "acme", null);

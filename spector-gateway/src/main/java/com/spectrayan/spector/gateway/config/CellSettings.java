@@ -29,6 +29,8 @@ import org.jspecify.annotations.Nullable;
  * @param peerSecret {@code spector.cell.peer-secret}, the key of the peer hop's MAC (at least
  *     {@value PeerSettings#MIN_SECRET_CHARS} chars), or null: the peer hop is off; a secret, never
  *     log it ({@link #toString()} redacts it)
+ * @param peerSecretPrevious {@code spector.cell.peer-secret-previous}, a key the peer hop still
+ *     accepts, never signs with (a rotation under way), or null; redacted as the secret
  */
 public record CellSettings(
         String id,
@@ -36,7 +38,8 @@ public record CellSettings(
         @Nullable String nodeId,
         Map<String, URI> ringMembers,
         long ringEpoch,
-        @Nullable String peerSecret) {
+        @Nullable String peerSecret,
+        @Nullable String peerSecretPrevious) {
 
     /** The only role the gateway process starts under ({@code spector.cell.role}). */
     public static final String GATEWAY_ROLE = "gateway";
@@ -69,7 +72,9 @@ public record CellSettings(
         }
         Map<String, URI> members = ringMembers(r);
         long epoch = r.integer(Keys.RING_EPOCH, 0, Long.MAX_VALUE, "an integer >= 0");
-        return new CellSettings(id, role == null ? "" : role, node, members, epoch, PeerSettings.secret(r));
+        String secret = PeerSettings.secret(r);
+        return new CellSettings(
+                id, role == null ? "" : role, node, members, epoch, secret, PeerSettings.previousSecret(r, secret));
     }
 
     /** Puts the defaults of the keys that have one. */
@@ -91,6 +96,7 @@ public record CellSettings(
                         .collect(Collectors.joining(",")));
         d.put(Keys.RING_EPOCH, String.valueOf(ringEpoch));
         d.put(Keys.CELL_PEER_SECRET, peerSecret == null ? "" : SettingsReader.REDACTED);
+        d.put(Keys.CELL_PEER_SECRET_PREVIOUS, peerSecretPrevious == null ? "" : SettingsReader.REDACTED);
         return d;
     }
 

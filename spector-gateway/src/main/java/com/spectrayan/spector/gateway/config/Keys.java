@@ -17,6 +17,7 @@ final class Keys {
     static final String RING_MEMBERS = "spector.cell.ring-members";
     static final String RING_EPOCH = "spector.cell.ring-epoch";
     static final String CELL_PEER_SECRET = "spector.cell.peer-secret";
+    static final String CELL_PEER_SECRET_PREVIOUS = "spector.cell.peer-secret-previous";
 
     static final String CAFFEINE_TTL = "spector.routing.caffeine.ttl-seconds";
     static final String CAFFEINE_MAX_SIZE = "spector.routing.caffeine.max-size";
@@ -94,6 +95,7 @@ final class Keys {
             RING_MEMBERS,
             RING_EPOCH,
             CELL_PEER_SECRET,
+            CELL_PEER_SECRET_PREVIOUS,
             CAFFEINE_TTL,
             CAFFEINE_MAX_SIZE,
             REDIS_ENABLED,

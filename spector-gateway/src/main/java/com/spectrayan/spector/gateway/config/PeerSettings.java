@@ -72,6 +72,33 @@ public record PeerSettings(int port, @Nullable String address) {
         return secret;
     }
 
+    /**
+     * Reads {@code spector.cell.peer-secret-previous}, or null when unset: a key accepted beside
+     * {@code secret} while a rotation is under way. A short one, or one without a secret to
+     * rotate to, is a problem.
+     */
+    static @Nullable String previousSecret(SettingsReader r, @Nullable String secret) {
+        String previous = r.raw(Keys.CELL_PEER_SECRET_PREVIOUS);
+        if (previous == null) {
+            return null;
+        }
+        if (previous.length() < MIN_SECRET_CHARS) {
+            r.problem(
+                    Keys.CELL_PEER_SECRET_PREVIOUS,
+                    SettingsReader.REDACTED + " of " + previous.length() + " chars",
+                    "a secret of at least " + MIN_SECRET_CHARS + " chars: the cell's former " + Keys.CELL_PEER_SECRET);
+            return null;
+        }
+        if (secret == null) {
+            r.problem(
+                    Keys.CELL_PEER_SECRET_PREVIOUS,
+                    SettingsReader.REDACTED,
+                    "unset while " + Keys.CELL_PEER_SECRET + " is unset: it is accepted beside that secret only");
+            return null;
+        }
+        return previous;
+    }
+
     static boolean isAddress(String text) {
         if (text.length() > MAX_ADDRESS_CHARS) {
             return false;

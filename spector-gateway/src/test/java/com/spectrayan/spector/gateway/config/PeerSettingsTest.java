@@ -94,6 +94,29 @@ final class PeerSettingsTest {
     }
 
     @Test
+    void previousPeerSecret_isTakenBesideASecret_only_atLeast32Chars_neverShown() {
+        String previous = "q".repeat(PeerSettings.MIN_SECRET_CHARS);
+        GatewaySettings s =
+                withProps(Map.of("spector.cell.peer-secret", SECRET_32, "spector.cell.peer-secret-previous", previous));
+        assertThat(s.cell().peerSecretPrevious()).isEqualTo(previous);
+        assertThat(s.describe()).containsEntry("spector.cell.peer-secret-previous", "<redacted>");
+        assertThat(s.toString()).doesNotContain(previous);
+
+        assertThat(refused(Map.of(
+                                "spector.cell.peer-secret",
+                                SECRET_32,
+                                "spector.cell.peer-secret-previous",
+                                previous.substring(1)))
+                        .getMessage())
+                .contains("spector.cell.peer-secret-previous: <redacted> of 31 chars")
+                .doesNotContain(previous.substring(1));
+        assertThat(refused(Map.of("spector.cell.peer-secret-previous", previous))
+                        .getMessage())
+                .contains("spector.cell.peer-secret-previous")
+                .contains("accepted beside that secret only");
+    }
+
+    @Test
     void describe_andToString_redactTheSecret() {
         GatewaySettings s = withProps(Map.of("spector.cell.peer-secret", SECRET_32));
 
