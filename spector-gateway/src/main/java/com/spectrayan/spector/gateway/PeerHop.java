@@ -476,7 +476,7 @@ final class PeerHop {
         hopsInFlight.computeIfPresent(workerId, (id, n) -> n <= 1 ? null : n - 1);
     }
 
-    /** Returns the hops in flight to {@code workerId} from this replica (tests, the status view). */
+    /** Returns the hops in flight to {@code workerId} from this replica (tests). */
     int hopsInFlight(String workerId) {
         return hopsInFlight.getOrDefault(workerId, 0);
     }

@@ -496,12 +496,8 @@ final class RelayExchange implements RelayHooks {
         WorkerLink from;
         List<WorkerLink> excluded;
         synchronized (this) {
-            if (finished || headSeen || v2Relay != refused) {
-                return "";
-            }
-            if (reading) {
-                refusedMidRead = true; // a read began meanwhile: decided when it returns
-                return null;
+            if (finished || headSeen || v2Relay != refused || reading) {
+                return ""; // another ending, or a read begun since the first look: not on this loop
             }
             if (again != null) { // the body from its first byte, counted anew, as on a first try
                 requestBody = again;
